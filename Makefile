@@ -1,0 +1,99 @@
+# SPDX-License-Identifier: MIT
+# pysb-bpf build. `make` builds build/pysb-bpf; `make check` runs unit tests natively and
+# the end-to-end suite inside the VM (scripts/vm-run); `make demo`; `make bench`; `make fuzz`.
+OUTPUT := build
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+ARCH := x86
+
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+ifeq ($(V),1)
+Q =
+msg =
+endif
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUTPUT)
+LDLIBS := -lbpf -lelf -lz -ljansson
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
+	-Iinclude -Ivmlinux
+
+# One .bpf.c per concern, statically linked into one object (shared maps, one skeleton).
+# maps.bpf.c first: the linker resolves the other files' extern maps against it.
+BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(OUTPUT)/pysb.skel.h
+USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
+HDRS := $(wildcard include/*.h user/*.h)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/%.o,$(USER_SRCS))
+
+.DELETE_ON_ERROR:
+.PHONY: all deps clean check unit e2e demo bench fuzz vmlinux format
+all: deps $(OUTPUT)/pysb-bpf
+
+deps:
+	$(Q)scripts/deps.sh
+
+$(OUTPUT) $(OUTPUT)/unit $(OUTPUT)/bpf:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) include/pysb_abi.h vmlinux/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/pysb.bpf.o: $(BPF_OBJS)
+	$(call msg,BPF-LINK,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(OUTPUT)/pysb.skel.h: $(OUTPUT)/pysb.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name pysb_bpf > $@
+
+$(OUTPUT)/%.o: user/%.c $(HDRS) $(SKELS) | $(OUTPUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+
+$(OUTPUT)/pysb-bpf: $(OUTPUT)/main.o $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+# Unit tests: the user-side objects again, with ASan and UBSan.
+$(OUTPUT)/unit/%.o: user/%.c $(HDRS) $(SKELS) | $(OUTPUT)/unit
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+
+$(OUTPUT)/unit/test_%: tests/unit/test_%.c $(UNIT_OBJS) | $(OUTPUT)/unit
+	$(call msg,TEST-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
+
+unit: deps $(UNIT_BINS)
+	$(Q)scripts/run-unit $(UNIT_BINS)
+
+e2e: all
+	$(Q)scripts/vm-run -- tests/e2e/run
+
+check: unit e2e
+
+demo: all
+	$(Q)scripts/demo
+
+bench: all
+	$(Q)scripts/vm-run -- scripts/bench
+
+vmlinux:
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
+	$(Q)echo "Generated from /sys/kernel/btf/vmlinux of $$(uname -r) on $$(date -u +%F)" > vmlinux/SOURCE
+
+format:
+	$(Q)clang-format -i bpf/*.c include/*.h user/*.c user/*.h tests/unit/*.c
+
+clean:
+	$(Q)rm -rf $(OUTPUT)

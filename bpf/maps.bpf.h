@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The maps every pysb-bpf program shares. Defined once in maps.bpf.c; every other
+ * translation unit sees them as extern, and `bpftool gen object` links them into one
+ * object (build/pysb.bpf.o) with one skeleton.
+ */
+#ifndef PYSB_MAPS_BPF_H
+#define PYSB_MAPS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include "pysb_abi.h"
+
+#ifndef PYSB_MAPS_DEFINE
+#define PYSB_MAP extern
+#else
+#define PYSB_MAP
+#endif
+
+/* cgroup id -> sandbox; a task is sandboxed when its cgroup or an ancestor is here. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_MAX_SANDBOXES);
+	__type(key, __u64);
+	__type(value, struct pysb_sandbox_cfg);
+} sandboxes SEC(".maps");
+
+/*
+ * (dev, ino, sandbox) -> access. Sized for the largest policy we accept; the loader
+ * refuses a policy that does not fit rather than dropping rules (a dropped expose rule
+ * would only deny more, but a user must know).
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_MAX_FILE_RULES);
+	__type(key, struct pysb_file_key);
+	__type(value, struct pysb_file_rule);
+} file_rules SEC(".maps");
+
+/* Denial events. Size set by the loader before load (power of two, page multiple). */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+/* Events that could not be delivered, per reason (PYSB_LOST_*), summed over CPUs. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PYSB_LOST_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+#endif /* PYSB_MAPS_BPF_H */

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "log.h"
+
+int cgroup2_mount(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+	int ret = -1;
+
+	if (!f)
+		return -1;
+	while (getline(&line, &cap, f) > 0) {
+		/* id parent maj:min root mountpoint opts... - fstype source superopts */
+		char mnt[PATH_MAX], *sep = strstr(line, " - ");
+
+		if (!sep || strncmp(sep + 3, "cgroup2 ", 8))
+			continue;
+		if (sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1)
+			continue;
+		if ((size_t)snprintf(buf, len, "%s", mnt) < len) {
+			ret = 0;
+			break;
+		}
+	}
+	free(line);
+	fclose(f);
+	return ret;
+}
+
+static int write_file(const char *dir, const char *name, const char *val)
+{
+	char p[PATH_MAX + 32];
+	int fd, ret = 0;
+
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int sandbox_cgroup_create(struct sandbox_cgroup *cg, const char *name)
+{
+	char root[PATH_MAX], parent[PATH_MAX + 16];
+	struct stat st;
+
+	cg->fd = -1;
+	if (cgroup2_mount(root, sizeof(root))) {
+		pr_err("no cgroup v2 hierarchy is mounted; mount one "
+		       "(mount -t cgroup2 none /sys/fs/cgroup) or boot with systemd's unified layout");
+		return -1;
+	}
+	snprintf(parent, sizeof(parent), "%s/%s", root, PYSB_CGROUP_PARENT);
+	if (mkdir(parent, 0755) && errno != EEXIST) {
+		pr_err("cannot create cgroup %s: %s; pysb-bpf needs root "
+		       "(or CAP_SYS_ADMIN with a delegated cgroup)", parent, strerror(errno));
+		return -1;
+	}
+	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", parent, name) >= sizeof(cg->path)) {
+		pr_err("cgroup path too long: %s/%s", parent, name);
+		return -1;
+	}
+	if (mkdir(cg->path, 0755)) {
+		pr_err("cannot create cgroup %s: %s", cg->path, strerror(errno));
+		return -1;
+	}
+	cg->fd = open(cg->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (cg->fd < 0 || fstat(cg->fd, &st)) {
+		pr_err("cannot open cgroup %s: %s", cg->path, strerror(errno));
+		sandbox_cgroup_destroy(cg);
+		return -1;
+	}
+	/* On cgroup v2 the directory's inode number is the cgroup id BPF reports. */
+	cg->id = st.st_ino;
+	cg->level = 0;
+	for (const char *p = cg->path + strlen(root); *p; p++)
+		cg->level += *p == '/';
+	pr_debug("cgroup %s id %llu level %d", cg->path, (unsigned long long)cg->id, cg->level);
+	return 0;
+}
+
+static int cgroup_populated(const char *dir)
+{
+	char p[PATH_MAX + 32], buf[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/cgroup.events", dir);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	return strstr(buf, "populated 1") != NULL;
+}
+
+int sandbox_cgroup_destroy(struct sandbox_cgroup *cg)
+{
+	int tries;
+
+	if (!cg->path[0])
+		return 0;
+	if (cg->fd >= 0)
+		close(cg->fd);
+	cg->fd = -1;
+	/* cgroup.kill (5.14+) SIGKILLs every task, including ones forked meanwhile. */
+	if (cgroup_populated(cg->path) == 1 && write_file(cg->path, "cgroup.kill", "1"))
+		pr_warn("cgroup.kill on %s failed: %s", cg->path, strerror(errno));
+	for (tries = 0; tries < 500; tries++) {
+		if (!rmdir(cg->path)) {
+			cg->path[0] = '\0';
+			return 0;
+		}
+		if (errno != EBUSY)
+			break;
+		/* Killed tasks leave the cgroup asynchronously. */
+		nanosleep(&(struct timespec){ .tv_nsec = 10 * 1000 * 1000 }, NULL);
+	}
+	pr_err("cannot remove cgroup %s: %s; remove it with 'rmdir %s' once its tasks are gone",
+	       cg->path, strerror(errno), cg->path);
+	return -1;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* The sandbox's cgroup v2: created below <cgroup2>/pysb-bpf, killed and removed at the end. */
+#ifndef PYSB_CGROUP_H
+#define PYSB_CGROUP_H
+
+#include <limits.h>
+#include <stdint.h>
+
+#define PYSB_CGROUP_PARENT "pysb-bpf"
+
+struct sandbox_cgroup {
+	char path[PATH_MAX];
+	int fd;	     /* O_DIRECTORY fd, for clone3(CLONE_INTO_CGROUP) */
+	uint64_t id; /* cgroup id as BPF sees it (kernfs inode number) */
+	int level;   /* depth below the cgroup2 root */
+};
+
+/* Mount point of the cgroup v2 hierarchy, from /proc/self/mountinfo; -1 if none. */
+int cgroup2_mount(char *buf, size_t len);
+
+int sandbox_cgroup_create(struct sandbox_cgroup *cg, const char *name);
+/* Kills every task left (cgroup.kill), waits until it is empty, removes it. */
+int sandbox_cgroup_destroy(struct sandbox_cgroup *cg);
+
+#endif /* PYSB_CGROUP_H */

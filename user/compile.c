@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include "compile.h"
+#include "log.h"
+
+uint32_t kernel_dev(uint64_t st_dev)
+{
+	return (major(st_dev) << 20) | minor(st_dev);
+}
+
+/* Is `path` equal to or below directory `dir` (both canonical)? */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+/* Access the explicit rules give `path`: the nearest (longest) covering rule, 0 if none. */
+static uint32_t explicit_access(const struct policy *p, const char *path)
+{
+	size_t best = 0;
+	uint32_t access = 0;
+
+	for (size_t i = 0; i < p->n_paths; i++) {
+		size_t len = strlen(p->paths[i].path);
+
+		if (len >= best && path_under(path, p->paths[i].path)) {
+			best = len;
+			access = p->paths[i].access == POLICY_RW ? PYSB_ACC_RW : PYSB_ACC_RO;
+		}
+	}
+	return access;
+}
+
+static int add_entry(struct compiled *c, size_t *cap, const char *path, uint32_t access,
+		     struct compiled_file *proto)
+{
+	struct stat st;
+	struct compiled_file *f;
+
+	if (stat(path, &st)) {
+		/* Checked by the parser for explicit rules; a race or an implicit path gone. */
+		pr_err("cannot stat %s: %s", path, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < c->n_files; i++) {
+		f = &c->files[i];
+		if (f->ino == (uint64_t)st.st_ino && f->dev == kernel_dev(st.st_dev)) {
+			/* Two spellings of one inode: the union, so an implicit grant never
+			 * narrows an explicit one. */
+			f->access |= access;
+			return 0;
+		}
+	}
+	if (c->n_files == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct compiled_file *v = realloc(c->files, ncap * sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		c->files = v;
+		*cap = ncap;
+	}
+	f = &c->files[c->n_files];
+	*f = *proto;
+	f->path = strdup(path);
+	if (!f->path)
+		goto nomem;
+	f->ino = st.st_ino;
+	f->dev = kernel_dev(st.st_dev);
+	f->access = access;
+	c->n_files++;
+	if (c->n_files > PYSB_MAX_FILE_RULES) {
+		pr_err("the policy has more than %d file rules; split it or expose common parents",
+		       PYSB_MAX_FILE_RULES);
+		return -1;
+	}
+	return 0;
+nomem:
+	pr_err("out of memory compiling the policy");
+	return -1;
+}
+
+int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out)
+{
+	struct implicit_path *imp = NULL;
+	size_t n_imp = 0, cap = 0;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < p->n_paths && !ret; i++) {
+		struct compiled_file proto = { .src = p->paths[i].src };
+		uint32_t acc = p->paths[i].access == POLICY_RW ? PYSB_ACC_RW : PYSB_ACC_RO;
+
+		ret = add_entry(out, &cap, p->paths[i].path, acc, &proto);
+	}
+	if (!ret && o->implicit) {
+		ret = implicit_paths(o->interpreter, o->script, &imp, &n_imp);
+		if (ret)
+			pr_err("out of memory listing the implicit paths");
+	}
+	for (size_t i = 0; i < n_imp && !ret; i++) {
+		struct compiled_file proto = { .implicit = true, .why = imp[i].why };
+		/* An implicit path inside an explicit tree keeps what that tree grants. */
+		uint32_t acc = imp[i].access | explicit_access(p, imp[i].path);
+
+		ret = add_entry(out, &cap, imp[i].path, acc, &proto);
+	}
+	implicit_paths_free(imp, n_imp);
+	if (ret)
+		compiled_free(out);
+	return ret;
+}
+
+void compiled_free(struct compiled *c)
+{
+	for (size_t i = 0; i < c->n_files; i++)
+		free(c->files[i].path);
+	free(c->files);
+	memset(c, 0, sizeof(*c));
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/* Loads pysb-bpf's BPF object, attaches every program, fills and reads its maps. */
+#ifndef PYSB_LOADER_H
+#define PYSB_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pysb_abi.h"
+
+struct pysb_bpf;
+struct ring_buffer;
+
+struct loader {
+	struct pysb_bpf *skel;
+	bool attached;
+};
+
+struct loader_opts {
+	uint32_t ringbuf_bytes; /* power of two >= page size; 0: default */
+};
+
+/*
+ * Opens, loads and attaches all programs. Never leaves a half-attached state: on any
+ * failure everything loaded so far is destroyed. `what` receives a short name of the step
+ * that failed (load / attach) and `err` the errno, for probe's report.
+ */
+int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err);
+void loader_stop(struct loader *l);
+
+int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
+			 const struct pysb_file_rule *rule);
+/* The switch that puts a cgroup under its rules; call it last. */
+int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg);
+int loader_del_sandbox(struct loader *l, uint64_t cgid);
+
+int loader_events_fd(const struct loader *l);
+/* Events that could not be delivered, per reason, summed over CPUs. */
+int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
+
+/* Names of the hooks the object uses, for probe and -v (NULL-terminated). */
+const char *const *loader_hooks(void);
+
+#endif /* PYSB_LOADER_H */

@@ -1,0 +1,357 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pysb-bpf: enforce a py-sandboxes policy in the kernel with BPF LSM programs.
+ * Subcommands dispatch through one table, bpftool style.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "events.h"
+#include "log.h"
+#include "policy.h"
+#include "probe.h"
+#include "runner.h"
+
+#define PYSB_VERSION "0.1.0"
+#define DEFAULT_POLICY "./.py-sandboxes"
+
+extern char **environ;
+
+struct cli {
+	const char *policy;
+	bool audit;
+	struct policy_override *overrides;
+	size_t n_overrides;
+	char **rest; /* PROGRAM [ARGS...] */
+	int n_rest;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: pysb-bpf COMMAND [OPTIONS]\n"
+		"\n"
+		"Commands:\n"
+		"  run [--policy FILE] [--audit] [-v|-vv] [--KEY=VALUE...] [--] PROGRAM [ARGS...]\n"
+		"        run PROGRAM (a .py file runs with python3) under the policy, enforced in\n"
+		"        the kernel; exits with PROGRAM's status, 125 on pysb-bpf errors,\n"
+		"        126/127 when PROGRAM cannot be executed / found\n"
+		"  check [--policy FILE] [-v]   parse and compile; print what the kernel enforces\n"
+		"  probe [-v]                   can this kernel enforce? one line per check\n"
+		"  version | help\n"
+		"\n"
+		"The default policy is %s. --KEY=VALUE adds a policy line KEY=VALUE\n"
+		"(e.g. --expose-ro=/data). PYSB_BPF_LOG=quiet|info|debug sets the log level.\n",
+		DEFAULT_POLICY);
+}
+
+static bool is_verbose_flag(const char *a)
+{
+	return !strcmp(a, "-v") || !strcmp(a, "-vv") || !strcmp(a, "--verbose");
+}
+
+/* Options stop at "--" or at the first argument that is not an option (the program). */
+static int parse_cli(int argc, char **argv, struct cli *c)
+{
+	int i;
+
+	memset(c, 0, sizeof(*c));
+	c->policy = DEFAULT_POLICY;
+	c->overrides = calloc(argc, sizeof(*c->overrides));
+	if (!c->overrides)
+		return -1;
+	for (i = 0; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-')
+			break;
+		if (is_verbose_flag(a)) {
+			log_level += !strcmp(a, "-vv") ? 2 : 1;
+		} else if (!strcmp(a, "--policy") || !strcmp(a, "-p")) {
+			if (++i == argc) {
+				pr_err("%s needs a file name", a);
+				return -1;
+			}
+			c->policy = argv[i];
+		} else if (!strncmp(a, "--policy=", 9)) {
+			c->policy = a + 9;
+		} else if (!strcmp(a, "--audit")) {
+			c->audit = true;
+		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			exit(0);
+		} else if (!strncmp(a, "--", 2) && strchr(a, '=')) {
+			/* python-sb style command-line rule: --expose-ro=/data */
+			c->overrides[c->n_overrides++].line = a + 2;
+		} else {
+			pr_err("unknown option '%s'; see 'pysb-bpf help'", a);
+			return -1;
+		}
+	}
+	c->rest = argv + i;
+	c->n_rest = argc - i;
+	return 0;
+}
+
+static struct policy *load_policy(const struct cli *c)
+{
+	struct policy_diag diag = { 0 };
+	struct policy *p = NULL;
+
+	if (policy_parse_file(c->policy, environ, NULL, c->overrides, c->n_overrides, &p, &diag))
+		p = NULL;
+	policy_diag_print(stderr, &diag);
+	policy_diag_free(&diag);
+	return p;
+}
+
+/* PATH lookup as execvp does it, but in the parent so "not found" is known before spawning. */
+static int find_program(const char *name, char *out, size_t len)
+{
+	const char *path = getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (strchr(name, '/')) {
+		if (access(name, F_OK))
+			return -1;
+		return realpath(name, out) ? 0 : -1;
+	}
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, name);
+		if (n && !access(buf, X_OK) && (size_t)snprintf(out, len, "%s", buf) < len)
+			return 0;
+		path += n + (path[n] == ':');
+	}
+	return -1;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Is the policy's bpf.KEY a boolean, and which? def when absent; -1 on a bad value. */
+static int policy_bool(const struct policy *p, const char *key, int def)
+{
+	const char *v = policy_get(p, key);
+
+	if (!v)
+		return def;
+	if (!strcasecmp(v, "true") || !strcmp(v, "1"))
+		return 1;
+	if (!strcasecmp(v, "false") || !strcmp(v, "0"))
+		return 0;
+	pr_err("%s=%s: expected true or false", key, v);
+	return -1;
+}
+
+struct program {
+	char interp[PATH_MAX];
+	char script[PATH_MAX];
+	bool has_script;
+	char **argv;
+};
+
+static int resolve_program(const struct cli *c, struct program *prog)
+{
+	const char *name = c->rest[0];
+	int extra;
+
+	memset(prog, 0, sizeof(*prog));
+	if (ends_with(name, ".py")) {
+		if (!realpath(name, prog->script)) {
+			pr_err("cannot open %s: %s", name, strerror(errno));
+			return EXIT_NOT_FOUND;
+		}
+		prog->has_script = true;
+		name = "python3";
+	}
+	if (find_program(name, prog->interp, sizeof(prog->interp))) {
+		pr_err("%s: command not found", name);
+		return EXIT_NOT_FOUND;
+	}
+	extra = prog->has_script ? 1 : 0;
+	prog->argv = calloc(c->n_rest + extra + 1, sizeof(char *));
+	if (!prog->argv)
+		return EXIT_PYSB_ERROR;
+	prog->argv[0] = prog->interp;
+	for (int i = 0; i < c->n_rest; i++)
+		prog->argv[i + extra] = c->rest[i];
+	if (prog->has_script)
+		prog->argv[1] = c->rest[0];
+	return 0;
+}
+
+static int compile_for(const struct policy *p, const struct program *prog, struct compiled *out)
+{
+	struct compile_opts co = {
+		.interpreter = prog && prog->interp[0] ? prog->interp : NULL,
+		.script = prog && prog->has_script ? prog->script : NULL,
+	};
+	int implicit = policy_bool(p, "bpf.implicit", 1);
+
+	if (implicit < 0)
+		return -1;
+	co.implicit = implicit;
+	return policy_compile(p, &co, out);
+}
+
+static void print_compiled(const struct compiled *c)
+{
+	char acc[32];
+
+	for (size_t i = 0; i < c->n_files; i++) {
+		const struct compiled_file *f = &c->files[i];
+
+		if (f->implicit)
+			printf("file  %-10s %s  (implicit: %s)\n", access_str(f->access, acc, sizeof(acc)),
+			       f->path, f->why);
+		else
+			printf("file  %-10s %s  (%s:%u)\n", access_str(f->access, acc, sizeof(acc)),
+			       f->path, f->src.file, f->src.line);
+	}
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct compiled compiled = { 0 };
+	struct policy *p = NULL;
+	struct program prog = { 0 };
+	char **envp = NULL;
+	struct cli c;
+	int ret = EXIT_PYSB_ERROR, audit;
+	const char *mode;
+
+	if (parse_cli(argc, argv, &c))
+		goto out;
+	if (c.n_rest < 1) {
+		pr_err("run: no program given; usage: pysb-bpf run [--policy FILE] [--] PROGRAM [ARGS...]");
+		goto out;
+	}
+	p = load_policy(&c);
+	if (!p)
+		goto out;
+	mode = policy_get(p, "bpf.mode");
+	if (mode && strcmp(mode, "enforce") && strcmp(mode, "audit")) {
+		pr_err("bpf.mode=%s: expected enforce or audit", mode);
+		goto out;
+	}
+	audit = c.audit || (mode && !strcmp(mode, "audit"));
+	ret = resolve_program(&c, &prog);
+	if (ret)
+		goto out;
+	ret = EXIT_PYSB_ERROR;
+	if (compile_for(p, &prog, &compiled))
+		goto out;
+	if (log_level >= LOG_INFO) {
+		pr_info("policy %s compiled:", c.policy);
+		print_compiled(&compiled);
+		fflush(stdout);
+	}
+	if (policy_build_env(p, environ, &envp)) {
+		pr_err("cannot build the program's environment");
+		goto out;
+	}
+	ret = sandbox_run(&(struct run_opts){
+		.argv = prog.argv, .envp = envp, .compiled = &compiled, .audit = audit });
+out:
+	policy_env_free(envp);
+	compiled_free(&compiled);
+	policy_free(p);
+	free(prog.argv);
+	free(c.overrides);
+	return ret;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	struct compiled compiled = { 0 };
+	struct program prog = { 0 };
+	struct policy *p = NULL;
+	struct cli c;
+	int ret = 1;
+
+	if (parse_cli(argc, argv, &c))
+		goto out;
+	p = load_policy(&c);
+	if (!p)
+		goto out;
+	/* The implicit set shown is the one a Python program would get. */
+	find_program("python3", prog.interp, sizeof(prog.interp));
+	if (compile_for(p, &prog, &compiled))
+		goto out;
+	print_compiled(&compiled);
+	ret = 0;
+out:
+	compiled_free(&compiled);
+	policy_free(p);
+	free(c.overrides);
+	return ret;
+}
+
+static int cmd_probe(int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		if (is_verbose_flag(argv[i])) {
+			log_level++;
+		} else {
+			pr_err("probe: unknown argument '%s'", argv[i]);
+			return 2;
+		}
+	}
+	return probe_run(true, true) ? 1 : 0;
+}
+
+static int cmd_version(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	printf("pysb-bpf %s (ABI %d)\n", PYSB_VERSION, PYSB_ABI_VERSION);
+	return 0;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	usage(stdout);
+	return 0;
+}
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} cmds[] = {
+	{ "run", cmd_run },	    { "check", cmd_check }, { "probe", cmd_probe },
+	{ "version", cmd_version }, { "help", cmd_help },
+};
+
+int main(int argc, char **argv)
+{
+	log_init_from_env();
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_PYSB_ERROR;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 2, argv + 2);
+	pr_err("unknown command '%s'; see 'pysb-bpf help'", argv[1]);
+	return EXIT_PYSB_ERROR;
+}

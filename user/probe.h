@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+/* Can this kernel enforce? Each check prints one line; `run` refuses when one fails. */
+#ifndef PYSB_PROBE_H
+#define PYSB_PROBE_H
+
+#include <stdbool.h>
+
+/*
+ * Runs the checks; with `load`, also loads and attaches the programs (then detaches).
+ * `verbose`: print a line per check (probe), otherwise only the failing ones (run).
+ * Returns 0 when every check passed.
+ */
+int probe_run(bool load, bool verbose);
+
+/* The "LSM programs load" failure line, with what to do (EPERM: use a VM). */
+void probe_report_load_failure(const char *what, int err, bool verbose);
+
+#endif /* PYSB_PROBE_H */

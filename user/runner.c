@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Order matters, and is what makes the sandbox race-free and never half-attached:
+ *   1. create the cgroup;  2. load and attach the programs;  3. fill the rules;
+ *   4. register the cgroup in `sandboxes` (the switch);  5. clone3(CLONE_INTO_CGROUP):
+ *   the child is in the cgroup before its first instruction;  6. stream events;
+ *   7. at the end kill what is left in the cgroup, remove it, and only then detach.
+ * Any failure before 5 undoes what was done and runs nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "cgroup.h"
+#include "events.h"
+#include "loader.h"
+#include "log.h"
+#include "probe.h"
+#include "runner.h"
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	unsigned long *count = ctx;
+
+	if (len < sizeof(struct pysb_event))
+		return 0;
+	(*count)++;
+	event_print_line(stderr, data);
+	return 0;
+}
+
+static int fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbox_id)
+{
+	char acc[32];
+
+	for (size_t i = 0; i < c->n_files; i++) {
+		const struct compiled_file *f = &c->files[i];
+		struct pysb_file_key key = { .ino = f->ino, .dev = f->dev, .sandbox = sandbox_id };
+		struct pysb_file_rule rule = { .access = f->access, .rule = (uint32_t)i + 1 };
+		int err = loader_add_file_rule(l, &key, &rule);
+
+		if (err) {
+			pr_err("cannot add the file rule for %s to the BPF map: %s", f->path,
+			       strerror(-err));
+			return -1;
+		}
+		pr_debug("map file_rules: dev %u:%u ino %llu -> %s  %s", f->dev >> 20,
+			 f->dev & 0xfffff, (unsigned long long)f->ino,
+			 access_str(f->access, acc, sizeof(acc)), f->path);
+	}
+	return 0;
+}
+
+/* Child side of clone3: only async-signal-safe calls until execve. */
+static void child_exec(const struct run_opts *o, const sigset_t *mask, int errpipe,
+		       pid_t parent)
+{
+	int err;
+
+	/* Fail closed if pysb-bpf dies: the direct child goes with it (grandchildren are
+	 * killed with the cgroup, see docs/design.md). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(EXIT_PYSB_ERROR);
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	execve(o->argv[0], o->argv, o->envp);
+	err = errno;
+	if (write(errpipe, &err, sizeof(err)) < 0)
+		_exit(EXIT_PYSB_ERROR);
+	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+static pid_t spawn(const struct run_opts *o, int cgroup_fd, const sigset_t *mask, int *pidfd)
+{
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+		.cgroup = (uint64_t)cgroup_fd,
+	};
+	pid_t parent = getpid(), pid;
+	int errpipe[2], err = 0;
+	ssize_t n;
+
+	if (pipe2(errpipe, O_CLOEXEC)) {
+		pr_err("pipe: %s", strerror(errno));
+		return -1;
+	}
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0) {
+		close(errpipe[0]);
+		child_exec(o, mask, errpipe[1], parent);
+	}
+	close(errpipe[1]);
+	if (pid < 0) {
+		pr_err("clone3 into the sandbox cgroup failed: %s (kernel 5.7 or later needed)",
+		       strerror(errno));
+		close(errpipe[0]);
+		return -1;
+	}
+	n = read(errpipe[0], &err, sizeof(err));
+	close(errpipe[0]);
+	if (n == sizeof(err))
+		pr_err("cannot execute %s: %s%s", o->argv[0], strerror(err),
+		       err == EACCES ? " (is it under an exposed directory? see pysb-bpf check)" : "");
+	return pid;
+}
+
+static void forward_signal(int pidfd, const struct signalfd_siginfo *si)
+{
+	/* A terminal's ^C reaches the whole foreground group already; relay only sent ones. */
+	if (si->ssi_signo == SIGINT && si->ssi_code != SI_USER)
+		return;
+	syscall(SYS_pidfd_send_signal, pidfd, si->ssi_signo, NULL, 0);
+}
+
+static int wait_child(pid_t pid, int pidfd, int sigfd, struct ring_buffer *rb)
+{
+	struct pollfd fds[3] = {
+		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+		{ .fd = pidfd, .events = POLLIN },
+		{ .fd = sigfd, .events = POLLIN },
+	};
+	int status;
+
+	for (;;) {
+		if (poll(fds, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			pr_err("poll: %s", strerror(errno));
+			break;
+		}
+		if (fds[0].revents)
+			ring_buffer__consume(rb);
+		if (fds[2].revents & POLLIN) {
+			struct signalfd_siginfo si;
+
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD)
+				forward_signal(pidfd, &si);
+		}
+		if (fds[1].revents)
+			break;
+	}
+	if (waitpid(pid, &status, 0) < 0) {
+		pr_err("waitpid: %s", strerror(errno));
+		return EXIT_PYSB_ERROR;
+	}
+	ring_buffer__consume(rb);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_PYSB_ERROR;
+}
+
+static void report_lost(const struct loader *l, unsigned long delivered)
+{
+	uint64_t lost[PYSB_LOST_MAX];
+
+	if (loader_lost(l, lost))
+		return;
+	if (lost[PYSB_LOST_RINGBUF_FULL])
+		pr_warn("%llu events lost: ring buffer full (%lu delivered); denials still applied",
+			(unsigned long long)lost[PYSB_LOST_RINGBUF_FULL], delivered);
+	pr_info("%lu denial events", delivered);
+}
+
+int sandbox_run(const struct run_opts *o)
+{
+	struct sandbox_cgroup cg = { .fd = -1 };
+	struct pysb_sandbox_cfg cfg = { .id = 1, .flags = o->audit ? PYSB_SB_AUDIT : 0 };
+	struct loader l = { 0 };
+	struct ring_buffer *rb = NULL;
+	unsigned long delivered = 0;
+	sigset_t mask, old;
+	char name[64];
+	const char *what;
+	int err, ret = EXIT_PYSB_ERROR, pidfd = -1, sigfd = -1;
+	pid_t pid;
+
+	if (probe_run(false, false))
+		return EXIT_PYSB_ERROR;
+	snprintf(name, sizeof(name), "run-%d", getpid());
+	if (sandbox_cgroup_create(&cg, name))
+		return EXIT_PYSB_ERROR;
+	if (loader_start(&l, NULL, &what, &err)) {
+		probe_report_load_failure(what, err, false);
+		goto out_cgroup;
+	}
+	pr_info("cgroup %s (id %llu); hooks:", cg.path, (unsigned long long)cg.id);
+	for (const char *const *h = loader_hooks(); *h; h++)
+		pr_info("  %s", *h);
+	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
+	if (fill_maps(&l, o->compiled, cfg.id))
+		goto out_loader;
+	err = loader_add_sandbox(&l, cg.id, &cfg);
+	if (err) {
+		pr_err("cannot register cgroup %s as a sandbox: %s", cg.path, strerror(-err));
+		goto out_loader;
+	}
+	rb = ring_buffer__new(loader_events_fd(&l), on_event, &delivered, NULL);
+	if (!rb) {
+		pr_err("cannot open the event ring buffer: %s", strerror(errno));
+		goto out_loader;
+	}
+
+	/* Signals become events of the loop; the child gets the old mask back. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sigfd < 0) {
+		pr_err("signalfd: %s", strerror(errno));
+		goto out_signals;
+	}
+	pid = spawn(o, cg.fd, &old, &pidfd);
+	if (pid < 0)
+		goto out_signals;
+	ret = wait_child(pid, pidfd, sigfd, rb);
+	report_lost(&l, delivered);
+out_signals:
+	if (pidfd >= 0)
+		close(pidfd);
+	if (sigfd >= 0)
+		close(sigfd);
+	/* Kill and remove the cgroup while the programs still hold it: nothing left in it
+	 * ever runs unconfined. */
+	sandbox_cgroup_destroy(&cg);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out_loader:
+	ring_buffer__free(rb);
+	loader_stop(&l);
+out_cgroup:
+	sandbox_cgroup_destroy(&cg);
+	return ret;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/* Runs one program under one compiled policy: cgroup, BPF, spawn, events, teardown. */
+#ifndef PYSB_RUNNER_H
+#define PYSB_RUNNER_H
+
+#include <stdbool.h>
+
+#include "compile.h"
+
+/* Exit codes of pysb-bpf itself, as env(1) and docker use them. */
+#define EXIT_PYSB_ERROR 125
+#define EXIT_CANNOT_EXEC 126
+#define EXIT_NOT_FOUND 127
+
+struct run_opts {
+	char *const *argv;    /* argv[0] is an absolute path */
+	char *const *envp;    /* the program's environment */
+	const struct compiled *compiled;
+	bool audit;
+};
+
+/* Returns the exit status to exit with: the program's, or 125/126/127. */
+int sandbox_run(const struct run_opts *o);
+
+#endif /* PYSB_RUNNER_H */
