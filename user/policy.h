@@ -19,6 +19,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* Longer physical lines are refused with an error (a policy line is a rule, not data). */
+#define POLICY_MAX_LINE (64 * 1024)
+
 struct policy_src {
 	const char *file; /* points into policy->files[]; never freed separately */
 	unsigned line;	  /* 1-based */
@@ -148,5 +151,36 @@ void policy_env_free(char **envp);
 
 /* Value of the last `key=` line among p->python or p->params, or NULL. */
 const char *policy_get(const struct policy *p, const char *key);
+
+/*
+ * ${VAR} substitution (user/policy_subst.c), shared by the parser and policy_build_env().
+ * Semantics of py-sandboxes' resolve_env_variables(): ${NAME} and ${NAME:-default}, NAME any
+ * run of characters but { } : -, nested defaults resolved innermost first, substituted values
+ * never re-expanded, unset without default = "", any other "${...}" is an error.
+ */
+
+/* Returns the value of `name`, or NULL when it is not set. */
+typedef const char *(*policy_lookup_fn)(void *ctx, const char *name);
+
+struct policy_subst_error {
+	size_t offset;	 /* byte offset in the input of the offending reference */
+	size_t len;	 /* its length in the input (0 when not tied to a reference) */
+	const char *msg; /* static text: what is wrong and what was expected */
+};
+
+/*
+ * Expand the `len` bytes at `in`. Returns a malloc'ed NUL-terminated string, or NULL with
+ * *err set. When `map` is not NULL, *map receives a malloc'ed array of strlen(result) + 1
+ * input offsets: the origin of each output byte (the '$' for substituted text), then `len`.
+ */
+char *policy_subst(const char *in, size_t len, policy_lookup_fn lookup, void *ctx, size_t **map,
+		   struct policy_subst_error *err);
+
+/* Lookup in a NULL-terminated "NAME=value" array; usable as policy_lookup_fn with ctx = envp. */
+const char *policy_envp_get(char *const *envp, const char *name);
+const char *policy_envp_lookup(void *envp, const char *name);
+
+/* py-sandboxes' GlobPattern: '*' is the only wildcard, anchored on both ends. */
+bool policy_glob_match(const char *glob, const char *s);
 
 #endif /* PYSB_POLICY_H */

@@ -1,0 +1,1871 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The `.py-sandboxes` parser. Grammar and semantics: tests/corpus/pysandboxes/FORMAT-NOTES.md
+ * §1-2 (py-sandboxes' newest generation).
+ *
+ * Each physical line goes through: split (\n, \r\n, \r, as Python's universal newlines) ->
+ * binary checks (length, NUL, UTF-8) -> strip and quote-aware comment removal -> include /
+ * legacy syntax / env= (kept raw) -> ${} substitution -> the handler of its key. Handlers
+ * report into the diag and return, so one run lists every error of every file; the policy
+ * is handed out only when there is none.
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "policy.h"
+
+#define MAX_FILE	  (16 * 1024 * 1024)
+#define MAX_INCLUDE_DEPTH 32
+/* Enough to fix a file in one go; a binary file would otherwise yield one error per line. */
+#define MAX_ERRORS   1000
+#define TEXT_DISPLAY 120
+#define CMDLINE_FILE "<command line>"
+
+struct parser {
+	struct policy *p;
+	struct policy_diag *diag;
+	char *const *envp;
+	char *cwd;
+	char **visited; /* realpath of every file loaded: each is read once */
+	size_t n_visited;
+	unsigned depth;
+	size_t first_error; /* diag->n_errors when this parse started */
+	size_t n_overrides;
+	bool full; /* MAX_ERRORS reached: stop reading */
+	bool oom;
+};
+
+struct line {
+	const char *file; /* display name, owned by policy->files */
+	const char *dir;  /* where a bare include name is looked for */
+	unsigned no;
+	const char *raw; /* the physical line, no terminator */
+	size_t raw_len;
+	size_t lead; /* offset in raw of text[0] */
+	char *text;  /* stripped, comment removed; substituted once dispatched */
+	size_t *map; /* substituted offset -> offset in the unsubstituted text; NULL: identity */
+};
+
+/* ---------------------------------------------------------------- small helpers */
+
+/*
+ * Appends one zeroed element to the array at *arrp holding *n elements. The capacity is
+ * implicit (the next power of two), so the public structs need no capacity field. memcpy
+ * moves the pointer so any element type can go through here without aliasing trouble.
+ */
+static void *vec_push(void *arrp, size_t *n, size_t size)
+{
+	char *a;
+
+	memcpy(&a, arrp, sizeof(a));
+	if ((*n & (*n - 1)) == 0) {
+		a = reallocarray(a, *n ? *n * 2 : 1, size);
+		if (!a)
+			return NULL;
+		memcpy(arrp, &a, sizeof(a));
+	}
+	memset(a + *n * size, 0, size);
+	return a + (*n)++ * size;
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+	return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* Length of the valid UTF-8 sequence at s (n bytes available), 0 when invalid. */
+static size_t utf8_seq(const unsigned char *s, size_t n)
+{
+	unsigned cp, min;
+	size_t len;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f, min = 0x80;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f, min = 0x800;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07, min = 0x10000;
+	else
+		return 0;
+	if (n < len)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	/* Python's codec refuses overlong forms and surrogates too. */
+	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* Offset of the first byte that is not valid UTF-8, or n. */
+static size_t utf8_invalid_at(const char *s, size_t n)
+{
+	size_t i = 0, l;
+
+	while (i < n && (l = utf8_seq((const unsigned char *)s + i, n - i)))
+		i += l;
+	return i;
+}
+
+/* Characters Python's str.strip() removes: ASCII and Unicode white space. */
+static size_t space_len(const char *s, size_t n)
+{
+	static const char *const wide[] = { "\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\xa8",
+					    "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f",
+					    "\xe3\x80\x80" };
+	const unsigned char c = (unsigned char)s[0];
+
+	if (n && (strchr(" \t\n\v\f\r", c) || (c >= 0x1c && c <= 0x1f)) && c)
+		return 1;
+	if (n >= 3 && c == 0xe2 && (unsigned char)s[1] == 0x80 && (unsigned char)s[2] >= 0x80 &&
+	    (unsigned char)s[2] <= 0x8a)
+		return 3; /* U+2000..U+200A */
+	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++) {
+		size_t l = strlen(wide[i]);
+
+		if (n >= l && memcmp(s, wide[i], l) == 0)
+			return l;
+	}
+	return 0;
+}
+
+static size_t lstrip_len(const char *s, size_t n)
+{
+	size_t i = 0, l;
+
+	while (i < n && (l = space_len(s + i, n - i)))
+		i += l;
+	return i;
+}
+
+/* New length of s[0..n) once trailing white space is removed. */
+static size_t rstrip_len(const char *s, size_t n)
+{
+	for (;;) {
+		size_t l = 0;
+
+		for (size_t k = 1; k <= 3 && k <= n && !l; k++)
+			if (space_len(s + n - k, k) == k)
+				l = k;
+		if (!l)
+			return n;
+		n -= l;
+	}
+}
+
+/* ASCII-only trim of a NUL-terminated field, in place; *skip gets the bytes dropped in front. */
+static char *trim(char *s, size_t *skip)
+{
+	char *e;
+
+	*skip = 0;
+	while (*s == ' ' || *s == '\t')
+		s++, (*skip)++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
+		*--e = '\0';
+	return s;
+}
+
+/*
+ * Up to TEXT_DISPLAY characters of s, with control bytes and invalid UTF-8 shown as \xNN
+ * so that a binary file prints safely on a terminal; "..." marks a cut.
+ */
+static char *display_text(const char *s, size_t n)
+{
+	char *out = malloc(TEXT_DISPLAY * 4 + 4), *o = out;
+	size_t i = 0, chars = 0;
+
+	if (!out)
+		return NULL;
+	while (i < n && chars < TEXT_DISPLAY) {
+		const unsigned char c = (unsigned char)s[i];
+		size_t l = utf8_seq((const unsigned char *)s + i, n - i);
+
+		if (l == 0 || c < 0x20 || c == 0x7f) {
+			o += sprintf(o, "\\x%02x", c);
+			i++;
+		} else {
+			memcpy(o, s + i, l);
+			o += l;
+			i += l;
+		}
+		chars++;
+	}
+	if (i < n)
+		o = stpcpy(o, "...");
+	*o = '\0';
+	return out;
+}
+
+/* 1-based column, in characters, of byte offset `off` of the raw line. */
+static unsigned raw_col(const char *raw, size_t off)
+{
+	unsigned col = 1;
+
+	for (size_t i = 0; i < off; i++)
+		if (((unsigned char)raw[i] & 0xc0) != 0x80)
+			col++;
+	return col;
+}
+
+/* ---------------------------------------------------------------- diagnostics */
+
+static void msg_free(struct policy_msg *m)
+{
+	free(m->file);
+	free(m->text);
+	free(m->msg);
+}
+
+static void vreport(struct parser *ps, bool warning, const struct line *ln, unsigned col,
+		    const char *fmt, va_list ap)
+{
+	struct policy_diag *d = ps->diag;
+	struct policy_msg m = { .line = ln ? ln->no : 0, .col = col };
+	struct policy_msg *slot;
+	int r;
+
+	if (ps->full)
+		return;
+	if (ln)
+		m.file = strdup(ln->file);
+	if (!warning && d->n_errors - ps->first_error == MAX_ERRORS) {
+		ps->full = true;
+		r = asprintf(&m.msg, "too many errors (%d): stopping here", MAX_ERRORS);
+	} else {
+		if (ln) {
+			size_t lead = lstrip_len(ln->raw, ln->raw_len);
+
+			m.text = display_text(ln->raw + lead,
+					      rstrip_len(ln->raw + lead, ln->raw_len - lead));
+		}
+		r = vasprintf(&m.msg, fmt, ap);
+	}
+	if (r < 0)
+		m.msg = NULL;
+	slot = warning ? vec_push(&d->warnings, &d->n_warnings, sizeof(m))
+		       : vec_push(&d->errors, &d->n_errors, sizeof(m));
+	if (!slot || !m.msg || (ln && !m.file)) {
+		msg_free(&m);
+		if (slot) /* keep the slot: it still says something failed */
+			*slot = (struct policy_msg){ 0 };
+		ps->oom = true;
+		return;
+	}
+	*slot = m;
+}
+
+/* Column of offset `off` in the (possibly substituted) text of the line. */
+static unsigned line_col(const struct line *ln, size_t off)
+{
+	return raw_col(ln->raw, ln->lead + (ln->map ? ln->map[off] : off));
+}
+
+__attribute__((format(printf, 4, 5))) static void lerror(struct parser *ps, const struct line *ln,
+							 size_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(ps, false, ln, ln ? line_col(ln, off) : 0, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 4, 5))) static void lwarn(struct parser *ps, const struct line *ln,
+							size_t off, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(ps, true, ln, line_col(ln, off), fmt, ap);
+	va_end(ap);
+}
+
+/* An error located by a stored rule (its line is gone): no offending text. */
+__attribute__((format(printf, 3, 4))) static void src_error(struct parser *ps,
+							    const struct policy_src *src,
+							    const char *fmt, ...)
+{
+	struct line ln = { .file = src->file, .no = src->line, .raw = "" };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(ps, false, &ln, src->col, fmt, ap);
+	va_end(ap);
+}
+
+static void print_msgs(FILE *f, const struct policy_msg *m, size_t n, const char *kind)
+{
+	for (size_t i = 0; i < n; i++, m++) {
+		if (!m->file)
+			fprintf(f, "pysb-bpf: %s: %s\n", kind, m->msg ? m->msg : "out of memory");
+		else if (!m->line)
+			fprintf(f, "%s: %s: %s\n", m->file, kind, m->msg);
+		else
+			fprintf(f, "%s:%u:%u: %s: %s\n", m->file, m->line, m->col, kind, m->msg);
+		if (m->text && m->text[0])
+			fprintf(f, "    %s\n", m->text);
+	}
+}
+
+void policy_diag_print(FILE *f, const struct policy_diag *diag)
+{
+	print_msgs(f, diag->warnings, diag->n_warnings, "warning");
+	print_msgs(f, diag->errors, diag->n_errors, "error");
+}
+
+void policy_diag_free(struct policy_diag *diag)
+{
+	for (size_t i = 0; i < diag->n_errors; i++)
+		msg_free(&diag->errors[i]);
+	for (size_t i = 0; i < diag->n_warnings; i++)
+		msg_free(&diag->warnings[i]);
+	free(diag->errors);
+	free(diag->warnings);
+	*diag = (struct policy_diag){ 0 };
+}
+
+/* ---------------------------------------------------------------- files and paths */
+
+static const char *read_error(int err)
+{
+	if (err == EINVAL)
+		return "not a regular file";
+	if (err == EFBIG)
+		return "larger than 16 MiB";
+	return strerror(err);
+}
+
+/*
+ * Reads a whole regular file. Returns 0 or an errno value: EINVAL for anything but a
+ * regular file (O_NONBLOCK and that check keep FIFOs and devices from hanging the parse),
+ * EFBIG beyond MAX_FILE.
+ */
+static int read_whole(const char *path, char **buf, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	size_t n = 0, cap = 0;
+	char *b = NULL;
+	struct stat st;
+	int err = 0;
+
+	if (fd < 0)
+		return errno;
+	if (fstat(fd, &st)) {
+		err = errno;
+		goto cleanup;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
+		goto cleanup;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *nb;
+
+			if (cap > MAX_FILE) {
+				err = EFBIG;
+				goto cleanup;
+			}
+			cap = cap ? cap * 2 : 4096;
+			nb = realloc(b, cap + 1);
+			if (!nb) {
+				err = ENOMEM;
+				goto cleanup;
+			}
+			b = nb;
+		}
+		r = read(fd, b + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = errno;
+			goto cleanup;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	if (n > MAX_FILE) {
+		err = EFBIG;
+		goto cleanup;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	b = NULL;
+cleanup:
+	free(b);
+	close(fd);
+	return err;
+}
+
+static char *join_path(const char *dir, const char *rel)
+{
+	size_t l = strlen(dir);
+	char *s;
+
+	if (asprintf(&s, "%s%s%s", dir, l && dir[l - 1] == '/' ? "" : "/", rel) < 0)
+		return NULL;
+	return s;
+}
+
+static char *abs_path(const struct parser *ps, const char *s)
+{
+	return s[0] == '/' ? strdup(s) : join_path(ps->cwd, s);
+}
+
+static char *dir_of(const char *abs)
+{
+	const char *slash = strrchr(abs, '/');
+
+	return slash == abs ? strdup("/") : strndup(abs, (size_t)(slash - abs));
+}
+
+/* The home directory of `user` (NULL: the caller, HOME from envp first, like expanduser). */
+static char *home_of(const struct parser *ps, const char *user)
+{
+	char buf[16384];
+	struct passwd pw, *res = NULL;
+	const char *home;
+
+	if (!user) {
+		home = policy_envp_get(ps->envp, "HOME");
+		if (home)
+			return strdup(home);
+		getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res);
+	} else {
+		getpwnam_r(user, &pw, buf, sizeof(buf), &res);
+	}
+	return strdup(res ? res->pw_dir : "");
+}
+
+/* os.path.expanduser: "~" and "~user" prefixes; an unknown user leaves the text as is. */
+static char *expand_tilde(const struct parser *ps, const char *s)
+{
+	size_t ul = strcspn(s + 1, "/");
+	char *user, *home, *out;
+
+	if (s[0] != '~')
+		return strdup(s);
+	user = ul ? strndup(s + 1, ul) : NULL;
+	if (ul && !user)
+		return NULL;
+	home = home_of(ps, user);
+	free(user);
+	if (!home)
+		return NULL;
+	if (!home[0] && ul) {
+		free(home);
+		return strdup(s);
+	}
+	if (asprintf(&out, "%s%s", home, s + 1 + ul) < 0)
+		out = NULL;
+	free(home);
+	return out;
+}
+
+/* ---------------------------------------------------------------- rule storage */
+
+static struct policy_src line_src(const struct line *ln, size_t off)
+{
+	return (struct policy_src){ .file = ln->file, .line = ln->no, .col = line_col(ln, off) };
+}
+
+static void add_kv(struct parser *ps, struct policy_kv **arr, size_t *n, const struct line *ln,
+		   const char *key, size_t voff)
+{
+	struct policy_kv *kv = vec_push(arr, n, sizeof(**arr));
+
+	if (!kv) {
+		ps->oom = true;
+		return;
+	}
+	kv->key = strdup(key);
+	kv->value = strdup(ln->text + voff);
+	kv->src = line_src(ln, voff);
+	if (!kv->key || !kv->value)
+		ps->oom = true;
+}
+
+static const struct policy_kv *find_kv(const struct policy_kv *a, size_t n, const char *key)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(a[i].key, key) == 0)
+			return &a[i];
+	return NULL;
+}
+
+/* ---------------------------------------------------------------- values of the Python layer */
+
+static bool in_list(const char *v, const char *const *list)
+{
+	for (; *list; list++)
+		if (strcmp(v, *list) == 0)
+			return true;
+	return false;
+}
+
+static bool is_bool(const char *v)
+{
+	return strcasecmp(v, "true") == 0 || strcasecmp(v, "false") == 0;
+}
+
+/*
+ * A scalar of the eval layer (wiki/eval.md): digits with '_' separators as Python's int()
+ * takes them, an optional fraction when `fraction`, then one of `units` ("" = none).
+ */
+static bool is_scalar(const char *v, bool fraction, const char *const *units)
+{
+	bool digit = false;
+
+	for (; *v; v++) {
+		if (isdigit((unsigned char)*v))
+			digit = true;
+		else if (*v == '_' && digit && isdigit((unsigned char)v[1]))
+			digit = false;
+		else
+			break;
+	}
+	if (!digit)
+		return false;
+	if (fraction && *v == '.') {
+		if (!isdigit((unsigned char)v[1]))
+			return false;
+		for (v++; isdigit((unsigned char)*v); v++)
+			;
+	}
+	return in_list(v, units);
+}
+
+/* A comma list with at least one non-blank item. */
+static bool has_item(const char *v)
+{
+	return strspn(v, " \t,") != strlen(v);
+}
+
+static const char *const DURATION_UNITS[] = { "", "ms", "s", "m", NULL };
+static const char *const SIZE_UNITS[] = { "", "KB", "MB", "GB", NULL };
+static const char *const NO_UNITS[] = { "", NULL };
+static const char *const NAMESPACES[] = { "adaptive", "closed", "caller", NULL };
+static const char *const RESULT_MODES[] = { "data-only", "objects", NULL };
+static const char *const OS_SANDBOXES[] = { "none",	"subprocess", "landlock", "bwrap",
+					    "firejail", "unshare",    "qemu",	  NULL };
+
+enum vkind {
+	V_PATH,
+	V_IGNORE,
+	V_NET,
+	V_IMPORT,
+	V_API,
+	V_EVAL_LIST,
+	V_EVAL_SYNTAX,
+	V_EVAL_NS,
+	V_DURATION,
+	V_COUNT,
+	V_SIZE,
+	V_BOOL,
+	V_RESULT_MODE,
+	V_OS,
+	V_LEARN,
+	V_PORT,
+};
+
+struct keydef {
+	const char *key;
+	enum vkind kind;
+	int arg;
+};
+
+static const struct keydef KEYS[] = {
+	{ "expose-ro", V_PATH, POLICY_RO },
+	{ "expose-rw", V_PATH, POLICY_RW },
+	{ "ignore", V_IGNORE, 0 },
+	{ "net", V_NET, 0 },
+	{ "python-import", V_IMPORT, 0 },
+	{ "python-api", V_API, 0 },
+	{ "eval-syntax", V_EVAL_SYNTAX, 0 },
+	{ "eval-call", V_EVAL_LIST, 0 },
+	{ "eval-attribute", V_EVAL_LIST, 0 },
+	{ "eval-import", V_EVAL_LIST, 0 },
+	{ "eval-magic", V_EVAL_LIST, 0 },
+	{ "eval-namespace", V_EVAL_NS, 0 },
+	{ "eval-timeout", V_DURATION, 0 },
+	{ "eval-max-iterations", V_COUNT, 0 },
+	{ "eval-max-call-depth", V_COUNT, 0 },
+	{ "eval-max-depth", V_COUNT, 0 },
+	{ "eval-max-nodes", V_COUNT, 0 },
+	{ "eval-max-leaked-threads", V_COUNT, 0 },
+	{ "eval-max-alloc", V_SIZE, 0 },
+	{ "remote-result-guard", V_BOOL, 0 },
+	{ "remote-result-mode", V_RESULT_MODE, 0 },
+	{ "py-sandbox", V_BOOL, 0 },
+	{ "os-sandbox", V_OS, 0 },
+	{ "learn", V_LEARN, 0 },
+	{ "port", V_PORT, 0 },
+};
+#define N_KEYS (sizeof(KEYS) / sizeof(KEYS[0]))
+
+/* Any other eval-max-* budget (the CHANGELOG keeps adding them) is a count. */
+static const struct keydef EVAL_MAX_ANY = { "eval-max-*", V_COUNT, 0 };
+
+/* Scalar eval keys may appear once per profile (wiki/eval.md), remote-result-mode once. */
+static bool is_single(enum vkind k)
+{
+	return k == V_EVAL_NS || k == V_DURATION || k == V_COUNT || k == V_SIZE ||
+	       k == V_RESULT_MODE;
+}
+
+/* NULL when the value fits the key, else what was expected. */
+static const char *python_value_error(const struct keydef *kd, const char *v)
+{
+	switch (kd->kind) {
+	case V_IMPORT:
+		return has_item(v) ? NULL : "expected a comma list of module names, or *";
+	case V_API:
+		if ((starts_with(v, "ALLOW:") && v[6]) || (starts_with(v, "DENY:") && v[5]))
+			return NULL;
+		return "expected ALLOW:<category|function|*> or DENY:<category|function|*>";
+	case V_EVAL_LIST:
+		return NULL; /* an empty list is legal: e.g. eval-call= closes every call */
+	case V_EVAL_SYNTAX:
+		return strchr(v, '*') ? "eval-syntax takes groups or ast node names, no pattern"
+				      : NULL;
+	case V_EVAL_NS:
+		return in_list(v, NAMESPACES) ? NULL : "expected adaptive, closed or caller";
+	case V_DURATION:
+		return is_scalar(v, true, DURATION_UNITS)
+			       ? NULL
+			       : "expected a duration such as 2s, 250ms or 1m ('_' may separate digits)";
+	case V_COUNT:
+		return is_scalar(v, false, NO_UNITS)
+			       ? NULL
+			       : "expected a whole number such as 100_000 (no unit)";
+	case V_SIZE:
+		return is_scalar(v, false, SIZE_UNITS) ? NULL
+						       : "expected a size such as 10MB (KB, MB, GB)";
+	case V_BOOL:
+		return is_bool(v) ? NULL : "expected true or false";
+	case V_RESULT_MODE:
+		return in_list(v, RESULT_MODES) ? NULL : "expected data-only or objects";
+	case V_OS:
+		return in_list(v, OS_SANDBOXES) ? NULL
+						: "unknown os-sandbox: use one of none, subprocess, "
+						  "landlock, bwrap, firejail, unshare, qemu";
+	case V_LEARN:
+		return v[0] ? NULL : "expected false, true or the path of the file to learn into";
+	case V_PORT: {
+		char *end;
+		long n = strtol(v, &end, 10);
+
+		return isdigit((unsigned char)v[0]) && !*end && n >= 0 && n <= 65535
+			       ? NULL
+			       : "expected a port number 0-65535";
+	}
+	default:
+		return "internal error: not a Python-layer key";
+	}
+}
+
+static void on_python(struct parser *ps, struct line *ln, const struct keydef *kd,
+		      const char *key, size_t voff)
+{
+	const char *v = ln->text + voff;
+	const char *why = python_value_error(kd, v);
+	const struct policy_kv *prev;
+
+	if (why) {
+		lerror(ps, ln, voff, "invalid %s value '%s': %s", key, v, why);
+		return;
+	}
+	prev = is_single(kd->kind) ? find_kv(ps->p->python, ps->p->n_python, key) : NULL;
+	if (prev) {
+		lerror(ps, ln, 0, "%s is already set at %s:%u: keep a single %s= line across all "
+			   "included files", key, prev->src.file, prev->src.line, key);
+		return;
+	}
+	add_kv(ps, &ps->p->python, &ps->p->n_python, ln, key, voff);
+}
+
+/* ---------------------------------------------------------------- expose-ro / expose-rw / ignore */
+
+/* The legacy "src,dst" form is kept only when both halves are the same path. */
+static char *single_path(struct parser *ps, struct line *ln, const char *key, size_t voff)
+{
+	const char *v = ln->text + voff, *comma = strchr(v, ',');
+	size_t l = comma ? (size_t)(comma - v) : 0;
+
+	if (!comma)
+		return strdup(v);
+	if (l == 0 || strcmp(comma + 1, "") == 0 || strlen(comma + 1) != l ||
+	    strncmp(v, comma + 1, l) != 0) {
+		lerror(ps, ln, voff + l,
+		       "expected a single path (no comma) in %s=; the two-path form 'src,dst' "
+		       "of bind= is gone: write one %s=PATH line per path", key, key);
+		return NULL;
+	}
+	lwarn(ps, ln, voff, "legacy two-path form '%s': the modern form is %s=%.*s", v, key,
+	      (int)l, v);
+	return strndup(v, l);
+}
+
+static void store_path(struct parser *ps, struct line *ln, const struct keydef *kd,
+		       size_t voff, char *spelled, char *canon)
+{
+	struct policy *p = ps->p;
+	struct policy_path *pp;
+
+	for (size_t i = 0; i < p->n_paths; i++) {
+		if (strcmp(p->paths[i].path, canon) != 0)
+			continue;
+		if (p->paths[i].access != (enum policy_access)kd->arg)
+			lerror(ps, ln, voff,
+			       "%s=%s invalidates another rule: %s:%u exposes '%s' %s; keep one "
+			       "mode per path", kd->key, spelled, p->paths[i].src.file,
+			       p->paths[i].src.line, canon,
+			       p->paths[i].access == POLICY_RO ? "read-only" : "read-write");
+		goto drop; /* same mode: a duplicate, dropped */
+	}
+	pp = vec_push(&p->paths, &p->n_paths, sizeof(*pp));
+	if (!pp) {
+		ps->oom = true;
+		goto drop;
+	}
+	*pp = (struct policy_path){ .path = canon, .spelled = spelled,
+				    .access = (enum policy_access)kd->arg,
+				    .src = line_src(ln, voff) };
+	return;
+drop:
+	free(spelled);
+	free(canon);
+}
+
+static void on_expose(struct parser *ps, struct line *ln, const struct keydef *kd,
+		      const char *key, size_t voff)
+{
+	char *spelled = NULL, *expanded = NULL, *abs = NULL, *canon = NULL;
+
+	if (!ln->text[voff]) {
+		lerror(ps, ln, voff, "%s= path must be set (is it an unset ${VAR}?)", key);
+		return;
+	}
+	spelled = single_path(ps, ln, key, voff);
+	if (!spelled)
+		goto cleanup;
+	expanded = expand_tilde(ps, spelled);
+	abs = expanded ? abs_path(ps, expanded) : NULL;
+	if (!abs) {
+		ps->oom = true;
+		goto cleanup;
+	}
+	canon = realpath(abs, NULL);
+	if (!canon && (errno == ENOENT || errno == ENOTDIR))
+		lerror(ps, ln, voff, "path '%s' must exist (looked for '%s'); create it or remove "
+			   "the rule", spelled, abs);
+	else if (!canon)
+		lerror(ps, ln, voff, "cannot resolve path '%s' ('%s'): %s", spelled, abs,
+		       strerror(errno));
+	if (!canon)
+		goto cleanup;
+	store_path(ps, ln, kd, voff, spelled, canon);
+	spelled = canon = NULL;
+cleanup:
+	free(spelled);
+	free(expanded);
+	free(abs);
+	free(canon);
+}
+
+static void on_ignore(struct parser *ps, struct line *ln, const struct keydef *kd,
+		      const char *key, size_t voff)
+{
+	struct policy_ignore *ig;
+
+	(void)kd;
+	if (!ln->text[voff]) {
+		lerror(ps, ln, voff, "%s= needs a glob pattern such as .env or *.log", key);
+		return;
+	}
+	ig = vec_push(&ps->p->ignores, &ps->p->n_ignores, sizeof(*ig));
+	if (!ig || !(ig->glob = strdup(ln->text + voff))) {
+		ps->oom = true;
+		return;
+	}
+	ig->src = line_src(ln, voff);
+}
+
+/* ---------------------------------------------------------------- net= */
+
+#define NET_FORMAT "ACTION|PROTO|NETWORK|PORTS|DIRECTION"
+
+struct net_ctx {
+	struct parser *ps;
+	struct line *ln;
+	struct policy_net *net;
+	bool ok;
+};
+
+__attribute__((format(printf, 3, 4))) static void net_error(struct net_ctx *c, size_t off,
+							    const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vreport(c->ps, false, c->ln, line_col(c->ln, off), fmt, ap);
+	va_end(ap);
+	c->ok = false;
+}
+
+static void net_action(struct net_ctx *c, const char *s, size_t off)
+{
+	/* py-sandboxes compares the raw field: upper case, no blanks. */
+	if (strcmp(s, "ALLOW") == 0 || strcmp(s, "DENY") == 0)
+		c->net->deny = s[0] == 'D';
+	else
+		net_error(c, off, "invalid action '%s' in net=: expected ALLOW or DENY", s);
+}
+
+/* Items of a comma list that are not blank (py-sandboxes skips the blank ones). */
+static unsigned count_items(const char *s)
+{
+	unsigned n = 0;
+
+	for (;;) {
+		size_t l = strcspn(s, ",");
+
+		n += strspn(s, " \t") < l;
+		if (!s[l])
+			return n;
+		s += l + 1;
+	}
+}
+
+static void net_proto_item(struct net_ctx *c, const char *tok, size_t off, unsigned n_items)
+{
+	if (strcasecmp(tok, "tcp") == 0)
+		c->net->protos |= POLICY_PROTO_TCP;
+	else if (strcasecmp(tok, "udp") == 0)
+		c->net->protos |= POLICY_PROTO_UDP;
+	else if (strcasecmp(tok, "any") != 0 && strcmp(tok, "*") != 0)
+		net_error(c, off, "unknown protocol '%s' in net=: expected tcp, udp, a comma list "
+			  "of them, any or *", tok);
+	else if (n_items > 1)
+		net_error(c, off, "'%s' must be used alone in the protocol field of net=", tok);
+	else
+		c->net->protos = POLICY_PROTO_TCP | POLICY_PROTO_UDP;
+}
+
+static void net_proto(struct net_ctx *c, char *s, size_t off)
+{
+	const unsigned n_items = count_items(s);
+	char *p = s;
+
+	if (!n_items) {
+		net_error(c, off, "empty protocol in net=: expected tcp, udp, a comma list of "
+			  "them, any or *");
+		return;
+	}
+	for (;;) {
+		size_t l = strcspn(p, ","), skip;
+		const char end = p[l];
+		char *tok;
+
+		p[l] = '\0';
+		tok = trim(p, &skip);
+		if (*tok)
+			net_proto_item(c, tok, off + (size_t)(p - s) + skip, n_items);
+		if (!end)
+			return;
+		p += l + 1;
+	}
+}
+
+/* A CIDR prefix: a length, or for IPv4 a dotted netmask as Python's ip_network accepts. */
+static bool valid_prefix(int af, const char *s)
+{
+	struct in_addr mask;
+	char *end;
+	long n;
+
+	if (isdigit((unsigned char)s[0]) && !strchr(s, '.')) {
+		n = strtol(s, &end, 10);
+		return !*end && n >= 0 && n <= (af == AF_INET ? 32 : 128) && strlen(s) <= 3;
+	}
+	if (af != AF_INET || inet_pton(AF_INET, s, &mask) != 1)
+		return false;
+	uint32_t m = ntohl(mask.s_addr);
+	/* contiguous ones (netmask) or contiguous zeros then ones (hostmask) */
+	return (m & (~m >> 1)) == 0 || ((~m) & (m >> 1)) == 0;
+}
+
+static bool is_ipv4_like(const char *s)
+{
+	return strspn(s, "0123456789.") == strlen(s);
+}
+
+/* NULL when `s` is a plausible NETWORK field, else what is wrong. Names resolve later. */
+static const char *network_error(const char *s)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+	const char *slash = strchr(s, '/');
+
+	if (strcmp(s, "*") == 0)
+		return NULL;
+	if (slash) {
+		char *addr = strndup(s, (size_t)(slash - s));
+		int af = addr && strchr(addr, ':') ? AF_INET6 : AF_INET;
+		bool ok = addr && inet_pton(af, addr, buf) == 1 && valid_prefix(af, slash + 1);
+
+		free(addr);
+		return ok ? NULL : "invalid CIDR: expected ADDRESS/PREFIX (0-32 for IPv4, 0-128 for IPv6)";
+	}
+	if (strchr(s, ':'))
+		return inet_pton(AF_INET6, s, buf) == 1 ? NULL : "invalid IPv6 address";
+	if (is_ipv4_like(s))
+		return inet_pton(AF_INET, s, buf) == 1 ? NULL : "invalid IPv4 address";
+	if (strlen(s) > 253 || s[0] == '.' || s[0] == '-' || strstr(s, "..") ||
+	    strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
+		    strlen(s))
+		return "invalid host name";
+	return NULL;
+}
+
+static void net_network(struct net_ctx *c, const char *s, size_t off)
+{
+	const char *why;
+
+	if (strspn(s, " \t") == strlen(s)) {
+		net_error(c, off, "network part of net= must be set: an address, a CIDR, a host "
+			  "name or *");
+		return;
+	}
+	why = network_error(s);
+	if (why) {
+		net_error(c, off, "%s '%s' in net=", why, s);
+		return;
+	}
+	c->net->network = strdup(s);
+	if (!c->net->network)
+		c->ps->oom = true;
+}
+
+/* Decimal 0-65535, digits only. */
+static bool parse_port(const char *s, uint16_t *out)
+{
+	unsigned long n = 0;
+
+	if (!*s)
+		return false;
+	for (; *s; s++) {
+		if (!isdigit((unsigned char)*s))
+			return false;
+		n = n * 10 + (unsigned long)(*s - '0');
+		if (n > 65535)
+			return false;
+	}
+	*out = (uint16_t)n;
+	return true;
+}
+
+static void add_ports(struct net_ctx *c, uint16_t lo, uint16_t hi)
+{
+	struct policy_port_range *r =
+		vec_push(&c->net->ports, &c->net->n_ports, sizeof(*c->net->ports));
+
+	if (!r) {
+		c->ps->oom = true;
+		return;
+	}
+	r->lo = lo;
+	r->hi = hi;
+}
+
+/* One element of a port list: N, A-B or A- (open to 65535). */
+static void net_port_item(struct net_ctx *c, char *item, size_t off)
+{
+	char *dash = strchr(item, '-');
+	uint16_t lo, hi = 65535;
+	size_t skip;
+
+	if (!dash) {
+		if (parse_port(item, &lo))
+			add_ports(c, lo, lo);
+		else
+			net_error(c, off, "invalid port '%s' in net=: expected 0-65535, A-B, A- or "
+				  "* alone", item);
+		return;
+	}
+	*dash = '\0';
+	char *a = trim(item, &skip), *b = trim(dash + 1, &skip);
+	if (!parse_port(a, &lo) || (*b && !parse_port(b, &hi))) {
+		net_error(c, off, "invalid port range '%s-%s' in net=: expected A-B or A- with "
+			  "ports 0-65535", a, b);
+		return;
+	}
+	if (lo > hi) {
+		net_error(c, off, "invalid port range '%s-%s' in net=: start is greater than end",
+			  a, b);
+		return;
+	}
+	add_ports(c, lo, hi);
+}
+
+static void net_ports(struct net_ctx *c, char *s, size_t off)
+{
+	char *save = NULL, *tok;
+	size_t skip;
+	char *t = trim(s, &skip);
+
+	if (!*t)
+		return; /* an empty field allows no port */
+	if (strcmp(t, "*") == 0) {
+		add_ports(c, 0, 65535);
+		return;
+	}
+	for (char *u = s; (tok = strtok_r(u, ",", &save)); u = NULL) {
+		size_t toff = off + (size_t)(tok - s);
+		char *item = trim(tok, &skip);
+
+		if (*item)
+			net_port_item(c, item, toff + skip);
+	}
+}
+
+static void net_direction(struct net_ctx *c, const char *s, size_t off)
+{
+	const char *p = s;
+
+	/* py-sandboxes splits on ',' without trimming: "IN, OUT" is refused there too. */
+	for (;;) {
+		size_t l = strcspn(p, ",");
+
+		if (l == 1 && p[0] == '*')
+			c->net->dirs |= POLICY_DIR_IN | POLICY_DIR_OUT;
+		else if (l == 2 && strncmp(p, "IN", 2) == 0)
+			c->net->dirs |= POLICY_DIR_IN;
+		else if (l == 3 && strncmp(p, "OUT", 3) == 0)
+			c->net->dirs |= POLICY_DIR_OUT;
+		else {
+			net_error(c, off, "invalid direction '%s' in net=: expected IN, OUT, * or "
+				  "a comma list such as IN,OUT", s);
+			return;
+		}
+		if (!p[l])
+			return;
+		p += l + 1;
+	}
+}
+
+static void net_free(struct policy_net *n)
+{
+	free(n->network);
+	free(n->ports);
+}
+
+static void on_net(struct parser *ps, struct line *ln, const struct keydef *kd,
+		   const char *key, size_t voff)
+{
+	struct policy_net net = { .src = line_src(ln, voff) };
+	struct net_ctx c = { .ps = ps, .ln = ln, .net = &net, .ok = true };
+	char *v = strdup(ln->text + voff), *f[5];
+	size_t off[5], n = 0, i;
+
+	(void)kd;
+	(void)key;
+	if (!v) {
+		ps->oom = true;
+		return;
+	}
+	for (i = 0, f[0] = v, off[0] = voff, n = 1; v[i]; i++) {
+		if (v[i] != '|')
+			continue;
+		if (n == 5) {
+			net_error(&c, voff + i, "too many '|' in net=: expected %s", NET_FORMAT);
+			goto cleanup;
+		}
+		v[i] = '\0';
+		f[n] = v + i + 1;
+		off[n++] = voff + i + 1;
+	}
+	if (n != 5) {
+		net_error(&c, voff, "net= needs 5 fields separated by '|', found %zu: expected %s",
+			  n, NET_FORMAT);
+		goto cleanup;
+	}
+	net_action(&c, f[0], off[0]);
+	net_proto(&c, f[1], off[1]);
+	net_network(&c, f[2], off[2]);
+	net_ports(&c, f[3], off[3]);
+	net_direction(&c, f[4], off[4]);
+	if (c.ok && !ps->oom) {
+		struct policy_net *slot = vec_push(&ps->p->nets, &ps->p->n_nets, sizeof(*slot));
+
+		if (slot) {
+			*slot = net;
+			net = (struct policy_net){ 0 };
+		} else {
+			ps->oom = true;
+		}
+	}
+cleanup:
+	net_free(&net);
+	free(v);
+}
+
+/* ---------------------------------------------------------------- env= / unenv= (raw) */
+
+static void push_env(struct parser *ps, struct line *ln, size_t voff, char *name, char *value,
+		     bool unset)
+{
+	struct policy_env *e = vec_push(&ps->p->envs, &ps->p->n_envs, sizeof(*e));
+
+	if (!e || !name || (!unset && !value)) {
+		free(name);
+		free(value);
+		ps->oom = true;
+		return;
+	}
+	*e = (struct policy_env){ .name = name, .value = value, .unset = unset,
+				  .src = line_src(ln, voff) };
+}
+
+/* The value stays raw (policy_build_env substitutes it); only its ${} forms are checked. */
+static bool env_value_ok(struct parser *ps, struct line *ln, size_t off)
+{
+	struct policy_subst_error err;
+	const char *v = ln->text + off;
+	char *r = policy_subst(v, strlen(v), NULL, NULL, NULL, &err);
+
+	if (r) {
+		free(r);
+		return true;
+	}
+	lerror(ps, ln, off + err.offset, "%s%s%.*s%s", err.msg, err.len ? ", found '" : "",
+	       (int)err.len, v + err.offset, err.len ? "'" : "");
+	return false;
+}
+
+static void on_env(struct parser *ps, struct line *ln)
+{
+	const bool unset = ln->text[0] == 'u';
+	const size_t voff = unset ? strlen("unenv=") : strlen("env=");
+	const char *v = ln->text + voff, *eq = strchr(v, '=');
+
+	if (unset) {
+		if (!*v || eq)
+			lerror(ps, ln, voff, "unenv= takes a variable name or a pattern such as "
+				   "OPENAI_*, nothing else");
+		else
+			push_env(ps, ln, voff, strdup(v), NULL, true);
+		return;
+	}
+	if (!eq) {
+		lerror(ps, ln, voff + strlen(v), "missing '=' after the variable name: expected "
+			   "env=NAME=value");
+		return;
+	}
+	if (eq == v) {
+		lerror(ps, ln, voff, "missing variable name: expected env=NAME=value");
+		return;
+	}
+	if (env_value_ok(ps, ln, (size_t)(eq - ln->text) + 1))
+		push_env(ps, ln, voff, strndup(v, (size_t)(eq - v)), strdup(eq + 1), false);
+}
+
+/* ---------------------------------------------------------------- keys and legacy syntax */
+
+static const struct {
+	const char *key;
+	const char *fix;
+} LEGACY[] = {
+	{ "bind", "write expose-rw=PATH, one path per line" },
+	{ "ro-bind", "write expose-ro=PATH, one path per line" },
+	{ "rw-bind", "write expose-rw=PATH, one path per line" },
+	{ "set-env", "write env=NAME=value" },
+	{ "unset-env", "write unenv=NAME" },
+	{ "sandbox-provider", "write os-sandbox=NAME" },
+	{ "python-api-import", "write python-import= for modules and python-api=ALLOW:... for "
+			       "functions" },
+};
+
+static const char *legacy_fix(const char *key, size_t len)
+{
+	for (size_t i = 0; i < sizeof(LEGACY) / sizeof(LEGACY[0]); i++)
+		if (strlen(LEGACY[i].key) == len && strncmp(LEGACY[i].key, key, len) == 0)
+			return LEGACY[i].fix;
+	return NULL;
+}
+
+/* "--key=value" lines of the first generation, possibly with a legacy key too. */
+static void on_dashdash(struct parser *ps, struct line *ln)
+{
+	const char *key = ln->text + 2;
+	size_t klen = strcspn(key, "=");
+	const char *fix = key[klen] ? legacy_fix(key, klen) : NULL;
+
+	if (fix)
+		lerror(ps, ln, 0, "legacy syntax '--%.*s=': drop the leading '--' and %s",
+		       (int)klen, key, fix);
+	else
+		lerror(ps, ln, 0, "legacy '--' prefix: drop it and write '%.60s%s'", key,
+		       strlen(key) > 60 ? "..." : "");
+}
+
+static bool on_legacy_key(struct parser *ps, struct line *ln)
+{
+	size_t klen = strcspn(ln->text, "=");
+	const char *fix = ln->text[klen] ? legacy_fix(ln->text, klen) : NULL;
+
+	if (fix)
+		lerror(ps, ln, 0, "legacy key '%.*s=' is no longer accepted: %s", (int)klen,
+		       ln->text, fix);
+	return fix != NULL;
+}
+
+static unsigned edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	unsigned row[64];
+
+	if (la >= 64 || lb >= 64)
+		return UINT_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++) {
+		unsigned prev = row[0];
+
+		row[0] = (unsigned)i;
+		for (size_t j = 1; j <= lb; j++) {
+			unsigned cur = row[j], best = prev + (a[i - 1] != b[j - 1]);
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+/* The known key `key` was most likely meant to be, or NULL. */
+static const char *closest_key(const char *key)
+{
+	static const char *const extra[] = { "env", "unenv", "include" };
+	const char *best = NULL;
+	unsigned best_d = 3;
+
+	for (size_t i = 0; i < N_KEYS + 3; i++) {
+		const char *k = i < N_KEYS ? KEYS[i].key : extra[i - N_KEYS];
+		unsigned d = strcasecmp(k, key) == 0 ? 0 : edit_distance(k, key);
+
+		if (d < best_d && d * 3 <= strlen(k)) {
+			best = k;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+static void unknown_key(struct parser *ps, struct line *ln, const char *key, bool has_eq)
+{
+	const char *hint = closest_key(key);
+
+	if (hint && strcmp(hint, key) == 0 && strcmp(key, "include") == 0)
+		lerror(ps, ln, 0, "expected include \"PATH\" or include? \"PATH\" (no '=')");
+	else if (!has_eq && !hint)
+		lerror(ps, ln, 0, "invalid rule: expected key=value, include \"PATH\" or a # comment");
+	else if (!has_eq)
+		lerror(ps, ln, 0, "invalid rule: expected key=value; did you mean '%s='?", hint);
+	else if (!key[0])
+		lerror(ps, ln, 0, "missing key before '=': expected key=value");
+	else if (hint)
+		lerror(ps, ln, 0, "unknown key '%s': did you mean '%s'? (keys are case-sensitive)",
+		       key, hint);
+	else
+		lerror(ps, ln, 0, "unknown key '%s': see FORMAT-NOTES §1.4 for the keys; a "
+			   "provider parameter is written <provider>.<key>=value", key);
+}
+
+static const struct keydef *find_key(const char *key)
+{
+	for (size_t i = 0; i < N_KEYS; i++)
+		if (strcmp(KEYS[i].key, key) == 0)
+			return &KEYS[i];
+	return NULL;
+}
+
+/* eval-* keys may carry a ":profile" suffix (wiki/eval.md): eval-timeout:llm=2s. */
+static const struct keydef *find_eval_key(const char *key)
+{
+	size_t base = strcspn(key, ":");
+	char name[64];
+	const struct keydef *kd;
+
+	if (!starts_with(key, "eval-") || base >= sizeof(name) || (key[base] && !key[base + 1]))
+		return NULL;
+	memcpy(name, key, base);
+	name[base] = '\0';
+	kd = find_key(name);
+	if (!kd && starts_with(name, "eval-max-") && name[9])
+		kd = &EVAL_MAX_ANY;
+	return kd;
+}
+
+static void on_param(struct parser *ps, struct line *ln, const char *key, size_t voff)
+{
+	const char *dot = strchr(key, '.');
+
+	if (dot == key || !dot[1]) {
+		lerror(ps, ln, 0, "invalid provider parameter '%s': expected <provider>.<key>=value",
+		       key);
+		return;
+	}
+	add_kv(ps, &ps->p->params, &ps->p->n_params, ln, key, voff);
+}
+
+static void dispatch(struct parser *ps, struct line *ln)
+{
+	const char *eq = strchr(ln->text, '=');
+	size_t klen = eq ? (size_t)(eq - ln->text) : strlen(ln->text);
+	char *key = strndup(ln->text, klen);
+	const struct keydef *kd;
+
+	if (!key) {
+		ps->oom = true;
+		return;
+	}
+	kd = eq ? find_key(key) : NULL;
+	if (!kd && eq)
+		kd = find_eval_key(key);
+	if (kd && kd->kind == V_PATH)
+		on_expose(ps, ln, kd, key, klen + 1);
+	else if (kd && kd->kind == V_IGNORE)
+		on_ignore(ps, ln, kd, key, klen + 1);
+	else if (kd && kd->kind == V_NET)
+		on_net(ps, ln, kd, key, klen + 1);
+	else if (kd)
+		on_python(ps, ln, kd, key, klen + 1);
+	else if (eq && strchr(key, '.'))
+		on_param(ps, ln, key, klen + 1);
+	else
+		unknown_key(ps, ln, key, eq != NULL);
+	free(key);
+}
+
+/* ---------------------------------------------------------------- substitution */
+
+static void subst_error(struct parser *ps, struct line *ln, size_t base,
+			const struct policy_subst_error *err, const char *in)
+{
+	const char *ref = in + err->offset;
+
+	if (err->len && memmem(ref, err->len, ":=", 2))
+		lerror(ps, ln, base + err->offset, "bash default form '%.*s' is not accepted: "
+			   "write ${NAME:-default}", (int)err->len, ref);
+	else
+		lerror(ps, ln, base + err->offset, "%s%s%.*s%s", err->msg,
+		       err->len ? ", found '" : "", (int)err->len, ref, err->len ? "'" : "");
+}
+
+/* Replaces ln->text by its substituted form; ln->map then locates errors in the raw line. */
+static bool substitute_line(struct parser *ps, struct line *ln)
+{
+	struct policy_subst_error err;
+	size_t *map;
+	char *s = policy_subst(ln->text, strlen(ln->text), policy_envp_lookup, (void *)ps->envp,
+			       &map, &err);
+
+	if (!s) {
+		subst_error(ps, ln, 0, &err, ln->text);
+		return false;
+	}
+	free(ln->text);
+	ln->text = s;
+	ln->map = map;
+	return true;
+}
+
+/* ---------------------------------------------------------------- include */
+
+static void parse_text(struct parser *ps, const char *file, const char *dir, const char *buf,
+		       size_t len);
+
+static bool visited(const struct parser *ps, const char *canon)
+{
+	for (size_t i = 0; i < ps->n_visited; i++)
+		if (strcmp(ps->visited[i], canon) == 0)
+			return true;
+	return false;
+}
+
+static bool mark_visited(struct parser *ps, const char *canon)
+{
+	char **slot = vec_push(&ps->visited, &ps->n_visited, sizeof(*slot));
+
+	if (!slot || !(*slot = strdup(canon))) {
+		ps->oom = true;
+		return false;
+	}
+	return true;
+}
+
+/* Adds a display name to policy->files; returns the stored copy. */
+static const char *add_file(struct parser *ps, const char *name)
+{
+	char **slot = vec_push(&ps->p->files, &ps->p->n_files, sizeof(*slot));
+
+	if (!slot || !(*slot = strdup(name))) {
+		ps->oom = true;
+		return NULL;
+	}
+	return *slot;
+}
+
+/* Resolves a substituted include path: bare name next to the including file, else the cwd. */
+static char *include_target(struct parser *ps, const struct line *ln, const char *path)
+{
+	char *expanded = expand_tilde(ps, path), *full;
+
+	if (!expanded)
+		return NULL;
+	full = strchr(expanded, '/') ? abs_path(ps, expanded) : join_path(ln->dir, expanded);
+	free(expanded);
+	return full;
+}
+
+static void load_include(struct parser *ps, struct line *ln, size_t off, const char *path,
+			 bool optional)
+{
+	char *full = include_target(ps, ln, path), *canon = NULL, *buf = NULL, *dir = NULL;
+	const char *name;
+	size_t len;
+	int err;
+
+	if (!full)
+		goto oom;
+	canon = realpath(full, NULL);
+	if (!canon && (errno == ENOENT || errno == ENOTDIR)) {
+		if (!optional)
+			lerror(ps, ln, off, "included file '%s' not found ('%s'); write include? "
+				   "\"%s\" if it is optional", path, full, path);
+		goto cleanup;
+	}
+	if (!canon) {
+		lerror(ps, ln, off, "cannot read included file '%s': %s", full, strerror(errno));
+		goto cleanup;
+	}
+	if (visited(ps, canon))
+		goto cleanup; /* already loaded: a loop or a repeat, cut silently */
+	if (ps->depth >= MAX_INCLUDE_DEPTH) {
+		lerror(ps, ln, off, "includes nested more than %d files deep", MAX_INCLUDE_DEPTH);
+		goto cleanup;
+	}
+	err = read_whole(canon, &buf, &len);
+	if (err) {
+		lerror(ps, ln, off, "cannot read included file '%s': %s", canon, read_error(err));
+		goto cleanup;
+	}
+	dir = dir_of(full);
+	if (!dir || !mark_visited(ps, canon) || !(name = add_file(ps, canon)))
+		goto oom;
+	ps->depth++;
+	parse_text(ps, name, dir, buf, len);
+	ps->depth--;
+	goto cleanup;
+oom:
+	ps->oom = true;
+cleanup:
+	free(full);
+	free(canon);
+	free(buf);
+	free(dir);
+}
+
+static bool is_include(const char *t)
+{
+	return starts_with(t, "include") && strchr("? \t\"'", t[7]);
+}
+
+static void on_include(struct parser *ps, struct line *ln)
+{
+	const char *t = ln->text, *close;
+	const bool optional = t[7] == '?';
+	size_t p = 7 + optional, q;
+	struct policy_subst_error err;
+	char *path;
+
+	p += strspn(t + p, " \t");
+	if (t[p] != '"' && t[p] != '\'') {
+		lerror(ps, ln, p, "expected include \"PATH\" or include? \"PATH\"");
+		return;
+	}
+	q = p + 1;
+	close = strchr(t + q, t[p]);
+	if (!close) {
+		lerror(ps, ln, p, "unterminated quote: expected include \"PATH\"");
+		return;
+	}
+	if (close[1 + strspn(close + 1, " \t")]) {
+		lerror(ps, ln, (size_t)(close - t) + 1, "unexpected text after the included path");
+		return;
+	}
+	path = policy_subst(t + q, (size_t)(close - t) - q, policy_envp_lookup, (void *)ps->envp,
+			    NULL, &err);
+	if (!path) {
+		subst_error(ps, ln, q, &err, t + q);
+		return;
+	}
+	if (!path[0])
+		lerror(ps, ln, q, "include path is empty (is it an unset ${VAR}?)");
+	else
+		load_include(ps, ln, q, path, optional);
+	free(path);
+}
+
+/* ---------------------------------------------------------------- lines */
+
+static void process_line(struct parser *ps, struct line *ln)
+{
+	const char *t = ln->text;
+
+	if (is_include(t))
+		on_include(ps, ln);
+	else if (starts_with(t, "--"))
+		on_dashdash(ps, ln);
+	else if (starts_with(t, "env=") || starts_with(t, "unenv="))
+		on_env(ps, ln); /* kept raw: substituted by policy_build_env */
+	else if (!on_legacy_key(ps, ln) && substitute_line(ps, ln))
+		dispatch(ps, ln);
+}
+
+/* Refuses what is not a line of text; true when the line may be parsed. */
+static bool check_raw(struct parser *ps, struct line *ln)
+{
+	const char *nul = memchr(ln->raw, '\0', ln->raw_len);
+	size_t bad;
+
+	if (ln->raw_len > POLICY_MAX_LINE) {
+		lerror(ps, ln, POLICY_MAX_LINE, "line longer than %d bytes: not a policy line",
+		       POLICY_MAX_LINE);
+		return false;
+	}
+	if (nul) {
+		lerror(ps, ln, (size_t)(nul - ln->raw), "NUL byte: a policy file is UTF-8 text, "
+			   "this looks like a binary file");
+		return false;
+	}
+	bad = utf8_invalid_at(ln->raw, ln->raw_len);
+	if (bad < ln->raw_len) {
+		lerror(ps, ln, bad, "invalid UTF-8 byte 0x%02x: a policy file is UTF-8 text",
+		       (unsigned char)ln->raw[bad]);
+		return false;
+	}
+	if (ln->no == 1 && starts_with(ln->raw, "\xef\xbb\xbf")) {
+		lerror(ps, ln, 0, "UTF-8 byte-order mark at the start of the file: remove it");
+		return false;
+	}
+	return true;
+}
+
+/* py-sandboxes' _remove_comment(): '#' outside quotes; a backslash escapes a closing quote. */
+static size_t comment_at(const char *s, size_t n)
+{
+	char quote = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!quote && (s[i] == '"' || s[i] == '\''))
+			quote = s[i];
+		else if (quote && s[i] == quote && !(i > 0 && s[i - 1] == '\\'))
+			quote = 0;
+		else if (!quote && s[i] == '#')
+			return i;
+	}
+	return n;
+}
+
+static void parse_line(struct parser *ps, const char *file, const char *dir, unsigned no,
+		       const char *raw, size_t n)
+{
+	struct line ln = { .file = file, .dir = dir, .no = no, .raw = raw, .raw_len = n };
+	size_t len;
+
+	if (!check_raw(ps, &ln))
+		return;
+	ln.lead = lstrip_len(raw, n);
+	len = rstrip_len(raw + ln.lead, n - ln.lead);
+	len = rstrip_len(raw + ln.lead, comment_at(raw + ln.lead, len));
+	/* empty lines, comments and "{" template lines carry no rule */
+	if (len == 0 || raw[ln.lead] == '{')
+		return;
+	ln.text = strndup(raw + ln.lead, len);
+	if (!ln.text) {
+		ps->oom = true;
+		return;
+	}
+	process_line(ps, &ln);
+	free(ln.text);
+	free(ln.map);
+}
+
+static void parse_text(struct parser *ps, const char *file, const char *dir, const char *buf,
+		       size_t len)
+{
+	size_t pos = 0;
+	unsigned no = 0;
+
+	while (pos < len && !ps->full && !ps->oom) {
+		size_t end = pos;
+
+		while (end < len && buf[end] != '\n' && buf[end] != '\r')
+			end++;
+		parse_line(ps, file, dir, ++no, buf + pos, end - pos);
+		pos = end;
+		if (pos < len)
+			pos += buf[pos] == '\r' && pos + 1 < len && buf[pos + 1] == '\n' ? 2 : 1;
+	}
+}
+
+/* ---------------------------------------------------------------- whole-policy checks */
+
+static bool grants_dynamic_code(const char *v)
+{
+	static const char *const GRANTS[] = { "ALLOW:dynamic-code", "ALLOW:eval",
+					      "ALLOW:exec",	    "ALLOW:compile",
+					      "ALLOW:builtins.eval", "ALLOW:builtins.exec",
+					      "ALLOW:builtins.compile", NULL };
+
+	return in_list(v, GRANTS);
+}
+
+/* CHANGELOG: unguarding eval/exec/compile and configuring their guard contradict. */
+static void check_eval_vs_api(struct parser *ps)
+{
+	const struct policy_kv *eval = NULL;
+
+	for (size_t i = 0; i < ps->p->n_python && !eval; i++)
+		if (starts_with(ps->p->python[i].key, "eval-"))
+			eval = &ps->p->python[i];
+	if (!eval)
+		return;
+	for (size_t i = 0; i < ps->p->n_python; i++) {
+		const struct policy_kv *kv = &ps->p->python[i];
+
+		if (strcmp(kv->key, "python-api") == 0 && grants_dynamic_code(kv->value))
+			src_error(ps, &kv->src, "python-api=%s lifts the guard of eval/exec/compile "
+				  "while eval-* rules configure it (%s:%u): remove one of them",
+				  kv->value, eval->src.file, eval->src.line);
+	}
+}
+
+/* learn=false locks the file: no rule may come from the command line (wiki/configuration). */
+static void check_learn_lock(struct parser *ps)
+{
+	const struct policy *p = ps->p;
+
+	if (!ps->n_overrides)
+		return;
+	for (size_t i = p->n_python; i-- > 0;) {
+		if (strcmp(p->python[i].key, "learn") != 0)
+			continue;
+		if (strcasecmp(p->python[i].value, "false") == 0)
+			src_error(ps, &p->python[i].src, "learn=false locks this policy: the %zu "
+				  "command-line rule(s) are refused; edit the file instead",
+				  ps->n_overrides);
+		return;
+	}
+}
+
+/* ---------------------------------------------------------------- entry points */
+
+static int parser_init(struct parser *ps, struct policy_diag *diag, char *const *envp,
+		       const char *cwd, struct policy **out)
+{
+	char *here = NULL;
+
+	*out = NULL;
+	*ps = (struct parser){ .diag = diag, .envp = envp, .first_error = diag->n_errors };
+	ps->p = calloc(1, sizeof(*ps->p));
+	if (!cwd || cwd[0] != '/')
+		here = getcwd(NULL, 0);
+	if (!cwd)
+		ps->cwd = here ? strdup(here) : NULL;
+	else if (cwd[0] != '/')
+		ps->cwd = here ? join_path(here, cwd) : NULL;
+	else
+		ps->cwd = strdup(cwd);
+	free(here);
+	if (!ps->p || !ps->cwd) {
+		free(ps->p);
+		free(ps->cwd);
+		return -1;
+	}
+	return 0;
+}
+
+static void parse_overrides(struct parser *ps, const struct policy_override *ov, size_t n)
+{
+	const char *name = n ? add_file(ps, CMDLINE_FILE) : NULL;
+
+	ps->n_overrides = n;
+	for (size_t i = 0; i < n && name && !ps->full && !ps->oom; i++)
+		parse_line(ps, name, ps->cwd, (unsigned)i + 1, ov[i].line, strlen(ov[i].line));
+}
+
+static int parser_finish(struct parser *ps, struct policy **out)
+{
+	int ret = -1;
+
+	if (!ps->oom) {
+		check_eval_vs_api(ps);
+		check_learn_lock(ps);
+	}
+	if (ps->oom) {
+		struct line none = { .file = "pysb-bpf", .raw = "" };
+
+		ps->full = false;
+		lerror(ps, &none, 0, "out of memory while parsing the policy");
+	}
+	if (ps->diag->n_errors == ps->first_error && !ps->oom) {
+		*out = ps->p;
+		ps->p = NULL;
+		ret = 0;
+	}
+	policy_free(ps->p);
+	for (size_t i = 0; i < ps->n_visited; i++)
+		free(ps->visited[i]);
+	free(ps->visited);
+	free(ps->cwd);
+	return ret;
+}
+
+/* The root buffer: it counts as visited (an include of itself is a cut loop). */
+static void parse_root(struct parser *ps, const char *name, const char *buf, size_t len)
+{
+	char *abs = abs_path(ps, name), *canon = abs ? realpath(abs, NULL) : NULL;
+	char *dir = abs ? dir_of(abs) : NULL;
+	const char *stored = add_file(ps, name);
+
+	if (!abs || !dir || !stored || (canon && !mark_visited(ps, canon)))
+		ps->oom = true;
+	else
+		parse_text(ps, stored, dir, buf, len);
+	free(abs);
+	free(canon);
+	free(dir);
+}
+
+static void missing_root(struct parser *ps, const char *path, int err)
+{
+	struct line none = { .file = path, .raw = "" };
+
+	if (err == ENOENT)
+		lerror(ps, &none, 0, "policy file not found: create it with `pysb-bpf run --learn "
+			   "-- <program>` (learning mode writes the rules), or write it by hand "
+			   "with expose-ro=PATH lines");
+	else
+		lerror(ps, &none, 0, "cannot read policy file: %s", read_error(err));
+}
+
+int policy_parse_file(const char *path, char *const *envp, const char *cwd,
+		      const struct policy_override *overrides, size_t n_overrides,
+		      struct policy **out, struct policy_diag *diag)
+{
+	struct parser ps;
+	char *abs, *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	if (parser_init(&ps, diag, envp, cwd, out))
+		return -1;
+	abs = abs_path(&ps, path);
+	err = abs ? read_whole(abs, &buf, &len) : ENOMEM;
+	if (err == ENOMEM)
+		ps.oom = true;
+	else if (err)
+		missing_root(&ps, path, err);
+	else
+		parse_root(&ps, path, buf, len);
+	parse_overrides(&ps, overrides, n_overrides);
+	free(abs);
+	free(buf);
+	return parser_finish(&ps, out);
+}
+
+int policy_parse_buffer(const char *name, const char *buf, size_t len, char *const *envp,
+			const char *cwd, struct policy **out, struct policy_diag *diag)
+{
+	struct parser ps;
+
+	if (parser_init(&ps, diag, envp, cwd, out))
+		return -1;
+	parse_root(&ps, name, buf, len);
+	return parser_finish(&ps, out);
+}
+
+static void kv_free(struct policy_kv *a, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(a[i].key);
+		free(a[i].value);
+	}
+	free(a);
+}
+
+void policy_free(struct policy *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n_paths; i++) {
+		free(p->paths[i].path);
+		free(p->paths[i].spelled);
+	}
+	for (size_t i = 0; i < p->n_ignores; i++)
+		free(p->ignores[i].glob);
+	for (size_t i = 0; i < p->n_nets; i++)
+		net_free(&p->nets[i]);
+	for (size_t i = 0; i < p->n_envs; i++) {
+		free(p->envs[i].name);
+		free(p->envs[i].value);
+	}
+	for (size_t i = 0; i < p->n_files; i++)
+		free(p->files[i]);
+	kv_free(p->python, p->n_python);
+	kv_free(p->params, p->n_params);
+	free(p->paths);
+	free(p->ignores);
+	free(p->nets);
+	free(p->envs);
+	free(p->files);
+	free(p);
+}
+
+const char *policy_get(const struct policy *p, const char *key)
+{
+	for (size_t i = p->n_python; i-- > 0;)
+		if (strcmp(p->python[i].key, key) == 0)
+			return p->python[i].value;
+	for (size_t i = p->n_params; i-- > 0;)
+		if (strcmp(p->params[i].key, key) == 0)
+			return p->params[i].value;
+	return NULL;
+}
