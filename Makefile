@@ -88,6 +88,20 @@ demo: all
 bench: all
 	$(Q)scripts/vm-run -- scripts/bench
 
+# Fuzzing the policy parser: libFuzzer + ASan + UBSan, seeded from the policy corpus;
+# new inputs go to build/fuzz/corpus, crashes to build/fuzz/crash-*.
+FUZZ_SECONDS ?= 600
+POLICY_SRCS := $(wildcard user/policy*.c)
+$(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy.h
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
+	$(Q)$(CLANG) -g -O1 $(WARN) -std=gnu11 -D_GNU_SOURCE -Iuser \
+		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(POLICY_SRCS) -o $@
+
+fuzz: $(OUTPUT)/fuzz/fuzz_policy
+	$(Q)$< -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(OUTPUT)/fuzz/ \
+		-dict=tests/fuzz/policy.dict $(OUTPUT)/fuzz/corpus tests/corpus/pysandboxes
+
 vmlinux:
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
 	$(Q)echo "Generated from /sys/kernel/btf/vmlinux of $$(uname -r) on $$(date -u +%F)" > vmlinux/SOURCE
