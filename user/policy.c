@@ -271,10 +271,21 @@ static void vreport(struct parser *ps, bool warning, const struct line *ln, unsi
 	*slot = m;
 }
 
-/* Column of offset `off` in the (possibly substituted) text of the line. */
+/*
+ * Column of offset `off` in the (possibly substituted) text of the line. An offset right
+ * after a literal byte is placed right after that byte's origin, so that an empty value or
+ * field points where it was written rather than at whatever follows a ${} that vanished.
+ */
 static unsigned line_col(const struct line *ln, size_t off)
 {
-	return raw_col(ln->raw, ln->lead + (ln->map ? ln->map[off] : off));
+	const size_t *m = ln->map;
+	size_t o = off;
+
+	if (m && off > 0 && ln->text[off - 1] == ln->raw[ln->lead + m[off - 1]])
+		o = m[off - 1] + 1;
+	else if (m)
+		o = m[off];
+	return raw_col(ln->raw, ln->lead + o);
 }
 
 __attribute__((format(printf, 4, 5))) static void lerror(struct parser *ps, const struct line *ln,
@@ -1130,6 +1141,39 @@ cleanup:
 	free(v);
 }
 
+/* ---------------------------------------------------------------- substitution */
+
+static void subst_error(struct parser *ps, struct line *ln, size_t base,
+			const struct policy_subst_error *err, const char *in)
+{
+	const char *ref = in + err->offset;
+
+	if (err->len && memmem(ref, err->len, ":=", 2))
+		lerror(ps, ln, base + err->offset, "bash default form '%.*s' is not accepted: "
+			   "write ${NAME:-default}", (int)err->len, ref);
+	else
+		lerror(ps, ln, base + err->offset, "%s%s%.*s%s", err->msg,
+		       err->len ? ", found '" : "", (int)err->len, ref, err->len ? "'" : "");
+}
+
+/* Replaces ln->text by its substituted form; ln->map then locates errors in the raw line. */
+static bool substitute_line(struct parser *ps, struct line *ln)
+{
+	struct policy_subst_error err;
+	size_t *map;
+	char *s = policy_subst(ln->text, strlen(ln->text), policy_envp_lookup, (void *)ps->envp,
+			       &map, &err);
+
+	if (!s) {
+		subst_error(ps, ln, 0, &err, ln->text);
+		return false;
+	}
+	free(ln->text);
+	ln->text = s;
+	ln->map = map;
+	return true;
+}
+
 /* ---------------------------------------------------------------- env= / unenv= (raw) */
 
 static void push_env(struct parser *ps, struct line *ln, size_t voff, char *name, char *value,
@@ -1158,8 +1202,7 @@ static bool env_value_ok(struct parser *ps, struct line *ln, size_t off)
 		free(r);
 		return true;
 	}
-	lerror(ps, ln, off + err.offset, "%s%s%.*s%s", err.msg, err.len ? ", found '" : "",
-	       (int)err.len, v + err.offset, err.len ? "'" : "");
+	subst_error(ps, ln, off, &err, v);
 	return false;
 }
 
@@ -1370,39 +1413,6 @@ static void dispatch(struct parser *ps, struct line *ln)
 	else
 		unknown_key(ps, ln, key, eq != NULL);
 	free(key);
-}
-
-/* ---------------------------------------------------------------- substitution */
-
-static void subst_error(struct parser *ps, struct line *ln, size_t base,
-			const struct policy_subst_error *err, const char *in)
-{
-	const char *ref = in + err->offset;
-
-	if (err->len && memmem(ref, err->len, ":=", 2))
-		lerror(ps, ln, base + err->offset, "bash default form '%.*s' is not accepted: "
-			   "write ${NAME:-default}", (int)err->len, ref);
-	else
-		lerror(ps, ln, base + err->offset, "%s%s%.*s%s", err->msg,
-		       err->len ? ", found '" : "", (int)err->len, ref, err->len ? "'" : "");
-}
-
-/* Replaces ln->text by its substituted form; ln->map then locates errors in the raw line. */
-static bool substitute_line(struct parser *ps, struct line *ln)
-{
-	struct policy_subst_error err;
-	size_t *map;
-	char *s = policy_subst(ln->text, strlen(ln->text), policy_envp_lookup, (void *)ps->envp,
-			       &map, &err);
-
-	if (!s) {
-		subst_error(ps, ln, 0, &err, ln->text);
-		return false;
-	}
-	free(ln->text);
-	ln->text = s;
-	ln->map = map;
-	return true;
 }
 
 /* ---------------------------------------------------------------- include */
