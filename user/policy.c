@@ -1463,8 +1463,9 @@ static char *include_target(struct parser *ps, const struct line *ln, const char
 	return full;
 }
 
-static void load_include(struct parser *ps, struct line *ln, size_t off, const char *path,
-			 bool optional)
+/* `written` is the path as in the file, `path` once substituted. */
+static void load_include(struct parser *ps, struct line *ln, size_t off, const char *written,
+			 const char *path, bool optional)
 {
 	char *full = include_target(ps, ln, path), *canon = NULL, *buf = NULL, *dir = NULL;
 	const char *name;
@@ -1476,8 +1477,8 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 	canon = realpath(full, NULL);
 	if (!canon && (errno == ENOENT || errno == ENOTDIR)) {
 		if (!optional)
-			lerror(ps, ln, off, "included file '%s' not found ('%s'); write include? "
-				   "\"%s\" if it is optional", path, full, path);
+			lerror(ps, ln, off, "included file '%s' not found (looked for '%s'); write "
+				   "include? \"%s\" if it is optional", written, full, written);
 		goto cleanup;
 	}
 	if (!canon) {
@@ -1522,7 +1523,7 @@ static void on_include(struct parser *ps, struct line *ln)
 	const bool optional = t[7] == '?';
 	size_t p = 7 + optional, q;
 	struct policy_subst_error err;
-	char *path;
+	char *written, *path;
 
 	p += strspn(t + p, " \t");
 	if (t[p] != '"' && t[p] != '\'') {
@@ -1539,16 +1540,19 @@ static void on_include(struct parser *ps, struct line *ln)
 		lerror(ps, ln, (size_t)(close - t) + 1, "unexpected text after the included path");
 		return;
 	}
-	path = policy_subst(t + q, (size_t)(close - t) - q, policy_envp_lookup, (void *)ps->envp,
-			    NULL, &err);
-	if (!path) {
-		subst_error(ps, ln, q, &err, t + q);
-		return;
-	}
-	if (!path[0])
+	written = strndup(t + q, (size_t)(close - t) - q);
+	path = written ? policy_subst(written, strlen(written), policy_envp_lookup,
+				      (void *)ps->envp, NULL, &err)
+		       : NULL;
+	if (!written)
+		ps->oom = true;
+	else if (!path)
+		subst_error(ps, ln, q, &err, written);
+	else if (!path[0])
 		lerror(ps, ln, q, "include path is empty (is it an unset ${VAR}?)");
 	else
-		load_include(ps, ln, q, path, optional);
+		load_include(ps, ln, q, written, path, optional);
+	free(written);
 	free(path);
 }
 
