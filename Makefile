@@ -89,7 +89,8 @@ bench: all
 	$(Q)scripts/vm-run -- scripts/bench
 
 # Fuzzing the policy parser: libFuzzer + ASan + UBSan, seeded from the policy corpus;
-# new inputs go to build/fuzz/corpus, crashes to build/fuzz/crash-*.
+# new inputs go to build/fuzz/corpus, crashes to build/fuzz/crash-*. Inputs are capped at
+# 4 KiB (seeds are cut): a policy's structure fits, and executions are ~10x faster.
 FUZZ_SECONDS ?= 600
 POLICY_SRCS := $(wildcard user/policy*.c)
 $(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy.h
@@ -99,7 +100,7 @@ $(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy.
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(POLICY_SRCS) -o $@
 
 fuzz: $(OUTPUT)/fuzz/fuzz_policy
-	$(Q)$< -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(OUTPUT)/fuzz/ \
+	$(Q)$< -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -artifact_prefix=$(OUTPUT)/fuzz/ \
 		-dict=tests/fuzz/policy.dict $(OUTPUT)/fuzz/corpus tests/corpus/pysandboxes
 
 vmlinux:

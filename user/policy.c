@@ -1288,7 +1288,8 @@ static unsigned edit_distance(const char *a, const char *b)
 	size_t la = strlen(a), lb = strlen(b);
 	unsigned row[64];
 
-	if (la >= 64 || lb >= 64)
+	/* Only distances up to 2 matter, and the distance is at least the length difference. */
+	if (la >= 64 || lb >= 64 || la > lb + 2 || lb > la + 2)
 		return UINT_MAX;
 	for (size_t j = 0; j <= lb; j++)
 		row[j] = (unsigned)j;

@@ -7,6 +7,7 @@
  *
  * Run: make fuzz FUZZ_SECONDS=600 (crashes are written to build/fuzz/).
  */
+#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,19 @@ static void put_file(const char *name, const char *text)
 	fclose(f);
 }
 
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static void cleanup(void)
+{
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	char sub[256];
@@ -45,6 +59,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	if (!mkdtemp(dir))
 		abort();
+	atexit(cleanup);
 	snprintf(sub, sizeof(sub), "%s/sub", dir);
 	mkdir(sub, 0755);
 	put_file("inc", "expose-ro=sub\nnet=ALLOW|tcp|*|443|OUT\ninclude \"loop\"\n");
