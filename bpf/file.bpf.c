@@ -32,6 +32,7 @@ static long walk_step(__u32 index, void *data)
 {
 	struct walk_ctx *c = data;
 	struct dentry *d = c->dentry;
+	struct vfsmount *vfsmnt = c->vfsmnt;
 	struct inode *inode = BPF_CORE_READ(d, d_inode);
 	struct pysb_file_rule *rule;
 	struct dentry *parent;
@@ -51,8 +52,8 @@ static long walk_step(__u32 index, void *data)
 		}
 	}
 
-	if (d == BPF_CORE_READ(c->vfsmnt, mnt_root)) {
-		struct mount *m = real_mount(c->vfsmnt);
+	if (d == BPF_CORE_READ(vfsmnt, mnt_root)) {
+		struct mount *m = real_mount(vfsmnt);
 		struct mount *up = BPF_CORE_READ(m, mnt_parent);
 
 		if (up == m)
@@ -67,6 +68,27 @@ static long walk_step(__u32 index, void *data)
 		return 1; /* top of a file system that is not mounted here */
 	c->dentry = parent;
 	return 0;
+}
+
+/*
+ * Opens the kernel makes on a sandboxed task's behalf below a file the task already
+ * opened: overlayfs opens a directory's (or copies up a file's) real layer through a
+ * private mount (mnt_ns == MNT_NS_INTERNAL) with the mounter's credentials. The overlay
+ * file itself was checked; judging the layer's own path would deny every overlay
+ * directory. Only that shape is exempt: an internal mount AND overridden credentials.
+ */
+#define MNT_NS_INTERNAL ((void *)-22L)
+
+static __always_inline bool kernel_internal_open(const struct path *path)
+{
+	struct mount *m = real_mount(BPF_CORE_READ(path, mnt));
+	void *ns = BPF_CORE_READ(m, mnt_ns);
+	struct task_struct *task;
+
+	if (ns != MNT_NS_INTERNAL)
+		return false;
+	task = bpf_get_current_task_btf();
+	return BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred);
 }
 
 /* Access granted by the nearest rule above `path`; 0 when none (or the walk ran out). */
@@ -105,6 +127,8 @@ int BPF_PROG(pysb_file_open, struct file *file)
 		want |= PYSB_ACC_EXEC;
 
 	if ((path_access(&file->f_path, cfg->id) & want) == want)
+		return 0;
+	if (kernel_internal_open(&file->f_path))
 		return 0;
 
 	e = event_start(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_OPEN, want, decision_of(cfg));

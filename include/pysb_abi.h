@@ -67,6 +67,9 @@ enum pysb_kind {
 
 enum pysb_op {
 	PYSB_OP_OPEN = 1,
+	PYSB_OP_MOUNT = 2,
+	PYSB_OP_UMOUNT = 3,
+	PYSB_OP_PIVOT_ROOT = 4,
 };
 
 enum pysb_decision {

@@ -2,7 +2,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <libgen.h>
+#include <limits.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
 #include "compile.h"
@@ -40,13 +43,38 @@ static uint32_t explicit_access(const struct policy *p, const char *path)
 	return access;
 }
 
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+
+/*
+ * stat(2), corrected to the (dev, ino) the kernel's inode carries. overlayfs reports, for
+ * a non-directory whose layers are on different file systems, the st_dev of a per-layer
+ * pseudo device, while the overlay inode BPF sees has the overlay's s_dev (st_ino is the
+ * overlay inode's i_ino in every case). The overlay's s_dev is what its directories report.
+ */
+static int stat_kernel(const char *path, struct stat *st)
+{
+	struct statfs sfs;
+	struct stat dir;
+	char parent[PATH_MAX];
+
+	if (stat(path, st))
+		return -1;
+	if (S_ISDIR(st->st_mode) || statfs(path, &sfs) || sfs.f_type != OVERLAYFS_SUPER_MAGIC)
+		return 0;
+	snprintf(parent, sizeof(parent), "%s", path);
+	if (stat(dirname(parent), &dir))
+		return -1;
+	st->st_dev = dir.st_dev;
+	return 0;
+}
+
 static int add_entry(struct compiled *c, size_t *cap, const char *path, uint32_t access,
 		     struct compiled_file *proto)
 {
 	struct stat st;
 	struct compiled_file *f;
 
-	if (stat(path, &st)) {
+	if (stat_kernel(path, &st)) {
 		/* Checked by the parser for explicit rules; a race or an implicit path gone. */
 		pr_err("cannot stat %s: %s", path, strerror(errno));
 		return -1;

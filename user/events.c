@@ -39,6 +39,9 @@ const char *op_str(unsigned op)
 {
 	switch (op) {
 	case PYSB_OP_OPEN: return "open";
+	case PYSB_OP_MOUNT: return "mount";
+	case PYSB_OP_UMOUNT: return "umount";
+	case PYSB_OP_PIVOT_ROOT: return "pivot_root";
 	}
 	return "unknown";
 }
@@ -67,8 +70,10 @@ void event_print_line(FILE *f, const struct pysb_event *e)
 		kind_str(e->kind), op_str(e->op), access_str(e->access, acc, sizeof(acc)));
 	if (e->path_len > 0)
 		print_escaped(f, e->path);
-	else
+	else if (e->kind == PYSB_KIND_FILE)
 		fputs("<path unavailable>", f);
+	else
+		fputs("-", f);
 	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
 	print_escaped(f, comm);
 	fputc('\n', f);

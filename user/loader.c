@@ -24,10 +24,19 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-const char *const *loader_hooks(void)
+int loader_hooks(const struct loader *l, char *buf, size_t len)
 {
-	static const char *const hooks[] = { "lsm/file_open", NULL };
-	return hooks;
+	struct bpf_program *prog;
+	size_t off = 0;
+	int n = 0;
+
+	buf[0] = '\0';
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s", n ? " " : "",
+				bpf_program__section_name(prog));
+		n++;
+	}
+	return n;
 }
 
 int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err)

@@ -4,6 +4,7 @@
 #define PYSB_LOADER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "pysb_abi.h"
@@ -38,7 +39,7 @@ int loader_events_fd(const struct loader *l);
 /* Events that could not be delivered, per reason, summed over CPUs. */
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
 
-/* Names of the hooks the object uses, for probe and -v (NULL-terminated). */
-const char *const *loader_hooks(void);
+/* The sections ("lsm/file_open ...") of the loaded programs, space-separated; returns how many. */
+int loader_hooks(const struct loader *l, char *buf, size_t len);
 
 #endif /* PYSB_LOADER_H */

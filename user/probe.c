@@ -105,7 +105,7 @@ static int check_load(bool verbose)
 	struct loader l;
 	const char *what = "";
 	int err = 0;
-	char detail[512], hooks[256] = "";
+	char detail[1536], hooks[1024];
 
 	if (geteuid() != 0) {
 		report(verbose, false, "LSM programs load",
@@ -116,10 +116,8 @@ static int check_load(bool verbose)
 		probe_report_load_failure(what, err, verbose);
 		return -1;
 	}
+	loader_hooks(&l, hooks, sizeof(hooks));
 	loader_stop(&l);
-	for (const char *const *h = loader_hooks(); *h; h++)
-		snprintf(hooks + strlen(hooks), sizeof(hooks) - strlen(hooks), "%s%s",
-			 h == loader_hooks() ? "" : " ", *h);
 	snprintf(detail, sizeof(detail), "loaded and attached: %s (lsm_cgroup slots used: 0 of 10)",
 		 hooks);
 	report(verbose, true, "LSM programs load", detail);

@@ -199,9 +199,13 @@ int sandbox_run(const struct run_opts *o)
 		probe_report_load_failure(what, err, false);
 		goto out_cgroup;
 	}
-	pr_info("cgroup %s (id %llu); hooks:", cg.path, (unsigned long long)cg.id);
-	for (const char *const *h = loader_hooks(); *h; h++)
-		pr_info("  %s", *h);
+	if (log_level >= LOG_INFO) {
+		char hooks[1024];
+		int n = loader_hooks(&l, hooks, sizeof(hooks));
+
+		pr_info("cgroup %s (id %llu)", cg.path, (unsigned long long)cg.id);
+		pr_info("%d BPF programs attached (no lsm_cgroup slot used): %s", n, hooks);
+	}
 	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
 	if (fill_maps(&l, o->compiled, cfg.id))
 		goto out_loader;

@@ -1,0 +1,69 @@
+# Helpers for the end-to-end tests. Sourced by tests/e2e/run; every test runs in a
+# subshell, in a fresh directory $T under /tmp, with `set -e` off so it can check statuses.
+
+PYSB="${PYSB:-$REPO/build/pysb-bpf}"
+
+fail() {
+	echo "    assertion failed: $*" >&2
+	exit 1
+}
+
+# run_sb POLICY_FILE PROGRAM [ARGS...]: runs under pysb-bpf, output in $T/out and $T/err,
+# status in $RC.
+run_sb() {
+	local policy=$1
+	shift
+	"$PYSB" run --policy "$policy" -- "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	return 0
+}
+
+# run_plain PROGRAM [ARGS...]: the same program outside any sandbox, same capture.
+run_plain() {
+	"$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	return 0
+}
+
+expect_rc() {
+	[ "$RC" -eq "$1" ] || fail "exit status $RC, expected $1 (stderr: $(head -c 2000 "$T/err"))"
+}
+
+# expect_line FILE LINE: FILE has exactly this line.
+expect_line() {
+	grep -qxF -- "$2" "$1" || fail "no line '$2' in $(basename "$1"): $(head -c 2000 "$1")"
+}
+
+expect_grep() {
+	grep -qE -- "$2" "$1" || fail "no match for /$2/ in $(basename "$1"): $(head -c 2000 "$1")"
+}
+
+expect_no_grep() {
+	! grep -qE -- "$2" "$1" || fail "unexpected match for /$2/ in $(basename "$1"): $(grep -E -- "$2" "$1" | head -5)"
+}
+
+# The Python helper every test program imports (from $T/lib, which policies expose): attempt(label, fn) prints
+# "label ok" / "label EACCES" / "label EPERM" / "label ERR <errno>".
+write_probe_lib() {
+	mkdir -p "$T/lib"
+	cat >"$T/lib/probe_lib.py" <<'PY'
+import errno, os, sys
+
+def attempt(label, fn):
+    try:
+        fn()
+        print(label, "ok", flush=True)
+    except PermissionError as e:
+        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+    except OSError as e:
+        print(label, "ERR", errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+
+def read(path):
+    with open(path) as f:
+        return f.read()
+
+def write(path, data="x"):
+    with open(path, "w") as f:
+        f.write(data)
+PY
+}
