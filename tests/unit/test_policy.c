@@ -123,16 +123,23 @@ static struct parsed parse_ok(const char *text)
 	return r;
 }
 
-/* True when an error at line:col holds `msg` (col 0: any column). */
-static bool has_error(const struct policy_diag *d, unsigned line, unsigned col, const char *msg)
+/* True when an error at file:line:col holds `msg` (file NULL: t.pysb; col 0: any). */
+static bool has_error_in(const struct policy_diag *d, const char *file, unsigned line,
+			 unsigned col, const char *msg)
 {
 	for (size_t i = 0; i < d->n_errors; i++) {
 		const struct policy_msg *m = &d->errors[i];
 
-		if (m->line == line && (!col || m->col == col) && m->msg && strstr(m->msg, msg))
+		if (m->file && strcmp(m->file, file ? file : "t.pysb") == 0 && m->line == line &&
+		    (!col || m->col == col) && m->msg && strstr(m->msg, msg))
 			return true;
 	}
 	return false;
+}
+
+static bool has_error(const struct policy_diag *d, unsigned line, unsigned col, const char *msg)
+{
+	return has_error_in(d, NULL, line, col, msg);
 }
 
 static void expect_error(const char *text, size_t len, unsigned line, unsigned col,
@@ -948,14 +955,13 @@ static void test_overrides(void **state)
 	assert_int_equal(r.p->nets[0].src.line, 2);
 	done(&r);
 	r = parse_file_at("ov.pysb", bad, 1);
-	assert_true(has_error(&r.d, 1, 11, "must exist"));
-	assert_string_equal(r.d.errors[0].file, "<command line>");
+	assert_true(has_error_in(&r.d, "<command line>", 1, 11, "must exist"));
 	done(&r);
 	/* learn=false refuses every command-line rule */
 	put("locked.pysb", "learn=false\nexpose-ro=sub\n");
 	r = parse_file_at("locked.pysb", ov, 2);
 	assert_int_equal(r.d.n_errors, 1);
-	assert_true(has_error(&r.d, 1, 7, "learn=false locks this policy"));
+	assert_true(has_error_in(&r.d, "locked.pysb", 1, 7, "learn=false locks this policy"));
 	done(&r);
 	r = parse_file_at("locked.pysb", NULL, 0);
 	assert_int_equal(r.ret, 0);
