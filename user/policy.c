@@ -704,13 +704,13 @@ static void on_python(struct parser *ps, struct line *ln, const struct keydef *k
 	const struct policy_kv *prev;
 
 	if (why) {
-		lerror(ps, ln, voff, "invalid %s value '%s': %s", key, v, why);
+		lerror(ps, ln, voff, "invalid %s value '%.120s': %s", key, v, why);
 		return;
 	}
 	prev = is_single(kd->kind) ? find_kv(ps->p->python, ps->p->n_python, key) : NULL;
 	if (prev) {
-		lerror(ps, ln, 0, "%s is already set at %s:%u: keep a single %s= line across all "
-			   "included files", key, prev->src.file, prev->src.line, key);
+		lerror(ps, ln, 0, "%.120s is already set at %s:%u: keep a single %.120s= line across "
+			   "all included files", key, prev->src.file, prev->src.line, key);
 		return;
 	}
 	add_kv(ps, &ps->p->python, &ps->p->n_python, ln, key, voff);
@@ -733,8 +733,8 @@ static char *single_path(struct parser *ps, struct line *ln, const char *key, si
 		       "of bind= is gone: write one %s=PATH line per path", key, key);
 		return NULL;
 	}
-	lwarn(ps, ln, voff, "legacy two-path form '%s': the modern form is %s=%.*s", v, key,
-	      (int)l, v);
+	lwarn(ps, ln, voff, "legacy two-path form '%.120s': the modern form is %s=%.*s", v, key,
+	      (int)(l > 120 ? 120 : l), v);
 	return strndup(v, l);
 }
 
@@ -749,7 +749,7 @@ static void store_path(struct parser *ps, struct line *ln, const struct keydef *
 			continue;
 		if (p->paths[i].access != (enum policy_access)kd->arg)
 			lerror(ps, ln, voff,
-			       "%s=%s invalidates another rule: %s:%u exposes '%s' %s; keep one "
+			       "%s=%.120s invalidates another rule: %s:%u exposes '%.120s' %s; keep one "
 			       "mode per path", kd->key, spelled, p->paths[i].src.file,
 			       p->paths[i].src.line, canon,
 			       p->paths[i].access == POLICY_RO ? "read-only" : "read-write");
@@ -789,10 +789,10 @@ static void on_expose(struct parser *ps, struct line *ln, const struct keydef *k
 	}
 	canon = realpath(abs, NULL);
 	if (!canon && (errno == ENOENT || errno == ENOTDIR))
-		lerror(ps, ln, voff, "path '%s' must exist (looked for '%s'); create it or remove "
+		lerror(ps, ln, voff, "path '%.120s' must exist (looked for '%.120s'); create it or remove "
 			   "the rule", spelled, abs);
 	else if (!canon)
-		lerror(ps, ln, voff, "cannot resolve path '%s' ('%s'): %s", spelled, abs,
+		lerror(ps, ln, voff, "cannot resolve path '%.120s' ('%.120s'): %s", spelled, abs,
 		       strerror(errno));
 	if (!canon)
 		goto cleanup;
@@ -851,7 +851,7 @@ static void net_action(struct net_ctx *c, const char *s, size_t off)
 	if (strcmp(s, "ALLOW") == 0 || strcmp(s, "DENY") == 0)
 		c->net->deny = s[0] == 'D';
 	else
-		net_error(c, off, "invalid action '%s' in net=: expected ALLOW or DENY", s);
+		net_error(c, off, "invalid action '%.120s' in net=: expected ALLOW or DENY", s);
 }
 
 /* Items of a comma list that are not blank (py-sandboxes skips the blank ones). */
@@ -876,10 +876,10 @@ static void net_proto_item(struct net_ctx *c, const char *tok, size_t off, unsig
 	else if (strcasecmp(tok, "udp") == 0)
 		c->net->protos |= POLICY_PROTO_UDP;
 	else if (strcasecmp(tok, "any") != 0 && strcmp(tok, "*") != 0)
-		net_error(c, off, "unknown protocol '%s' in net=: expected tcp, udp, a comma list "
+		net_error(c, off, "unknown protocol '%.120s' in net=: expected tcp, udp, a comma list "
 			  "of them, any or *", tok);
 	else if (n_items > 1)
-		net_error(c, off, "'%s' must be used alone in the protocol field of net=", tok);
+		net_error(c, off, "'%.120s' must be used alone in the protocol field of net=", tok);
 	else
 		c->net->protos = POLICY_PROTO_TCP | POLICY_PROTO_UDP;
 }
@@ -970,7 +970,7 @@ static void net_network(struct net_ctx *c, const char *s, size_t off)
 	}
 	why = network_error(s);
 	if (why) {
-		net_error(c, off, "%s '%s' in net=", why, s);
+		net_error(c, off, "%s '%.120s' in net=", why, s);
 		return;
 	}
 	c->net->network = strdup(s);
@@ -1020,19 +1020,19 @@ static void net_port_item(struct net_ctx *c, char *item, size_t off)
 		if (parse_port(item, &lo))
 			add_ports(c, lo, lo);
 		else
-			net_error(c, off, "invalid port '%s' in net=: expected 0-65535, A-B, A- or "
+			net_error(c, off, "invalid port '%.120s' in net=: expected 0-65535, A-B, A- or "
 				  "* alone", item);
 		return;
 	}
 	*dash = '\0';
 	char *a = trim(item, &skip), *b = trim(dash + 1, &skip);
 	if (!parse_port(a, &lo) || (*b && !parse_port(b, &hi))) {
-		net_error(c, off, "invalid port range '%s-%s' in net=: expected A-B or A- with "
+		net_error(c, off, "invalid port range '%.60s-%.60s' in net=: expected A-B or A- with "
 			  "ports 0-65535", a, b);
 		return;
 	}
 	if (lo > hi) {
-		net_error(c, off, "invalid port range '%s-%s' in net=: start is greater than end",
+		net_error(c, off, "invalid port range '%.60s-%.60s' in net=: start is greater than end",
 			  a, b);
 		return;
 	}
@@ -1075,7 +1075,7 @@ static void net_direction(struct net_ctx *c, const char *s, size_t off)
 		else if (l == 3 && strncmp(p, "OUT", 3) == 0)
 			c->net->dirs |= POLICY_DIR_OUT;
 		else {
-			net_error(c, off, "invalid direction '%s' in net=: expected IN, OUT, * or "
+			net_error(c, off, "invalid direction '%.120s' in net=: expected IN, OUT, * or "
 				  "a comma list such as IN,OUT", s);
 			return;
 		}
@@ -1147,13 +1147,14 @@ static void subst_error(struct parser *ps, struct line *ln, size_t base,
 			const struct policy_subst_error *err, const char *in)
 {
 	const char *ref = in + err->offset;
+	const int shown = err->len > 120 ? 120 : (int)err->len;
 
 	if (err->len && memmem(ref, err->len, ":=", 2))
 		lerror(ps, ln, base + err->offset, "bash default form '%.*s' is not accepted: "
-			   "write ${NAME:-default}", (int)err->len, ref);
+			   "write ${NAME:-default}", shown, ref);
 	else
 		lerror(ps, ln, base + err->offset, "%s%s%.*s%s", err->msg,
-		       err->len ? ", found '" : "", (int)err->len, ref, err->len ? "'" : "");
+		       err->len ? ", found '" : "", shown, ref, err->len ? "'" : "");
 }
 
 /* Replaces ln->text by its substituted form; ln->map then locates errors in the raw line. */
@@ -1343,10 +1344,10 @@ static void unknown_key(struct parser *ps, struct line *ln, const char *key, boo
 	else if (!key[0])
 		lerror(ps, ln, 0, "missing key before '=': expected key=value");
 	else if (hint)
-		lerror(ps, ln, 0, "unknown key '%s': did you mean '%s'? (keys are case-sensitive)",
+		lerror(ps, ln, 0, "unknown key '%.120s': did you mean '%.120s'? (keys are case-sensitive)",
 		       key, hint);
 	else
-		lerror(ps, ln, 0, "unknown key '%s': see FORMAT-NOTES §1.4 for the keys; a "
+		lerror(ps, ln, 0, "unknown key '%.120s': see FORMAT-NOTES §1.4 for the keys; a "
 			   "provider parameter is written <provider>.<key>=value", key);
 }
 
@@ -1380,7 +1381,7 @@ static void on_param(struct parser *ps, struct line *ln, const char *key, size_t
 	const char *dot = strchr(key, '.');
 
 	if (dot == key || !dot[1]) {
-		lerror(ps, ln, 0, "invalid provider parameter '%s': expected <provider>.<key>=value",
+		lerror(ps, ln, 0, "invalid provider parameter '%.120s': expected <provider>.<key>=value",
 		       key);
 		return;
 	}
@@ -1478,12 +1479,12 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 	canon = realpath(full, NULL);
 	if (!canon && (errno == ENOENT || errno == ENOTDIR)) {
 		if (!optional)
-			lerror(ps, ln, off, "included file '%s' not found (looked for '%s'); write "
-				   "include? \"%s\" if it is optional", written, full, written);
+			lerror(ps, ln, off, "included file '%.120s' not found (looked for '%.120s'); write "
+				   "include? \"%.120s\" if it is optional", written, full, written);
 		goto cleanup;
 	}
 	if (!canon) {
-		lerror(ps, ln, off, "cannot read included file '%s': %s", full, strerror(errno));
+		lerror(ps, ln, off, "cannot read included file '%.120s': %s", full, strerror(errno));
 		goto cleanup;
 	}
 	if (visited(ps, canon))
@@ -1494,7 +1495,7 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 	}
 	err = read_whole(canon, &buf, &len);
 	if (err) {
-		lerror(ps, ln, off, "cannot read included file '%s': %s", canon, read_error(err));
+		lerror(ps, ln, off, "cannot read included file '%.120s': %s", canon, read_error(err));
 		goto cleanup;
 	}
 	dir = dir_of(full);
