@@ -41,6 +41,7 @@ int loader_hooks(const struct loader *l, char *buf, size_t len)
 
 int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err)
 {
+	struct bpf_program *prog;
 	struct pysb_bpf *skel;
 	int ret;
 
@@ -54,6 +55,12 @@ int loader_start(struct loader *l, const struct loader_opts *opts, const char **
 	}
 	if (opts && opts->ringbuf_bytes)
 		bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
+
+	/* cgroup/ programs (socket hooks) attach to the sandbox's cgroup, not globally:
+	 * loader_attach_cgroup() does that once the cgroup exists. */
+	bpf_object__for_each_program(prog, skel->obj)
+		if (!strncmp(bpf_program__section_name(prog), "cgroup/", 7))
+			bpf_program__set_autoattach(prog, false);
 
 	*what = "load";
 	ret = pysb_bpf__load(skel);
@@ -75,8 +82,30 @@ fail:
 	return -1;
 }
 
+int loader_attach_cgroup(struct loader *l, int cgroup_fd)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		struct bpf_link *link;
+
+		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7))
+			continue;
+		if (l->n_cg_links == sizeof(l->cg_links) / sizeof(l->cg_links[0]))
+			return -E2BIG;
+		link = bpf_program__attach_cgroup(prog, cgroup_fd);
+		if (!link)
+			return -errno;
+		l->cg_links[l->n_cg_links++] = link;
+	}
+	return 0;
+}
+
 void loader_stop(struct loader *l)
 {
+	for (int i = 0; i < l->n_cg_links; i++)
+		bpf_link__destroy(l->cg_links[i]);
+	l->n_cg_links = 0;
 	pysb_bpf__destroy(l->skel);
 	l->skel = NULL;
 	l->attached = false;

@@ -12,9 +12,13 @@
 struct pysb_bpf;
 struct ring_buffer;
 
+struct bpf_link;
+
 struct loader {
 	struct pysb_bpf *skel;
 	bool attached;
+	struct bpf_link *cg_links[32]; /* cgroup/ programs attached to the sandbox cgroup */
+	int n_cg_links;
 };
 
 struct loader_opts {
@@ -28,6 +32,9 @@ struct loader_opts {
  */
 int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err);
 void loader_stop(struct loader *l);
+
+/* Attaches every `cgroup/` program (socket hooks) to the cgroup; undone by loader_stop. */
+int loader_attach_cgroup(struct loader *l, int cgroup_fd);
 
 int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
 			 const struct pysb_file_rule *rule);

@@ -207,6 +207,11 @@ int sandbox_run(const struct run_opts *o)
 		pr_info("%d BPF programs attached (no lsm_cgroup slot used): %s", n, hooks);
 	}
 	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
+	err = loader_attach_cgroup(&l, cg.fd);
+	if (err) {
+		pr_err("cannot attach the socket programs to cgroup %s: %s", cg.path, strerror(-err));
+		goto out_loader;
+	}
 	if (fill_maps(&l, o->compiled, cfg.id))
 		goto out_loader;
 	err = loader_add_sandbox(&l, cg.id, &cfg);
