@@ -56,7 +56,7 @@ struct line {
 	size_t *map; /* substituted offset -> offset in the unsubstituted text; NULL: identity */
 };
 
-/* ---------------------------------------------------------------- small helpers */
+/* ---------------- small helpers */
 
 /*
  * Appends one zeroed element to the array at *arrp holding *n elements. The capacity is
@@ -125,9 +125,9 @@ static size_t utf8_invalid_at(const char *s, size_t n)
 /* Characters Python's str.strip() removes: ASCII and Unicode white space. */
 static size_t space_len(const char *s, size_t n)
 {
-	static const char *const wide[] = { "\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\xa8",
-					    "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f",
-					    "\xe3\x80\x80" };
+	static const char *const wide[] = { "\xc2\x85",	    "\xc2\xa0",	    "\xe1\x9a\x80",
+					    "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xaf",
+					    "\xe2\x81\x9f", "\xe3\x80\x80" };
 	const unsigned char c = (unsigned char)s[0];
 
 	if (n && (strchr(" \t\n\v\f\r", c) || (c >= 0x1c && c <= 0x1f)) && c)
@@ -224,7 +224,7 @@ static unsigned raw_col(const char *raw, size_t off)
 	return col;
 }
 
-/* ---------------------------------------------------------------- diagnostics */
+/* ---------------- diagnostics */
 
 static void msg_free(struct policy_msg *m)
 {
@@ -309,9 +309,8 @@ __attribute__((format(printf, 4, 5))) static void lwarn(struct parser *ps, const
 }
 
 /* An error located by a stored rule (its line is gone): no offending text. */
-__attribute__((format(printf, 3, 4))) static void src_error(struct parser *ps,
-							    const struct policy_src *src,
-							    const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static void
+src_error(struct parser *ps, const struct policy_src *src, const char *fmt, ...)
 {
 	struct line ln = { .file = src->file, .no = src->line, .raw = "" };
 	va_list ap;
@@ -352,7 +351,7 @@ void policy_diag_free(struct policy_diag *diag)
 	*diag = (struct policy_diag){ 0 };
 }
 
-/* ---------------------------------------------------------------- files and paths */
+/* ---------------- files and paths */
 
 static const char *read_error(int err)
 {
@@ -494,7 +493,7 @@ static char *expand_tilde(const struct parser *ps, const char *s)
 	return out;
 }
 
-/* ---------------------------------------------------------------- rule storage */
+/* ---------------- rule storage */
 
 static struct policy_src line_src(const struct line *ln, size_t off)
 {
@@ -525,7 +524,7 @@ static const struct policy_kv *find_kv(const struct policy_kv *a, size_t n, cons
 	return NULL;
 }
 
-/* ---------------------------------------------------------------- values of the Python layer */
+/* ---------------- values of the Python layer */
 
 static bool in_list(const char *v, const char *const *list)
 {
@@ -663,24 +662,26 @@ static const char *python_value_error(const struct keydef *kd, const char *v)
 	case V_EVAL_NS:
 		return in_list(v, NAMESPACES) ? NULL : "expected adaptive, closed or caller";
 	case V_DURATION:
-		return is_scalar(v, true, DURATION_UNITS)
-			       ? NULL
-			       : "expected a duration such as 2s, 250ms or 1m ('_' may separate digits)";
+		return is_scalar(v, true, DURATION_UNITS) ? NULL
+							  : "expected a duration such as 2s, 250ms "
+							    "or 1m ('_' may separate digits)";
 	case V_COUNT:
 		return is_scalar(v, false, NO_UNITS)
 			       ? NULL
 			       : "expected a whole number such as 100_000 (no unit)";
 	case V_SIZE:
-		return is_scalar(v, false, SIZE_UNITS) ? NULL
-						       : "expected a size such as 10MB (KB, MB, GB)";
+		return is_scalar(v, false, SIZE_UNITS)
+			       ? NULL
+			       : "expected a size such as 10MB (KB, MB, GB)";
 	case V_BOOL:
 		return is_bool(v) ? NULL : "expected true or false";
 	case V_RESULT_MODE:
 		return in_list(v, RESULT_MODES) ? NULL : "expected data-only or objects";
 	case V_OS:
-		return in_list(v, OS_SANDBOXES) ? NULL
-						: "unknown os-sandbox: use one of none, subprocess, "
-						  "landlock, bwrap, firejail, unshare, qemu";
+		return in_list(v, OS_SANDBOXES)
+			       ? NULL
+			       : "unknown os-sandbox: use one of none, subprocess, "
+				 "landlock, bwrap, firejail, unshare, qemu";
 	case V_LEARN:
 		return v[0] ? NULL : "expected false, true or the path of the file to learn into";
 	case V_PORT: {
@@ -696,8 +697,8 @@ static const char *python_value_error(const struct keydef *kd, const char *v)
 	}
 }
 
-static void on_python(struct parser *ps, struct line *ln, const struct keydef *kd,
-		      const char *key, size_t voff)
+static void on_python(struct parser *ps, struct line *ln, const struct keydef *kd, const char *key,
+		      size_t voff)
 {
 	const char *v = ln->text + voff;
 	const char *why = python_value_error(kd, v);
@@ -709,14 +710,16 @@ static void on_python(struct parser *ps, struct line *ln, const struct keydef *k
 	}
 	prev = is_single(kd->kind) ? find_kv(ps->p->python, ps->p->n_python, key) : NULL;
 	if (prev) {
-		lerror(ps, ln, 0, "%.120s is already set at %s:%u: keep a single %.120s= line across "
-			   "all included files", key, prev->src.file, prev->src.line, key);
+		lerror(ps, ln, 0,
+		       "%.120s is already set at %s:%u: keep a single %.120s= line across "
+		       "all included files",
+		       key, prev->src.file, prev->src.line, key);
 		return;
 	}
 	add_kv(ps, &ps->p->python, &ps->p->n_python, ln, key, voff);
 }
 
-/* ---------------------------------------------------------------- expose-ro / expose-rw / ignore */
+/* ---------------- expose-ro / expose-rw / ignore */
 
 /* The legacy "src,dst" form is kept only when both halves are the same path. */
 static char *single_path(struct parser *ps, struct line *ln, const char *key, size_t voff)
@@ -726,11 +729,11 @@ static char *single_path(struct parser *ps, struct line *ln, const char *key, si
 
 	if (!comma)
 		return strdup(v);
-	if (l == 0 || strcmp(comma + 1, "") == 0 || strlen(comma + 1) != l ||
-	    strncmp(v, comma + 1, l) != 0) {
+	if (l == 0 || strlen(comma + 1) != l || strncmp(v, comma + 1, l) != 0) {
 		lerror(ps, ln, voff + l,
 		       "expected a single path (no comma) in %s=; the two-path form 'src,dst' "
-		       "of bind= is gone: write one %s=PATH line per path", key, key);
+		       "of bind= is gone: write one %s=PATH line per path",
+		       key, key);
 		return NULL;
 	}
 	lwarn(ps, ln, voff, "legacy two-path form '%.120s': the modern form is %s=%.*s", v, key,
@@ -738,8 +741,8 @@ static char *single_path(struct parser *ps, struct line *ln, const char *key, si
 	return strndup(v, l);
 }
 
-static void store_path(struct parser *ps, struct line *ln, const struct keydef *kd,
-		       size_t voff, char *spelled, char *canon)
+static void store_path(struct parser *ps, struct line *ln, const struct keydef *kd, size_t voff,
+		       char *spelled, char *canon)
 {
 	struct policy *p = ps->p;
 	struct policy_path *pp;
@@ -749,9 +752,10 @@ static void store_path(struct parser *ps, struct line *ln, const struct keydef *
 			continue;
 		if (p->paths[i].access != (enum policy_access)kd->arg)
 			lerror(ps, ln, voff,
-			       "%s=%.120s invalidates another rule: %s:%u exposes '%.120s' %s; keep one "
-			       "mode per path", kd->key, spelled, p->paths[i].src.file,
-			       p->paths[i].src.line, canon,
+			       "%s=%.120s invalidates another rule: %s:%u exposes '%.120s' %s; "
+			       "keep one "
+			       "mode per path",
+			       kd->key, spelled, p->paths[i].src.file, p->paths[i].src.line, canon,
 			       p->paths[i].access == POLICY_RO ? "read-only" : "read-write");
 		goto drop; /* same mode: a duplicate, dropped */
 	}
@@ -760,7 +764,8 @@ static void store_path(struct parser *ps, struct line *ln, const struct keydef *
 		ps->oom = true;
 		goto drop;
 	}
-	*pp = (struct policy_path){ .path = canon, .spelled = spelled,
+	*pp = (struct policy_path){ .path = canon,
+				    .spelled = spelled,
 				    .access = (enum policy_access)kd->arg,
 				    .src = line_src(ln, voff) };
 	return;
@@ -769,8 +774,8 @@ drop:
 	free(canon);
 }
 
-static void on_expose(struct parser *ps, struct line *ln, const struct keydef *kd,
-		      const char *key, size_t voff)
+static void on_expose(struct parser *ps, struct line *ln, const struct keydef *kd, const char *key,
+		      size_t voff)
 {
 	char *spelled = NULL, *expanded = NULL, *abs = NULL, *canon = NULL;
 
@@ -789,8 +794,10 @@ static void on_expose(struct parser *ps, struct line *ln, const struct keydef *k
 	}
 	canon = realpath(abs, NULL);
 	if (!canon && (errno == ENOENT || errno == ENOTDIR))
-		lerror(ps, ln, voff, "path '%.120s' must exist (looked for '%.120s'); create it or remove "
-			   "the rule", spelled, abs);
+		lerror(ps, ln, voff,
+		       "path '%.120s' must exist (looked for '%.120s'); create it or remove "
+		       "the rule",
+		       spelled, abs);
 	else if (!canon)
 		lerror(ps, ln, voff, "cannot resolve path '%.120s' ('%.120s'): %s", spelled, abs,
 		       strerror(errno));
@@ -805,8 +812,8 @@ cleanup:
 	free(canon);
 }
 
-static void on_ignore(struct parser *ps, struct line *ln, const struct keydef *kd,
-		      const char *key, size_t voff)
+static void on_ignore(struct parser *ps, struct line *ln, const struct keydef *kd, const char *key,
+		      size_t voff)
 {
 	struct policy_ignore *ig;
 
@@ -823,7 +830,7 @@ static void on_ignore(struct parser *ps, struct line *ln, const struct keydef *k
 	ig->src = line_src(ln, voff);
 }
 
-/* ---------------------------------------------------------------- net= */
+/* ---------------- net= */
 
 #define NET_FORMAT "ACTION|PROTO|NETWORK|PORTS|DIRECTION"
 
@@ -876,8 +883,10 @@ static void net_proto_item(struct net_ctx *c, const char *tok, size_t off, unsig
 	else if (strcasecmp(tok, "udp") == 0)
 		c->net->protos |= POLICY_PROTO_UDP;
 	else if (strcasecmp(tok, "any") != 0 && strcmp(tok, "*") != 0)
-		net_error(c, off, "unknown protocol '%.120s' in net=: expected tcp, udp, a comma list "
-			  "of them, any or *", tok);
+		net_error(c, off,
+			  "unknown protocol '%.120s' in net=: expected tcp, udp, a comma list "
+			  "of them, any or *",
+			  tok);
 	else if (n_items > 1)
 		net_error(c, off, "'%.120s' must be used alone in the protocol field of net=", tok);
 	else
@@ -890,7 +899,8 @@ static void net_proto(struct net_ctx *c, char *s, size_t off)
 	char *p = s;
 
 	if (!n_items) {
-		net_error(c, off, "empty protocol in net=: expected tcp, udp, a comma list of "
+		net_error(c, off,
+			  "empty protocol in net=: expected tcp, udp, a comma list of "
 			  "them, any or *");
 		return;
 	}
@@ -946,7 +956,8 @@ static const char *network_error(const char *s)
 		bool ok = addr && inet_pton(af, addr, buf) == 1 && valid_prefix(af, slash + 1);
 
 		free(addr);
-		return ok ? NULL : "invalid CIDR: expected ADDRESS/PREFIX (0-32 for IPv4, 0-128 for IPv6)";
+		return ok ? NULL
+			  : "invalid CIDR: expected ADDRESS/PREFIX (0-32 for IPv4, 0-128 for IPv6)";
 	}
 	if (strchr(s, ':'))
 		return inet_pton(AF_INET6, s, buf) == 1 ? NULL : "invalid IPv6 address";
@@ -964,7 +975,8 @@ static void net_network(struct net_ctx *c, const char *s, size_t off)
 	const char *why;
 
 	if (strspn(s, " \t") == strlen(s)) {
-		net_error(c, off, "network part of net= must be set: an address, a CIDR, a host "
+		net_error(c, off,
+			  "network part of net= must be set: an address, a CIDR, a host "
 			  "name or *");
 		return;
 	}
@@ -1020,20 +1032,25 @@ static void net_port_item(struct net_ctx *c, char *item, size_t off)
 		if (parse_port(item, &lo))
 			add_ports(c, lo, lo);
 		else
-			net_error(c, off, "invalid port '%.120s' in net=: expected 0-65535, A-B, A- or "
-				  "* alone", item);
+			net_error(c, off,
+				  "invalid port '%.120s' in net=: expected 0-65535, A-B, A- or "
+				  "* alone",
+				  item);
 		return;
 	}
 	*dash = '\0';
 	char *a = trim(item, &skip), *b = trim(dash + 1, &skip);
 	if (!parse_port(a, &lo) || (*b && !parse_port(b, &hi))) {
-		net_error(c, off, "invalid port range '%.60s-%.60s' in net=: expected A-B or A- with "
-			  "ports 0-65535", a, b);
+		net_error(c, off,
+			  "invalid port range '%.60s-%.60s' in net=: expected A-B or A- with "
+			  "ports 0-65535",
+			  a, b);
 		return;
 	}
 	if (lo > hi) {
-		net_error(c, off, "invalid port range '%.60s-%.60s' in net=: start is greater than end",
-			  a, b);
+		net_error(c, off,
+			  "invalid port range '%.60s-%.60s' in net=: start is greater than end", a,
+			  b);
 		return;
 	}
 	add_ports(c, lo, hi);
@@ -1075,8 +1092,10 @@ static void net_direction(struct net_ctx *c, const char *s, size_t off)
 		else if (l == 3 && strncmp(p, "OUT", 3) == 0)
 			c->net->dirs |= POLICY_DIR_OUT;
 		else {
-			net_error(c, off, "invalid direction '%.120s' in net=: expected IN, OUT, * or "
-				  "a comma list such as IN,OUT", s);
+			net_error(c, off,
+				  "invalid direction '%.120s' in net=: expected IN, OUT, * or "
+				  "a comma list such as IN,OUT",
+				  s);
 			return;
 		}
 		if (!p[l])
@@ -1091,8 +1110,8 @@ static void net_free(struct policy_net *n)
 	free(n->ports);
 }
 
-static void on_net(struct parser *ps, struct line *ln, const struct keydef *kd,
-		   const char *key, size_t voff)
+static void on_net(struct parser *ps, struct line *ln, const struct keydef *kd, const char *key,
+		   size_t voff)
 {
 	struct policy_net net = { .src = line_src(ln, voff) };
 	struct net_ctx c = { .ps = ps, .ln = ln, .net = &net, .ok = true };
@@ -1141,7 +1160,7 @@ cleanup:
 	free(v);
 }
 
-/* ---------------------------------------------------------------- substitution */
+/* ---------------- substitution */
 
 static void subst_error(struct parser *ps, struct line *ln, size_t base,
 			const struct policy_subst_error *err, const char *in)
@@ -1150,8 +1169,10 @@ static void subst_error(struct parser *ps, struct line *ln, size_t base,
 	const int shown = err->len > 120 ? 120 : (int)err->len;
 
 	if (err->len && memmem(ref, err->len, ":=", 2))
-		lerror(ps, ln, base + err->offset, "bash default form '%.*s' is not accepted: "
-			   "write ${NAME:-default}", shown, ref);
+		lerror(ps, ln, base + err->offset,
+		       "bash default form '%.*s' is not accepted: "
+		       "write ${NAME:-default}",
+		       shown, ref);
 	else
 		lerror(ps, ln, base + err->offset, "%s%s%.*s%s", err->msg,
 		       err->len ? ", found '" : "", shown, ref, err->len ? "'" : "");
@@ -1175,7 +1196,7 @@ static bool substitute_line(struct parser *ps, struct line *ln)
 	return true;
 }
 
-/* ---------------------------------------------------------------- env= / unenv= (raw) */
+/* ---------------- env= / unenv= (raw) */
 
 static void push_env(struct parser *ps, struct line *ln, size_t voff, char *name, char *value,
 		     bool unset)
@@ -1188,8 +1209,9 @@ static void push_env(struct parser *ps, struct line *ln, size_t voff, char *name
 		ps->oom = true;
 		return;
 	}
-	*e = (struct policy_env){ .name = name, .value = value, .unset = unset,
-				  .src = line_src(ln, voff) };
+	*e = (struct policy_env){
+		.name = name, .value = value, .unset = unset, .src = line_src(ln, voff)
+	};
 }
 
 /* The value stays raw (policy_build_env substitutes it); only its ${} forms are checked. */
@@ -1215,15 +1237,17 @@ static void on_env(struct parser *ps, struct line *ln)
 
 	if (unset) {
 		if (!*v || eq)
-			lerror(ps, ln, voff, "unenv= takes a variable name or a pattern such as "
-				   "OPENAI_*, nothing else");
+			lerror(ps, ln, voff,
+			       "unenv= takes a variable name or a pattern such as "
+			       "OPENAI_*, nothing else");
 		else
 			push_env(ps, ln, voff, strdup(v), NULL, true);
 		return;
 	}
 	if (!eq) {
-		lerror(ps, ln, voff + strlen(v), "missing '=' after the variable name: expected "
-			   "env=NAME=value");
+		lerror(ps, ln, voff + strlen(v),
+		       "missing '=' after the variable name: expected "
+		       "env=NAME=value");
 		return;
 	}
 	if (eq == v) {
@@ -1234,7 +1258,7 @@ static void on_env(struct parser *ps, struct line *ln)
 		push_env(ps, ln, voff, strndup(v, (size_t)(eq - v)), strdup(eq + 1), false);
 }
 
-/* ---------------------------------------------------------------- keys and legacy syntax */
+/* ---------------- keys and legacy syntax */
 
 static const struct {
 	const char *key;
@@ -1338,17 +1362,21 @@ static void unknown_key(struct parser *ps, struct line *ln, const char *key, boo
 	if (hint && strcmp(hint, key) == 0 && strcmp(key, "include") == 0)
 		lerror(ps, ln, 0, "expected include \"PATH\" or include? \"PATH\" (no '=')");
 	else if (!has_eq && !hint)
-		lerror(ps, ln, 0, "invalid rule: expected key=value, include \"PATH\" or a # comment");
+		lerror(ps, ln, 0,
+		       "invalid rule: expected key=value, include \"PATH\" or a # comment");
 	else if (!has_eq)
 		lerror(ps, ln, 0, "invalid rule: expected key=value; did you mean '%s='?", hint);
 	else if (!key[0])
 		lerror(ps, ln, 0, "missing key before '=': expected key=value");
 	else if (hint)
-		lerror(ps, ln, 0, "unknown key '%.120s': did you mean '%.120s'? (keys are case-sensitive)",
+		lerror(ps, ln, 0,
+		       "unknown key '%.120s': did you mean '%.120s'? (keys are case-sensitive)",
 		       key, hint);
 	else
-		lerror(ps, ln, 0, "unknown key '%.120s': see FORMAT-NOTES §1.4 for the keys; a "
-			   "provider parameter is written <provider>.<key>=value", key);
+		lerror(ps, ln, 0,
+		       "unknown key '%.120s': see FORMAT-NOTES §1.4 for the keys; a "
+		       "provider parameter is written <provider>.<key>=value",
+		       key);
 }
 
 static const struct keydef *find_key(const char *key)
@@ -1381,8 +1409,8 @@ static void on_param(struct parser *ps, struct line *ln, const char *key, size_t
 	const char *dot = strchr(key, '.');
 
 	if (dot == key || !dot[1]) {
-		lerror(ps, ln, 0, "invalid provider parameter '%.120s': expected <provider>.<key>=value",
-		       key);
+		lerror(ps, ln, 0,
+		       "invalid provider parameter '%.120s': expected <provider>.<key>=value", key);
 		return;
 	}
 	add_kv(ps, &ps->p->params, &ps->p->n_params, ln, key, voff);
@@ -1417,7 +1445,7 @@ static void dispatch(struct parser *ps, struct line *ln)
 	free(key);
 }
 
-/* ---------------------------------------------------------------- include */
+/* ---------------- include */
 
 static void parse_text(struct parser *ps, const char *file, const char *dir, const char *buf,
 		       size_t len);
@@ -1479,12 +1507,15 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 	canon = realpath(full, NULL);
 	if (!canon && (errno == ENOENT || errno == ENOTDIR)) {
 		if (!optional)
-			lerror(ps, ln, off, "included file '%.120s' not found (looked for '%.120s'); write "
-				   "include? \"%.120s\" if it is optional", written, full, written);
+			lerror(ps, ln, off,
+			       "included file '%.120s' not found (looked for '%.120s'); write "
+			       "include? \"%.120s\" if it is optional",
+			       written, full, written);
 		goto cleanup;
 	}
 	if (!canon) {
-		lerror(ps, ln, off, "cannot read included file '%.120s': %s", full, strerror(errno));
+		lerror(ps, ln, off, "cannot read included file '%.120s': %s", full,
+		       strerror(errno));
 		goto cleanup;
 	}
 	if (visited(ps, canon))
@@ -1495,7 +1526,8 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 	}
 	err = read_whole(canon, &buf, &len);
 	if (err) {
-		lerror(ps, ln, off, "cannot read included file '%.120s': %s", canon, read_error(err));
+		lerror(ps, ln, off, "cannot read included file '%.120s': %s", canon,
+		       read_error(err));
 		goto cleanup;
 	}
 	dir = dir_of(full);
@@ -1558,7 +1590,7 @@ static void on_include(struct parser *ps, struct line *ln)
 	free(path);
 }
 
-/* ---------------------------------------------------------------- lines */
+/* ---------------- lines */
 
 static void process_line(struct parser *ps, struct line *ln)
 {
@@ -1586,8 +1618,9 @@ static bool check_raw(struct parser *ps, struct line *ln)
 		return false;
 	}
 	if (nul) {
-		lerror(ps, ln, (size_t)(nul - ln->raw), "NUL byte: a policy file is UTF-8 text, "
-			   "this looks like a binary file");
+		lerror(ps, ln, (size_t)(nul - ln->raw),
+		       "NUL byte: a policy file is UTF-8 text, "
+		       "this looks like a binary file");
 		return false;
 	}
 	bad = utf8_invalid_at(ln->raw, ln->raw_len);
@@ -1661,14 +1694,18 @@ static void parse_text(struct parser *ps, const char *file, const char *dir, con
 	}
 }
 
-/* ---------------------------------------------------------------- whole-policy checks */
+/* ---------------- whole-policy checks */
 
 static bool grants_dynamic_code(const char *v)
 {
-	static const char *const GRANTS[] = { "ALLOW:dynamic-code", "ALLOW:eval",
-					      "ALLOW:exec",	    "ALLOW:compile",
-					      "ALLOW:builtins.eval", "ALLOW:builtins.exec",
-					      "ALLOW:builtins.compile", NULL };
+	static const char *const GRANTS[] = { "ALLOW:dynamic-code",
+					      "ALLOW:eval",
+					      "ALLOW:exec",
+					      "ALLOW:compile",
+					      "ALLOW:builtins.eval",
+					      "ALLOW:builtins.exec",
+					      "ALLOW:builtins.compile",
+					      NULL };
 
 	return in_list(v, GRANTS);
 }
@@ -1687,7 +1724,8 @@ static void check_eval_vs_api(struct parser *ps)
 		const struct policy_kv *kv = &ps->p->python[i];
 
 		if (strcmp(kv->key, "python-api") == 0 && grants_dynamic_code(kv->value))
-			src_error(ps, &kv->src, "python-api=%s lifts the guard of eval/exec/compile "
+			src_error(ps, &kv->src,
+				  "python-api=%s lifts the guard of eval/exec/compile "
 				  "while eval-* rules configure it (%s:%u): remove one of them",
 				  kv->value, eval->src.file, eval->src.line);
 	}
@@ -1704,14 +1742,15 @@ static void check_learn_lock(struct parser *ps)
 		if (strcmp(p->python[i].key, "learn") != 0)
 			continue;
 		if (strcasecmp(p->python[i].value, "false") == 0)
-			src_error(ps, &p->python[i].src, "learn=false locks this policy: the %zu "
+			src_error(ps, &p->python[i].src,
+				  "learn=false locks this policy: the %zu "
 				  "command-line rule(s) are refused; edit the file instead",
 				  ps->n_overrides);
 		return;
 	}
 }
 
-/* ---------------------------------------------------------------- entry points */
+/* ---------------- entry points */
 
 static int parser_init(struct parser *ps, struct policy_diag *diag, char *const *envp,
 		       const char *cwd, struct policy **out)
@@ -1795,9 +1834,10 @@ static void missing_root(struct parser *ps, const char *path, int err)
 	struct line none = { .file = path, .raw = "" };
 
 	if (err == ENOENT)
-		lerror(ps, &none, 0, "policy file not found: create it with `pysb-bpf run --learn "
-			   "-- <program>` (learning mode writes the rules), or write it by hand "
-			   "with expose-ro=PATH lines");
+		lerror(ps, &none, 0,
+		       "policy file not found: create it with `pysb-bpf run --learn "
+		       "-- <program>` (learning mode writes the rules), or write it by hand "
+		       "with expose-ro=PATH lines");
 	else
 		lerror(ps, &none, 0, "cannot read policy file: %s", read_error(err));
 }

@@ -232,10 +232,12 @@ int policy_build_env(const struct policy *p, char *const *host_envp, char ***out
 		return -1;
 	/* Wildcards first so that exact rules, applied next, override them. */
 	for (size_t i = 0; i < p->n_envs; i++)
-		if (!p->envs[i].unset && strchr(p->envs[i].name, '*') && apply_wildcard(&b, &p->envs[i]))
+		if (!p->envs[i].unset && strchr(p->envs[i].name, '*') &&
+		    apply_wildcard(&b, &p->envs[i]))
 			goto cleanup;
 	for (size_t i = 0; i < p->n_envs; i++)
-		if (!p->envs[i].unset && !strchr(p->envs[i].name, '*') && apply_exact(&b, &p->envs[i]))
+		if (!p->envs[i].unset && !strchr(p->envs[i].name, '*') &&
+		    apply_exact(&b, &p->envs[i]))
 			goto cleanup;
 	for (size_t i = 0; i < p->n_envs; i++)
 		if (p->envs[i].unset)

@@ -144,7 +144,8 @@ static char *resolve(struct work *w, const struct ref *r)
 	if (!v)
 		return r->has_def ? restore(w, r->def_b, r->def_e, NULL) : strdup("");
 	if (strlen(v) > SUBST_MAX_LEN) {
-		fail(w, w->e[r->name_b - 2].src, 0, "value too long after substitution (limit 1 MiB)");
+		fail(w, w->e[r->name_b - 2].src, 0,
+		     "value too long after substitution (limit 1 MiB)");
 		return NULL;
 	}
 	out = strdup(v);

@@ -21,8 +21,8 @@ static char dir[] = "/tmp/pysb-fuzz-XXXXXX";
 static FILE *sink;
 
 static char *envp[] = {
-	"HOME=/tmp",	    "A=1", "EMPTY=", "NESTED=${A}", "LONG_API_KEY=k", "B_API_KEY=",
-	"TMPDIR=/tmp/none", NULL,
+	"HOME=/tmp",	  "A=1",	"EMPTY=",	    "NESTED=${A}",
+	"LONG_API_KEY=k", "B_API_KEY=", "TMPDIR=/tmp/none", NULL,
 };
 
 static void put_file(const char *name, const char *text)

@@ -30,8 +30,9 @@ struct corpus_verdict {
 #define W_DASHDASH  "first generation: every line starts with '--' [1.4 legacy]"
 #define W_BIND	    "bind=/ro-bind= of the old generation [1.4 legacy]"
 #define W_SETENV    "set-env= of the old generation [1.4 legacy]"
-#define W_LOCAL	    "include of ./.local.py-sandboxes, absent from a checkout: a mandatory include " \
-		    "of a missing file is an error [1.2]"
+#define W_LOCAL                                                                \
+	"include of ./.local.py-sandboxes, absent from a checkout: a mandatory " \
+	"include of a missing file is an error [1.2]"
 #define W_USERPROF  "include of the user profile, absent on a fresh account [1.2]"
 #define W_PYCHARM   "include of a .py-sandboxes.pycharm the corpus does not hold [1.2]"
 #define W_LEARNED   "learned profile: env=, python-import=, net=, expose-ro=../.. etc. [1.4, 3]"

@@ -46,14 +46,14 @@
 #define DEFAULT_CORPUS "tests/corpus/pysandboxes"
 
 static const char *const HOME_DIRS[] = {
-	".config/crewai",	     ".local/share/crewai-demo", ".local/share/crewai/credentials",
+	".config/crewai",	 ".local/share/crewai-demo", ".local/share/crewai/credentials",
 	"workspace/pysandboxes", ".cache/JetBrains",	     ".local/share/JetBrains",
 	".local/share/uv",
 };
 static const char *const CWD_DIRS[] = { "scripts", "tmp", "resources" };
 
 struct entry {
-	char *saved;	/* name in the corpus directory */
+	char *saved;	 /* name in the corpus directory */
 	char *repo_path; /* where it lives in the pysandboxes repository */
 };
 
@@ -61,7 +61,7 @@ static const char *corpus;
 static struct entry *manifest;
 static size_t n_manifest;
 
-/* ---------------------------------------------------------------- files */
+/* ---------------- files */
 
 static void mkdir_p(const char *path)
 {
@@ -101,7 +101,7 @@ static int rm_one(const char *path, const struct stat *st, int flag, struct FTW 
 	return remove(path);
 }
 
-/* ---------------------------------------------------------------- MANIFEST.tsv */
+/* ---------------- MANIFEST.tsv */
 
 static void load_manifest(void)
 {
@@ -158,7 +158,7 @@ static const struct corpus_verdict *find_verdict(const char *saved)
 	return NULL;
 }
 
-/* ---------------------------------------------------------------- the scratch checkout */
+/* ---------------- the scratch checkout */
 
 struct tree {
 	char root[PATH_MAX];
@@ -224,7 +224,7 @@ static void build_tree(struct tree *t, const struct entry *self)
 	t->envp[4] = NULL;
 }
 
-/* ---------------------------------------------------------------- the test */
+/* ---------------- the test */
 
 static bool matches(const struct policy_msg *m, const struct corpus_verdict *v, const char *self)
 {
@@ -308,8 +308,10 @@ int main(void)
 	corpus = getenv("PYSB_CORPUS_DIR") ? getenv("PYSB_CORPUS_DIR") : DEFAULT_CORPUS;
 	dir = opendir(corpus);
 	if (!dir) {
-		fprintf(stderr, "corpus: cannot open %s (run from the repository root or set "
-				"PYSB_CORPUS_DIR): %s\n", corpus, strerror(errno));
+		fprintf(stderr,
+			"corpus: cannot open %s (run from the repository root or set "
+			"PYSB_CORPUS_DIR): %s\n",
+			corpus, strerror(errno));
 		return 1;
 	}
 	load_manifest();
@@ -323,7 +325,8 @@ int main(void)
 	qsort(names, n, sizeof(*names), by_name);
 	tests = calloc(n, sizeof(*tests));
 	for (size_t i = 0; i < n; i++)
-		tests[i] = (struct CMUnitTest){ .name = names[i], .test_func = test_corpus_file,
+		tests[i] = (struct CMUnitTest){ .name = names[i],
+						.test_func = test_corpus_file,
 						.initial_state = names[i] };
 	ret = _cmocka_run_group_tests("corpus", tests, n, NULL, NULL);
 	for (size_t i = 0; i < n; i++)

@@ -25,10 +25,10 @@
 static char tmp[] = "/tmp/pysb-test-policy-XXXXXX";
 static char home_var[PATH_MAX + 8], incdir_var[PATH_MAX + 16];
 /* The environment every parse sees: HOME points into the scratch directory. */
-static char *envp[] = { home_var, incdir_var, "A=1", "EMPTY=", "H=example.com", "P=tcp",
-			"OS_SANDBOX=bwrap", NULL };
+static char *envp[] = { home_var, incdir_var,	      "A=1", "EMPTY=", "H=example.com",
+			"P=tcp",  "OS_SANDBOX=bwrap", NULL };
 
-/* ---------------------------------------------------------------- fixture */
+/* ---------------- fixture */
 
 static char *tpath(const char *rel)
 {
@@ -78,7 +78,7 @@ static int group_teardown(void **state)
 	return nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* ---------------------------------------------------------------- helpers */
+/* ---------------- helpers */
 
 struct parsed {
 	struct policy *p;
@@ -124,8 +124,8 @@ static struct parsed parse_ok(const char *text)
 }
 
 /* True when an error at file:line:col holds `msg` (file NULL: t.pysb; col 0: any). */
-static bool has_error_in(const struct policy_diag *d, const char *file, unsigned line,
-			 unsigned col, const char *msg)
+static bool has_error_in(const struct policy_diag *d, const char *file, unsigned line, unsigned col,
+			 const char *msg)
 {
 	for (size_t i = 0; i < d->n_errors; i++) {
 		const struct policy_msg *m = &d->errors[i];
@@ -151,8 +151,7 @@ static void expect_err(const char *text, unsigned line, unsigned col, const char
 	expect_error(text, strlen(text), line, col, msg);
 }
 
-static void expect_error(const char *text, size_t len, unsigned line, unsigned col,
-			 const char *msg)
+static void expect_error(const char *text, size_t len, unsigned line, unsigned col, const char *msg)
 {
 	struct parsed r = parse_len(text, len);
 
@@ -164,7 +163,7 @@ static void expect_error(const char *text, size_t len, unsigned line, unsigned c
 	done(&r);
 }
 
-/* ---------------------------------------------------------------- valid values per key */
+/* ---------------- valid values per key */
 
 struct kv_case {
 	const char *text;
@@ -237,7 +236,8 @@ static void test_values_per_key(void **state)
 		const char *v = policy_get(r.p, KV_CASES[i].key);
 
 		if (!v || strcmp(v, KV_CASES[i].value) != 0) {
-			fprintf(stderr, "case '%s': got '%s'\n", KV_CASES[i].text, v ? v : "(null)");
+			fprintf(stderr, "case '%s': got '%s'\n", KV_CASES[i].text,
+				v ? v : "(null)");
 			fail();
 		}
 		done(&r);
@@ -270,7 +270,7 @@ static void test_line_endings(void **state)
 	expect_err("bpf.a=1\r\n\r\nfoo=1", 3, 1, "unknown key 'foo'");
 }
 
-/* ---------------------------------------------------------------- expose-ro / expose-rw / ignore */
+/* ---------------- expose-ro / expose-rw / ignore */
 
 static void test_expose_paths(void **state)
 {
@@ -287,8 +287,8 @@ static void test_expose_paths(void **state)
 	assert_int_equal(r.p->paths[0].access, POLICY_RO);
 	assert_int_equal(r.p->paths[0].src.line, 1);
 	assert_int_equal(r.p->paths[0].src.col, 11);
-	assert_string_equal(r.p->paths[1].path, strcat(strcpy((char[PATH_MAX]){ 0 }, real),
-						       "/home/x"));
+	assert_string_equal(r.p->paths[1].path,
+			    strcat(strcpy((char[PATH_MAX]){ 0 }, real), "/home/x"));
 	assert_int_equal(r.p->paths[1].access, POLICY_RW);
 	assert_string_equal(r.p->paths[1].spelled, "~/x");
 	/* a file is accepted (newest grammar), a symlink is resolved */
@@ -335,7 +335,7 @@ static void test_ignore(void **state)
 	done(&r);
 }
 
-/* ---------------------------------------------------------------- net= */
+/* ---------------- net= */
 
 static void test_net_fields(void **state)
 {
@@ -388,7 +388,7 @@ static void test_net_fields(void **state)
 	done(&r);
 }
 
-/* ---------------------------------------------------------------- env= / unenv= */
+/* ---------------- env= / unenv= */
 
 static void test_env_rules_kept_raw(void **state)
 {
@@ -412,7 +412,7 @@ static void test_env_rules_kept_raw(void **state)
 	done(&r);
 }
 
-/* ---------------------------------------------------------------- errors */
+/* ---------------- errors */
 
 struct err_case {
 	const char *text;
@@ -552,7 +552,8 @@ static void test_error_table(void **state)
 {
 	(void)state;
 	for (size_t i = 0; i < sizeof(ERR_CASES) / sizeof(ERR_CASES[0]); i++)
-		expect_err(ERR_CASES[i].text, ERR_CASES[i].line, ERR_CASES[i].col, ERR_CASES[i].msg);
+		expect_err(ERR_CASES[i].text, ERR_CASES[i].line, ERR_CASES[i].col,
+			   ERR_CASES[i].msg);
 }
 
 /* Every error of the file is reported, with the offending text, and none is fatal. */
@@ -663,7 +664,7 @@ static void test_display_text_escaped(void **state)
 	done(&r);
 }
 
-/* ---------------------------------------------------------------- ${VAR} substitution */
+/* ---------------- ${VAR} substitution */
 
 struct subst_case {
 	const char *in;
@@ -671,9 +672,8 @@ struct subst_case {
 	const char *err;
 };
 
-static char *subst_env[] = { "A=1",	   "EMPTY=",	 "NESTED=${A}", "TEMP=/t",
-			     "B=A",	   "BRACES={x}", "W=a b",	"*_API_KEY=star",
-			     "X:Y=colon",  NULL };
+static char *subst_env[] = { "A=1",	   "EMPTY=", "NESTED=${A}",    "TEMP=/t",   "B=A",
+			     "BRACES={x}", "W=a b",  "*_API_KEY=star", "X:Y=colon", NULL };
 
 static const struct subst_case SUBST_CASES[] = {
 	{ "${A}", "1", NULL },
@@ -778,10 +778,9 @@ static void test_subst_nesting_limit(void **state)
 	free(out);
 }
 
-/* ---------------------------------------------------------------- include */
+/* ---------------- include */
 
-static struct parsed parse_file_at(const char *rel, const struct policy_override *ov,
-				   size_t n_ov)
+static struct parsed parse_file_at(const char *rel, const struct policy_override *ov, size_t n_ov)
 {
 	struct parsed r = { 0 };
 
@@ -937,7 +936,7 @@ static void test_missing_root_file(void **state)
 	done(&r);
 }
 
-/* ---------------------------------------------------------------- command-line overrides */
+/* ---------------- command-line overrides */
 
 static void test_overrides(void **state)
 {
@@ -968,11 +967,10 @@ static void test_overrides(void **state)
 	done(&r);
 }
 
-/* ---------------------------------------------------------------- env building */
+/* ---------------- env building */
 
-static char *host[] = { "A=1",	   "B_API_KEY=k1", "C_API_KEY=k2", "D_API_KEY=",
-			"PATH=/bin", "X=${A}",	     "HOME=/h",	     "A=shadowed",
-			NULL };
+static char *host[] = { "A=1",	  "B_API_KEY=k1", "C_API_KEY=k2", "D_API_KEY=", "PATH=/bin",
+			"X=${A}", "HOME=/h",	  "A=shadowed",	  NULL };
 
 /* Builds the environment of `text` against host[] and compares it to `want` (";"-joined). */
 static void expect_env(const char *text, const char *want)
@@ -997,20 +995,22 @@ static void expect_env(const char *text, const char *want)
 static void test_build_env(void **state)
 {
 	(void)state;
-	expect_env("", "");				     /* starts empty */
-	expect_env("env=A=${A}", "A=1");		     /* the first A of the host counts */
+	expect_env("", "");		 /* starts empty */
+	expect_env("env=A=${A}", "A=1"); /* the first A of the host counts */
 	expect_env("env=P=${PATH}:/x", "P=/bin:/x");
-	expect_env("env=U=${UNSET}", "");		     /* empty result: not set */
+	expect_env("env=U=${UNSET}", ""); /* empty result: not set */
 	expect_env("env=U=${UNSET:-dflt}", "U=dflt");
-	expect_env("env=E=", "E=");			     /* a literal empty value is kept */
-	expect_env("env=Y=${X}", "Y=${A}");		     /* values are not expanded again */
+	expect_env("env=E=", "E=");				/* a literal empty value is kept */
+	expect_env("env=Y=${X}", "Y=${A}");			/* values are not expanded again */
 	expect_env("env=Q=\"socks5://x\"", "Q=\"socks5://x\""); /* quotes are kept */
 	expect_env("env=A=1\nenv=A=2", "A=2");
 	/* wildcards copy matching host variables, empty ones skipped */
 	expect_env("env=*_API_KEY=${*_API_KEY}", "B_API_KEY=k1;C_API_KEY=k2");
 	/* an exact rule beats a wildcard whatever the order (wildcard copies come first) */
-	expect_env("env=B_API_KEY=fixed\nenv=*_API_KEY=${*_API_KEY}", "C_API_KEY=k2;B_API_KEY=fixed");
-	expect_env("env=*_API_KEY=${*_API_KEY}\nenv=B_API_KEY=fixed", "C_API_KEY=k2;B_API_KEY=fixed");
+	expect_env("env=B_API_KEY=fixed\nenv=*_API_KEY=${*_API_KEY}",
+		   "C_API_KEY=k2;B_API_KEY=fixed");
+	expect_env("env=*_API_KEY=${*_API_KEY}\nenv=B_API_KEY=fixed",
+		   "C_API_KEY=k2;B_API_KEY=fixed");
 	/* a literal value with a wildcard is set on every match */
 	expect_env("env=*_API_KEY=hidden", "B_API_KEY=hidden;C_API_KEY=hidden;D_API_KEY=hidden");
 	/* unenv= removes wherever it appears, patterns too */
@@ -1054,7 +1054,7 @@ static void test_glob(void **state)
 	assert_false(policy_glob_match("*a*a*a*a*a*a*Z*", subject));
 }
 
-/* ---------------------------------------------------------------- diagnostics output */
+/* ---------------- diagnostics output */
 
 static void test_diag_print(void **state)
 {
@@ -1067,11 +1067,12 @@ static void test_diag_print(void **state)
 	r = parse("expose-rw=/,/\nfoo=1");
 	policy_diag_print(f, &r.d);
 	fclose(f);
-	assert_string_equal(buf, "t.pysb:1:11: warning: legacy two-path form '/,/': the modern "
-				 "form is expose-rw=/\n    expose-rw=/,/\n"
-				 "t.pysb:2:1: error: unknown key 'foo': see FORMAT-NOTES §1.4 for "
-				 "the keys; a provider parameter is written <provider>.<key>=value\n"
-				 "    foo=1\n");
+	assert_string_equal(buf,
+			    "t.pysb:1:11: warning: legacy two-path form '/,/': the modern "
+			    "form is expose-rw=/\n    expose-rw=/,/\n"
+			    "t.pysb:2:1: error: unknown key 'foo': see FORMAT-NOTES §1.4 for "
+			    "the keys; a provider parameter is written <provider>.<key>=value\n"
+			    "    foo=1\n");
 	free(buf);
 	done(&r);
 }
