@@ -1183,9 +1183,12 @@ static bool substitute_line(struct parser *ps, struct line *ln)
 {
 	struct policy_subst_error err;
 	size_t *map;
-	char *s = policy_subst(ln->text, strlen(ln->text), policy_envp_lookup, (void *)ps->envp,
-			       &map, &err);
+	char *s;
 
+	if (!strstr(ln->text, "${"))
+		return true; /* nothing to expand: spare the copy and the offset map */
+	s = policy_subst(ln->text, strlen(ln->text), policy_envp_lookup, (void *)ps->envp, &map,
+			 &err);
 	if (!s) {
 		subst_error(ps, ln, 0, &err, ln->text);
 		return false;
