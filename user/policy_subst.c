@@ -160,7 +160,7 @@ static long one_pass(struct work *w)
 	struct elem *out = malloc((w->n + 1) * sizeof(*out));
 	size_t i = 0, o = 0;
 	long replaced = 0;
-	struct ref r;
+	struct ref r = { 0 };
 
 	if (!out)
 		return fail(w, 0, 0, "out of memory"), -1;
