@@ -20,9 +20,11 @@
 static char dir[] = "/tmp/pysb-fuzz-XXXXXX";
 static FILE *sink;
 
+/* HOME and PWD point into the scratch directory, so ~/x and ${PWD}/x includes resolve. */
+static char home[64], pwd[64];
 static char *envp[] = {
-	"HOME=/tmp",	  "A=1",	"EMPTY=",	    "NESTED=${A}",
-	"LONG_API_KEY=k", "B_API_KEY=", "TMPDIR=/tmp/none", NULL,
+	home, pwd, "A=1", "EMPTY=", "NESTED=${A}", "LONG_API_KEY=k", "B_API_KEY=", "TMPDIR=/tmp/none",
+	NULL,
 };
 
 static void put_file(const char *name, const char *text)
@@ -62,9 +64,17 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	atexit(cleanup);
 	snprintf(sub, sizeof(sub), "%s/sub", dir);
 	mkdir(sub, 0755);
+	snprintf(home, sizeof(home), "HOME=%s", dir);
+	snprintf(pwd, sizeof(pwd), "PWD=%s", dir);
+	/* names the seeds use (FORMAT-NOTES examples, sample profiles), so includes succeed */
 	put_file("inc", "expose-ro=sub\nnet=ALLOW|tcp|*|443|OUT\ninclude \"loop\"\n");
 	put_file("loop", "include \"inc\"\nenv=X=${A}\n");
 	put_file("bad", "bind=/,/\n");
+	put_file("p", "include? \"path\"\nexpose-rw=.\n");
+	put_file("path", "include \"p\"\nignore=*.log\n");
+	put_file(".py-sandboxes", "include \".local.py-sandboxes\"\nos-sandbox=${OS:-none}\n");
+	put_file(".local.py-sandboxes", "include \"./.py-sandboxes\"\neval-timeout=2s\n");
+	put_file(".py-sandboxes.pycharm", "ro-bind=~/x,~/x\n");
 	sink = fopen("/dev/null", "w");
 	return 0;
 }
