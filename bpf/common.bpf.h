@@ -7,6 +7,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
+#define PYSB_EVENT_SLACK 256
+
 #define EACCES 13
 #define EPERM  1
 
@@ -53,7 +55,9 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 	struct pysb_event *e;
 	__u64 pid_tgid;
 
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	/* The slack lets the verifier accept path components written at a masked offset
+	 * (event_set_dentry_path); user space ignores it. */
+	e = bpf_ringbuf_reserve(&events, sizeof(*e) + PYSB_EVENT_SLACK, 0);
 	if (!e) {
 		count_lost(PYSB_LOST_RINGBUF_FULL);
 		return NULL;
@@ -70,6 +74,10 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 	e->decision = decision;
 	e->flags = 0;
 	e->path_len = 0;
+	e->path_off = 0;
+	e->rule = 0;
+	e->target_pid = 0;
+	e->_pad = 0;
 	e->path[0] = '\0';
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;

@@ -1,141 +1,383 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * File rules.
+ * File rules: every way a sandboxed task can read, change or map a file.
  *
- * Hooks (global `lsm/` programs; they act only on tasks of a sandboxed cgroup, see
- * current_sandbox(), so they use none of the kernel's 10 `lsm_cgroup` slots):
- *   lsm/file_open  every open, including the kernel's own opens for execve and the ELF
- *                  interpreter. Read needs PYSB_ACC_READ, write or O_TRUNC needs
- *                  PYSB_ACC_WRITE, an exec open needs PYSB_ACC_EXEC.
- *
- * Default: deny (-EACCES). A file is allowed when the nearest ancestor carrying a rule of
- * the sandbox grants the requested access. Ancestry is the path the kernel resolved (the
- * dentry chain, crossing mount points like d_path), so `..`, symlinks and /proc/self/root
- * spellings are judged by where they land, and a rule names an inode, not a string.
+ * Hooks (global `lsm/` programs acting only on sandboxed tasks, see current_sandbox();
+ * none uses one of the kernel's 10 `lsm_cgroup` slots):
+ *   lsm/file_open          open: read needs READ; write, append or O_TRUNC needs WRITE;
+ *                          the kernel's exec opens (execve, ELF interpreter) need EXEC
+ *   lsm/path_mknod         creating a file, fifo, socket or device node: WRITE on the dir
+ *   lsm/path_mkdir         WRITE on the parent directory
+ *   lsm/path_rmdir         WRITE on the parent directory
+ *   lsm/path_unlink        WRITE on the parent directory
+ *   lsm/path_symlink       WRITE on the parent directory
+ *   lsm/path_link          WRITE on the new parent, and the file may not gain access
+ *                          through its new name (an outside file linked into an rw tree)
+ *   lsm/path_rename        WRITE on both parents, same no-gain rule for what moves
+ *   lsm/path_chmod         WRITE on the file
+ *   lsm/path_chown         WRITE on the file
+ *   lsm/path_truncate      truncate(2) (and ftruncate(2) before 6.2): WRITE
+ *   lsm/file_truncate      ftruncate(2) from 6.2 on (optional hook): WRITE
+ *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
+ *   lsm/inode_setxattr     WRITE (dentry-only walk)
+ *   lsm/inode_removexattr  WRITE (dentry-only walk)
+ *   lsm/mmap_file          PROT_EXEC mapping of a file: EXEC
+ *   lsm/file_mprotect      making a file mapping executable: EXEC
+ *   lsm/file_receive       a descriptor received over a unix socket: judged as if opened
+ *                          here with its mode (reads need READ, writes WRITE)
+ * Default: deny with -EACCES and an event. Writes to cgroup file systems are denied
+ * whatever the rules (moving tasks out of the sandbox), as self-protection.
  */
-#include "common.bpf.h"
+#include "path.bpf.h"
 
-struct walk_ctx {
-	struct dentry *dentry;
-	struct vfsmount *vfsmnt;
-	__u32 sandbox;
-	__u32 granted; /* access of the nearest rule */
-	bool found;
-};
+#define PROT_EXEC 0x4
 
-static struct mount *real_mount(struct vfsmount *vfsmnt)
+#define CGROUP_SUPER_MAGIC  0x27e0eb
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#define PROC_SUPER_MAGIC    0x9fa0
+
+/* Reports a denial of `want` on (d, mnt) found by walk `c`; returns the verdict. */
+static __always_inline int file_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 kind,
+				       __u16 op, __u32 want, struct walk_ctx *c,
+				       struct dentry *d, struct vfsmount *mnt)
 {
-	return (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
+	struct pysb_event *e = event_start(cfg, cgid, kind, op, want, decision_of(cfg));
+
+	if (e) {
+		e->rule = c->found ? c->rule : 0;
+		event_set_dentry_path(e, d, mnt);
+		bpf_ringbuf_submit(e, 0);
+	}
+	return deny_ret(cfg, EACCES);
 }
 
-static long walk_step(__u32 index, void *data)
+/* The common shape: `want` on (d, mnt), or deny. mnt NULL: a dentry-only walk. */
+static __always_inline int check(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op, __u32 want,
+				 struct dentry *d, struct vfsmount *mnt)
 {
-	struct walk_ctx *c = data;
-	struct dentry *d = c->dentry;
-	struct vfsmount *vfsmnt = c->vfsmnt;
-	struct inode *inode = BPF_CORE_READ(d, d_inode);
-	struct pysb_file_rule *rule;
-	struct dentry *parent;
+	struct walk_ctx c = { .dentry = d, .vfsmnt = mnt, .sandbox = cfg->id };
 
-	if (inode) {
-		struct pysb_file_key key = {
-			.ino = BPF_CORE_READ(inode, i_ino),
-			.dev = BPF_CORE_READ(inode, i_sb, s_dev),
-			.sandbox = c->sandbox,
-		};
-
-		rule = bpf_map_lookup_elem(&file_rules, &key);
-		if (rule) {
-			c->granted = rule->access;
-			c->found = true;
-			return 1;
-		}
-	}
-
-	if (d == BPF_CORE_READ(vfsmnt, mnt_root)) {
-		struct mount *m = real_mount(vfsmnt);
-		struct mount *up = BPF_CORE_READ(m, mnt_parent);
-
-		if (up == m)
-			return 1; /* root of the mount tree: no rule on the way */
-		c->dentry = BPF_CORE_READ(m, mnt_mountpoint);
-		c->vfsmnt = (struct vfsmount *)((void *)up +
-						bpf_core_field_offset(struct mount, mnt));
+	if ((walk(&c) & want) == want)
 		return 0;
-	}
-	parent = BPF_CORE_READ(d, d_parent);
-	if (parent == d)
-		return 1; /* top of a file system that is not mounted here */
-	c->dentry = parent;
-	return 0;
+	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt);
 }
 
-/*
- * Opens the kernel makes on a sandboxed task's behalf below a file the task already
- * opened: overlayfs opens a directory's (or copies up a file's) real layer through a
- * private mount (mnt_ns == MNT_NS_INTERNAL) with the mounter's credentials. The overlay
- * file itself was checked; judging the layer's own path would deny every overlay
- * directory. Only that shape is exempt: an internal mount AND overridden credentials.
- */
-#define MNT_NS_INTERNAL ((void *)-22L)
-
-static __always_inline bool kernel_internal_open(const struct path *path)
-{
-	struct mount *m = real_mount(BPF_CORE_READ(path, mnt));
-	void *ns = BPF_CORE_READ(m, mnt_ns);
-	struct task_struct *task;
-
-	if (ns != MNT_NS_INTERNAL)
-		return false;
-	task = bpf_get_current_task_btf();
-	return BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred);
-}
-
-/* Access granted by the nearest rule above `path`; 0 when none (or the walk ran out). */
-static __always_inline __u32 path_access(const struct path *path, __u32 sandbox)
-{
-	struct walk_ctx c = {
-		.dentry = BPF_CORE_READ(path, dentry),
-		.vfsmnt = BPF_CORE_READ(path, mnt),
-		.sandbox = sandbox,
-	};
-
-	bpf_loop(PYSB_MAX_DEPTH, walk_step, &c, 0);
-	return c.found ? c.granted : 0;
-}
-
-SEC("lsm/file_open")
-int BPF_PROG(pysb_file_open, struct file *file)
+static __always_inline int check_path(__u16 op, __u32 want, const struct path *path)
 {
 	struct pysb_sandbox_cfg *cfg;
-	struct pysb_event *e;
-	__u32 want = 0, mode, flags;
 	__u64 cgid;
-	long n;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
+	return check(cfg, cgid, op, want, BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
+}
 
-	mode = BPF_CORE_READ(file, f_mode);
-	flags = BPF_CORE_READ(file, f_flags);
+/* Creation and removal: WRITE on the directory; the event names the entry itself. */
+static __always_inline int check_dir_entry(__u16 op, const struct path *dir, struct dentry *entry)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct vfsmount *mnt = BPF_CORE_READ(dir, mnt);
+	struct walk_ctx c = { .dentry = BPF_CORE_READ(dir, dentry), .vfsmnt = mnt };
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	c.sandbox = cfg->id;
+	if (walk(&c) & PYSB_ACC_WRITE)
+		return 0;
+	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
+}
+
+static __always_inline __u32 open_access(__u32 mode, __u32 flags)
+{
+	__u32 want = 0;
+
 	if (mode & FMODE_READ)
 		want |= PYSB_ACC_READ;
 	if ((mode & FMODE_WRITE) || (flags & O_TRUNC))
 		want |= PYSB_ACC_WRITE;
 	if (mode & FMODE_EXEC)
 		want |= PYSB_ACC_EXEC;
+	return want;
+}
 
-	if ((path_access(&file->f_path, cfg->id) & want) == want)
-		return 0;
-	if (kernel_internal_open(&file->f_path))
-		return 0;
+/* /proc/<own pid or tid>/...: readable by the task itself, as /proc/self. */
+static __always_inline bool own_proc_entry(struct inode *inode, __u32 want)
+{
+	struct proc_inode *pi;
+	struct pid *pid;
+	__u64 pid_tgid;
+	__u32 nr;
 
-	e = event_start(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_OPEN, want, decision_of(cfg));
-	if (e) {
-		n = bpf_d_path((struct path *)&file->f_path, e->path, sizeof(e->path));
-		e->path_len = n;
-		bpf_ringbuf_submit(e, 0);
+	if (want & ~PYSB_ACC_READ)
+		return false;
+	if (BPF_CORE_READ(inode, i_sb, s_magic) != PROC_SUPER_MAGIC)
+		return false;
+	pi = (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode));
+	pid = BPF_CORE_READ(pi, pid);
+	if (!pid)
+		return false;
+	nr = BPF_CORE_READ(pid, numbers[0].nr);
+	pid_tgid = bpf_get_current_pid_tgid();
+	return nr == (pid_tgid >> 32) || nr == (__u32)pid_tgid;
+}
+
+static __always_inline bool is_cgroupfs(struct inode *inode)
+{
+	unsigned long magic = BPF_CORE_READ(inode, i_sb, s_magic);
+
+	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC;
+}
+
+/* Judges an open file (file_open, file_receive) for `want`. */
+static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
+				      struct file *file, __u32 want)
+{
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
+	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	struct walk_ctx c = { .dentry = d, .vfsmnt = mnt, .sandbox = cfg->id };
+
+	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode)) {
+		struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_CGROUP_ESCAPE,
+						   want, decision_of(cfg));
+		if (e) {
+			event_set_dentry_path(e, d, mnt);
+			bpf_ringbuf_submit(e, 0);
+		}
+		return deny_ret(cfg, EPERM);
 	}
-	return deny_ret(cfg, EACCES);
+	if ((walk(&c) & want) == want)
+		return 0;
+	if (kernel_internal_open(&file->f_path) || own_proc_entry(inode, want))
+		return 0;
+	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(pysb_file_open, struct file *file)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	return check_file(cfg, cgid, PYSB_OP_OPEN, file,
+			  open_access(BPF_CORE_READ(file, f_mode), BPF_CORE_READ(file, f_flags)));
+}
+
+SEC("lsm/file_receive")
+int BPF_PROG(pysb_file_receive, struct file *file)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	/* Sockets, pipes, eventfds... live on internal mounts and carry no file rights. */
+	if (on_internal_mount(&file->f_path))
+		return 0;
+	return check_file(cfg, cgid, PYSB_OP_RECEIVE_FD, file,
+			  open_access(BPF_CORE_READ(file, f_mode), 0) & ~PYSB_ACC_EXEC);
+}
+
+SEC("lsm/path_mknod")
+int BPF_PROG(pysb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
+	     unsigned int dev)
+{
+	return check_dir_entry(PYSB_OP_CREATE, dir, dentry);
+}
+
+SEC("lsm/path_mkdir")
+int BPF_PROG(pysb_path_mkdir, const struct path *dir, struct dentry *dentry, umode_t mode)
+{
+	return check_dir_entry(PYSB_OP_MKDIR, dir, dentry);
+}
+
+SEC("lsm/path_rmdir")
+int BPF_PROG(pysb_path_rmdir, const struct path *dir, struct dentry *dentry)
+{
+	return check_dir_entry(PYSB_OP_RMDIR, dir, dentry);
+}
+
+SEC("lsm/path_unlink")
+int BPF_PROG(pysb_path_unlink, const struct path *dir, struct dentry *dentry)
+{
+	return check_dir_entry(PYSB_OP_UNLINK, dir, dentry);
+}
+
+SEC("lsm/path_symlink")
+int BPF_PROG(pysb_path_symlink, const struct path *dir, struct dentry *dentry,
+	     const char *old_name)
+{
+	return check_dir_entry(PYSB_OP_SYMLINK, dir, dentry);
+}
+
+/*
+ * What moves (link, rename) may not gain access by its new name: the destination
+ * directory must be writable, and grant nothing the object's current place does not.
+ */
+static __always_inline int check_move(__u16 op, struct dentry *obj, struct vfsmount *obj_mnt,
+				      const struct path *to_dir, struct dentry *to_entry)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct vfsmount *mnt = BPF_CORE_READ(to_dir, mnt);
+	struct walk_ctx src = { .dentry = obj, .vfsmnt = obj_mnt };
+	struct walk_ctx dst = { .dentry = BPF_CORE_READ(to_dir, dentry), .vfsmnt = mnt };
+	__u32 have, get;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	src.sandbox = dst.sandbox = cfg->id;
+	get = walk(&dst);
+	if (!(get & PYSB_ACC_WRITE))
+		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &dst, to_entry, mnt);
+	have = walk(&src);
+	if (get & ~have)
+		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, get & ~have, &src, obj, obj_mnt);
+	return 0;
+}
+
+SEC("lsm/path_link")
+int BPF_PROG(pysb_path_link, struct dentry *old_dentry, const struct path *new_dir,
+	     struct dentry *new_dentry)
+{
+	/* link(2) cannot cross mounts: the source is on new_dir's mount. */
+	return check_move(PYSB_OP_LINK, old_dentry, BPF_CORE_READ(new_dir, mnt), new_dir,
+			  new_dentry);
+}
+
+SEC("lsm/path_rename")
+int BPF_PROG(pysb_path_rename, const struct path *old_dir, struct dentry *old_dentry,
+	     const struct path *new_dir, struct dentry *new_dentry)
+{
+	int ret = check_dir_entry(PYSB_OP_RENAME, old_dir, old_dentry);
+
+	if (ret)
+		return ret;
+	ret = check_move(PYSB_OP_RENAME, old_dentry, BPF_CORE_READ(old_dir, mnt), new_dir,
+			 new_dentry);
+	if (ret)
+		return ret;
+	/* RENAME_EXCHANGE moves the other one back: the same rules in the other direction. */
+	if (BPF_CORE_READ(new_dentry, d_inode))
+		ret = check_move(PYSB_OP_RENAME, new_dentry, BPF_CORE_READ(new_dir, mnt), old_dir,
+				 old_dentry);
+	return ret;
+}
+
+SEC("lsm/path_chmod")
+int BPF_PROG(pysb_path_chmod, const struct path *path, umode_t mode)
+{
+	return check_path(PYSB_OP_CHMOD, PYSB_ACC_WRITE, path);
+}
+
+SEC("lsm/path_chown")
+int BPF_PROG(pysb_path_chown, const struct path *path)
+{
+	return check_path(PYSB_OP_CHOWN, PYSB_ACC_WRITE, path);
+}
+
+SEC("lsm/path_truncate")
+int BPF_PROG(pysb_path_truncate, const struct path *path)
+{
+	return check_path(PYSB_OP_TRUNCATE, PYSB_ACC_WRITE, path);
+}
+
+SEC("lsm/file_truncate")
+int BPF_PROG(pysb_file_truncate, struct file *file)
+{
+	return check_path(PYSB_OP_TRUNCATE, PYSB_ACC_WRITE, &file->f_path);
+}
+
+#define ATTR_MODE  (1 << 0)
+#define ATTR_UID   (1 << 1)
+#define ATTR_GID   (1 << 2)
+#define ATTR_SIZE  (1 << 3)
+#define ATTR_ATIME (1 << 4)
+#define ATTR_MTIME (1 << 5)
+
+/* Only what no path hook sees (utimes): mode, owner and size went through path_*. */
+static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
+{
+	struct pysb_sandbox_cfg *cfg;
+	unsigned int valid;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	valid = BPF_CORE_READ(attr, ia_valid);
+	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
+	    (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
+		return 0;
+	return check(cfg, cgid, PYSB_OP_SETATTR, PYSB_ACC_WRITE, d, NULL);
+}
+
+/* inode_setattr gained an idmap first argument after 6.1: one program per signature, the
+ * loader keeps the one that matches this kernel (loader.c, adapt_to_kernel). */
+SEC("lsm/inode_setattr")
+int BPF_PROG(pysb_inode_setattr, struct dentry *dentry, struct iattr *attr)
+{
+	return check_setattr(dentry, attr);
+}
+
+SEC("lsm/inode_setattr")
+int BPF_PROG(pysb_inode_setattr_idmap, void *idmap, struct dentry *dentry, struct iattr *attr)
+{
+	return check_setattr(dentry, attr);
+}
+
+/* Both hooks take (mnt_userns or idmap, dentry, ...) on every kernel we support. */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(pysb_inode_setxattr, void *idmap, struct dentry *dentry)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	return check(cfg, cgid, PYSB_OP_SETXATTR, PYSB_ACC_WRITE, dentry, NULL);
+}
+
+SEC("lsm/inode_removexattr")
+int BPF_PROG(pysb_inode_removexattr, void *idmap, struct dentry *dentry)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	return check(cfg, cgid, PYSB_OP_REMOVEXATTR, PYSB_ACC_WRITE, dentry, NULL);
+}
+
+/* PROT_EXEC of a file. Anonymous memory and internal mounts (memfd) carry no file rule:
+ * their code could not be opened from a path the sandbox may not read anyway. */
+static __always_inline int check_exec_map(__u16 op, struct file *file, unsigned long prot)
+{
+	if (!file || !(prot & PROT_EXEC) || on_internal_mount(&file->f_path))
+		return 0;
+	return check_path(op, PYSB_ACC_EXEC, &file->f_path);
+}
+
+SEC("lsm/mmap_file")
+int BPF_PROG(pysb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
+	     unsigned long flags)
+{
+	return check_exec_map(PYSB_OP_MMAP_EXEC, file, prot);
+}
+
+SEC("lsm/file_mprotect")
+int BPF_PROG(pysb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
+	     unsigned long prot)
+{
+	return check_exec_map(PYSB_OP_MPROTECT_EXEC, BPF_CORE_READ(vma, vm_file), prot);
 }

@@ -37,6 +37,63 @@ PYSB_MAP struct {
 	__type(value, struct pysb_file_rule);
 } file_rules SEC(".maps");
 
+/* (dev, sandbox) -> access the policy grants that file system's mount point. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_MAX_MOUNTS);
+	__type(key, struct pysb_mount_key);
+	__type(value, __u32);
+} mount_access SEC(".maps");
+
+/* tgid -> 1: the program pysb-bpf starts, whose first execve is always allowed. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_MAX_SANDBOXES);
+	__type(key, __u32);
+	__type(value, __u32);
+} exec_pending SEC(".maps");
+
+/* ---- network (bpf/net.bpf.c, bpf/unix.bpf.c) ---- */
+
+/*
+ * (sandbox, IPv4 prefix) -> port set per protocol and direction. Entries carry the folded
+ * rules of every covering prefix (see pysb_abi.h), so one longest-prefix lookup decides.
+ * The loader refuses a policy that does not fit, never drops a rule.
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, PYSB_NET_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pysb_net4_key);
+	__type(value, struct pysb_net_value);
+} net4_rules SEC(".maps");
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(max_entries, PYSB_NET_MAX_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pysb_net6_key);
+	__type(value, struct pysb_net_value);
+} net6_rules SEC(".maps");
+
+/* Port sets (deduplicated across prefixes); index 0 allows nothing. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PYSB_NET_MAX_PORTSETS);
+	__type(key, __u32);
+	__type(value, struct pysb_net_ports);
+} net_ports SEC(".maps");
+
+/* sandbox id -> socket families and unix options the policy allows; absent = defaults. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_MAX_SANDBOXES);
+	__type(key, __u32);
+	__type(value, struct pysb_net_cfg);
+} net_cfg SEC(".maps");
+
+/* ---- end of network ---- */
+
 /* Denial events. Size set by the loader before load (power of two, page multiple). */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

@@ -32,6 +32,7 @@
 
 /* sandbox_cfg.flags */
 #define PYSB_SB_AUDIT 0x1u /* report would-be denials, deny nothing */
+#define PYSB_SB_EXEC  0x2u /* python-api allows process-exec: execve of exposed binaries */
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH 8192
@@ -40,6 +41,7 @@
 
 #define PYSB_MAX_SANDBOXES  1024
 #define PYSB_MAX_FILE_RULES 65536
+#define PYSB_MAX_MOUNTS	    16384 /* (file system, sandbox) pairs in mount_access */
 
 struct pysb_sandbox_cfg {
 	__u32 id;    /* sandbox id, part of every rule key of this sandbox */
@@ -49,6 +51,12 @@ struct pysb_sandbox_cfg {
 struct pysb_file_key {
 	__u64 ino;
 	__u32 dev; /* kernel dev_t (MAJOR << 20 | MINOR), as in super_block.s_dev */
+	__u32 sandbox;
+};
+
+/* What the policy grants the mount point of a file system (dentry-only walks). */
+struct pysb_mount_key {
+	__u32 dev;
 	__u32 sandbox;
 };
 
@@ -65,22 +73,144 @@ enum pysb_kind {
 	PYSB_KIND_SELF = 5, /* self-protection: bpf(), cgroup escape, ptrace, mount ... */
 };
 
+/* What was attempted. Names for people are in user/events.c (op_str). */
 enum pysb_op {
 	PYSB_OP_OPEN = 1,
 	PYSB_OP_MOUNT = 2,
 	PYSB_OP_UMOUNT = 3,
 	PYSB_OP_PIVOT_ROOT = 4,
+	PYSB_OP_CREATE = 5,   /* regular file, fifo, socket or device node */
+	PYSB_OP_MKDIR = 6,
+	PYSB_OP_RMDIR = 7,
+	PYSB_OP_UNLINK = 8,
+	PYSB_OP_RENAME = 9,   /* reported once per end that is denied */
+	PYSB_OP_LINK = 10,
+	PYSB_OP_SYMLINK = 11,
+	PYSB_OP_CHMOD = 12,
+	PYSB_OP_CHOWN = 13,
+	PYSB_OP_TRUNCATE = 14,
+	PYSB_OP_SETATTR = 15, /* utimes and other attribute changes */
+	PYSB_OP_SETXATTR = 16,
+	PYSB_OP_REMOVEXATTR = 17,
+	PYSB_OP_EXEC = 18,
+	PYSB_OP_MMAP_EXEC = 19,
+	PYSB_OP_MPROTECT_EXEC = 20,
+	PYSB_OP_RECEIVE_FD = 21,
+	PYSB_OP_BPF = 22,
+	PYSB_OP_PTRACE = 23,
+	PYSB_OP_SIGNAL = 24,
+	PYSB_OP_CGROUP_ESCAPE = 25,
+	PYSB_OP_KERNEL_LOAD = 26, /* modules, firmware, kexec images */
+	PYSB_OP_MAX,
 };
+
+/* Why an exec was denied (pysb_event.flags, kind EXEC). */
+#define PYSB_EV_EXEC_POLICY    0x10u /* the policy does not allow process-exec */
+#define PYSB_EV_EXEC_ANONYMOUS 0x20u /* memfd, deleted or unlinked file */
 
 enum pysb_decision {
 	PYSB_DENY = 1,
 	PYSB_AUDIT = 2, /* would have been denied; audit mode let it through */
 };
 
+/* ---- network: net= rules, socket families, unix sockets (bpf/net.bpf.c, bpf/unix.bpf.c,
+ * user/compile_net.c; semantics in docs/network.md) ---- */
+
+/*
+ * net= rules live in two LPM tries keyed by (sandbox, address prefix). The compiler folds
+ * into every prefix the rules of all the prefixes that cover it, so the longest match
+ * alone gives every rule that applies to an address (DENY before ALLOW stays exact).
+ * Each entry names, per protocol and direction, a port set: a partition of 0-65535 into
+ * at most PYSB_NET_MAX_RANGES intervals, each allowed or denied (by which DENY rule).
+ */
+#define PYSB_NET_MAX_PREFIXES 16384 /* LPM entries per address family, all sandboxes */
+#define PYSB_NET_MAX_PORTSETS 4096  /* distinct port sets; 0 is "nothing allowed" */
+#define PYSB_NET_MAX_RANGES   64    /* power of two: intervals of one port set */
+#define PYSB_NET_SEARCH_STEPS 7	    /* binary search steps: log2(PYSB_NET_MAX_RANGES) + 1 */
+#define PYSB_NET_MAX_RULES    16384 /* net= lines after expansion; fits the verdict's 15 bits */
+
+/* Index of pysb_net_value.ports: protocol x direction. */
+enum pysb_net_slot {
+	PYSB_NET_TCP_OUT = 0,
+	PYSB_NET_TCP_IN = 1,
+	PYSB_NET_UDP_OUT = 2,
+	PYSB_NET_UDP_IN = 3,
+	PYSB_NET_SLOTS = 4,
+};
+
+/* Directions, as in net=: OUT = connect/sendto, IN = bind/listen. */
+#define PYSB_NET_IN  0x1u
+#define PYSB_NET_OUT 0x2u
+
+struct pysb_net4_key {
+	__u32 prefixlen; /* 32 (the sandbox, always matched) + prefix length of addr */
+	__u32 sandbox;
+	__u8 addr[4]; /* network byte order */
+};
+
+struct pysb_net6_key {
+	__u32 prefixlen; /* 32 + prefix length of addr */
+	__u32 sandbox;
+	__u8 addr[16];
+};
+
+struct pysb_net_value {
+	__u16 ports[PYSB_NET_SLOTS]; /* index in net_ports per enum pysb_net_slot */
+};
+
+/* pysb_net_range.verdict: PYSB_NET_ALLOW, or the 1-based DENY rule (0: no rule matched). */
+#define PYSB_NET_ALLOW 0x8000u
+
+struct pysb_net_range {
+	__u16 start; /* first port of the interval; it ends where the next one starts */
+	__u16 verdict;
+};
+
+struct pysb_net_ports {
+	__u32 n; /* intervals in use, 1..PYSB_NET_MAX_RANGES; r[0].start == 0 */
+	struct pysb_net_range r[PYSB_NET_MAX_RANGES];
+};
+
+/* pysb_net_cfg.flags: what the policy's bpf. parameters allow (docs/network.md). */
+#define PYSB_NET_UNIX_ABSTRACT 0x1u /* bpf.unix-abstract=allow */
+#define PYSB_NET_INET_RAW      0x2u /* bpf.socket-family=raw: SOCK_RAW on IPv4/IPv6 */
+#define PYSB_NET_ICMP	       0x4u /* bpf.socket-family=icmp: ping sockets */
+#define PYSB_NET_SCTP	       0x8u /* bpf.socket-family=sctp */
+
+struct pysb_net_cfg {
+	__u64 families; /* bit N: socket(N, ...) allowed (bpf.socket-family) */
+	__u32 flags;	/* PYSB_NET_* above */
+	__u32 _pad;
+};
+
+/* Operations of network events; numbered apart so the file/exec list can grow. */
+enum pysb_net_op {
+	PYSB_OP_CONNECT = 64,
+	PYSB_OP_SENDMSG = 65, /* sendto/sendmsg/sendmmsg with a destination */
+	PYSB_OP_BIND = 66,
+	PYSB_OP_LISTEN = 67,
+	PYSB_OP_SOCKET = 68,	   /* socket(): family or type not allowed */
+	PYSB_OP_NETLINK_SEND = 69, /* a NETLINK_ROUTE request that changes something */
+};
+
+/* What a network event is about (kind NET; kind UNIX uses path). */
+struct pysb_net_event {
+	__u8 addr[16];	 /* as the program gave it, network byte order; IPv4 in addr[0..3] */
+	__u16 family;	 /* AF_INET, AF_INET6; for PYSB_OP_SOCKET the refused family */
+	__u16 port;	 /* host byte order; netlink: the message type refused */
+	__u16 protocol;	 /* IPPROTO_*; socket(): the protocol argument; netlink: NETLINK_* */
+	__u16 type;	 /* SOCK_* */
+	__u16 dir;	 /* PYSB_NET_IN / PYSB_NET_OUT, 0 when not about an address */
+	__u16 _pad;
+	__u32 _pad2;
+};
+
+/* ---- end of network ---- */
+
 #define PYSB_COMM_LEN 16
 #define PYSB_PATH_LEN 4096
 
-/* Ring-buffer record; path is NUL-terminated and may be truncated (flag in `flags`). */
+/* Ring-buffer record; path + path_off is NUL-terminated and may be truncated (flags). */
 struct pysb_event {
 	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 cgroup_id;
@@ -92,9 +222,17 @@ struct pysb_event {
 	__u32 access;	/* PYSB_ACC_* requested */
 	__u32 decision; /* enum pysb_decision */
 	__u32 flags;	/* PYSB_EV_* */
-	__s32 path_len; /* bytes written in path incl. NUL, or negative errno */
+	__s32 path_len; /* bytes of the path incl. NUL, or negative errno */
+	__u32 path_off; /* the path starts at path + path_off (paths built backwards) */
+	__u32 rule;	/* file rule that came closest (pysb_file_rule.rule), 0 = none;
+			   kind NET: the 1-based net= rule that denied (pysb_net_range) */
+	__u32 target_pid; /* ptrace, signal: the task outside the sandbox */
+	__u32 _pad;
 	char comm[PYSB_COMM_LEN];
-	char path[PYSB_PATH_LEN];
+	union {
+		char path[PYSB_PATH_LEN];
+		struct pysb_net_event net; /* kind NET (network events have no path) */
+	};
 };
 
 #define PYSB_EV_PATH_TRUNC 0x1u
@@ -108,7 +246,15 @@ enum pysb_lost {
 _Static_assert(sizeof(struct pysb_sandbox_cfg) == 8, "pysb_sandbox_cfg layout");
 _Static_assert(sizeof(struct pysb_file_key) == 16, "pysb_file_key layout");
 _Static_assert(sizeof(struct pysb_file_rule) == 8, "pysb_file_rule layout");
-_Static_assert(sizeof(struct pysb_event) == 48 + PYSB_COMM_LEN + PYSB_PATH_LEN,
+_Static_assert(sizeof(struct pysb_mount_key) == 8, "pysb_mount_key layout");
+_Static_assert(sizeof(struct pysb_event) == 64 + PYSB_COMM_LEN + PYSB_PATH_LEN,
 	       "pysb_event layout");
+
+_Static_assert(sizeof(struct pysb_net4_key) == 12, "pysb_net4_key layout");
+_Static_assert(sizeof(struct pysb_net6_key) == 24, "pysb_net6_key layout");
+_Static_assert(sizeof(struct pysb_net_value) == 8, "pysb_net_value layout");
+_Static_assert(sizeof(struct pysb_net_ports) == 4 + 4 * PYSB_NET_MAX_RANGES, "pysb_net_ports layout");
+_Static_assert(sizeof(struct pysb_net_cfg) == 16, "pysb_net_cfg layout");
+_Static_assert(sizeof(struct pysb_net_event) == 32, "pysb_net_event layout");
 
 #endif /* PYSB_ABI_H */

@@ -117,6 +117,136 @@ nomem:
 	return -1;
 }
 
+/* Nearest compiled rule covering canonical `path`: its access, 0 if none. */
+static uint32_t compiled_access(const struct compiled *c, const char *path)
+{
+	size_t best = 0;
+	uint32_t access = 0;
+
+	for (size_t i = 0; i < c->n_files; i++) {
+		size_t len = strlen(c->files[i].path);
+
+		if (len >= best && path_under(path, c->files[i].path)) {
+			best = len;
+			access = c->files[i].access;
+		}
+	}
+	return access;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++, w++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w = *r;
+		}
+	}
+	*w = '\0';
+}
+
+static int compile_mounts(struct compiled *c)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0, mcap = 0;
+	int ret = 0;
+
+	if (!f) {
+		pr_err("cannot read /proc/self/mountinfo: %s", strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0 && !ret) {
+		char mnt[PATH_MAX];
+		unsigned maj, min;
+		uint32_t dev, acc;
+		size_t i;
+
+		if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mnt) != 3)
+			continue;
+		unescape_octal(mnt);
+		dev = (maj << 20) | min;
+		acc = compiled_access(c, mnt);
+		for (i = 0; i < c->n_mounts && c->mounts[i].dev != dev; i++)
+			;
+		if (i < c->n_mounts) {
+			c->mounts[i].access &= acc; /* a file system mounted twice: the least */
+			continue;
+		}
+		if (c->n_mounts == mcap) {
+			size_t ncap = mcap ? mcap * 2 : 64;
+			struct compiled_mount *v = realloc(c->mounts, ncap * sizeof(*v));
+
+			if (!v) {
+				ret = -1;
+				break;
+			}
+			c->mounts = v;
+			mcap = ncap;
+		}
+		c->mounts[c->n_mounts++] = (struct compiled_mount){ .dev = dev, .access = acc };
+	}
+	free(line);
+	fclose(f);
+	if (!ret && c->n_mounts > PYSB_MAX_MOUNTS) {
+		pr_err("%zu file systems mounted, more than pysb-bpf's %d", c->n_mounts, PYSB_MAX_MOUNTS);
+		ret = -1;
+	}
+	return ret;
+}
+
+/* One python-api value: "ALLOW:a,b" or "DENY:a". Returns 1 allow, 0 deny, -1 no say. */
+static int api_says_exec(const char *v)
+{
+	const char *list = strchr(v, ':');
+	int verdict;
+
+	if (!list)
+		return -1;
+	if (!strncmp(v, "ALLOW:", 6))
+		verdict = 1;
+	else if (!strncmp(v, "DENY:", 5))
+		verdict = 0;
+	else
+		return -1;
+	for (const char *t = list + 1; *t;) {
+		size_t n = strcspn(t, ",");
+
+		while (n && (t[n - 1] == ' '))
+			n--;
+		if ((n == 1 && t[0] == '*') || (n == 12 && !strncmp(t, "process-exec", 12)))
+			return verdict;
+		t += strcspn(t, ",");
+		t += strspn(t, ", ");
+	}
+	return -1;
+}
+
+bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
+{
+	bool allowed = false;
+
+	for (size_t i = 0; i < p->n_python; i++) {
+		int v;
+
+		if (strcmp(p->python[i].key, "python-api"))
+			continue;
+		v = api_says_exec(p->python[i].value);
+		if (v < 0)
+			continue;
+		allowed = v;
+		if (src)
+			*src = p->python[i].src;
+	}
+	return allowed;
+}
+
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out)
 {
 	struct implicit_path *imp = NULL;
@@ -143,6 +273,9 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 		ret = add_entry(out, &cap, imp[i].path, acc, &proto);
 	}
 	implicit_paths_free(imp, n_imp);
+	if (!ret)
+		ret = compile_mounts(out);
+	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
 	if (ret)
 		compiled_free(out);
 	return ret;
@@ -153,5 +286,6 @@ void compiled_free(struct compiled *c)
 	for (size_t i = 0; i < c->n_files; i++)
 		free(c->files[i].path);
 	free(c->files);
+	free(c->mounts);
 	memset(c, 0, sizeof(*c));
 }

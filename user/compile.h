@@ -24,9 +24,19 @@ struct compiled_file {
 	struct policy_src src; /* explicit: the policy line */
 };
 
+/* What the policy grants the mount point of a file system (for dentry-only hooks). */
+struct compiled_mount {
+	uint32_t dev;
+	uint32_t access; /* the least over every mount of that file system */
+};
+
 struct compiled {
 	struct compiled_file *files;
 	size_t n_files;
+	struct compiled_mount *mounts;
+	size_t n_mounts;
+	bool exec_allowed;	    /* python-api grants process-exec */
+	struct policy_src exec_src; /* the python-api line that decided, if any */
 };
 
 struct compile_opts {
@@ -38,6 +48,9 @@ struct compile_opts {
 /* Returns 0, or -1 after printing what failed (pr_err). */
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out);
 void compiled_free(struct compiled *c);
+
+/* Does python-api grant the process-exec category? (last matching line wins) */
+bool policy_exec_allowed(const struct policy *p, struct policy_src *src);
 
 /* Kernel dev_t of a user-space st_dev. */
 uint32_t kernel_dev(uint64_t st_dev);

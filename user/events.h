@@ -12,6 +12,9 @@ const char *access_str(unsigned access, char *buf, size_t len);
 const char *kind_str(unsigned kind);
 const char *op_str(unsigned op);
 
+/* The event's path (NUL-terminated), or NULL when it has none. */
+const char *event_path(const struct pysb_event *e);
+
 /* One readable line: decision, kind, operation, access, path, pid, tid, comm. */
 void event_print_line(FILE *f, const struct pysb_event *e);
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "loader.h"
@@ -32,11 +33,79 @@ int loader_hooks(const struct loader *l, char *buf, size_t len)
 
 	buf[0] = '\0';
 	bpf_object__for_each_program(prog, l->skel->obj) {
+		if (!bpf_program__autoload(prog))
+			continue; /* not for this kernel (adapt_to_kernel) */
 		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s", n ? " " : "",
 				bpf_program__section_name(prog));
 		n++;
 	}
 	return n;
+}
+
+/* Hooks that newer kernels add; older ones cover the same operation elsewhere. */
+static const char *const optional_hooks[] = {
+	"file_truncate", /* 6.2+; ftruncate goes through path_truncate before */
+};
+
+static bool is_optional(const char *hook)
+{
+	for (size_t i = 0; i < sizeof(optional_hooks) / sizeof(optional_hooks[0]); i++)
+		if (!strcmp(hook, optional_hooks[i]))
+			return true;
+	return false;
+}
+
+/* Number of parameters of the kernel's bpf_lsm_<hook>, or -1. */
+static int hook_arity(const struct btf *vmlinux, const char *hook)
+{
+	char name[128];
+	const struct btf_type *t;
+	int id;
+
+	snprintf(name, sizeof(name), "bpf_lsm_%s", hook);
+	id = btf__find_by_name_kind(vmlinux, name, BTF_KIND_FUNC);
+	if (id < 0)
+		return -1;
+	t = btf__type_by_id(vmlinux, btf__type_by_id(vmlinux, id)->type);
+	return t ? btf_vlen(t) : -1;
+}
+
+/*
+ * The same binary on every kernel: hooks this kernel lacks are left out when another hook
+ * covers the operation (and refused otherwise); hook signatures that changed are told to
+ * the programs through read-only data.
+ */
+static int adapt_to_kernel(struct pysb_bpf *skel)
+{
+	struct btf *vmlinux = btf__load_vmlinux_btf();
+	struct bpf_program *prog;
+	int ret = 0;
+
+	if (!vmlinux) {
+		pr_err("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s", strerror(errno));
+		return -1;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		const char *sec = bpf_program__section_name(prog);
+
+		if (strncmp(sec, "lsm/", 4) || hook_arity(vmlinux, sec + 4) >= 0)
+			continue;
+		if (is_optional(sec + 4)) {
+			pr_debug("hook %s absent from this kernel; covered by another hook", sec + 4);
+			bpf_program__set_autoload(prog, false);
+			continue;
+		}
+		pr_err("this kernel has no LSM hook %s, which pysb-bpf needs; see docs/kernels.md",
+		       sec + 4);
+		ret = -1;
+	}
+	/* 6.1: inode_setattr(dentry, attr); later: inode_setattr(idmap, dentry, attr) */
+	if (hook_arity(vmlinux, "inode_setattr") == 3)
+		bpf_program__set_autoload(skel->progs.pysb_inode_setattr, false);
+	else
+		bpf_program__set_autoload(skel->progs.pysb_inode_setattr_idmap, false);
+	btf__free(vmlinux);
+	return ret;
 }
 
 int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err)
@@ -55,6 +124,13 @@ int loader_start(struct loader *l, const struct loader_opts *opts, const char **
 	}
 	if (opts && opts->ringbuf_bytes)
 		bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
+
+	if (adapt_to_kernel(skel)) {
+		*what = "kernel check";
+		*err = ENOTSUP;
+		pysb_bpf__destroy(skel);
+		return -1;
+	}
 
 	/* cgroup/ programs (socket hooks) attach to the sandbox's cgroup, not globally:
 	 * loader_attach_cgroup() does that once the cgroup exists. */
@@ -126,6 +202,27 @@ int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbo
 				 BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access)
+{
+	if (bpf_map__update_elem(l->skel->maps.mount_access, key, sizeof(*key), &access,
+				 sizeof(access), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int loader_exec_pending(struct loader *l, uint32_t tgid, bool add)
+{
+	uint32_t one = 1;
+	int ret;
+
+	if (add)
+		ret = bpf_map__update_elem(l->skel->maps.exec_pending, &tgid, sizeof(tgid), &one,
+					   sizeof(one), BPF_ANY);
+	else
+		ret = bpf_map__delete_elem(l->skel->maps.exec_pending, &tgid, sizeof(tgid), 0);
+	return ret ? -errno : 0;
 }
 
 int loader_del_sandbox(struct loader *l, uint64_t cgid)

@@ -40,6 +40,9 @@ int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
 			 const struct pysb_file_rule *rule);
 /* The switch that puts a cgroup under its rules; call it last. */
 int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg);
+int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
+/* Marks (add) or unmarks the process whose next execve is its own start. */
+int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
 int loader_del_sandbox(struct loader *l, uint64_t cgid);
 
 int loader_events_fd(const struct loader *l);

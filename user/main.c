@@ -4,6 +4,8 @@
  * Subcommands dispatch through one table, bpftool style.
  */
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@ extern char **environ;
 
 struct cli {
 	const char *policy;
+	const char *user; /* --user NAME|UID */
 	bool audit;
 	struct policy_override *overrides;
 	size_t n_overrides;
@@ -38,10 +41,13 @@ static void usage(FILE *f)
 		"Usage: pysb-bpf COMMAND [OPTIONS]\n"
 		"\n"
 		"Commands:\n"
-		"  run [--policy FILE] [--audit] [-v|-vv] [--KEY=VALUE...] [--] PROGRAM [ARGS...]\n"
+		"  run [--policy FILE] [--audit] [--user USER] [-v|-vv] [--KEY=VALUE...] [--]\n"
+		"      PROGRAM [ARGS...]\n"
 		"        run PROGRAM (a .py file runs with python3) under the policy, enforced in\n"
 		"        the kernel; exits with PROGRAM's status, 125 on pysb-bpf errors,\n"
-		"        126/127 when PROGRAM cannot be executed / found\n"
+		"        126/127 when PROGRAM cannot be executed / found. Started through sudo,\n"
+		"        PROGRAM runs as the invoking user (--user to choose), always with\n"
+		"        no_new_privs\n"
 		"  check [--policy FILE] [-v]   parse and compile; print what the kernel enforces\n"
 		"  probe [-v]                   can this kernel enforce? one line per check\n"
 		"  version | help\n"
@@ -85,6 +91,14 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->policy = argv[i];
 		} else if (!strncmp(a, "--policy=", 9)) {
 			c->policy = a + 9;
+		} else if (!strcmp(a, "--user")) {
+			if (++i == argc) {
+				pr_err("--user needs a user name or uid");
+				return -1;
+			}
+			c->user = argv[i];
+		} else if (!strncmp(a, "--user=", 7)) {
+			c->user = a + 7;
 		} else if (!strcmp(a, "--audit")) {
 			c->audit = true;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -216,6 +230,13 @@ static void print_compiled(const struct compiled *c)
 {
 	char acc[32];
 
+	if (c->exec_src.file)
+		printf("exec  %-10s execve after the start  (%s:%u)\n",
+		       c->exec_allowed ? "allowed" : "denied", c->exec_src.file, c->exec_src.line);
+	else
+		printf("exec  %-10s execve after the start  (default: python-api has no "
+		       "ALLOW:process-exec)\n", "denied");
+
 	for (size_t i = 0; i < c->n_files; i++) {
 		const struct compiled_file *f = &c->files[i];
 
@@ -228,11 +249,59 @@ static void print_compiled(const struct compiled *c)
 	}
 }
 
+struct identity {
+	uid_t uid;
+	gid_t gid;
+	gid_t groups[256];
+	int n_groups;
+};
+
+/*
+ * Who the program runs as: --user, else the user who invoked sudo (SUDO_UID), else the
+ * caller unchanged ((uid_t)-1). Root stays root only when asked for or not started by sudo.
+ */
+static int resolve_identity(const char *user, struct identity *id)
+{
+	const char *sudo_uid = getenv("SUDO_UID");
+	struct passwd *pw = NULL;
+	char *end;
+
+	id->uid = (uid_t)-1;
+	if (user) {
+		unsigned long n = strtoul(user, &end, 10);
+
+		pw = (*user && !*end) ? getpwuid((uid_t)n) : getpwnam(user);
+		if (!pw) {
+			pr_err("--user %s: no such user", user);
+			return -1;
+		}
+	} else if (sudo_uid && getuid() == 0) {
+		pw = getpwuid((uid_t)strtoul(sudo_uid, NULL, 10));
+		if (!pw) {
+			pr_err("SUDO_UID=%s: no such user; use --user", sudo_uid);
+			return -1;
+		}
+	} else {
+		return 0;
+	}
+	id->uid = pw->pw_uid;
+	id->gid = pw->pw_gid;
+	id->n_groups = sizeof(id->groups) / sizeof(id->groups[0]);
+	if (getgrouplist(pw->pw_name, pw->pw_gid, id->groups, &id->n_groups) < 0) {
+		pr_err("user %s is in more than %zu groups", pw->pw_name,
+		       sizeof(id->groups) / sizeof(id->groups[0]));
+		return -1;
+	}
+	pr_info("the program runs as %s (uid %u, gid %u)", pw->pw_name, id->uid, id->gid);
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct compiled compiled = { 0 };
 	struct policy *p = NULL;
 	struct program prog = { 0 };
+	struct identity id;
 	char **envp = NULL;
 	struct cli c;
 	int ret = EXIT_PYSB_ERROR, audit;
@@ -268,8 +337,18 @@ static int cmd_run(int argc, char **argv)
 		pr_err("cannot build the program's environment");
 		goto out;
 	}
+	if (resolve_identity(c.user, &id))
+		goto out;
 	ret = sandbox_run(&(struct run_opts){
-		.argv = prog.argv, .envp = envp, .compiled = &compiled, .audit = audit });
+		.argv = prog.argv,
+		.envp = envp,
+		.compiled = &compiled,
+		.audit = audit,
+		.uid = id.uid,
+		.gid = id.gid,
+		.groups = id.groups,
+		.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups,
+	});
 out:
 	policy_env_free(envp);
 	compiled_free(&compiled);

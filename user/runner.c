@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -60,29 +61,62 @@ static int fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbo
 			 f->dev & 0xfffff, (unsigned long long)f->ino,
 			 access_str(f->access, acc, sizeof(acc)), f->path);
 	}
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		struct pysb_mount_key key = { .dev = c->mounts[i].dev, .sandbox = sandbox_id };
+		int err;
+
+		if (!c->mounts[i].access)
+			continue; /* absent = nothing granted */
+		err = loader_add_mount_access(l, &key, c->mounts[i].access);
+		if (err) {
+			pr_err("cannot add the mount entry for dev %u:%u: %s", key.dev >> 20,
+			       key.dev & 0xfffff, strerror(-err));
+			return -1;
+		}
+		pr_debug("map mount_access: dev %u:%u -> %s", key.dev >> 20, key.dev & 0xfffff,
+			 access_str(c->mounts[i].access, acc, sizeof(acc)));
+	}
 	return 0;
 }
 
 /* Child side of clone3: only async-signal-safe calls until execve. */
-static void child_exec(const struct run_opts *o, const sigset_t *mask, int errpipe,
+static void child_exec(const struct run_opts *o, const sigset_t *mask, int gopipe, int errpipe,
 		       pid_t parent)
 {
+	char go;
 	int err;
 
-	/* Fail closed if pysb-bpf dies: the direct child goes with it (grandchildren are
-	 * killed with the cgroup, see docs/design.md). */
+	/* Fail closed if pysb-bpf dies: the direct child goes with it (the rest of the
+	 * cgroup stays confined by the pinned programs, see docs/design.md). */
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(EXIT_PYSB_ERROR);
+	/* Wait until the parent has marked this process's first exec as its own start. */
+	if (read(gopipe, &go, 1) != 1)
+		_exit(EXIT_PYSB_ERROR);
+	if (o->uid != (uid_t)-1) {
+		if (setgroups(o->n_groups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
+		    setresuid(o->uid, o->uid, o->uid)) {
+			err = errno;
+			goto fail;
+		}
+	}
+	/* setuid binaries cannot raise the privileges the sandbox started with. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		err = errno;
+		goto fail;
+	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	execve(o->argv[0], o->argv, o->envp);
 	err = errno;
+fail:
 	if (write(errpipe, &err, sizeof(err)) < 0)
 		_exit(EXIT_PYSB_ERROR);
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
-static pid_t spawn(const struct run_opts *o, int cgroup_fd, const sigset_t *mask, int *pidfd)
+static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
+		   const sigset_t *mask, int *pidfd)
 {
 	struct clone_args args = {
 		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD,
@@ -91,30 +125,49 @@ static pid_t spawn(const struct run_opts *o, int cgroup_fd, const sigset_t *mask
 		.cgroup = (uint64_t)cgroup_fd,
 	};
 	pid_t parent = getpid(), pid;
-	int errpipe[2], err = 0;
+	int errpipe[2], gopipe[2], err = 0;
 	ssize_t n;
 
 	if (pipe2(errpipe, O_CLOEXEC)) {
 		pr_err("pipe: %s", strerror(errno));
 		return -1;
 	}
+	if (pipe2(gopipe, O_CLOEXEC)) {
+		pr_err("pipe: %s", strerror(errno));
+		close(errpipe[0]);
+		close(errpipe[1]);
+		return -1;
+	}
 	pid = syscall(SYS_clone3, &args, sizeof(args));
 	if (pid == 0) {
 		close(errpipe[0]);
-		child_exec(o, mask, errpipe[1], parent);
+		close(gopipe[1]);
+		child_exec(o, mask, gopipe[0], errpipe[1], parent);
 	}
 	close(errpipe[1]);
+	close(gopipe[0]);
 	if (pid < 0) {
 		pr_err("clone3 into the sandbox cgroup failed: %s (kernel 5.7 or later needed)",
 		       strerror(errno));
-		close(errpipe[0]);
-		return -1;
+		goto out;
+	}
+	err = loader_exec_pending(l, pid, true);
+	if (err) {
+		pr_err("cannot mark the program's start in the BPF map: %s", strerror(-err));
+		kill(pid, SIGKILL);
+	} else if (write(gopipe[1], "g", 1) != 1) {
+		pr_err("cannot release the program: %s", strerror(errno));
+		kill(pid, SIGKILL);
 	}
 	n = read(errpipe[0], &err, sizeof(err));
-	close(errpipe[0]);
 	if (n == sizeof(err))
 		pr_err("cannot execute %s: %s%s", o->argv[0], strerror(err),
 		       err == EACCES ? " (is it under an exposed directory? see pysb-bpf check)" : "");
+	/* Exec done or failed: the mark must not outlive it. */
+	loader_exec_pending(l, pid, false);
+out:
+	close(gopipe[1]);
+	close(errpipe[0]);
 	return pid;
 }
 
@@ -180,7 +233,10 @@ static void report_lost(const struct loader *l, unsigned long delivered)
 int sandbox_run(const struct run_opts *o)
 {
 	struct sandbox_cgroup cg = { .fd = -1 };
-	struct pysb_sandbox_cfg cfg = { .id = 1, .flags = o->audit ? PYSB_SB_AUDIT : 0 };
+	struct pysb_sandbox_cfg cfg = {
+		.id = 1,
+		.flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0),
+	};
 	struct loader l = { 0 };
 	struct ring_buffer *rb = NULL;
 	unsigned long delivered = 0;
@@ -238,7 +294,7 @@ int sandbox_run(const struct run_opts *o)
 		pr_err("signalfd: %s", strerror(errno));
 		goto out_signals;
 	}
-	pid = spawn(o, cg.fd, &old, &pidfd);
+	pid = spawn(o, &l, cg.fd, &old, &pidfd);
 	if (pid < 0)
 		goto out_signals;
 	ret = wait_child(pid, pidfd, sigfd, rb);

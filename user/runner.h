@@ -4,6 +4,7 @@
 #define PYSB_RUNNER_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "compile.h"
 
@@ -17,6 +18,10 @@ struct run_opts {
 	char *const *envp;    /* the program's environment */
 	const struct compiled *compiled;
 	bool audit;
+	uid_t uid; /* (uid_t)-1: keep the caller's identity */
+	gid_t gid;
+	const gid_t *groups;
+	size_t n_groups;
 };
 
 /* Returns the exit status to exit with: the program's, or 125/126/127. */

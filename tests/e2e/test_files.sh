@@ -156,7 +156,7 @@ test_file_children_confined_and_other_cgroups_untouched() {
 		echo "r = subprocess.run(['/bin/cat', '$T/ro/data.txt'], capture_output=True)"
 		echo "print('child-cat-ro', r.returncode, r.stdout.decode().strip(), flush=True)"
 	} >"$T/app.py"
-	printf 'expose-ro=/usr/bin\n' >>"$T/policy"
+	printf 'expose-ro=/usr/bin\npython-api=ALLOW:process-exec\n' >>"$T/policy"
 	# A process outside the sandbox reads the secret while the sandbox runs.
 	(for i in 1 2 3 4 5; do cat "$T/other/secret.txt" >/dev/null || echo outside-failed; sleep 0.2; done) >"$T/outside" &
 	run_sb "$T/policy" "$T/app.py"

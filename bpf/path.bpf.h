@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What access the policy grants a file: the nearest rule on the file's ancestry.
+ *
+ * The ancestry is the one the kernel resolved: dentry parents, crossing mount points the
+ * way d_path does (at a mount's root, continue from its mount point in the parent mount).
+ * The first (s_dev, i_ino) with an entry in `file_rules` for the sandbox decides.
+ *
+ * Some hooks only get a dentry (inode_setattr, xattrs). Their walk stays in the dentry's
+ * file system; at its root, `mount_access` (filled by the loader from the mount table:
+ * what the policy grants the mount point of each file system, the least of all its mounts)
+ * stands for the part of the path above the mount.
+ */
+#ifndef PYSB_PATH_BPF_H
+#define PYSB_PATH_BPF_H
+
+#include "common.bpf.h"
+
+#define MNT_NS_INTERNAL ((void *)-22L)
+
+struct walk_ctx {
+	struct dentry *dentry;
+	struct vfsmount *vfsmnt; /* NULL: dentry-only walk */
+	__u32 sandbox;
+	__u32 granted; /* access of the nearest rule */
+	__u32 rule;    /* its index (pysb_file_rule.rule), for events */
+	bool found;
+};
+
+static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
+{
+	return (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
+}
+
+static __always_inline bool walk_found(struct walk_ctx *c, __u32 access, __u32 rule)
+{
+	c->granted = access;
+	c->rule = rule;
+	c->found = true;
+	return true;
+}
+
+static long walk_step(__u32 index, void *data)
+{
+	struct walk_ctx *c = data;
+	struct dentry *d = c->dentry;
+	struct vfsmount *vfsmnt = c->vfsmnt;
+	struct inode *inode = BPF_CORE_READ(d, d_inode);
+	struct pysb_file_rule *rule;
+	struct dentry *parent;
+	__u32 dev = 0;
+
+	if (inode) {
+		struct pysb_file_key key = {
+			.ino = BPF_CORE_READ(inode, i_ino),
+			.dev = BPF_CORE_READ(inode, i_sb, s_dev),
+			.sandbox = c->sandbox,
+		};
+
+		dev = key.dev;
+		rule = bpf_map_lookup_elem(&file_rules, &key);
+		if (rule) {
+			walk_found(c, rule->access, rule->rule);
+			return 1;
+		}
+	}
+
+	if (vfsmnt && d == BPF_CORE_READ(vfsmnt, mnt_root)) {
+		struct mount *m = real_mount(vfsmnt);
+		struct mount *up = BPF_CORE_READ(m, mnt_parent);
+
+		if (up == m)
+			return 1; /* root of the mount tree: no rule on the way */
+		c->dentry = BPF_CORE_READ(m, mnt_mountpoint);
+		c->vfsmnt = (struct vfsmount *)((void *)up +
+						bpf_core_field_offset(struct mount, mnt));
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d) {
+		/* Top of the file system. Dentry-only walks continue through mount_access. */
+		if (!vfsmnt && inode) {
+			struct pysb_mount_key mk = { .dev = dev, .sandbox = c->sandbox };
+			__u32 *acc = bpf_map_lookup_elem(&mount_access, &mk);
+
+			if (acc)
+				walk_found(c, *acc, 0);
+		}
+		return 1;
+	}
+	c->dentry = parent;
+	return 0;
+}
+
+/* Runs the walk from (dentry, vfsmnt); returns the access granted, 0 when no rule. */
+static __always_inline __u32 walk(struct walk_ctx *c)
+{
+	bpf_loop(PYSB_MAX_DEPTH, walk_step, c, 0);
+	return c->found ? c->granted : 0;
+}
+
+static __always_inline __u32 path_access(const struct path *path, __u32 sandbox)
+{
+	struct walk_ctx c = {
+		.dentry = BPF_CORE_READ(path, dentry),
+		.vfsmnt = BPF_CORE_READ(path, mnt),
+		.sandbox = sandbox,
+	};
+
+	return walk(&c);
+}
+
+/* A dentry on the same mount as `mnt` (e.g. the source of link(2), which cannot cross). */
+static __always_inline __u32 dentry_access_on(struct dentry *d, struct vfsmount *mnt,
+					      __u32 sandbox)
+{
+	struct walk_ctx c = { .dentry = d, .vfsmnt = mnt, .sandbox = sandbox };
+
+	return walk(&c);
+}
+
+static __always_inline __u32 dentry_access(struct dentry *d, __u32 sandbox)
+{
+	return dentry_access_on(d, NULL, sandbox);
+}
+
+/*
+ * Opens the kernel makes on a sandboxed task's behalf below a file the task already
+ * opened: overlayfs opens a directory's (or copies up a file's) real layer through a
+ * private mount (mnt_ns == MNT_NS_INTERNAL) with the mounter's credentials. The overlay
+ * file itself was checked; judging the layer's own path would deny every overlay
+ * directory. Only that shape is exempt: an internal mount AND overridden credentials.
+ */
+static __always_inline bool on_internal_mount(const struct path *path)
+{
+	struct mount *m = real_mount(BPF_CORE_READ(path, mnt));
+
+	return BPF_CORE_READ(m, mnt_ns) == MNT_NS_INTERNAL;
+}
+
+static __always_inline bool kernel_internal_open(const struct path *path)
+{
+	struct task_struct *task;
+
+	if (!on_internal_mount(path))
+		return false;
+	task = bpf_get_current_task_btf();
+	return BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred);
+}
+
+struct name_ctx {
+	struct pysb_event *e;
+	struct dentry *d;
+	struct vfsmount *mnt;
+	__u32 pos; /* the path so far is e->path[pos .. PYSB_PATH_LEN - 1] */
+};
+
+static long name_step(__u32 index, void *data)
+{
+	struct name_ctx *c = data;
+	struct pysb_event *e = c->e;
+	struct dentry *d = c->d;
+	struct vfsmount *mnt = c->mnt;
+	const unsigned char *name;
+	struct dentry *parent;
+	__u32 len, pos = c->pos;
+
+	if (mnt && d == BPF_CORE_READ(mnt, mnt_root)) {
+		struct mount *m = real_mount(mnt);
+		struct mount *up = BPF_CORE_READ(m, mnt_parent);
+
+		if (up == m)
+			return 1;
+		c->d = BPF_CORE_READ(m, mnt_mountpoint);
+		c->mnt = (struct vfsmount *)((void *)up + bpf_core_field_offset(struct mount, mnt));
+		return 0;
+	}
+	parent = BPF_CORE_READ(d, d_parent);
+	if (parent == d)
+		return 1;
+	len = BPF_CORE_READ(d, d_name.len);
+	name = BPF_CORE_READ(d, d_name.name);
+	if (len > 255 || len + 1 > pos || pos >= PYSB_PATH_LEN) {
+		e->flags |= PYSB_EV_PATH_TRUNC;
+		return 1;
+	}
+	pos -= len;
+	bpf_probe_read_kernel(&e->path[pos & (PYSB_PATH_LEN - 1)], len & 255, name);
+	pos -= 1;
+	e->path[pos & (PYSB_PATH_LEN - 1)] = '/';
+	c->pos = pos;
+	c->d = parent;
+	return 0;
+}
+
+/*
+ * Writes the path of `d` (on `mnt`, or up to its file system's root when mnt is NULL)
+ * into the event, backwards from the end of e->path: e->path + e->path_off is the
+ * result. For hooks where bpf_d_path() is not allowed, and for negative dentries (files
+ * about to be created). A path longer than the buffer is cut at the front and the event
+ * flagged PYSB_EV_PATH_TRUNC.
+ */
+static __always_inline void event_set_dentry_path(struct pysb_event *e, struct dentry *d,
+						  struct vfsmount *mnt)
+{
+	struct name_ctx c = { .e = e, .d = d, .mnt = mnt, .pos = PYSB_PATH_LEN - 1 };
+
+	e->path[PYSB_PATH_LEN - 1] = '\0';
+	bpf_loop(PYSB_MAX_DEPTH, name_step, &c, 0);
+	if (c.pos == PYSB_PATH_LEN - 1) {
+		c.pos -= 1;
+		e->path[PYSB_PATH_LEN - 2] = '/';
+	}
+	e->path_off = c.pos;
+	e->path_len = PYSB_PATH_LEN - c.pos;
+}
+
+#endif /* PYSB_PATH_BPF_H */
