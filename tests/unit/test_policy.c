@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -202,6 +203,8 @@ static const struct kv_case KV_CASES[] = {
 	{ "eval-namespace=closed", "eval-namespace", "closed" },
 	{ "eval-timeout=2s", "eval-timeout", "2s" },
 	{ "eval-timeout=250ms", "eval-timeout", "250ms" },
+	{ "eval-timeout=0.5s", "eval-timeout", "0.5s" },
+	{ "eval-timeout=1_000ms", "eval-timeout", "1_000ms" },
 	{ "eval-max-iterations=100_000", "eval-max-iterations", "100_000" },
 	{ "eval-max-alloc=10MB", "eval-max-alloc", "10MB" },
 	{ "eval-max-call-depth=10", "eval-max-call-depth", "10" },
@@ -224,6 +227,9 @@ static const struct kv_case KV_CASES[] = {
 	{ "bpf.v=x#y", "bpf.v", "x" },
 	{ "   bpf.v=spaced\t  ", "bpf.v", "spaced" },
 	{ "bpf.v=\xc2\xa0nbsp\xc2\xa0", "bpf.v", "\xc2\xa0nbsp" },
+	{ "\xe2\x80\x83"
+	  "bpf.v=em-space\xe2\x80\x83",
+	  "bpf.v", "em-space" },
 	/* substitution applies to provider parameters too; substituted text is not rescanned */
 	{ "bpf.v=${H}:${A}", "bpf.v", "example.com:1" },
 };
@@ -428,6 +434,7 @@ static const struct err_case ERR_CASES[] = {
 	{ "pyton-import=json", 1, 1, "did you mean 'python-import'" },
 	{ "expose-ro =/tmp", 1, 1, "did you mean 'expose-ro'" },
 	{ "justtext", 1, 1, "expected key=value" },
+	{ "expose-ro", 1, 1, "expected key=value; did you mean 'expose-ro='" },
 	{ "=x", 1, 1, "missing key" },
 	{ "  foo=1", 1, 3, "unknown key 'foo'" },
 	{ "py-sandbox=true\n\n  bar=2", 3, 3, "unknown key 'bar'" },
@@ -453,6 +460,7 @@ static const struct err_case ERR_CASES[] = {
 	{ "expose-rw=${UNSET}", 1, 11, "path must be set" },
 	{ "expose-ro=/nonexistent-pysb/x", 1, 11, "path '/nonexistent-pysb/x' must exist" },
 	{ "expose-ro=~/nope", 1, 11, "path '~/nope' must exist" },
+	{ "expose-ro=~no-such-user-pysb/x", 1, 11, "path '~no-such-user-pysb/x' must exist" },
 	{ "expose-ro=f/inside-a-file", 1, 11, "must exist" },
 	{ "expose-ro=d,sub", 1, 12, "single path (no comma)" },
 	{ "expose-ro=d,d,d", 1, 12, "single path (no comma)" },
@@ -507,6 +515,7 @@ static const struct err_case ERR_CASES[] = {
 	{ "eval-namespace=open", 1, 16, "adaptive, closed or caller" },
 	{ "eval-timeout=10MB", 1, 14, "duration" },
 	{ "eval-timeout=DENY:5s", 1, 14, "duration" },
+	{ "eval-timeout=1.s", 1, 14, "duration" },
 	{ "eval-max-iterations=5s", 1, 21, "whole number" },
 	{ "eval-max-iterations=1__0", 1, 21, "whole number" },
 	{ "eval-max-alloc=1TB", 1, 16, "size" },
@@ -1054,6 +1063,102 @@ static void test_glob(void **state)
 	assert_false(policy_glob_match("*a*a*a*a*a*a*Z*", subject));
 }
 
+/* ---------------- unusual environments */
+
+static void test_symlink_loops(void **state)
+{
+	(void)state;
+	assert_int_equal(symlink("sl1", tpath("sl2")), 0);
+	assert_int_equal(symlink("sl2", tpath("sl1")), 0);
+	expect_err("expose-ro=sl1", 1, 11, "cannot resolve path 'sl1'");
+	expect_err("include? \"sl1\"", 1, 11, "cannot read included file");
+}
+
+/* Without HOME in envp, ~ is the account's home directory, as os.path.expanduser does. */
+static void test_home_from_passwd(void **state)
+{
+	char *no_home[] = { "A=1", NULL };
+	const struct passwd *pw = getpwuid(getuid());
+	const char *text = "include? \"~/.no-such-file-pysb\"\nexpose-ro=~";
+	char real[PATH_MAX];
+	struct parsed r = { 0 };
+
+	(void)state;
+	if (!pw || !realpath(pw->pw_dir, real)) {
+		fprintf(stderr, "no home directory for uid %u: skipped\n", (unsigned)getuid());
+		skip();
+	}
+	r.ret = policy_parse_buffer("t.pysb", text, strlen(text), no_home, tmp, &r.p, &r.d);
+	if (r.ret)
+		dump(&r.d);
+	assert_int_equal(r.ret, 0);
+	assert_string_equal(r.p->paths[0].path, real);
+	done(&r);
+}
+
+/* cwd NULL is the process's working directory; a relative cwd is taken from there. */
+static void test_cwd_argument(void **state)
+{
+	char here[PATH_MAX], real[PATH_MAX], want[PATH_MAX + 8];
+	struct parsed r = { 0 };
+
+	(void)state;
+	assert_non_null(getcwd(here, sizeof(here)));
+	assert_non_null(realpath(tmp, real));
+	assert_int_equal(chdir(tmp), 0);
+	r.ret = policy_parse_buffer("t.pysb", "expose-ro=d", 11, envp, NULL, &r.p, &r.d);
+	assert_int_equal(r.ret, 0);
+	snprintf(want, sizeof(want), "%s/d", real);
+	assert_string_equal(r.p->paths[0].path, want);
+	done(&r);
+	r.ret = policy_parse_buffer("t.pysb", "expose-ro=.", 11, envp, "sub", &r.p, &r.d);
+	assert_int_equal(r.ret, 0);
+	snprintf(want, sizeof(want), "%s/sub", real);
+	assert_string_equal(r.p->paths[0].path, want);
+	done(&r);
+	assert_int_equal(chdir(here), 0);
+}
+
+static const char *big_lookup(void *ctx, const char *name)
+{
+	(void)name;
+	return ctx;
+}
+
+static void test_value_size_limit(void **state)
+{
+	const size_t n = 2 * 1024 * 1024;
+	char *big = malloc(n + 1), *out;
+	struct policy_subst_error err;
+
+	(void)state;
+	assert_non_null(big);
+	memset(big, 'v', n);
+	big[n] = '\0';
+	out = policy_subst("${BIG}", 6, big_lookup, big, NULL, &err);
+	assert_null(out);
+	assert_non_null(strstr(err.msg, "too long"));
+	free(big);
+}
+
+/* Policy files are small: anything beyond 16 MiB is refused before it is parsed. */
+static void test_file_size_limit(void **state)
+{
+	FILE *f = fopen(tpath("huge.pysb"), "w");
+	struct parsed r;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(fseek(f, 17 * 1024 * 1024, SEEK_SET), 0);
+	fputc('\n', f);
+	fclose(f);
+	r = parse_file_at("huge.pysb", NULL, 0);
+	assert_true(has_error_in(&r.d, "huge.pysb", 0, 0, "larger than 16 MiB"));
+	done(&r);
+	expect_err("include \"huge.pysb\"", 1, 10, "larger than 16 MiB");
+	remove(tpath("huge.pysb"));
+}
+
 /* ---------------- diagnostics output */
 
 static void test_diag_print(void **state)
@@ -1073,6 +1178,14 @@ static void test_diag_print(void **state)
 			    "t.pysb:2:1: error: unknown key 'foo': see FORMAT-NOTES §1.4 for "
 			    "the keys; a provider parameter is written <provider>.<key>=value\n"
 			    "    foo=1\n");
+	free(buf);
+	done(&r);
+	/* a message tied to a file but no line */
+	r = parse_file_at("no-such.pysb", NULL, 0);
+	f = open_memstream(&buf, &len);
+	policy_diag_print(f, &r.d);
+	fclose(f);
+	assert_true(strncmp(buf, "no-such.pysb: error: policy file not found", 42) == 0);
 	free(buf);
 	done(&r);
 }
@@ -1108,6 +1221,11 @@ int main(void)
 		cmocka_unit_test(test_build_env),
 		cmocka_unit_test(test_build_env_uses_host),
 		cmocka_unit_test(test_glob),
+		cmocka_unit_test(test_symlink_loops),
+		cmocka_unit_test(test_home_from_passwd),
+		cmocka_unit_test(test_cwd_argument),
+		cmocka_unit_test(test_value_size_limit),
+		cmocka_unit_test(test_file_size_limit),
 		cmocka_unit_test(test_diag_print),
 	};
 
