@@ -249,7 +249,7 @@ static void vreport(struct parser *ps, bool warning, const struct line *ln, unsi
 		ps->full = true;
 		r = asprintf(&m.msg, "too many errors (%d): stopping here", MAX_ERRORS);
 	} else {
-		if (ln) {
+		if (ln && ln->raw_len) { /* no text for file-level messages */
 			size_t lead = lstrip_len(ln->raw, ln->raw_len);
 
 			m.text = display_text(ln->raw + lead,
@@ -308,16 +308,22 @@ __attribute__((format(printf, 4, 5))) static void lwarn(struct parser *ps, const
 	va_end(ap);
 }
 
-/* An error located by a stored rule (its line is gone): no offending text. */
+/* An error on a stored rule (its line is gone): the rule is shown as key=value. */
 __attribute__((format(printf, 3, 4))) static void
-src_error(struct parser *ps, const struct policy_src *src, const char *fmt, ...)
+kv_error(struct parser *ps, const struct policy_kv *kv, const char *fmt, ...)
 {
-	struct line ln = { .file = src->file, .no = src->line, .raw = "" };
+	struct line ln = { .file = kv->src.file, .no = kv->src.line, .raw = "" };
+	char *text = NULL;
 	va_list ap;
 
+	if (asprintf(&text, "%s=%s", kv->key, kv->value) >= 0) {
+		ln.raw = text;
+		ln.raw_len = strlen(text);
+	}
 	va_start(ap, fmt);
-	vreport(ps, false, &ln, src->col, fmt, ap);
+	vreport(ps, false, &ln, kv->src.col, fmt, ap);
 	va_end(ap);
+	free(text);
 }
 
 static void print_msgs(FILE *f, const struct policy_msg *m, size_t n, const char *kind)
@@ -1727,10 +1733,10 @@ static void check_eval_vs_api(struct parser *ps)
 		const struct policy_kv *kv = &ps->p->python[i];
 
 		if (strcmp(kv->key, "python-api") == 0 && grants_dynamic_code(kv->value))
-			src_error(ps, &kv->src,
-				  "python-api=%s lifts the guard of eval/exec/compile "
-				  "while eval-* rules configure it (%s:%u): remove one of them",
-				  kv->value, eval->src.file, eval->src.line);
+			kv_error(ps, kv,
+				 "python-api=%s lifts the guard of eval/exec/compile "
+				 "while eval-* rules configure it (%s:%u): remove one of them",
+				 kv->value, eval->src.file, eval->src.line);
 	}
 }
 
@@ -1745,10 +1751,10 @@ static void check_learn_lock(struct parser *ps)
 		if (strcmp(p->python[i].key, "learn") != 0)
 			continue;
 		if (strcasecmp(p->python[i].value, "false") == 0)
-			src_error(ps, &p->python[i].src,
-				  "learn=false locks this policy: the %zu "
-				  "command-line rule(s) are refused; edit the file instead",
-				  ps->n_overrides);
+			kv_error(ps, &p->python[i],
+				 "learn=false locks this policy: the %zu "
+				 "command-line rule(s) are refused; edit the file instead",
+				 ps->n_overrides);
 		return;
 	}
 }
