@@ -62,7 +62,7 @@ PYSB_MAP struct {
  */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, PYSB_NET_MAX_PREFIXES);
+	__uint(max_entries, PYSB_NET_MAP_PREFIXES);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct pysb_net4_key);
 	__type(value, struct pysb_net_value);
@@ -70,17 +70,18 @@ PYSB_MAP struct {
 
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
-	__uint(max_entries, PYSB_NET_MAX_PREFIXES);
+	__uint(max_entries, PYSB_NET_MAP_PREFIXES);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct pysb_net6_key);
 	__type(value, struct pysb_net_value);
 } net6_rules SEC(".maps");
 
-/* Port sets (deduplicated across prefixes); index 0 allows nothing. */
+/* (sandbox, id) -> port set, deduplicated across the sandbox's prefixes; id 0 allows nothing. */
 PYSB_MAP struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, PYSB_NET_MAX_PORTSETS);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_NET_MAP_PORTSETS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pysb_net_ports_key);
 	__type(value, struct pysb_net_ports);
 } net_ports SEC(".maps");
 

@@ -123,11 +123,13 @@ enum pysb_decision {
  * Each entry names, per protocol and direction, a port set: a partition of 0-65535 into
  * at most PYSB_NET_MAX_RANGES intervals, each allowed or denied (by which DENY rule).
  */
-#define PYSB_NET_MAX_PREFIXES 16384 /* LPM entries per address family, all sandboxes */
-#define PYSB_NET_MAX_PORTSETS 4096  /* distinct port sets; 0 is "nothing allowed" */
+#define PYSB_NET_MAX_PREFIXES 16384 /* per policy and address family */
+#define PYSB_NET_MAX_PORTSETS 4096  /* distinct port sets per policy; 0 is "nothing allowed" */
+#define PYSB_NET_MAP_PREFIXES 65536 /* capacity of each LPM map, all sandboxes together */
+#define PYSB_NET_MAP_PORTSETS 65536 /* capacity of net_ports, all sandboxes together */
 #define PYSB_NET_MAX_RANGES   64    /* power of two: intervals of one port set */
 #define PYSB_NET_SEARCH_STEPS 7	    /* binary search steps: log2(PYSB_NET_MAX_RANGES) + 1 */
-#define PYSB_NET_MAX_RULES    16384 /* net= lines after expansion; fits the verdict's 15 bits */
+#define PYSB_NET_MAX_RULES    32767 /* net= rules, implicit ones included: the verdict's 15 bits */
 
 /* Index of pysb_net_value.ports: protocol x direction. */
 enum pysb_net_slot {
@@ -155,7 +157,12 @@ struct pysb_net6_key {
 };
 
 struct pysb_net_value {
-	__u16 ports[PYSB_NET_SLOTS]; /* index in net_ports per enum pysb_net_slot */
+	__u16 ports[PYSB_NET_SLOTS]; /* port set (pysb_net_ports_key.id) per enum pysb_net_slot */
+};
+
+struct pysb_net_ports_key {
+	__u32 sandbox;
+	__u32 id;
 };
 
 /* pysb_net_range.verdict: PYSB_NET_ALLOW, or the 1-based DENY rule (0: no rule matched). */
@@ -253,6 +260,7 @@ _Static_assert(sizeof(struct pysb_event) == 64 + PYSB_COMM_LEN + PYSB_PATH_LEN,
 _Static_assert(sizeof(struct pysb_net4_key) == 12, "pysb_net4_key layout");
 _Static_assert(sizeof(struct pysb_net6_key) == 24, "pysb_net6_key layout");
 _Static_assert(sizeof(struct pysb_net_value) == 8, "pysb_net_value layout");
+_Static_assert(sizeof(struct pysb_net_ports_key) == 8, "pysb_net_ports_key layout");
 _Static_assert(sizeof(struct pysb_net_ports) == 4 + 4 * PYSB_NET_MAX_RANGES, "pysb_net_ports layout");
 _Static_assert(sizeof(struct pysb_net_cfg) == 16, "pysb_net_cfg layout");
 _Static_assert(sizeof(struct pysb_net_event) == 32, "pysb_net_event layout");

@@ -275,6 +275,8 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	implicit_paths_free(imp, n_imp);
 	if (!ret)
 		ret = compile_mounts(out);
+	if (!ret)
+		ret = net_compile(p, o, out); /* network: user/compile_net.c */
 	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
 	if (ret)
 		compiled_free(out);
@@ -286,6 +288,7 @@ void compiled_free(struct compiled *c)
 	for (size_t i = 0; i < c->n_files; i++)
 		free(c->files[i].path);
 	free(c->files);
+	net_compiled_free(c);
 	free(c->mounts);
 	memset(c, 0, sizeof(*c));
 }

@@ -10,9 +10,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "policy.h"
 #include "pysb_abi.h"
+
+struct addrinfo;
 
 struct compiled_file {
 	char *path;	 /* canonical path the entry was made from */
@@ -30,6 +33,34 @@ struct compiled_mount {
 	uint32_t access; /* the least over every mount of that file system */
 };
 
+/* ---- network (user/compile_net.c, docs/network.md) ---- */
+
+/* A net= line, or an implicit rule (DNS), as compiled; index + 1 is its number in events. */
+struct compiled_net_rule {
+	bool deny;
+	bool implicit;
+	bool host;    /* NETWORK was a host name */
+	bool dropped; /* ... that did not resolve (an ALLOW rule: dropped with a warning) */
+	unsigned protos; /* POLICY_PROTO_* */
+	unsigned dirs;	 /* POLICY_DIR_* */
+	struct policy_port_range *ports;
+	size_t n_ports;
+	size_t n_addrs;	       /* prefixes it became */
+	char *text;	       /* "DENY|tcp|10.0.0.0/8|443|OUT" */
+	const char *why;       /* implicit: the reason */
+	struct policy_src src; /* explicit: the policy line */
+};
+
+/* One entry of net4_rules / net6_rules. */
+struct compiled_net_prefix {
+	int af; /* AF_INET, AF_INET6 */
+	unsigned plen;
+	uint8_t addr[16]; /* network byte order, host bits clear; IPv4 in addr[0..3] */
+	struct pysb_net_value value;
+};
+
+/* ---- end of network ---- */
+
 struct compiled {
 	struct compiled_file *files;
 	size_t n_files;
@@ -37,12 +68,24 @@ struct compiled {
 	size_t n_mounts;
 	bool exec_allowed;	    /* python-api grants process-exec */
 	struct policy_src exec_src; /* the python-api line that decided, if any */
+	/* network (user/compile_net.c) */
+	struct compiled_net_rule *net_rules;
+	size_t n_net_rules;
+	struct compiled_net_prefix *net_prefixes;
+	size_t n_net_prefixes;
+	struct pysb_net_ports *net_ports; /* [0]: nothing allowed */
+	size_t n_net_ports;
+	struct pysb_net_cfg net_cfg;
 };
 
 struct compile_opts {
 	const char *interpreter; /* absolute path of the program executed first, or NULL */
 	const char *script;	 /* the .py file run by it, or NULL */
 	bool implicit;		 /* add the implicit paths (bpf.implicit, default true) */
+	/* network: where the resolvers are (NULL: /etc/resolv.conf) and how host names are
+	 * resolved (NULL: getaddrinfo); tests replace both. */
+	const char *resolv_conf;
+	int (*resolve)(const char *name, const struct addrinfo *hints, struct addrinfo **res);
 };
 
 /* Returns 0, or -1 after printing what failed (pr_err). */
@@ -51,6 +94,16 @@ void compiled_free(struct compiled *c);
 
 /* Does python-api grant the process-exec category? (last matching line wins) */
 bool policy_exec_allowed(const struct policy *p, struct policy_src *src);
+
+/* net= rules and the bpf.socket-family / bpf.unix-abstract parameters (compile_net.c). */
+int net_compile(const struct policy *p, const struct compile_opts *o, struct compiled *c);
+void net_compiled_free(struct compiled *c);
+/* One line per rule and per prefix entry, for `pysb-bpf check`. */
+void net_compiled_print(FILE *f, const struct compiled *c);
+/* The rule a denial names (pysb_event.rule of a NET event), or NULL. */
+const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t rule);
+/* "netlink", "packet", ... for AF_ numbers; NULL when unknown. */
+const char *net_family_name(unsigned family);
 
 /* Kernel dev_t of a user-space st_dev. */
 uint32_t kernel_dev(uint64_t st_dev);

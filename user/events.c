@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <string.h>
+#include <sys/socket.h>
 
+#include "compile.h"
 #include "events.h"
 
 const char *access_str(unsigned access, char *buf, size_t len)
@@ -89,6 +93,116 @@ static void print_escaped(FILE *f, const char *s)
 	}
 }
 
+/* ---- network and unix events (bpf/net.bpf.c, bpf/unix.bpf.c) ---- */
+
+static const struct compiled *net_compiled; /* names the rule of a net denial */
+
+void events_set_compiled(const struct compiled *c)
+{
+	net_compiled = c;
+}
+
+static const char *net_op_str(unsigned op)
+{
+	switch (op) {
+	case PYSB_OP_CONNECT: return "connect";
+	case PYSB_OP_SENDMSG: return "sendmsg";
+	case PYSB_OP_BIND: return "bind";
+	case PYSB_OP_LISTEN: return "listen";
+	case PYSB_OP_SOCKET: return "socket";
+	case PYSB_OP_NETLINK_SEND: return "netlink-send";
+	}
+	return "unknown";
+}
+
+static const char *sock_type_str(unsigned type)
+{
+	switch (type) {
+	case SOCK_STREAM: return "stream";
+	case SOCK_DGRAM: return "dgram";
+	case SOCK_RAW: return "raw";
+	case SOCK_SEQPACKET: return "seqpacket";
+	}
+	return "?";
+}
+
+/* "10.0.0.1:443", "[::1]:443" */
+static void print_sockaddr(FILE *f, const struct pysb_net_event *n)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(n->family == AF_INET6 ? AF_INET6 : AF_INET, n->addr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	fprintf(f, n->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, n->port);
+}
+
+static void print_net_detail(FILE *f, const struct pysb_event *e)
+{
+	const struct pysb_net_event *n = &e->net;
+	const struct compiled_net_rule *r;
+	const char *fam;
+
+	switch (e->op) {
+	case PYSB_OP_SOCKET:
+		fam = net_family_name(n->family);
+		fprintf(f, "%s(%u) type=%s(%u) protocol=%u (not allowed: see bpf.socket-family)",
+			fam ? fam : "family", n->family, sock_type_str(n->type), n->type,
+			n->protocol);
+		return;
+	case PYSB_OP_NETLINK_SEND:
+		fprintf(f, "protocol=%u message-type=%u (only RTM_GET requests are allowed; "
+			   "bpf.socket-family=netlink allows all)", n->protocol, n->port);
+		return;
+	}
+	fprintf(f, "%s ", n->protocol == IPPROTO_UDP ? "udp" : "tcp");
+	print_sockaddr(f, n);
+	fprintf(f, " (%s)", n->dir == PYSB_NET_IN ? "IN" : "OUT");
+	r = net_rule_at(net_compiled, e->rule);
+	if (r && !r->implicit)
+		fprintf(f, " denied by net=%s at %s:%u", r->text, r->src.file, r->src.line);
+	else
+		fputs(" no net= rule allows it", f);
+}
+
+/* Unix names may hold any byte; an abstract one starts with NUL, shown as '@'. */
+static void print_unix_name(FILE *f, const struct pysb_event *e)
+{
+	int len = e->path_len - 1;
+
+	if (len <= 0 || len > PYSB_PATH_LEN - 1) {
+		fputs(e->op == PYSB_OP_BIND ? "(autobind)" : "(unnamed)", f);
+		return;
+	}
+	if (e->path[0] != '\0') {
+		print_escaped(f, e->path);
+		return;
+	}
+	fputc('@', f);
+	for (int i = 1; i < len; i++) {
+		unsigned char c = (unsigned char)e->path[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+static void net_event_print_line(FILE *f, const struct pysb_event *e, const char *comm)
+{
+	fprintf(f, "pysb-bpf: %s %s %s ", e->decision == PYSB_AUDIT ? "audit" : "deny",
+		kind_str(e->kind), net_op_str(e->op));
+	if (e->kind == PYSB_KIND_UNIX)
+		print_unix_name(f, e);
+	else
+		print_net_detail(f, e);
+	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
+	print_escaped(f, comm);
+	fputc('\n', f);
+}
+
+/* ---- end of network ---- */
+
 void event_print_line(FILE *f, const struct pysb_event *e)
 {
 	char acc[32];
@@ -96,6 +210,10 @@ void event_print_line(FILE *f, const struct pysb_event *e)
 
 	memcpy(comm, e->comm, PYSB_COMM_LEN);
 	comm[PYSB_COMM_LEN] = '\0';
+	if (e->kind == PYSB_KIND_NET || e->kind == PYSB_KIND_UNIX) {
+		net_event_print_line(f, e, comm);
+		return;
+	}
 	const char *path = event_path(e);
 
 	fprintf(f, "pysb-bpf: %s %s %s", e->decision == PYSB_AUDIT ? "audit" : "deny",

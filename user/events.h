@@ -18,4 +18,8 @@ const char *event_path(const struct pysb_event *e);
 /* One readable line: decision, kind, operation, access, path, pid, tid, comm. */
 void event_print_line(FILE *f, const struct pysb_event *e);
 
+/* The compiled policy being enforced, so network denials can name their net= rule. */
+struct compiled;
+void events_set_compiled(const struct compiled *c);
+
 #endif /* PYSB_EVENTS_H */

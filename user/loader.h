@@ -43,7 +43,12 @@ int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbo
 int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
 /* Marks (add) or unmarks the process whose next execve is its own start. */
 int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
-int loader_del_sandbox(struct loader *l, uint64_t cgid);
+
+/* Network maps of one sandbox (user/loader_net.c): fill (after removing any stale entry
+ * of that id), and remove. */
+struct compiled;
+int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox);
+void loader_net_forget(struct loader *l, uint32_t sandbox);
 
 int loader_events_fd(const struct loader *l);
 /* Events that could not be delivered, per reason, summed over CPUs. */

@@ -76,6 +76,10 @@ static int fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbo
 		pr_debug("map mount_access: dev %u:%u -> %s", key.dev >> 20, key.dev & 0xfffff,
 			 access_str(c->mounts[i].access, acc, sizeof(acc)));
 	}
+	/* network: net= prefixes, port sets, socket settings (user/loader_net.c) */
+	if (loader_net_fill(l, c, sandbox_id))
+		return -1;
+	events_set_compiled(c); /* so net denials can name their rule */
 	return 0;
 }
 

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Network rules (net=) and socket families.
+ *
+ * Hooks:
+ *   cgroup/connect4, connect6  connect() of TCP and UDP sockets, and TCP Fast Open
+ *                              sendto (the kernel runs the same hook): OUT
+ *   cgroup/sendmsg4, sendmsg6  UDP sendto/sendmsg/sendmmsg with a destination: OUT
+ *   cgroup/bind4, bind6        bind(): IN
+ *   lsm/socket_listen          listen() on a TCP socket never bound (the kernel picks a
+ *                              port): IN, judged as the wildcard address and port 0
+ *   lsm/socket_create          socket(): unix, TCP, UDP and NETLINK_ROUTE only, unless
+ *                              bpf.socket-family allows more
+ *   lsm/netlink_send           NETLINK_ROUTE: only requests that read (RTM_GET*)
+ *
+ * The cgroup/ programs are attached to the sandbox cgroup only (loader_attach_cgroup), so
+ * they judge the sockets created inside the sandbox and cost nothing elsewhere; a socket
+ * handed in by the caller is the caller's decision, like an open file. The lsm/ programs
+ * are global and act only on sandboxed tasks (current_sandbox()).
+ *
+ * Default: deny. DENY rules first, then ALLOW rules, then deny (net= semantics,
+ * docs/network.md). A denied connect/sendmsg/bind fails with EPERM (cgroup hooks return
+ * 0); listen, socket and netlink requests with EACCES/EPERM; each denial is an event.
+ * IPv4-mapped IPv6 addresses are judged as IPv4; a destination 0.0.0.0 or :: (which the
+ * kernel sends to loopback) is judged as 127.0.0.1 or ::1.
+ */
+#include "common.bpf.h"
+#include <bpf/bpf_endian.h>
+
+#define AF_UNIX	       1
+#define AF_INET	       2
+#define AF_INET6       10
+#define AF_NETLINK     16
+#define NETLINK_ROUTE  0
+#define IPPROTO_ICMPV6 58
+#define RTM_BASE       16
+#define NLMSG_HDRLEN   16
+
+/* cgroup sock_addr verdicts */
+#define SOCK_ADDR_DENY	0
+#define SOCK_ADDR_ALLOW 1
+
+/* Messages looked at in one netlink send; more than that is denied (fail closed). */
+#define NETLINK_MAX_MSGS 16
+
+/* The verdict of port set `id` for `port`: binary search for the interval holding it. */
+static __always_inline __u16 port_verdict(__u32 sandbox, __u32 id, __u16 port)
+{
+	struct pysb_net_ports_key key = { .sandbox = sandbox, .id = id };
+	struct pysb_net_ports *ps = bpf_map_lookup_elem(&net_ports, &key);
+	__u32 lo = 0, hi;
+
+	if (!ps)
+		return 0;
+	hi = ps->n;
+	if (hi > PYSB_NET_MAX_RANGES)
+		hi = PYSB_NET_MAX_RANGES;
+	if (!hi)
+		return 0;
+	for (int i = 0; i < PYSB_NET_SEARCH_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = (lo + hi) / 2;
+		if (ps->r[mid & (PYSB_NET_MAX_RANGES - 1)].start <= port)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return ps->r[lo & (PYSB_NET_MAX_RANGES - 1)].verdict;
+}
+
+/*
+ * The verdict for (address, port) in `slot`: one longest-prefix lookup (its entry holds
+ * every rule covering the address, see pysb_abi.h), one hash lookup, a bounded search.
+ * `a` is the address in network byte order, 4 (IPv4) or 16 bytes.
+ */
+static __always_inline __u16 net_verdict(__u32 sandbox, bool v6, const __u32 *a, __u16 port,
+					 __u32 slot)
+{
+	struct pysb_net_value *v;
+
+	if (v6) {
+		struct pysb_net6_key k = { .prefixlen = 32 + 128, .sandbox = sandbox };
+
+		__builtin_memcpy(k.addr, a, 16);
+		v = bpf_map_lookup_elem(&net6_rules, &k);
+	} else {
+		struct pysb_net4_key k = { .prefixlen = 32 + 32, .sandbox = sandbox };
+
+		__builtin_memcpy(k.addr, a, 4);
+		v = bpf_map_lookup_elem(&net4_rules, &k);
+	}
+	if (!v)
+		return 0; /* no rule covers the address */
+	return port_verdict(sandbox, v->ports[slot & (PYSB_NET_SLOTS - 1)], port);
+}
+
+/* TCP (or MPTCP) and UDP are what net= governs; -1 for anything else. */
+static __always_inline int proto_slot(__u32 type, __u32 protocol, __u32 dir)
+{
+	__u32 in = dir == PYSB_NET_IN;
+
+	if (type == SOCK_STREAM && (protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP))
+		return in ? PYSB_NET_TCP_IN : PYSB_NET_TCP_OUT;
+	if (type == SOCK_DGRAM && protocol == IPPROTO_UDP)
+		return in ? PYSB_NET_UDP_IN : PYSB_NET_UDP_OUT;
+	return -1;
+}
+
+/*
+ * Address as judged: IPv4-mapped IPv6 becomes IPv4; for OUT, the unspecified address
+ * becomes loopback, where the kernel really sends it. Returns whether it stays IPv6.
+ */
+static __always_inline bool judged_address(bool v6, __u32 a[4], __u32 dir)
+{
+	if (v6 && a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0xffff)) {
+		a[0] = a[3];
+		v6 = false;
+	}
+	if (dir != PYSB_NET_OUT)
+		return v6;
+	if (!v6 && a[0] == 0)
+		a[0] = bpf_htonl(0x7f000001);
+	else if (v6 && !(a[0] | a[1] | a[2] | a[3]))
+		a[3] = bpf_htonl(1);
+	return v6;
+}
+
+static __always_inline void net_event(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
+				      __u16 family, const __u32 *addr, __u16 port,
+				      __u16 protocol, __u16 type, __u16 dir, __u32 rule)
+{
+	struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_NET, op, 0, decision_of(cfg));
+
+	if (!e)
+		return;
+	__builtin_memset(&e->net, 0, sizeof(e->net));
+	if (addr && family == AF_INET6)
+		__builtin_memcpy(e->net.addr, addr, 16);
+	else if (addr)
+		__builtin_memcpy(e->net.addr, addr, 4);
+	e->net.family = family;
+	e->net.port = port;
+	e->net.protocol = protocol;
+	e->net.type = type;
+	e->net.dir = dir;
+	e->rule = rule;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* Shared by the six cgroup/ programs; `v6` and `dir` are constants at each call site. */
+static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, __u16 op,
+					   __u32 dir)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u32 given[4] = {}, a[4];
+	__u16 verdict, port;
+	__u64 cgid;
+	int slot;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return SOCK_ADDR_ALLOW;
+	/* Other kinds (ping, SCTP, raw) were admitted, or not, by socket_create. */
+	slot = proto_slot(ctx->type, ctx->protocol, dir);
+	if (slot < 0)
+		return SOCK_ADDR_ALLOW;
+	if (v6) {
+		given[0] = ctx->user_ip6[0];
+		given[1] = ctx->user_ip6[1];
+		given[2] = ctx->user_ip6[2];
+		given[3] = ctx->user_ip6[3];
+	} else {
+		given[0] = ctx->user_ip4;
+	}
+	port = bpf_ntohs((__u16)ctx->user_port);
+	__builtin_memcpy(a, given, sizeof(a));
+	verdict = net_verdict(cfg->id, judged_address(v6, a, dir), a, port, slot);
+	if (verdict & PYSB_NET_ALLOW)
+		return SOCK_ADDR_ALLOW;
+	net_event(cfg, cgid, op, v6 ? AF_INET6 : AF_INET, given, port, ctx->protocol, ctx->type,
+		  dir, verdict);
+	return (cfg->flags & PYSB_SB_AUDIT) ? SOCK_ADDR_ALLOW : SOCK_ADDR_DENY;
+}
+
+SEC("cgroup/connect4")
+int pysb_connect4(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, false, PYSB_OP_CONNECT, PYSB_NET_OUT);
+}
+
+SEC("cgroup/connect6")
+int pysb_connect6(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, true, PYSB_OP_CONNECT, PYSB_NET_OUT);
+}
+
+SEC("cgroup/sendmsg4")
+int pysb_sendmsg4(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, false, PYSB_OP_SENDMSG, PYSB_NET_OUT);
+}
+
+SEC("cgroup/sendmsg6")
+int pysb_sendmsg6(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, true, PYSB_OP_SENDMSG, PYSB_NET_OUT);
+}
+
+SEC("cgroup/bind4")
+int pysb_bind4(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, false, PYSB_OP_BIND, PYSB_NET_IN);
+}
+
+SEC("cgroup/bind6")
+int pysb_bind6(struct bpf_sock_addr *ctx)
+{
+	return check_sock_addr(ctx, true, PYSB_OP_BIND, PYSB_NET_IN);
+}
+
+/*
+ * listen() on a socket that was never bound makes the kernel bind it to the wildcard
+ * address and a port of its choosing, without the bind hooks: judge that as IN, wildcard
+ * address, port 0 (as py-sandboxes does). A bound socket was judged at bind().
+ */
+SEC("lsm/socket_listen")
+int BPF_PROG(pysb_socket_listen, struct socket *sock, int backlog)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct sock *sk;
+	__u32 any[4] = {};
+	__u16 family, type, protocol, verdict;
+	__u64 cgid;
+	int slot;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
+		return 0;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	if (BPF_CORE_READ(sk, __sk_common.skc_num))
+		return 0;
+	type = BPF_CORE_READ(sk, sk_type);
+	protocol = BPF_CORE_READ(sk, sk_protocol);
+	slot = proto_slot(type, protocol, PYSB_NET_IN);
+	if (slot < 0)
+		return 0;
+	verdict = net_verdict(cfg->id, family == AF_INET6, any, 0, slot);
+	if (verdict & PYSB_NET_ALLOW)
+		return 0;
+	net_event(cfg, cgid, PYSB_OP_LISTEN, family, any, 0, protocol, type, PYSB_NET_IN, verdict);
+	return deny_ret(cfg, EPERM);
+}
+
+static __always_inline struct pysb_net_cfg *sandbox_net_cfg(const struct pysb_sandbox_cfg *cfg)
+{
+	__u32 id = cfg->id;
+
+	return bpf_map_lookup_elem(&net_cfg, &id);
+}
+
+static __always_inline bool family_allowed(const struct pysb_net_cfg *nc, int family)
+{
+	return nc && family >= 0 && family < 64 && ((nc->families >> family) & 1);
+}
+
+/* What socket() may create: see the file comment and docs/network.md. */
+static __always_inline bool socket_allowed(const struct pysb_net_cfg *nc, int family, int type,
+					   int protocol)
+{
+	__u32 flags = nc ? nc->flags : 0;
+
+	if (family == AF_UNIX)
+		return true; /* judged at connect/send/bind (bpf/unix.bpf.c) */
+	if (family == AF_INET || family == AF_INET6) {
+		if (type == SOCK_STREAM &&
+		    (protocol == 0 || protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP))
+			return true;
+		if (type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP))
+			return true;
+		if (type == SOCK_DGRAM && (flags & PYSB_NET_ICMP) &&
+		    protocol == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6))
+			return true;
+		if (type == SOCK_RAW && (flags & PYSB_NET_INET_RAW))
+			return true;
+		if ((type == SOCK_STREAM || type == SOCK_SEQPACKET) && protocol == IPPROTO_SCTP &&
+		    (flags & PYSB_NET_SCTP))
+			return true;
+		return false;
+	}
+	/* Name resolution (AI_ADDRCONFIG) and if_nameindex() read the routing netlink;
+	 * requests that change something are refused in netlink_send. */
+	if (family == AF_NETLINK && protocol == NETLINK_ROUTE)
+		return true;
+	return family_allowed(nc, family);
+}
+
+SEC("lsm/socket_create")
+int BPF_PROG(pysb_socket_create, int family, int type, int protocol, int kern)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	if (kern)
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	if (socket_allowed(sandbox_net_cfg(cfg), family, type, protocol))
+		return 0;
+	net_event(cfg, cgid, PYSB_OP_SOCKET, family, NULL, 0, protocol, type, 0, 0);
+	return deny_ret(cfg, EACCES);
+}
+
+struct nlmsg_hdr {
+	__u32 len;
+	__u16 type;
+	__u16 flags;
+};
+
+/*
+ * NETLINK_ROUTE messages: RTM_GET* (type % 4 == 2) only read; RTM_NEW*, DEL*, SET* change
+ * links, addresses, routes, neighbours, qdiscs (and succeed for a sandboxed root).
+ * Control messages (below RTM_BASE) are harmless. Returns the first type refused, or 0.
+ */
+static __always_inline __u16 netlink_refused_type(struct sk_buff *skb)
+{
+	unsigned char *data = BPF_CORE_READ(skb, data);
+	__u32 len = BPF_CORE_READ(skb, len), off = 0;
+
+	for (int i = 0; i < NETLINK_MAX_MSGS; i++) {
+		struct nlmsg_hdr h;
+
+		if (off + NLMSG_HDRLEN > len)
+			return 0;
+		if (bpf_probe_read_kernel(&h, sizeof(h), data + off))
+			return 0xffff;
+		if (h.type >= RTM_BASE && (h.type & 3) != 2)
+			return h.type;
+		if (h.len < NLMSG_HDRLEN)
+			return 0; /* the kernel rejects it */
+		off += (h.len + 3) & ~3u;
+	}
+	return off + NLMSG_HDRLEN > len ? 0 : 0xffff;
+}
+
+SEC("lsm/netlink_send")
+int BPF_PROG(pysb_netlink_send, struct sock *sk, struct sk_buff *skb)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_net_cfg *nc;
+	__u16 protocol, refused;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	nc = sandbox_net_cfg(cfg);
+	if (family_allowed(nc, AF_NETLINK))
+		return 0;
+	protocol = BPF_CORE_READ(sk, sk_protocol);
+	/* Another netlink protocol here was handed in from outside: refuse it too. */
+	refused = protocol == NETLINK_ROUTE ? netlink_refused_type(skb) : 0xffff;
+	if (!refused)
+		return 0;
+	net_event(cfg, cgid, PYSB_OP_NETLINK_SEND, AF_NETLINK, NULL, refused, protocol, SOCK_RAW, 0,
+		  0);
+	return deny_ret(cfg, EPERM);
+}

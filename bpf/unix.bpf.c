@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Unix-domain sockets, with py-sandboxes' semantics (FORMAT-NOTES 2.3): a unix socket is
+ * reached through the file system, so reaching one is writing to it.
+ *
+ * Hooks (global `lsm/` programs acting only on sandboxed tasks):
+ *   lsm/unix_stream_connect  connect() of stream and seqpacket sockets
+ *   lsm/unix_may_send        connect() of datagram sockets, and every datagram sent
+ *   lsm/socket_bind          bind() of an abstract name, or an explicit autobind
+ *
+ * A peer bound to a path needs WRITE (expose-rw) on that path: the path it was bound at,
+ * walked like a file (bpf/path.bpf.h), so a hard link or another spelling of docker.sock
+ * reaches nothing. A peer with an abstract name needs bpf.unix-abstract=allow, and so does
+ * binding one. A peer with no name at all can only be a socketpair() end or an accepted
+ * connection: allowed. Binding a pathname socket creates a file: lsm/path_mknod in
+ * bpf/file.bpf.c asks WRITE on its directory.
+ * Default: deny, -EACCES (path) or -EPERM (abstract), with an event naming the socket.
+ */
+#include "path.bpf.h"
+
+#define AF_UNIX	      1
+#define UNIX_PATH_MAX 108
+
+/* Fills e->path with the peer's name: the path, or NUL + the abstract name. */
+static __always_inline void event_set_unix_name(struct pysb_event *e, struct unix_address *addr)
+{
+	int len = BPF_CORE_READ(addr, len) - (int)sizeof(__u16);
+
+	if (len <= 0)
+		return;
+	if (len > UNIX_PATH_MAX)
+		len = UNIX_PATH_MAX;
+	bpf_probe_read_kernel(e->path, len & 127, &addr->name[0].sun_path);
+	e->path[len & 127] = '\0';
+	e->path_len = len + 1;
+}
+
+static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
+{
+	struct unix_sock *u = (struct unix_sock *)peer;
+	struct pysb_sandbox_cfg *cfg;
+	struct unix_address *addr;
+	struct pysb_event *e;
+	struct dentry *d;
+	__u32 id, rule = 0;
+	__u64 cgid;
+	int err;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg || !peer)
+		return 0;
+	addr = BPF_CORE_READ(u, addr);
+	if (!addr)
+		return 0; /* unnamed: socketpair() or an accepted connection */
+	d = BPF_CORE_READ(u, path.dentry);
+	if (d) {
+		struct walk_ctx c = { .dentry = d, .vfsmnt = BPF_CORE_READ(u, path.mnt),
+				      .sandbox = cfg->id };
+
+		if (walk(&c) & PYSB_ACC_WRITE)
+			return 0;
+		rule = c.found ? c.rule : 0;
+		err = EACCES;
+	} else {
+		struct pysb_net_cfg *nc;
+
+		id = cfg->id;
+		nc = bpf_map_lookup_elem(&net_cfg, &id);
+		if (nc && (nc->flags & PYSB_NET_UNIX_ABSTRACT))
+			return 0;
+		err = EPERM;
+	}
+	e = event_start(cfg, cgid, PYSB_KIND_UNIX, op, PYSB_ACC_WRITE, decision_of(cfg));
+	if (e) {
+		e->rule = rule;
+		event_set_unix_name(e, addr);
+		bpf_ringbuf_submit(e, 0);
+	}
+	return deny_ret(cfg, err);
+}
+
+SEC("lsm/unix_stream_connect")
+int BPF_PROG(pysb_unix_stream_connect, struct sock *sock, struct sock *other, struct sock *newsk)
+{
+	return unix_peer_check(PYSB_OP_CONNECT, other);
+}
+
+SEC("lsm/unix_may_send")
+int BPF_PROG(pysb_unix_may_send, struct socket *sock, struct socket *other)
+{
+	return unix_peer_check(PYSB_OP_SENDMSG, BPF_CORE_READ(other, sk));
+}
+
+SEC("lsm/socket_bind")
+int BPF_PROG(pysb_unix_bind, struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	struct sockaddr_un *sun = (struct sockaddr_un *)address;
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_net_cfg *nc;
+	struct pysb_event *e;
+	char first = 0;
+	__u32 id;
+	__u64 cgid;
+	int len;
+
+	if (BPF_CORE_READ(address, sa_family) != AF_UNIX)
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	len = addrlen - (int)sizeof(__u16);
+	if (len > 0) {
+		bpf_probe_read_kernel(&first, 1, &sun->sun_path[0]);
+		if (first)
+			return 0; /* a path: a file creation, judged by lsm/path_mknod */
+	}
+	id = cfg->id;
+	nc = bpf_map_lookup_elem(&net_cfg, &id);
+	if (nc && (nc->flags & PYSB_NET_UNIX_ABSTRACT))
+		return 0;
+	/* An abstract name, or len 0: autobind, which gives the socket an abstract name. */
+	e = event_start(cfg, cgid, PYSB_KIND_UNIX, PYSB_OP_BIND, PYSB_ACC_WRITE,
+			decision_of(cfg));
+	if (e) {
+		if (len > UNIX_PATH_MAX)
+			len = UNIX_PATH_MAX;
+		if (len > 0) {
+			bpf_probe_read_kernel(e->path, len & 127, sun->sun_path);
+			e->path[len & 127] = '\0';
+			e->path_len = len + 1;
+		}
+		bpf_ringbuf_submit(e, 0);
+	}
+	return deny_ret(cfg, EPERM);
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fills the network maps (bpf/maps.bpf.h) of one sandbox from a compiled policy, and
+ * removes them. Every key carries the sandbox id, so sandboxes sharing the loaded object
+ * never see each other's rules.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <bpf/libbpf.h>
+
+#include "compile.h"
+#include "loader.h"
+#include "log.h"
+#include "pysb.skel.h"
+
+static int put(struct bpf_map *map, const void *key, size_t klen, const void *val, size_t vlen,
+	       const char *what)
+{
+	if (!bpf_map__update_elem(map, key, klen, val, vlen, BPF_NOEXIST))
+		return 0;
+	pr_err("cannot add %s to the BPF map %s: %s%s", what, bpf_map__name(map), strerror(errno),
+	       errno == E2BIG || errno == ENOMEM ? " (the map is full: too many sandboxes with "
+						   "large net= policies at once)"
+						 : "");
+	return -1;
+}
+
+/*
+ * Deletes every key of `map` whose u32 at `off` is `sandbox`. Keys are collected first:
+ * deleting while walking would restart the walk.
+ */
+static void forget(struct bpf_map *map, size_t klen, size_t off, uint32_t sandbox)
+{
+	size_t n = 0, cap = 0;
+	unsigned char *keys = NULL, *nk;
+	unsigned char key[64], next[64];
+	int err;
+
+	if (klen > sizeof(key))
+		return;
+	for (err = bpf_map__get_next_key(map, NULL, next, klen); !err;
+	     err = bpf_map__get_next_key(map, key, next, klen)) {
+		uint32_t id;
+
+		memcpy(key, next, klen);
+		memcpy(&id, key + off, sizeof(id));
+		if (id != sandbox)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nk = realloc(keys, cap * klen);
+			if (!nk)
+				break;
+			keys = nk;
+		}
+		memcpy(keys + n++ * klen, key, klen);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map__delete_elem(map, keys + i * klen, klen, 0);
+	free(keys);
+}
+
+void loader_net_forget(struct loader *l, uint32_t sandbox)
+{
+	struct pysb_bpf *skel = l->skel;
+
+	forget(skel->maps.net4_rules, sizeof(struct pysb_net4_key),
+	       offsetof(struct pysb_net4_key, sandbox), sandbox);
+	forget(skel->maps.net6_rules, sizeof(struct pysb_net6_key),
+	       offsetof(struct pysb_net6_key, sandbox), sandbox);
+	forget(skel->maps.net_ports, sizeof(struct pysb_net_ports_key),
+	       offsetof(struct pysb_net_ports_key, sandbox), sandbox);
+	bpf_map__delete_elem(skel->maps.net_cfg, &sandbox, sizeof(sandbox), 0);
+}
+
+int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox)
+{
+	struct pysb_bpf *skel = l->skel;
+	char text[INET6_ADDRSTRLEN + 8];
+
+	/* Whatever a sandbox that had this id before left behind must not apply here. */
+	loader_net_forget(l, sandbox);
+	for (uint32_t i = 0; i < c->n_net_ports; i++) {
+		struct pysb_net_ports_key k = { .sandbox = sandbox, .id = i };
+
+		if (put(skel->maps.net_ports, &k, sizeof(k), &c->net_ports[i],
+			sizeof(c->net_ports[i]), "a port set"))
+			return -1;
+	}
+	for (size_t i = 0; i < c->n_net_prefixes; i++) {
+		const struct compiled_net_prefix *e = &c->net_prefixes[i];
+		char addr[INET6_ADDRSTRLEN];
+		int ret;
+
+		inet_ntop(e->af, e->addr, addr, sizeof(addr));
+		snprintf(text, sizeof(text), "%s/%u", addr, e->plen);
+		if (e->af == AF_INET) {
+			struct pysb_net4_key k = { .prefixlen = 32 + e->plen, .sandbox = sandbox };
+
+			memcpy(k.addr, e->addr, sizeof(k.addr));
+			ret = put(skel->maps.net4_rules, &k, sizeof(k), &e->value, sizeof(e->value),
+				  text);
+		} else {
+			struct pysb_net6_key k = { .prefixlen = 32 + e->plen, .sandbox = sandbox };
+
+			memcpy(k.addr, e->addr, sizeof(k.addr));
+			ret = put(skel->maps.net6_rules, &k, sizeof(k), &e->value, sizeof(e->value),
+				  text);
+		}
+		if (ret)
+			return -1;
+		pr_debug("map net%d_rules: %s -> port sets tcp-out %u tcp-in %u udp-out %u udp-in %u",
+			 e->af == AF_INET ? 4 : 6, text, e->value.ports[PYSB_NET_TCP_OUT],
+			 e->value.ports[PYSB_NET_TCP_IN], e->value.ports[PYSB_NET_UDP_OUT],
+			 e->value.ports[PYSB_NET_UDP_IN]);
+	}
+	if (put(skel->maps.net_cfg, &sandbox, sizeof(sandbox), &c->net_cfg, sizeof(c->net_cfg),
+		"the socket settings"))
+		return -1;
+	pr_info("%zu net rules -> %zu prefixes, %zu port sets", c->n_net_rules, c->n_net_prefixes,
+		c->n_net_ports);
+	return 0;
+}
