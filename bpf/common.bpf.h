@@ -39,9 +39,10 @@ static __always_inline struct pysb_sandbox_cfg *current_sandbox(__u64 *cgid)
 	return NULL;
 }
 
-static __always_inline void count_lost(__u32 reason)
+static __always_inline void count_lost(__u32 sandbox, __u32 reason)
 {
-	__u64 *n = bpf_map_lookup_elem(&lost, &reason);
+	__u32 slot = sandbox * PYSB_LOST_MAX + reason;
+	__u64 *n = bpf_map_lookup_elem(&lost, &slot);
 
 	if (n)
 		(*n)++;
@@ -54,12 +55,18 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 {
 	struct pysb_event *e;
 	__u64 pid_tgid;
+	void *rb;
 
+	rb = bpf_map_lookup_elem(&events, &cfg->id);
+	if (!rb) {
+		count_lost(cfg->id, PYSB_LOST_NO_READER);
+		return NULL;
+	}
 	/* The slack lets the verifier accept path components written at a masked offset
 	 * (event_set_dentry_path); user space ignores it. */
-	e = bpf_ringbuf_reserve(&events, sizeof(*e) + PYSB_EVENT_SLACK, 0);
+	e = bpf_ringbuf_reserve(rb, sizeof(*e) + PYSB_EVENT_SLACK, 0);
 	if (!e) {
-		count_lost(PYSB_LOST_RINGBUF_FULL);
+		count_lost(cfg->id, PYSB_LOST_RINGBUF_FULL);
 		return NULL;
 	}
 	pid_tgid = bpf_get_current_pid_tgid();

@@ -95,16 +95,27 @@ PYSB_MAP struct {
 
 /* ---- end of network ---- */
 
-/* Denial events. Size set by the loader before load (power of two, page multiple). */
-PYSB_MAP struct {
+/*
+ * Events: one ring buffer per sandbox (each `pysb-bpf run` reads only its own), found
+ * by sandbox id. The loader creates it and inserts it with BPF_NOEXIST, which is also
+ * how sandbox ids are allocated among concurrent runs.
+ */
+struct events_ringbuf {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, PYSB_RINGBUF_BYTES);
+};
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH_OF_MAPS);
+	__uint(max_entries, PYSB_MAX_SANDBOXES);
+	__type(key, __u32);
+	__array(values, struct events_ringbuf);
 } events SEC(".maps");
 
-/* Events that could not be delivered, per reason (PYSB_LOST_*), summed over CPUs. */
+/* Events that could not be delivered: [sandbox id * PYSB_LOST_MAX + reason], per CPU. */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PYSB_LOST_MAX);
+	__uint(max_entries, PYSB_MAX_SANDBOXES * PYSB_LOST_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");

@@ -40,6 +40,7 @@
 #define PYSB_MAX_CGROUP_LEVEL 32
 
 #define PYSB_MAX_SANDBOXES  1024
+#define PYSB_RINGBUF_BYTES  (4u << 20) /* per sandbox; every one has the same size */
 #define PYSB_MAX_FILE_RULES 65536
 #define PYSB_MAX_MOUNTS	    16384 /* (file system, sandbox) pairs in mount_access */
 
@@ -247,7 +248,8 @@ struct pysb_event {
 /* Reasons an event was not delivered (index of the `lost` map). */
 enum pysb_lost {
 	PYSB_LOST_RINGBUF_FULL = 0, /* bpf_ringbuf_reserve failed: consumer too slow */
-	PYSB_LOST_MAX = 1,
+	PYSB_LOST_NO_READER = 1,    /* the sandbox's ring buffer is gone (pysb-bpf killed) */
+	PYSB_LOST_MAX = 2,
 };
 
 _Static_assert(sizeof(struct pysb_sandbox_cfg) == 8, "pysb_sandbox_cfg layout");

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
@@ -137,4 +139,38 @@ int sandbox_cgroup_destroy(struct sandbox_cgroup *cg)
 	pr_err("cannot remove cgroup %s: %s; remove it with 'rmdir %s' once its tasks are gone",
 	       cg->path, strerror(errno), cg->path);
 	return -1;
+}
+
+int sandbox_cgroup_gc(uint64_t *alive, size_t *n_alive, size_t cap)
+{
+	char root[PATH_MAX], parent[PATH_MAX + 16], p[PATH_MAX * 2];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	*n_alive = 0;
+	if (cgroup2_mount(root, sizeof(root)))
+		return -1;
+	snprintf(parent, sizeof(parent), "%s/%s", root, PYSB_CGROUP_PARENT);
+	d = opendir(parent);
+	if (!d)
+		return errno == ENOENT ? 0 : -1;
+	while ((de = readdir(d))) {
+		int pid;
+
+		if (strncmp(de->d_name, "run-", 4))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", parent, de->d_name);
+		pid = atoi(de->d_name + 4);
+		/* A supervisor that died leaves its cgroup; once empty, nothing needs it. The
+		 * tasks of a populated one stay confined by the pinned programs. */
+		if (pid > 0 && kill(pid, 0) && errno == ESRCH && cgroup_populated(p) == 0 && !rmdir(p)) {
+			pr_info("removed the empty cgroup %s of a pysb-bpf that died", p);
+			continue;
+		}
+		if (!stat(p, &st) && *n_alive < cap)
+			alive[(*n_alive)++] = st.st_ino;
+	}
+	closedir(d);
+	return 0;
 }

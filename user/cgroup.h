@@ -4,6 +4,7 @@
 #define PYSB_CGROUP_H
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define PYSB_CGROUP_PARENT "pysb-bpf"
@@ -21,5 +22,11 @@ int cgroup2_mount(char *buf, size_t len);
 int sandbox_cgroup_create(struct sandbox_cgroup *cg, const char *name);
 /* Kills every task left (cgroup.kill), waits until it is empty, removes it. */
 int sandbox_cgroup_destroy(struct sandbox_cgroup *cg);
+
+/*
+ * Removes the empty cgroups of runs whose pysb-bpf died, and lists the ids of the sandbox
+ * cgroups that still exist (for loader_gc).
+ */
+int sandbox_cgroup_gc(uint64_t *alive, size_t *n_alive, size_t cap);
 
 #endif /* PYSB_CGROUP_H */

@@ -1,8 +1,15 @@
 /* SPDX-License-Identifier: MIT */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -25,14 +32,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-int loader_hooks(const struct loader *l, char *buf, size_t len)
+static int hooks_of(struct pysb_bpf *skel, char *buf, size_t len)
 {
 	struct bpf_program *prog;
 	size_t off = 0;
 	int n = 0;
 
 	buf[0] = '\0';
-	bpf_object__for_each_program(prog, l->skel->obj) {
+	bpf_object__for_each_program(prog, skel->obj) {
 		if (!bpf_program__autoload(prog))
 			continue; /* not for this kernel (adapt_to_kernel) */
 		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s", n ? " " : "",
@@ -108,83 +115,460 @@ static int adapt_to_kernel(struct pysb_bpf *skel)
 	return ret;
 }
 
-int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err)
+int loader_hooks(const struct loader *l, char *buf, size_t len)
+{
+	return hooks_of(l->skel, buf, len);
+}
+
+/* Opens the object and fits it to this kernel; nothing is loaded yet. */
+static struct pysb_bpf *open_adapted(const char **what, int *err)
 {
 	struct bpf_program *prog;
 	struct pysb_bpf *skel;
-	int ret;
 
-	memset(l, 0, sizeof(*l));
 	libbpf_set_print(libbpf_print);
 	*what = "open";
 	skel = pysb_bpf__open();
 	if (!skel) {
 		*err = errno;
-		return -1;
+		return NULL;
 	}
-	if (opts && opts->ringbuf_bytes)
-		bpf_map__set_max_entries(skel->maps.events, opts->ringbuf_bytes);
-
 	if (adapt_to_kernel(skel)) {
 		*what = "kernel check";
 		*err = ENOTSUP;
 		pysb_bpf__destroy(skel);
-		return -1;
+		return NULL;
 	}
-
-	/* cgroup/ programs (socket hooks) attach to the sandbox's cgroup, not globally:
+	/* cgroup/ programs (socket hooks) attach to each sandbox's cgroup, not globally:
 	 * loader_attach_cgroup() does that once the cgroup exists. */
 	bpf_object__for_each_program(prog, skel->obj)
 		if (!strncmp(bpf_program__section_name(prog), "cgroup/", 7))
 			bpf_program__set_autoattach(prog, false);
+	return skel;
+}
+
+static int load_and_attach(struct pysb_bpf *skel, const char **what, int *err)
+{
+	int ret;
 
 	*what = "load";
 	ret = pysb_bpf__load(skel);
-	if (ret) {
-		*err = -ret;
-		goto fail;
+	if (!ret) {
+		*what = "attach";
+		ret = pysb_bpf__attach(skel);
 	}
-	*what = "attach";
-	ret = pysb_bpf__attach(skel);
-	if (ret) {
+	if (ret)
 		*err = -ret;
-		goto fail;
-	}
-	l->skel = skel;
-	l->attached = true;
-	return 0;
-fail:
+	return ret;
+}
+
+int loader_probe(const char **what, int *err, char *hooks, size_t len)
+{
+	struct pysb_bpf *skel = open_adapted(what, err);
+	int ret;
+
+	if (!skel)
+		return -1;
+	ret = load_and_attach(skel, what, err);
+	if (!ret)
+		hooks_of(skel, hooks, len);
 	pysb_bpf__destroy(skel);
-	return -1;
+	return ret ? -1 : 0;
+}
+
+/*
+ * The shared instance. The programs are global and act on registered cgroups only, so
+ * one instance serves every sandbox on the machine: the first `run` loads, attaches and
+ * pins it under /sys/fs/bpf/pysb-bpf/<object hash>; later runs open the pinned maps and
+ * only add their rules. Pinned links stay attached when pysb-bpf dies, so a sandbox whose
+ * supervisor was SIGKILLed stays confined (docs/design.md, "Fail closed").
+ */
+#define PIN_ROOT  "/sys/fs/bpf/pysb-bpf"
+#define LOCK_FILE "/run/pysb-bpf.lock"
+#define BPF_FS_MAGIC 0xcafe4a11
+
+static uint64_t object_hash(void)
+{
+	size_t sz;
+	const unsigned char *p = pysb_bpf__elf_bytes(&sz);
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (size_t i = 0; i < sz; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+static int ensure_bpffs(void)
+{
+	struct statfs sfs;
+
+	if (!statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		pr_err("no BPF file system at /sys/fs/bpf and mounting one failed: %s; "
+		       "mount -t bpf bpf /sys/fs/bpf", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void pin_path(char *buf, size_t len, const char *dir, const char *kind, const char *name)
+{
+	snprintf(buf, len, "%s/%s-%s", dir, kind, name);
+}
+
+/* Removes a pin directory (its entries first): what is pinned there is released. */
+static void unpin_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char p[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' && snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) < (int)sizeof(p))
+			unlink(p);
+	closedir(d);
+	rmdir(dir);
+}
+
+static int pin_failed(const char *path)
+{
+	int err = errno;
+
+	pr_err("cannot pin %s: %s", path, strerror(err));
+	return -err;
+}
+
+static int pin_all(struct pysb_bpf *skel, const char *dir)
+{
+	struct bpf_object_skeleton *s = skel->skeleton;
+	struct bpf_map *map;
+	char p[PATH_MAX];
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return pin_failed(dir);
+	bpf_object__for_each_map(map, skel->obj) {
+		if (bpf_map__is_internal(map))
+			continue;
+		pin_path(p, sizeof(p), dir, "map", bpf_map__name(map));
+		if (bpf_map__pin(map, p))
+			return pin_failed(p);
+	}
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_program *prog = *s->progs[i].prog;
+		struct bpf_link *link = *s->progs[i].link;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (link) {
+			pin_path(p, sizeof(p), dir, "link", bpf_program__name(prog));
+			if (bpf_link__pin(link, p))
+				return pin_failed(p);
+		} else {
+			/* cgroup/ programs: kept as programs, attached per sandbox */
+			pin_path(p, sizeof(p), dir, "prog", bpf_program__name(prog));
+			if (bpf_program__pin(prog, p))
+				return pin_failed(p);
+		}
+	}
+	return 0;
+}
+
+/* Opens the pinned maps of a complete instance into the (opened) skeleton. */
+static int reuse_pinned(struct pysb_bpf *skel, const char *dir)
+{
+	struct bpf_map *map;
+	char p[PATH_MAX];
+
+	bpf_object__for_each_map(map, skel->obj) {
+		int fd, err;
+
+		if (bpf_map__is_internal(map))
+			continue;
+		pin_path(p, sizeof(p), dir, "map", bpf_map__name(map));
+		fd = bpf_obj_get(p);
+		if (fd < 0)
+			return -errno;
+		err = bpf_map__reuse_fd(map, fd);
+		close(fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Leftovers of a first run that died while loading: <dir>_tmp_<pid> (bpffs refuses dots). */
+static void remove_stale_tmp(void)
+{
+	DIR *d = opendir(PIN_ROOT);
+	struct dirent *de;
+	char p[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *tmp = strstr(de->d_name, "_tmp_");
+
+		if (!tmp || !kill(atoi(tmp + 5), 0))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", PIN_ROOT, de->d_name);
+		unpin_dir(p);
+	}
+	closedir(d);
+}
+
+/* Instances of other pysb-bpf builds with no sandbox left: detach them (unpin). */
+static void remove_idle_instances(const char *keep)
+{
+	DIR *d = opendir(PIN_ROOT);
+	struct dirent *de;
+	char dir[PATH_MAX], p[PATH_MAX + 32];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		uint64_t key;
+		int fd;
+
+		if (de->d_name[0] == '.' || strstr(de->d_name, "_tmp_"))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, de->d_name);
+		if (!strcmp(dir, keep))
+			continue;
+		snprintf(p, sizeof(p), "%s/map-sandboxes", dir);
+		fd = bpf_obj_get(p);
+		if (fd < 0)
+			continue;
+		if (bpf_map_get_next_key(fd, NULL, &key) && errno == ENOENT) {
+			pr_info("detaching the idle pysb-bpf instance %s (another build)", dir);
+			unpin_dir(dir);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err)
+{
+	char tmp[128];
+	int lock = -1, ret = -1;
+
+	(void)opts;
+	memset(l, 0, sizeof(*l));
+	l->ringbuf_fd = -1;
+	l->skel = open_adapted(what, err);
+	if (!l->skel)
+		return -1;
+	*what = "bpffs";
+	*err = EIO;
+	if (ensure_bpffs())
+		goto out;
+	mkdir(PIN_ROOT, 0700);
+	snprintf(l->pin_dir, sizeof(l->pin_dir), "%s/%016llx", PIN_ROOT,
+		 (unsigned long long)object_hash());
+	/* One loader at a time decides whether the shared instance exists. */
+	lock = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX)) {
+		pr_err("cannot lock %s: %s", LOCK_FILE, strerror(errno));
+		goto out;
+	}
+	remove_stale_tmp();
+	remove_idle_instances(l->pin_dir);
+	if (!access(l->pin_dir, F_OK)) {
+		*what = "reuse pinned";
+		ret = reuse_pinned(l->skel, l->pin_dir);
+		if (ret)
+			*err = -ret;
+		else
+			pr_info("using the pysb-bpf programs pinned in %s", l->pin_dir);
+		goto out;
+	}
+	ret = load_and_attach(l->skel, what, err);
+	if (ret)
+		goto out;
+	l->loaded = true;
+	/* Pinned under a temporary name, renamed when complete: a reader never sees half. */
+	snprintf(tmp, sizeof(tmp), "%s_tmp_%d", l->pin_dir, getpid());
+	*what = "pin";
+	ret = pin_all(l->skel, tmp);
+	if (!ret && rename(tmp, l->pin_dir))
+		ret = -errno;
+	if (ret) {
+		*err = -ret;
+		unpin_dir(tmp);
+		goto out;
+	}
+	pr_info("loaded, attached and pinned the pysb-bpf programs in %s", l->pin_dir);
+out:
+	if (lock >= 0)
+		close(lock);
+	if (ret) {
+		pysb_bpf__destroy(l->skel);
+		l->skel = NULL;
+	}
+	return ret ? -1 : 0;
+}
+
+void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
+{
+	struct bpf_map *map = l->skel->maps.sandboxes;
+	uint64_t key, next, *prev = NULL;
+
+	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
+		struct pysb_sandbox_cfg cfg;
+		bool found = false;
+
+		for (size_t i = 0; i < n_alive && !found; i++)
+			found = alive[i] == next;
+		if (!found && !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0)) {
+			pr_info("removing sandbox %u: its cgroup (id %llu) is gone", cfg.id,
+				(unsigned long long)next);
+			loader_sandbox_free(l, next, cfg.id);
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+}
+
+int loader_sandbox_alloc(struct loader *l, uint32_t *id)
+{
+	int outer = bpf_map__fd(l->skel->maps.events);
+	uint32_t start = (uint32_t)getpid() % (PYSB_MAX_SANDBOXES - 1);
+
+	l->ringbuf_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "pysb_events", 0, 0,
+				       PYSB_RINGBUF_BYTES, NULL);
+	if (l->ringbuf_fd < 0)
+		return -errno;
+	/* Ids 1..MAX-1; the insertion with BPF_NOEXIST is the atomic allocation. */
+	for (uint32_t n = 0; n < PYSB_MAX_SANDBOXES - 1; n++) {
+		uint32_t cand = 1 + (start + n) % (PYSB_MAX_SANDBOXES - 1);
+
+		if (!bpf_map_update_elem(outer, &cand, &l->ringbuf_fd, BPF_NOEXIST)) {
+			l->sandbox_id = cand;
+			*id = cand;
+			loader_reset_lost(l);
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -ENOSPC;
+}
+
+void loader_reset_lost(struct loader *l)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *zero;
+
+	if (ncpu <= 0 || !(zero = calloc(ncpu, sizeof(*zero))))
+		return;
+	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++) {
+		uint32_t slot = l->sandbox_id * PYSB_LOST_MAX + r;
+
+		bpf_map__update_elem(l->skel->maps.lost, &slot, sizeof(slot), zero,
+				     sizeof(*zero) * ncpu, 0);
+	}
+	free(zero);
+}
+
+/* Deletes every key of `map` for which `mine` says yes. */
+static void delete_keys(struct bpf_map *map, bool (*mine)(const void *key, uint32_t id),
+			uint32_t id)
+{
+	size_t ksz = bpf_map__key_size(map);
+	char key[64], next[64];
+	const void *prev = NULL;
+
+	while (!bpf_map__get_next_key(map, prev, next, ksz)) {
+		if (mine(next, id) && !bpf_map__delete_elem(map, next, ksz, 0)) {
+			/* Deleted: restart from the same predecessor. */
+			continue;
+		}
+		memcpy(key, next, ksz);
+		prev = key;
+	}
+}
+
+static bool file_key_of(const void *key, uint32_t id)
+{
+	return ((const struct pysb_file_key *)key)->sandbox == id;
+}
+
+static bool mount_key_of(const void *key, uint32_t id)
+{
+	return ((const struct pysb_mount_key *)key)->sandbox == id;
+}
+
+void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
+{
+	/* The switch first: from here on the cgroup is not a sandbox any more. */
+	if (cgid)
+		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
+	delete_keys(l->skel->maps.file_rules, file_key_of, id);
+	delete_keys(l->skel->maps.mount_access, mount_key_of, id);
+	bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
 }
 
 int loader_attach_cgroup(struct loader *l, int cgroup_fd)
 {
 	struct bpf_program *prog;
+	char p[PATH_MAX];
 
 	bpf_object__for_each_program(prog, l->skel->obj) {
-		struct bpf_link *link;
+		int prog_fd, link_fd;
 
-		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7))
+		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
+		    !bpf_program__autoload(prog))
 			continue;
-		if (l->n_cg_links == sizeof(l->cg_links) / sizeof(l->cg_links[0]))
+		if (l->n_cg_links == sizeof(l->cg_link_fds) / sizeof(l->cg_link_fds[0]))
 			return -E2BIG;
-		link = bpf_program__attach_cgroup(prog, cgroup_fd);
-		if (!link)
+		pin_path(p, sizeof(p), l->pin_dir, "prog", bpf_program__name(prog));
+		prog_fd = l->loaded ? bpf_program__fd(prog) : bpf_obj_get(p);
+		if (prog_fd < 0)
 			return -errno;
-		l->cg_links[l->n_cg_links++] = link;
+		link_fd = bpf_link_create(prog_fd, cgroup_fd, bpf_program__expected_attach_type(prog),
+					  NULL);
+		if (!l->loaded)
+			close(prog_fd);
+		if (link_fd < 0)
+			return -errno;
+		/* Pinned too: a SIGKILLed supervisor leaves its sandbox's sockets confined. */
+		snprintf(p, sizeof(p), "%s/sb%u-%s", l->pin_dir, l->sandbox_id,
+			 bpf_program__name(prog));
+		if (bpf_obj_pin(link_fd, p)) {
+			close(link_fd);
+			return -errno;
+		}
+		l->cg_link_fds[l->n_cg_links++] = link_fd;
 	}
 	return 0;
 }
 
 void loader_stop(struct loader *l)
 {
+	struct bpf_program *prog;
+	char p[PATH_MAX];
+
+	if (l->skel && l->sandbox_id) {
+		bpf_object__for_each_program(prog, l->skel->obj) {
+			snprintf(p, sizeof(p), "%s/sb%u-%s", l->pin_dir, l->sandbox_id,
+				 bpf_program__name(prog));
+			unlink(p);
+		}
+	}
 	for (int i = 0; i < l->n_cg_links; i++)
-		bpf_link__destroy(l->cg_links[i]);
+		close(l->cg_link_fds[i]);
 	l->n_cg_links = 0;
+	if (l->ringbuf_fd >= 0)
+		close(l->ringbuf_fd);
+	l->ringbuf_fd = -1;
+	/* Destroying the skeleton drops this process's references only: the pins keep the
+	 * shared instance attached. */
 	pysb_bpf__destroy(l->skel);
 	l->skel = NULL;
-	l->attached = false;
 }
 
 int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
@@ -225,16 +609,9 @@ int loader_exec_pending(struct loader *l, uint32_t tgid, bool add)
 	return ret ? -errno : 0;
 }
 
-int loader_del_sandbox(struct loader *l, uint64_t cgid)
-{
-	if (bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0))
-		return -errno;
-	return 0;
-}
-
 int loader_events_fd(const struct loader *l)
 {
-	return bpf_map__fd(l->skel->maps.events);
+	return l->ringbuf_fd;
 }
 
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX])
@@ -248,8 +625,10 @@ int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX])
 	if (!vals)
 		return -ENOMEM;
 	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++) {
+		uint32_t slot = l->sandbox_id * PYSB_LOST_MAX + r;
+
 		lost[r] = 0;
-		if (bpf_map__lookup_elem(l->skel->maps.lost, &r, sizeof(r), vals,
+		if (bpf_map__lookup_elem(l->skel->maps.lost, &slot, sizeof(slot), vals,
 					 sizeof(*vals) * ncpu, 0))
 			continue;
 		for (int c = 0; c < ncpu; c++)

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
-/* Loads pysb-bpf's BPF object, attaches every program, fills and reads its maps. */
+/*
+ * Loads pysb-bpf's BPF object once per boot and shares it (pinned under
+ * /sys/fs/bpf/pysb-bpf/<object hash>), registers sandboxes in it, fills and reads its maps.
+ */
 #ifndef PYSB_LOADER_H
 #define PYSB_LOADER_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -10,37 +14,51 @@
 #include "pysb_abi.h"
 
 struct pysb_bpf;
-struct ring_buffer;
-
-struct bpf_link;
 
 struct loader {
-	struct pysb_bpf *skel;
-	bool attached;
-	struct bpf_link *cg_links[32]; /* cgroup/ programs attached to the sandbox cgroup */
+	struct pysb_bpf *skel; /* opened; loaded only by the process that created the pins */
+	bool loaded;
+	char pin_dir[64]; /* PIN_ROOT/<16 hex digits> */
+	uint32_t sandbox_id; /* 0 until loader_sandbox_alloc */
+	int ringbuf_fd;	     /* this sandbox's events */
+	int cg_link_fds[32]; /* cgroup/ programs attached to the sandbox cgroup */
 	int n_cg_links;
 };
 
 struct loader_opts {
-	uint32_t ringbuf_bytes; /* power of two >= page size; 0: default */
+	uint32_t reserved;
 };
 
 /*
- * Opens, loads and attaches all programs. Never leaves a half-attached state: on any
- * failure everything loaded so far is destroyed. `what` receives a short name of the step
- * that failed (load / attach) and `err` the errno, for probe's report.
+ * Opens the shared instance, loading, attaching and pinning it first if this is the
+ * first run since boot (or since the binary changed). Never leaves a half-attached state:
+ * the pins appear complete or not at all. On failure `what` names the step (load, attach,
+ * pin, ...) and `err` the errno, for probe's report.
  */
 int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err);
+/* Releases this process's references; the shared instance stays (pinned). */
 void loader_stop(struct loader *l);
+
+/* A fresh, private load + attach + detach: can this kernel run the programs? */
+int loader_probe(const char **what, int *err, char *hooks, size_t len);
+
+/* Forgets the sandboxes whose cgroup is not in `alive` (left by a pysb-bpf that died). */
+void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive);
+
+/* Allocates a sandbox id and its event ring buffer. */
+int loader_sandbox_alloc(struct loader *l, uint32_t *id);
+/* Removes everything of sandbox `id` (and cgroup `cgid` if not 0) from the maps. */
+void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
+void loader_reset_lost(struct loader *l);
 
 /* Attaches every `cgroup/` program (socket hooks) to the cgroup; undone by loader_stop. */
 int loader_attach_cgroup(struct loader *l, int cgroup_fd);
 
 int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
 			 const struct pysb_file_rule *rule);
+int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
 /* The switch that puts a cgroup under its rules; call it last. */
 int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg);
-int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
 /* Marks (add) or unmarks the process whose next execve is its own start. */
 int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
 
@@ -51,10 +69,10 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 void loader_net_forget(struct loader *l, uint32_t sandbox);
 
 int loader_events_fd(const struct loader *l);
-/* Events that could not be delivered, per reason, summed over CPUs. */
+/* Events of this sandbox that could not be delivered, per reason, summed over CPUs. */
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
 
-/* The sections ("lsm/file_open ...") of the loaded programs, space-separated; returns how many. */
+/* The sections ("lsm/file_open ...") of the programs for this kernel; returns how many. */
 int loader_hooks(const struct loader *l, char *buf, size_t len);
 
 #endif /* PYSB_LOADER_H */

@@ -102,7 +102,6 @@ void probe_report_load_failure(const char *what, int err, bool verbose)
 
 static int check_load(bool verbose)
 {
-	struct loader l;
 	const char *what = "";
 	int err = 0;
 	char detail[1536], hooks[1024];
@@ -112,12 +111,10 @@ static int check_load(bool verbose)
 		       "not root: loading BPF LSM programs needs root (or CAP_BPF+CAP_SYS_ADMIN)");
 		return -1;
 	}
-	if (loader_start(&l, NULL, &what, &err)) {
+	if (loader_probe(&what, &err, hooks, sizeof(hooks))) {
 		probe_report_load_failure(what, err, verbose);
 		return -1;
 	}
-	loader_hooks(&l, hooks, sizeof(hooks));
-	loader_stop(&l);
 	snprintf(detail, sizeof(detail), "loaded and attached: %s (lsm_cgroup slots used: 0 of 10)",
 		 hooks);
 	report(verbose, true, "LSM programs load", detail);

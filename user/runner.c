@@ -238,7 +238,6 @@ int sandbox_run(const struct run_opts *o)
 {
 	struct sandbox_cgroup cg = { .fd = -1 };
 	struct pysb_sandbox_cfg cfg = {
-		.id = 1,
 		.flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0),
 	};
 	struct loader l = { 0 };
@@ -267,6 +266,19 @@ int sandbox_run(const struct run_opts *o)
 		pr_info("%d BPF programs attached (no lsm_cgroup slot used): %s", n, hooks);
 	}
 	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
+	{
+		uint64_t alive[PYSB_MAX_SANDBOXES];
+		size_t n_alive;
+
+		if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
+			loader_gc(&l, alive, n_alive);
+	}
+	err = loader_sandbox_alloc(&l, &cfg.id);
+	if (err) {
+		pr_err("cannot register a new sandbox: %s%s", strerror(-err),
+		       err == -ENOSPC ? " (all sandbox slots in use)" : "");
+		goto out_loader;
+	}
 	err = loader_attach_cgroup(&l, cg.fd);
 	if (err) {
 		pr_err("cannot attach the socket programs to cgroup %s: %s", cg.path, strerror(-err));
@@ -308,13 +320,15 @@ out_signals:
 		close(pidfd);
 	if (sigfd >= 0)
 		close(sigfd);
-	/* Kill and remove the cgroup while the programs still hold it: nothing left in it
-	 * ever runs unconfined. */
-	sandbox_cgroup_destroy(&cg);
 	sigprocmask(SIG_SETMASK, &old, NULL);
 out_loader:
+	/* Kill and remove the cgroup while it is still a sandbox: nothing left in it ever
+	 * runs unconfined. Only then are its rules removed from the shared maps. */
+	if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id)
+		loader_sandbox_free(&l, cg.id, cfg.id);
 	ring_buffer__free(rb);
 	loader_stop(&l);
+	return ret;
 out_cgroup:
 	sandbox_cgroup_destroy(&cg);
 	return ret;
