@@ -1,0 +1,296 @@
+# Complete file and exec enforcement, and the escapes native code could try. Every denial
+# is paired with the allowed counterpart succeeding in the same run.
+
+escape_setup() {
+	mkdir -p "$T/ro/sub" "$T/rw" "$T/other" "$T/lib"
+	echo "public" >"$T/ro/data.txt"
+	echo "secret" >"$T/other/secret.txt"
+	printf 'expose-ro=%s\nexpose-rw=%s\nexpose-ro=%s\n' "$T/ro" "$T/rw" "$T/lib" >"$T/policy"
+	write_probe_lib
+}
+
+# pyapp LINES...: $T/app.py importing probe_lib.
+pyapp() {
+	{
+		echo "import sys; sys.path.insert(0, '$T/lib')"
+		echo "from probe_lib import *"
+		printf '%s\n' "$@"
+	} >"$T/app.py"
+}
+
+test_escape_every_write_operation_ro_denied_rw_allowed() {
+	escape_setup
+	touch "$T/ro/victim" "$T/rw/victim"
+	mkdir "$T/ro/dir" "$T/rw/dir"
+	lines=()
+	for d in ro rw; do
+		p="$T/$d"
+		lines+=(
+			"attempt('$d-create', lambda: os.close(os.open('$p/new', os.O_CREAT | os.O_WRONLY)))"
+			"attempt('$d-mkdir', lambda: os.mkdir('$p/newdir'))"
+			"attempt('$d-mkfifo', lambda: os.mkfifo('$p/fifo'))"
+			"attempt('$d-symlink', lambda: os.symlink('/etc/passwd', '$p/sym'))"
+			"attempt('$d-chmod', lambda: os.chmod('$p/victim', 0o600))"
+			"attempt('$d-chown', lambda: os.chown('$p/victim', 0, 0))"
+			"attempt('$d-utime', lambda: os.utime('$p/victim', (1, 1)))"
+			"attempt('$d-setxattr', lambda: os.setxattr('$p/victim', 'trusted.k', b'v'))"
+			"attempt('$d-truncate', lambda: os.truncate('$p/victim', 0))"
+			"attempt('$d-rename', lambda: os.rename('$p/victim', '$p/renamed'))"
+			"attempt('$d-rmdir', lambda: os.rmdir('$p/dir'))"
+		)
+	done
+	lines+=("attempt('ro-unlink', lambda: os.unlink('$T/ro/data.txt'))")
+	lines+=("attempt('rw-unlink', lambda: os.unlink('$T/rw/renamed'))")
+	pyapp "${lines[@]}"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	for op in create mkdir mkfifo symlink chmod chown utime setxattr truncate rename rmdir unlink; do
+		expect_line "$T/out" "ro-$op EACCES"
+		expect_line "$T/out" "rw-$op ok"
+	done
+	[ -e "$T/ro/data.txt" ] || fail "ro file was unlinked"
+	expect_grep "$T/err" "^pysb-bpf: deny file mkdir\(write\) $T/ro/newdir "
+}
+
+test_escape_link_or_move_outside_file_into_rw_denied() {
+	escape_setup
+	echo "mine" >"$T/rw/own.txt"
+	echo "readable" >"$T/ro/r.txt"
+	pyapp \
+		"attempt('link-outside', lambda: os.link('$T/other/secret.txt', '$T/rw/stolen'))" \
+		"attempt('link-ro', lambda: os.link('$T/ro/r.txt', '$T/rw/r-writable'))" \
+		"attempt('rename-outside', lambda: os.rename('$T/other/secret.txt', '$T/rw/stolen2'))" \
+		"attempt('link-own', lambda: os.link('$T/rw/own.txt', '$T/rw/own2.txt'))" \
+		"attempt('read-own2', lambda: read('$T/rw/own2.txt'))"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "link-outside EACCES"
+	expect_line "$T/out" "link-ro EACCES"
+	expect_line "$T/out" "rename-outside EACCES"
+	expect_line "$T/out" "link-own ok"
+	expect_line "$T/out" "read-own2 ok"
+	[ ! -e "$T/rw/stolen" ] && [ ! -e "$T/rw/stolen2" ] || fail "an outside file got into rw"
+}
+
+test_escape_exec_denied_by_default_allowed_by_process_exec() {
+	escape_setup
+	printf 'expose-ro=/usr/bin\n' >>"$T/policy"
+	pyapp \
+		"import subprocess" \
+		"attempt('exec-true', lambda: subprocess.run(['/usr/bin/true'], check=True))"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "exec-true EACCES"
+	expect_grep "$T/err" "deny exec exec\(exec\) /usr/bin/true .*process-exec not allowed"
+	printf 'python-api=ALLOW:process-exec\n' >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "exec-true ok"
+}
+
+test_escape_exec_outside_exposed_dirs_and_anonymous_code_denied() {
+	escape_setup
+	printf 'expose-ro=/usr/bin\npython-api=ALLOW:process-exec\n' >>"$T/policy"
+	cp /usr/bin/true "$T/other/mytrue"
+	cp /usr/bin/true "$T/rw/rwtrue"
+	pyapp \
+		"import subprocess, ctypes" \
+		"attempt('exec-outside', lambda: subprocess.run(['$T/other/mytrue'], check=True))" \
+		"attempt('exec-exposed', lambda: subprocess.run(['$T/rw/rwtrue'], check=True))" \
+		"def memfd_exec():" \
+		"    fd = os.memfd_create('x', 0)" \
+		"    os.write(fd, open('/usr/bin/true', 'rb').read())" \
+		"    os.execve(fd, ['x'], {})" \
+		"def forked(fn):" \
+		"    pid = os.fork()" \
+		"    if pid == 0:" \
+		"        try: fn()" \
+		"        except OSError as e: os._exit(e.errno)" \
+		"        os._exit(0)" \
+		"    return os.waitpid(pid, 0)[1] >> 8" \
+		"print('memfd-exec', forked(memfd_exec), flush=True)" \
+		"def deleted_exec():" \
+		"    fd = os.open('$T/rw/rwtrue', os.O_RDONLY)" \
+		"    os.unlink('$T/rw/rwtrue')" \
+		"    os.execve(fd, ['x'], {})" \
+		"print('deleted-exec', forked(deleted_exec), flush=True)"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "exec-outside EACCES"
+	expect_line "$T/out" "exec-exposed ok"
+	expect_line "$T/out" "memfd-exec 13"
+	expect_line "$T/out" "deleted-exec 13"
+}
+
+test_escape_self_protection() {
+	escape_setup
+	sleep 300 &
+	outside=$!
+	pyapp \
+		"import ctypes, signal, subprocess" \
+		"libc = ctypes.CDLL(None, use_errno=True)" \
+		"r = libc.syscall(321, 0, None, 0)  # bpf(BPF_MAP_CREATE, NULL, 0)" \
+		"print('bpf', 'errno=%d' % ctypes.get_errno() if r < 0 else 'ok', flush=True)" \
+		"attempt('kill-outside', lambda: os.kill($outside, signal.SIGTERM))" \
+		"child = os.fork()" \
+		"if child == 0:" \
+		"    import time; time.sleep(30); os._exit(0)" \
+		"attempt('kill-own-child', lambda: os.kill(child, signal.SIGTERM))" \
+		"os.waitpid(child, 0)" \
+		"r = libc.ptrace(16, $outside, None, None)  # PTRACE_ATTACH" \
+		"print('ptrace-outside', 'errno=%d' % ctypes.get_errno() if r < 0 else 'ok', flush=True)" \
+		"attempt('read-outside-mem', lambda: read('/proc/$outside/environ'))" \
+		"attempt('cgroup-escape', lambda: write('/sys/fs/cgroup/cgroup.procs', str(os.getpid())))" \
+		"attempt('own-proc', lambda: read('/proc/self/status'))"
+	printf 'expose-rw=/sys/fs/cgroup\n' >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	kill $outside 2>/dev/null || fail "the process outside the sandbox was killed"
+	expect_rc 0
+	expect_line "$T/out" "bpf errno=1"
+	expect_line "$T/out" "kill-outside EPERM"
+	expect_line "$T/out" "kill-own-child ok"
+	expect_line "$T/out" "ptrace-outside errno=1"
+	expect_grep "$T/out" "^read-outside-mem (EACCES|EPERM)$"
+	expect_line "$T/out" "cgroup-escape EPERM"
+	expect_line "$T/out" "own-proc ok"
+}
+
+test_escape_received_fd_judged_as_open() {
+	escape_setup
+	# Outside the sandbox, a process hands the sandboxed program descriptors of a secret
+	# file and of an exposed one over a socketpair the program inherited.
+	cat >"$T/sender.py" <<EOF
+import os, socket, subprocess, sys
+a, b = socket.socketpair()
+p = subprocess.Popen(["$PYSB", "run", "--policy", "$T/policy", "--", "$T/app.py", str(b.fileno())], pass_fds=[b.fileno()])
+b.close()
+for path in ("$T/other/secret.txt", "$T/ro/data.txt"):
+    fd = os.open(path, os.O_RDONLY)
+    socket.send_fds(a, [b"x"], [fd])
+    os.close(fd)
+sys.exit(p.wait())
+EOF
+	pyapp \
+		"import socket" \
+		"s = socket.socket(fileno=int(sys.argv[1]))" \
+		"for label in ('secret', 'exposed'):" \
+		"    msg, fds, flags, addr = socket.recv_fds(s, 1, 1)" \
+		"    print(label, 'received' if fds else 'refused', flush=True)"
+	run_plain python3 "$T/sender.py"
+	expect_rc 0
+	expect_line "$T/out" "secret refused"
+	expect_line "$T/out" "exposed received"
+	expect_grep "$T/err" "deny file receive-fd\(read\) $T/other/secret.txt"
+}
+
+test_escape_deep_trees_and_long_paths() {
+	escape_setup
+	pyapp \
+		"def deep(base, n):" \
+		"    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)" \
+		"    for i in range(n):" \
+		"        try: os.mkdir('d', dir_fd=fd)" \
+		"        except FileExistsError: pass" \
+		"        nfd = os.open('d', os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)" \
+		"        os.close(fd); fd = nfd" \
+		"    return fd" \
+		"fd = deep('$T/rw', 4000)" \
+		"attempt('deep-rw-write', lambda: os.close(os.open('f', os.O_CREAT | os.O_WRONLY, dir_fd=fd)))" \
+		"attempt('deep-rw-read', lambda: os.close(os.open('f', os.O_RDONLY, dir_fd=fd)))" \
+		"os.close(fd)" \
+		"attempt('long-path', lambda: read('$T/rw/' + 'd/' * 4000 + 'f'))"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "deep-rw-write ok"
+	expect_line "$T/out" "deep-rw-read ok"
+	expect_line "$T/out" "long-path ERR ENAMETOOLONG"
+	# The same depth outside any exposed tree: prepared outside, denied inside.
+	python3 -c "
+import os
+fd = os.open('$T/other', os.O_RDONLY)
+for i in range(4000):
+    os.mkdir('d', dir_fd=fd); n = os.open('d', os.O_RDONLY, dir_fd=fd); os.close(fd); fd = n
+os.close(os.open('f', os.O_CREAT | os.O_WRONLY, dir_fd=fd))"
+	pyapp "attempt('deep-other', lambda: read('/proc/self/root$T/other/' + 'd/' * 1000))"
+	run_sb "$T/policy" "$T/app.py"
+	expect_grep "$T/out" "^deep-other (EACCES|ERR ENAMETOOLONG)$"
+}
+
+test_escape_exposed_dir_renamed_while_running() {
+	escape_setup
+	mkdir -p "$T/rw/box"
+	echo "content" >"$T/ro/sub/f.txt"
+	pyapp \
+		"import time" \
+		"open('$T/rw/ready', 'w').close()" \
+		"while not os.path.exists('$T/rw/go'): time.sleep(0.05)" \
+		"attempt('read-renamed', lambda: read('$T/ro-moved/sub/f.txt'))" \
+		"attempt('write-renamed', lambda: write('$T/ro-moved/sub/new'))"
+	"$PYSB" run --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err" &
+	pid=$!
+	for i in $(seq 100); do [ -e "$T/rw/ready" ] && break; sleep 0.1; done
+	mv "$T/ro" "$T/ro-moved"
+	touch "$T/rw/go"
+	wait $pid
+	RC=$?
+	expect_rc 0
+	# Rules name inodes: the renamed tree keeps its rule, read-only.
+	expect_line "$T/out" "read-renamed ok"
+	expect_line "$T/out" "write-renamed EACCES"
+}
+
+test_escape_fail_closed_when_pysb_bpf_is_killed() {
+	escape_setup
+	pyapp \
+		"import time" \
+		"open('$T/rw/started', 'w').close()" \
+		"for i in range(600):" \
+		"    if os.path.exists('$T/rw/stop'): break" \
+		"    time.sleep(0.05)" \
+		"attempt('after-kill-secret', lambda: read('$T/other/secret.txt'))" \
+		"attempt('after-kill-exposed', lambda: read('$T/ro/data.txt'))" \
+		"open('$T/rw/done', 'w').close()"
+	setsid "$PYSB" run --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err" &
+	sup=$!
+	for i in $(seq 100); do [ -e "$T/rw/started" ] && break; sleep 0.1; done
+	[ -e "$T/rw/started" ] || fail "the program did not start"
+	kill -9 $sup
+	wait $sup 2>/dev/null
+	touch "$T/rw/stop"
+	# The direct child dies with its supervisor (PDEATHSIG): nothing ran unconfined.
+	for i in $(seq 50); do pgrep -f "$T/app.py" >/dev/null || break; sleep 0.1; done
+	! pgrep -f "$T/app.py" >/dev/null || fail "the program outlived its killed supervisor"
+	! grep -q "after-kill-secret ok" "$T/out" || fail "ran unconfined"
+	# A grandchild that outlives both stays confined by the pinned programs.
+	cat >"$T/app2.py" <<EOF
+import os, time, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import *
+if os.fork() == 0:
+    os.setsid()
+    open('$T/rw/gc-started', 'w').close()
+    while not os.path.exists('$T/rw/gc-go'): time.sleep(0.05)
+    with open('$T/rw/gc-result', 'w') as out:
+        for label, path in (('secret', '$T/other/secret.txt'), ('exposed', '$T/ro/data.txt')):
+            try:
+                open(path).read(); out.write(label + ' ok\n')
+            except PermissionError:
+                out.write(label + ' EACCES\n')
+    os._exit(0)
+time.sleep(600)
+EOF
+	"$PYSB" run --policy "$T/policy" -- "$T/app2.py" >/dev/null 2>&1 &
+	sup=$!
+	for i in $(seq 100); do [ -e "$T/rw/gc-started" ] && break; sleep 0.1; done
+	kill -9 $sup
+	wait $sup 2>/dev/null
+	touch "$T/rw/gc-go"
+	for i in $(seq 100); do [ -e "$T/rw/gc-result" ] && [ $(wc -l <"$T/rw/gc-result") = 2 ] && break; sleep 0.1; done
+	expect_line "$T/rw/gc-result" "secret EACCES"
+	expect_line "$T/rw/gc-result" "exposed ok"
+	# Clean up the orphaned sandbox for the next tests.
+	for cg in /sys/fs/cgroup/pysb-bpf/run-*; do echo 1 >"$cg/cgroup.kill"; done 2>/dev/null
+	sleep 0.5
+	rmdir /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null
+	return 0
+}
