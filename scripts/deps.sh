@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
 	clang llvm make gcc pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev
-	libcmocka-dev libjansson-dev
+	libcmocka-dev libjansson-dev liburing-dev
 	qemu-system-x86 busybox-static cpio xz-utils kmod
 	python3 iproute2
 )

@@ -294,3 +294,94 @@ EOF
 	rmdir /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null
 	return 0
 }
+
+test_escape_openat2_and_io_uring_bound() {
+	escape_setup
+	helper="$REPO/build/e2e/native_open"
+	[ -x "$helper" ] || fail "build/e2e/native_open missing (make e2e builds it)"
+	printf 'expose-ro=%s\n' "$REPO/build/e2e" >>"$T/policy"
+	run_sb "$T/policy" "$helper" "$T/other/secret.txt"
+	expect_rc 0
+	expect_line "$T/out" "openat2 errno=13"
+	expect_line "$T/out" "io_uring-openat errno=13"
+	run_sb "$T/policy" "$helper" "$T/ro/data.txt"
+	expect_rc 0
+	expect_line "$T/out" "openat2 ok"
+	expect_line "$T/out" "io_uring-openat ok"
+}
+
+test_escape_opath_reopen_chroot_and_namespaces() {
+	escape_setup
+	pyapp \
+		"import ctypes" \
+		"libc = ctypes.CDLL(None, use_errno=True)" \
+		"p = os.open('$T/other/secret.txt', os.O_PATH)" \
+		"attempt('opath-reopen', lambda: read('/proc/self/fd/%d' % p))" \
+		"q = os.open('$T/ro/data.txt', os.O_PATH)" \
+		"attempt('opath-reopen-exposed', lambda: read('/proc/self/fd/%d' % q))" \
+		"r = libc.unshare(0x00020000)  # CLONE_NEWNS" \
+		"print('unshare-mnt', 'ok' if r == 0 else 'errno=%d' % ctypes.get_errno(), flush=True)" \
+		"r = libc.mount(b'tmpfs', b'$T/other', b'tmpfs', 0, None)" \
+		"print('mount-over', 'ok' if r == 0 else 'errno=%d' % ctypes.get_errno(), flush=True)" \
+		"os.chroot('$T/other')" \
+		"attempt('chroot-secret', lambda: read('/secret.txt'))" \
+		"attempt('chroot-escape', lambda: read('../../../../etc/hostname'))"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "opath-reopen EACCES"
+	expect_line "$T/out" "opath-reopen-exposed ok"
+	expect_line "$T/out" "mount-over errno=1"
+	expect_line "$T/out" "chroot-secret EACCES"
+	expect_grep "$T/out" "^chroot-escape (EACCES|ERR ENOENT)$"
+}
+
+test_escape_threads_daemons_confined_and_killed_at_end() {
+	escape_setup
+	pyapp \
+		"import threading, time" \
+		"res = []" \
+		"t = threading.Thread(target=lambda: res.append(os.path.exists('$T/other/secret.txt') and attempt('thread-secret', lambda: read('$T/other/secret.txt'))))" \
+		"t.start(); t.join()" \
+		"attempt('thread-exposed', lambda: read('$T/ro/data.txt'))" \
+		"if os.fork() == 0:" \
+		"    os.setsid()" \
+		"    if os.fork() == 0:" \
+		"        with open('$T/rw/daemon.pid', 'w') as f: f.write(str(os.getpid()))" \
+		"        try:" \
+		"            read('$T/other/secret.txt'); open('$T/rw/daemon-read-secret', 'w').close()" \
+		"        except PermissionError:" \
+		"            open('$T/rw/daemon-denied', 'w').close()" \
+		"        time.sleep(600)" \
+		"    os._exit(0)" \
+		"for i in range(100):" \
+		"    if os.path.exists('$T/rw/daemon-denied') or os.path.exists('$T/rw/daemon-read-secret'): break" \
+		"    time.sleep(0.05)"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "thread-secret EACCES"
+	expect_line "$T/out" "thread-exposed ok"
+	[ -e "$T/rw/daemon-denied" ] || fail "the setsid daemon was not confined"
+	daemon=$(cat "$T/rw/daemon.pid")
+	sleep 0.2
+	! kill -0 "$daemon" 2>/dev/null || fail "the daemon outlived the sandbox"
+}
+
+test_escape_sudo_runs_as_invoking_user_with_no_new_privs() {
+	escape_setup
+	id nobody >/dev/null 2>&1 || fail "no user nobody in this system"
+	chmod -R a+rX "$T"
+	chmod a+rwx "$T/rw"
+	pyapp \
+		"print('uid', os.getuid(), os.geteuid(), flush=True)" \
+		"print('nnp', [l.split()[1] for l in open('/proc/self/status') if l.startswith('NoNewPrivs')][0], flush=True)" \
+		"attempt('write-rw', lambda: write('$T/rw/by-user'))"
+	SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "uid $(id -u nobody) $(id -u nobody)"
+	expect_line "$T/out" "nnp 1"
+	expect_line "$T/out" "write-rw ok"
+	[ "$(stat -c %u "$T/rw/by-user")" = "$(id -u nobody)" ] || fail "file not owned by the invoking user"
+	# As root without sudo it stays root, bound by the policy all the same.
+	run_sb "$T/policy" "$T/app.py"
+	expect_line "$T/out" "uid 0 0"
+}
