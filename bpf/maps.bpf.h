@@ -37,6 +37,14 @@ PYSB_MAP struct {
 	__type(value, struct pysb_file_rule);
 } file_rules SEC(".maps");
 
+/* sandbox id -> its ignore= patterns (absent: none). */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_MAX_SANDBOXES);
+	__type(key, __u32);
+	__type(value, struct pysb_ignore_set);
+} ignores SEC(".maps");
+
 /* (dev, sandbox) -> access the policy grants that file system's mount point. */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

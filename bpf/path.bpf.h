@@ -25,7 +25,70 @@ struct walk_ctx {
 	__u32 granted; /* access of the nearest rule */
 	__u32 rule;    /* its index (pysb_file_rule.rule), for events */
 	bool found;
+	bool ignored;  /* a name below the rule matched an ignore= pattern */
+	bool has_ignores;
 };
+
+static __always_inline bool bytes_equal(const char *a, const char *b, __u32 n)
+{
+	for (__u32 i = 0; i < PYSB_IGNORE_LEN; i++) {
+		if (i >= n)
+			return true;
+		if (a[i] != b[i])
+			return false;
+	}
+	return true;
+}
+
+/* Does the name of `d` match one of the sandbox's ignore= patterns? */
+static __always_inline bool name_ignored(struct dentry *d, __u32 sandbox)
+{
+	struct pysb_ignore_set *set = bpf_map_lookup_elem(&ignores, &sandbox);
+	char head[PYSB_IGNORE_LEN] = {}, tail[PYSB_IGNORE_LEN] = {};
+	const unsigned char *name;
+	__u32 len, off;
+
+	if (!set)
+		return false;
+	len = BPF_CORE_READ(d, d_name.len);
+	name = BPF_CORE_READ(d, d_name.name);
+	bpf_probe_read_kernel(head, len < PYSB_IGNORE_LEN ? len : PYSB_IGNORE_LEN, name);
+	off = len > PYSB_IGNORE_LEN ? len - PYSB_IGNORE_LEN : 0;
+	bpf_probe_read_kernel(tail, len < PYSB_IGNORE_LEN ? len : PYSB_IGNORE_LEN, name + off);
+	for (__u32 i = 0; i < PYSB_MAX_IGNORES; i++) {
+		struct pysb_ignore *p = &set->p[i];
+		__u32 plen = p->len;
+
+		if (i >= set->count)
+			break;
+		if (plen > PYSB_IGNORE_LEN)
+			continue;
+		switch (p->kind) {
+		case PYSB_IGN_ANY:
+			return true;
+		case PYSB_IGN_EXACT:
+			if (len == plen && bytes_equal(head, p->text, plen))
+				return true;
+			break;
+		case PYSB_IGN_PREFIX:
+			if (len >= plen && bytes_equal(head, p->text, plen))
+				return true;
+			break;
+		case PYSB_IGN_SUFFIX:
+			/* tail holds the last min(len, 32) bytes of the name */
+			if (len >= plen) {
+				__u32 start = (len < PYSB_IGNORE_LEN ? len : PYSB_IGNORE_LEN) - plen;
+
+				if (start < PYSB_IGNORE_LEN &&
+				    bytes_equal(tail + (start & (PYSB_IGNORE_LEN - 1)), p->text,
+						plen))
+					return true;
+			}
+			break;
+		}
+	}
+	return false;
+}
 
 static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
 {
@@ -64,6 +127,9 @@ static long walk_step(__u32 index, void *data)
 			return 1;
 		}
 	}
+	/* Below the rule (not found yet): the names ignore= may hide. */
+	if (c->has_ignores && !c->ignored && name_ignored(d, c->sandbox))
+		c->ignored = true;
 
 	if (vfsmnt && d == BPF_CORE_READ(vfsmnt, mnt_root)) {
 		struct mount *m = real_mount(vfsmnt);
@@ -92,11 +158,15 @@ static long walk_step(__u32 index, void *data)
 	return 0;
 }
 
-/* Runs the walk from (dentry, vfsmnt); returns the access granted, 0 when no rule. */
+/*
+ * Runs the walk from (dentry, vfsmnt); returns the access granted, 0 when no rule or
+ * when an ignore= pattern hides the file.
+ */
 static __always_inline __u32 walk(struct walk_ctx *c)
 {
+	c->has_ignores = bpf_map_lookup_elem(&ignores, &c->sandbox) != NULL;
 	bpf_loop(PYSB_MAX_DEPTH, walk_step, c, 0);
-	return c->found ? c->granted : 0;
+	return c->found && !c->ignored ? c->granted : 0;
 }
 
 static __always_inline __u32 path_access(const struct path *path, __u32 sandbox)

@@ -55,6 +55,33 @@ struct pysb_file_key {
 	__u32 sandbox;
 };
 
+/*
+ * ignore= rules of a sandbox, matched against each name below the rule that grants
+ * access (the exposed root itself and what lies above it are never hidden). The kernel
+ * side knows four shapes; the compiler refuses any other pattern rather than drop it.
+ */
+#define PYSB_MAX_IGNORES 8
+#define PYSB_IGNORE_LEN	 32 /* pattern text without its '*', NUL-padded */
+
+enum pysb_ignore_kind {
+	PYSB_IGN_EXACT = 1,  /* .env */
+	PYSB_IGN_PREFIX = 2, /* .*  id_rsa* */
+	PYSB_IGN_SUFFIX = 3, /* *.pem */
+	PYSB_IGN_ANY = 4,    /* * */
+};
+
+struct pysb_ignore {
+	__u8 kind;
+	__u8 len; /* bytes of text */
+	__u8 _pad[2];
+	char text[PYSB_IGNORE_LEN];
+};
+
+struct pysb_ignore_set {
+	__u32 count;
+	struct pysb_ignore p[PYSB_MAX_IGNORES];
+};
+
 /* What the policy grants the mount point of a file system (dentry-only walks). */
 struct pysb_mount_key {
 	__u32 dev;
@@ -256,6 +283,9 @@ _Static_assert(sizeof(struct pysb_sandbox_cfg) == 8, "pysb_sandbox_cfg layout");
 _Static_assert(sizeof(struct pysb_file_key) == 16, "pysb_file_key layout");
 _Static_assert(sizeof(struct pysb_file_rule) == 8, "pysb_file_rule layout");
 _Static_assert(sizeof(struct pysb_mount_key) == 8, "pysb_mount_key layout");
+_Static_assert(sizeof(struct pysb_ignore) == 4 + PYSB_IGNORE_LEN, "pysb_ignore layout");
+_Static_assert(sizeof(struct pysb_ignore_set) == 4 + PYSB_MAX_IGNORES * (4 + PYSB_IGNORE_LEN),
+	       "pysb_ignore_set layout");
 _Static_assert(sizeof(struct pysb_event) == 64 + PYSB_COMM_LEN + PYSB_PATH_LEN,
 	       "pysb_event layout");
 

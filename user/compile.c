@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <libgen.h>
 #include <limits.h>
 #include <sys/stat.h>
@@ -51,7 +52,7 @@ static uint32_t explicit_access(const struct policy *p, const char *path)
  * pseudo device, while the overlay inode BPF sees has the overlay's s_dev (st_ino is the
  * overlay inode's i_ino in every case). The overlay's s_dev is what its directories report.
  */
-static int stat_kernel(const char *path, struct stat *st)
+int stat_kernel(const char *path, struct stat *st)
 {
 	struct statfs sfs;
 	struct stat dir;
@@ -68,25 +69,68 @@ static int stat_kernel(const char *path, struct stat *st)
 	return 0;
 }
 
-static int add_entry(struct compiled *c, size_t *cap, const char *path, uint32_t access,
-		     struct compiled_file *proto)
+/*
+ * (dev, ino) -> index + 1 in compiled.files (0: empty slot), open addressing, at most half
+ * full: finding the entry an inode already has is one probe, not a scan of every entry.
+ */
+struct file_index {
+	size_t *slots;
+	size_t size; /* a power of two */
+};
+
+static size_t *file_slot(const struct compiled *c, const struct file_index *ix, uint32_t dev,
+			 uint64_t ino)
+{
+	size_t mask = ix->size - 1;
+	size_t i = (size_t)((ino ^ ((uint64_t)dev << 40)) * 0x9e3779b97f4a7c15ull >> 20) & mask;
+
+	while (ix->slots[i] &&
+	       (c->files[ix->slots[i] - 1].ino != ino || c->files[ix->slots[i] - 1].dev != dev))
+		i = (i + 1) & mask;
+	return &ix->slots[i];
+}
+
+static int file_index_reserve(const struct compiled *c, struct file_index *ix)
+{
+	size_t size = ix->size ? ix->size : 256;
+	size_t *old = ix->slots;
+
+	if (2 * (c->n_files + 1) <= ix->size)
+		return 0;
+	while (2 * (c->n_files + 1) > size)
+		size *= 2;
+	ix->slots = calloc(size, sizeof(*ix->slots));
+	if (!ix->slots) {
+		ix->slots = old;
+		return -1;
+	}
+	free(old);
+	ix->size = size;
+	for (size_t i = 0; i < c->n_files; i++)
+		*file_slot(c, ix, c->files[i].dev, c->files[i].ino) = i + 1;
+	return 0;
+}
+
+static int add_entry(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
+		     uint32_t access, struct compiled_file *proto)
 {
 	struct stat st;
 	struct compiled_file *f;
+	size_t *slot;
 
 	if (stat_kernel(path, &st)) {
 		/* Checked by the parser for explicit rules; a race or an implicit path gone. */
 		pr_err("cannot stat %s: %s", path, strerror(errno));
 		return -1;
 	}
-	for (size_t i = 0; i < c->n_files; i++) {
-		f = &c->files[i];
-		if (f->ino == (uint64_t)st.st_ino && f->dev == kernel_dev(st.st_dev)) {
-			/* Two spellings of one inode: the union, so an implicit grant never
-			 * narrows an explicit one. */
-			f->access |= access;
-			return 0;
-		}
+	if (file_index_reserve(c, ix))
+		goto nomem;
+	slot = file_slot(c, ix, kernel_dev(st.st_dev), st.st_ino);
+	if (*slot) {
+		/* Two spellings of one inode: the union, so an implicit grant never narrows an
+		 * explicit one. */
+		c->files[*slot - 1].access |= access;
+		return 0;
 	}
 	if (c->n_files == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
@@ -105,7 +149,7 @@ static int add_entry(struct compiled *c, size_t *cap, const char *path, uint32_t
 	f->ino = st.st_ino;
 	f->dev = kernel_dev(st.st_dev);
 	f->access = access;
-	c->n_files++;
+	*slot = ++c->n_files;
 	if (c->n_files > PYSB_MAX_FILE_RULES) {
 		pr_err("the policy has more than %d file rules; split it or expose common parents",
 		       PYSB_MAX_FILE_RULES);
@@ -247,18 +291,82 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 	return allowed;
 }
 
+/*
+ * The bpf.<key>= parameters pysb-bpf reads (docs/policy.md). The values of the network
+ * ones are checked where they are compiled (compile_net.c).
+ */
+static const char *const BPF_KEYS[] = {
+	"bpf.mode",
+	"bpf.implicit",
+	"bpf.socket-family",
+	"bpf.unix-abstract",
+};
+#define N_BPF_KEYS (sizeof(BPF_KEYS) / sizeof(BPF_KEYS[0]))
+
+static bool bpf_key_known(const char *key)
+{
+	for (size_t i = 0; i < N_BPF_KEYS; i++)
+		if (!strcmp(key, BPF_KEYS[i]))
+			return true;
+	return false;
+}
+
+int policy_bpf_bool(const char *v)
+{
+	if (!strcasecmp(v, "true") || !strcmp(v, "1"))
+		return 1;
+	if (!strcasecmp(v, "false") || !strcmp(v, "0"))
+		return 0;
+	return -1;
+}
+
+int policy_check_bpf_params(const struct policy *p)
+{
+	char known[128];
+	size_t off = 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < N_BPF_KEYS; i++)
+		off += snprintf(known + off, sizeof(known) - off, "%s%s", i ? ", " : "",
+				BPF_KEYS[i]);
+	for (size_t i = 0; i < p->n_params; i++) {
+		const struct policy_kv *kv = &p->params[i];
+
+		if (strncmp(kv->key, "bpf.", 4))
+			continue; /* another provider's parameter: the Python layer's */
+		if (!bpf_key_known(kv->key)) {
+			pr_err("%s:%u:%u: unknown parameter '%s': pysb-bpf knows %s (docs/policy.md)",
+			       kv->src.file, kv->src.line, kv->src.col, kv->key, known);
+			ret = -1;
+		} else if (!strcmp(kv->key, "bpf.mode") && strcmp(kv->value, "enforce") &&
+			   strcmp(kv->value, "audit")) {
+			pr_err("%s:%u:%u: bpf.mode=%s: expected enforce or audit", kv->src.file,
+			       kv->src.line, kv->src.col, kv->value);
+			ret = -1;
+		} else if (!strcmp(kv->key, "bpf.implicit") && policy_bpf_bool(kv->value) < 0) {
+			pr_err("%s:%u:%u: bpf.implicit=%s: expected true or false", kv->src.file,
+			       kv->src.line, kv->src.col, kv->value);
+			ret = -1;
+		}
+	}
+	return ret;
+}
+
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out)
 {
 	struct implicit_path *imp = NULL;
+	struct file_index ix = { 0 };
 	size_t n_imp = 0, cap = 0;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
+	if (policy_check_bpf_params(p))
+		return -1;
 	for (size_t i = 0; i < p->n_paths && !ret; i++) {
 		struct compiled_file proto = { .src = p->paths[i].src };
 		uint32_t acc = p->paths[i].access == POLICY_RW ? PYSB_ACC_RW : PYSB_ACC_RO;
 
-		ret = add_entry(out, &cap, p->paths[i].path, acc, &proto);
+		ret = add_entry(out, &cap, &ix, p->paths[i].path, acc, &proto);
 	}
 	if (!ret && o->implicit) {
 		ret = implicit_paths(o->interpreter, o->script, &imp, &n_imp);
@@ -270,14 +378,17 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 		/* An implicit path inside an explicit tree keeps what that tree grants. */
 		uint32_t acc = imp[i].access | explicit_access(p, imp[i].path);
 
-		ret = add_entry(out, &cap, imp[i].path, acc, &proto);
+		ret = add_entry(out, &cap, &ix, imp[i].path, acc, &proto);
 	}
 	implicit_paths_free(imp, n_imp);
+	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out);
 	if (!ret)
 		ret = net_compile(p, o, out); /* network: user/compile_net.c */
 	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
+	if (!ret)
+		ret = compile_ignores(p, out);
 	if (ret)
 		compiled_free(out);
 	return ret;
@@ -290,5 +401,6 @@ void compiled_free(struct compiled *c)
 	free(c->files);
 	net_compiled_free(c);
 	free(c->mounts);
+	compiled_hidden_free(c);
 	memset(c, 0, sizeof(*c));
 }

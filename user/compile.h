@@ -61,9 +61,20 @@ struct compiled_net_prefix {
 
 /* ---- end of network ---- */
 
+/* A file hidden by an absolute ignore= pattern: a rule that grants nothing. */
+struct compiled_hidden {
+	char *path;
+	uint64_t ino;
+	uint32_t dev;
+	struct policy_src src;
+};
+
 struct compiled {
 	struct compiled_file *files;
 	size_t n_files;
+	struct pysb_ignore_set ignores; /* name patterns (user/compile_ignore.c) */
+	struct compiled_hidden *hidden;
+	size_t n_hidden;
 	struct compiled_mount *mounts;
 	size_t n_mounts;
 	bool exec_allowed;	    /* python-api grants process-exec */
@@ -92,6 +103,15 @@ struct compile_opts {
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out);
 void compiled_free(struct compiled *c);
 
+/*
+ * Are the policy's bpf.<key>= parameters ones pysb-bpf knows, with valid values (bpf.mode,
+ * bpf.implicit; the network ones are checked by net_compile)? Returns 0, or -1 after
+ * printing each bad line as file:line:col (pr_err). policy_compile() calls it first.
+ */
+int policy_check_bpf_params(const struct policy *p);
+/* A bpf.* boolean: true/false (any case), 1/0. Returns 1, 0, or -1 when neither. */
+int policy_bpf_bool(const char *v);
+
 /* Does python-api grant the process-exec category? (last matching line wins) */
 bool policy_exec_allowed(const struct policy *p, struct policy_src *src);
 
@@ -104,6 +124,14 @@ void net_compiled_print(FILE *f, const struct compiled *c);
 const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t rule);
 /* "netlink", "packet", ... for AF_ numbers; NULL when unknown. */
 const char *net_family_name(unsigned family);
+
+/* ignore= rules (user/compile_ignore.c). */
+int compile_ignores(const struct policy *p, struct compiled *out);
+void compiled_hidden_free(struct compiled *c);
+
+/* stat(2) corrected to the (dev, ino) the kernel's inode carries (overlayfs). */
+struct stat;
+int stat_kernel(const char *path, struct stat *st);
 
 /* Kernel dev_t of a user-space st_dev. */
 uint32_t kernel_dev(uint64_t st_dev);

@@ -509,6 +509,7 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
 	delete_keys(l->skel->maps.file_rules, file_key_of, id);
 	delete_keys(l->skel->maps.mount_access, mount_key_of, id);
+	bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
 	bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
 }
 
@@ -592,6 +593,14 @@ int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, 
 {
 	if (bpf_map__update_elem(l->skel->maps.mount_access, key, sizeof(*key), &access,
 				 sizeof(access), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_set *set)
+{
+	if (bpf_map__update_elem(l->skel->maps.ignores, &id, sizeof(id), set, sizeof(*set),
+				 BPF_ANY))
 		return -errno;
 	return 0;
 }

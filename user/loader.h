@@ -57,6 +57,7 @@ int loader_attach_cgroup(struct loader *l, int cgroup_fd);
 int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
 			 const struct pysb_file_rule *rule);
 int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
+int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_set *set);
 /* The switch that puts a cgroup under its rules; call it last. */
 int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg);
 /* Marks (add) or unmarks the process whose next execve is its own start. */

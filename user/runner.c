@@ -61,6 +61,28 @@ static int fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbo
 			 f->dev & 0xfffff, (unsigned long long)f->ino,
 			 access_str(f->access, acc, sizeof(acc)), f->path);
 	}
+	/* After the file rules: a hidden file's empty grant replaces any other. */
+	for (size_t i = 0; i < c->n_hidden; i++) {
+		const struct compiled_hidden *h = &c->hidden[i];
+		struct pysb_file_key key = { .ino = h->ino, .dev = h->dev, .sandbox = sandbox_id };
+		struct pysb_file_rule rule = { .access = 0 };
+		int err = loader_add_file_rule(l, &key, &rule);
+
+		if (err) {
+			pr_err("cannot add the ignore= rule for %s: %s", h->path, strerror(-err));
+			return -1;
+		}
+		pr_debug("map file_rules: %s hidden (ignore=, %s:%u)", h->path, h->src.file,
+			 h->src.line);
+	}
+	if (c->ignores.count) {
+		int err = loader_set_ignores(l, sandbox_id, &c->ignores);
+
+		if (err) {
+			pr_err("cannot add the ignore= patterns: %s", strerror(-err));
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		struct pysb_mount_key key = { .dev = c->mounts[i].dev, .sandbox = sandbox_id };
 		int err;

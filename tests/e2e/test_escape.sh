@@ -385,3 +385,38 @@ test_escape_sudo_runs_as_invoking_user_with_no_new_privs() {
 	run_sb "$T/policy" "$T/app.py"
 	expect_line "$T/out" "uid 0 0"
 }
+
+test_escape_ignore_hides_files_inside_exposed_trees() {
+	escape_setup
+	mkdir -p "$T/ro/private" "$T/secret-root" "$T/ro/deep/.env"
+	echo k >"$T/ro/.env"
+	echo k >"$T/ro/key.pem"
+	echo k >"$T/ro/sub/secret-notes"
+	echo k >"$T/ro/private/x"
+	echo k >"$T/ro/deep/.env/inner"
+	echo ok >"$T/secret-root/data"
+	echo k >"$T/secret-root/secret.txt"
+	printf 'expose-ro=%s\nignore=.env\nignore=*.pem\nignore=secret*\nignore=%s/ro/priv*\n' \
+		"$T/secret-root" "$T" >>"$T/policy"
+	pyapp \
+		"attempt('dotenv', lambda: read('$T/ro/.env'))" \
+		"attempt('pem', lambda: read('$T/ro/key.pem'))" \
+		"attempt('prefix', lambda: read('$T/ro/sub/secret-notes'))" \
+		"attempt('absolute', lambda: read('$T/ro/private/x'))" \
+		"attempt('under-ignored-dir', lambda: read('$T/ro/deep/.env/inner'))" \
+		"attempt('plain', lambda: read('$T/ro/data.txt'))" \
+		"attempt('root-under-pattern', lambda: read('$T/secret-root/data'))" \
+		"attempt('inside-root', lambda: read('$T/secret-root/secret.txt'))"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	for l in dotenv pem prefix absolute under-ignored-dir inside-root; do
+		expect_line "$T/out" "$l EACCES"
+	done
+	expect_line "$T/out" "plain ok"
+	expect_line "$T/out" "root-under-pattern ok"
+	# A pattern the kernel cannot match exactly is refused, never dropped.
+	printf 'ignore=a?c\n' >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 125
+	expect_grep "$T/err" "ignore=a\?c: the kernel layer matches NAME, PREFIX\*, \*SUFFIX and \* only"
+}
