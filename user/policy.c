@@ -11,6 +11,7 @@
  */
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,6 +32,17 @@
 #define TEXT_DISPLAY 120
 #define CMDLINE_FILE "<command line>"
 
+struct dir_cache {
+	char *dir;   /* absolute, as spelled (no "." or ".." component) */
+	char *canon; /* its realpath */
+	/* Listed on the second lookup in it: the sorted names of its entries known not to
+	 * be symbolic links (d_type), so siblings need no lstat(2) at all. */
+	char **names;
+	size_t n_names;
+	unsigned lookups;
+};
+#define DIR_LIST_MAX 65536 /* a larger directory is not listed (lstat each name instead) */
+
 struct parser {
 	struct policy *p;
 	struct policy_diag *diag;
@@ -41,6 +53,12 @@ struct parser {
 	unsigned depth;
 	size_t first_error; /* diag->n_errors when this parse started */
 	size_t n_overrides;
+	/* canonical path -> index + 1 in p->paths (0: empty slot), open addressing, so the
+	 * duplicate check of each expose rule is O(1), not a scan of all the rules before it */
+	size_t *path_index;
+	size_t path_index_size; /* a power of two, at least twice p->n_paths */
+	struct dir_cache *dirs; /* canonical forms of the directories holding exposed paths */
+	size_t n_dirs, dirs_size;
 	bool full; /* MAX_ERRORS reached: stop reading */
 	bool oom;
 };
@@ -456,6 +474,172 @@ static char *dir_of(const char *abs)
 	return slash == abs ? strdup("/") : strndup(abs, (size_t)(slash - abs));
 }
 
+static size_t hash_str(const char *s)
+{
+	uint64_t h = 14695981039346656037ull; /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return (size_t)h;
+}
+
+/* "/a//b/./c" -> "/a/b/c"; NULL when a component is "..", or the path ends with "/" or
+ * "/." (those need realpath's own rules). */
+static char *clean_abs(const char *abs)
+{
+	size_t n = strlen(abs), w = 0;
+	char *out = malloc(n + 1);
+
+	if (!out)
+		return NULL;
+	for (size_t r = 0; r < n;) {
+		size_t len;
+
+		r += strspn(abs + r, "/");
+		len = strcspn(abs + r, "/");
+		if ((len == 2 && abs[r] == '.' && abs[r + 1] == '.') || !len ||
+		    (len == 1 && abs[r] == '.' && !abs[r + 1])) {
+			free(out);
+			return NULL;
+		}
+		if (!(len == 1 && abs[r] == '.')) {
+			out[w++] = '/';
+			memcpy(out + w, abs + r, len);
+			w += len;
+		}
+		r += len;
+	}
+	out[w] = '\0';
+	if (!w || abs[n - 1] == '/') {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+/* The cache slot of `dir`, or the empty slot where it belongs. */
+static struct dir_cache *dir_slot(const struct parser *ps, const char *dir)
+{
+	size_t mask = ps->dirs_size - 1, i = hash_str(dir) & mask;
+
+	while (ps->dirs[i].dir && strcmp(ps->dirs[i].dir, dir))
+		i = (i + 1) & mask;
+	return &ps->dirs[i];
+}
+
+static int cmp_name(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Fills d->names; on any failure the list stays empty (every name then gets an lstat). */
+static void list_dir(struct dir_cache *d)
+{
+	DIR *dir = opendir(d->canon);
+	struct dirent *e;
+	size_t n = 0;
+	char **v = NULL;
+
+	if (!dir)
+		return;
+	while ((e = readdir(dir))) {
+		if (e->d_type == DT_LNK || e->d_type == DT_UNKNOWN || !strcmp(e->d_name, ".") ||
+		    !strcmp(e->d_name, ".."))
+			continue;
+		if (n == DIR_LIST_MAX || !vec_push(&v, &n, sizeof(*v)) ||
+		    !(v[n - 1] = strdup(e->d_name))) {
+			free_names(v, n);
+			closedir(dir);
+			return;
+		}
+	}
+	closedir(dir);
+	qsort(v, n, sizeof(*v), cmp_name);
+	d->names = v;
+	d->n_names = n;
+}
+
+/* Is `name` an entry of d, other than a symbolic link, as far as the listing says? */
+static bool listed_not_link(struct dir_cache *d, const char *name)
+{
+	if (++d->lookups == 2)
+		list_dir(d);
+	return d->n_names && bsearch(&name, d->names, d->n_names, sizeof(*d->names), cmp_name);
+}
+
+/* realpath(dir), through the cache; NULL when it does not resolve (not cached). */
+static struct dir_cache *canonical_dir(struct parser *ps, char *dir)
+{
+	struct dir_cache *slot;
+	char *canon;
+
+	if (2 * (ps->n_dirs + 1) > ps->dirs_size) {
+		size_t size = ps->dirs_size ? ps->dirs_size * 2 : 64;
+		struct dir_cache *old = ps->dirs, *v = calloc(size, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		ps->dirs = v;
+		ps->dirs_size = size;
+		for (size_t i = 0; i < size / 2 && old; i++)
+			if (old[i].dir)
+				*dir_slot(ps, old[i].dir) = old[i];
+		free(old);
+	}
+	slot = dir_slot(ps, dir);
+	if (slot->dir)
+		return slot;
+	canon = realpath(dir, NULL);
+	if (!canon)
+		return NULL;
+	slot->dir = strdup(dir);
+	if (!slot->dir) {
+		free(canon);
+		return NULL;
+	}
+	slot->canon = canon;
+	ps->n_dirs++;
+	return slot;
+}
+
+/*
+ * realpath(3) of an absolute path, faster for policies naming thousands of siblings:
+ * realpath costs one readlink(2) per component. When the parent directory's canonical form
+ * is known (cached), the result is that plus the last name, provided the name exists and
+ * is not a symbolic link, which the parent's listing or one lstat(2) tells. Anything else
+ * (a link, an error, "..") goes to realpath(3) itself, which also sets errno for the caller.
+ */
+static char *canonical_path(struct parser *ps, const char *abs)
+{
+	char *clean = clean_abs(abs), *slash, *out = NULL;
+	struct dir_cache *parent;
+	struct stat st;
+
+	if (!clean)
+		return realpath(abs, NULL);
+	slash = strrchr(clean, '/');
+	if (slash == clean) {
+		free(clean);
+		return realpath(abs, NULL);
+	}
+	*slash = '\0';
+	parent = canonical_dir(ps, clean);
+	*slash = '/';
+	if (parent &&
+	    (listed_not_link(parent, slash + 1) || (!lstat(clean, &st) && !S_ISLNK(st.st_mode))) &&
+	    asprintf(&out, "%s/%s", strcmp(parent->canon, "/") ? parent->canon : "", slash + 1) < 0)
+		out = NULL;
+	free(clean);
+	return out ? out : realpath(abs, NULL);
+}
+
 /* The home directory of `user` (NULL: the caller, HOME from envp first, like expanduser). */
 static char *home_of(const struct parser *ps, const char *user)
 {
@@ -747,22 +931,59 @@ static char *single_path(struct parser *ps, struct line *ln, const char *key, si
 	return strndup(v, l);
 }
 
+/* The slot of path_index holding `canon`, or the empty slot where it belongs. */
+static size_t *path_slot(const struct parser *ps, const char *canon)
+{
+	size_t mask = ps->path_index_size - 1, i = hash_str(canon) & mask;
+
+	while (ps->path_index[i] && strcmp(ps->p->paths[ps->path_index[i] - 1].path, canon))
+		i = (i + 1) & mask;
+	return &ps->path_index[i];
+}
+
+/* Keeps path_index at most half full (it grows with p->paths, before each push). */
+static int path_index_reserve(struct parser *ps)
+{
+	size_t size = ps->path_index_size ? ps->path_index_size : 64;
+	size_t *old = ps->path_index;
+
+	if (2 * (ps->p->n_paths + 1) <= ps->path_index_size)
+		return 0;
+	while (2 * (ps->p->n_paths + 1) > size)
+		size *= 2;
+	ps->path_index = calloc(size, sizeof(*ps->path_index));
+	if (!ps->path_index) {
+		ps->path_index = old;
+		return -1;
+	}
+	free(old);
+	ps->path_index_size = size;
+	for (size_t i = 0; i < ps->p->n_paths; i++)
+		*path_slot(ps, ps->p->paths[i].path) = i + 1;
+	return 0;
+}
+
 static void store_path(struct parser *ps, struct line *ln, const struct keydef *kd, size_t voff,
 		       char *spelled, char *canon)
 {
 	struct policy *p = ps->p;
-	struct policy_path *pp;
+	struct policy_path *pp, *prev;
+	size_t *slot;
 
-	for (size_t i = 0; i < p->n_paths; i++) {
-		if (strcmp(p->paths[i].path, canon) != 0)
-			continue;
-		if (p->paths[i].access != (enum policy_access)kd->arg)
+	if (path_index_reserve(ps)) {
+		ps->oom = true;
+		goto drop;
+	}
+	slot = path_slot(ps, canon);
+	if (*slot) {
+		prev = &p->paths[*slot - 1];
+		if (prev->access != (enum policy_access)kd->arg)
 			lerror(ps, ln, voff,
 			       "%s=%.120s invalidates another rule: %s:%u exposes '%.120s' %s; "
 			       "keep one "
 			       "mode per path",
-			       kd->key, spelled, p->paths[i].src.file, p->paths[i].src.line, canon,
-			       p->paths[i].access == POLICY_RO ? "read-only" : "read-write");
+			       kd->key, spelled, prev->src.file, prev->src.line, canon,
+			       prev->access == POLICY_RO ? "read-only" : "read-write");
 		goto drop; /* same mode: a duplicate, dropped */
 	}
 	pp = vec_push(&p->paths, &p->n_paths, sizeof(*pp));
@@ -774,6 +995,7 @@ static void store_path(struct parser *ps, struct line *ln, const struct keydef *
 				    .spelled = spelled,
 				    .access = (enum policy_access)kd->arg,
 				    .src = line_src(ln, voff) };
+	*slot = p->n_paths;
 	return;
 drop:
 	free(spelled);
@@ -798,7 +1020,7 @@ static void on_expose(struct parser *ps, struct line *ln, const struct keydef *k
 		ps->oom = true;
 		goto cleanup;
 	}
-	canon = realpath(abs, NULL);
+	canon = canonical_path(ps, abs);
 	if (!canon && (errno == ENOENT || errno == ENOTDIR))
 		lerror(ps, ln, voff,
 		       "path '%.120s' must exist (looked for '%.120s'); create it or remove "
@@ -1818,6 +2040,13 @@ static int parser_finish(struct parser *ps, struct policy **out)
 	for (size_t i = 0; i < ps->n_visited; i++)
 		free(ps->visited[i]);
 	free(ps->visited);
+	free(ps->path_index);
+	for (size_t i = 0; i < ps->dirs_size; i++) {
+		free(ps->dirs[i].dir);
+		free(ps->dirs[i].canon);
+		free_names(ps->dirs[i].names, ps->dirs[i].n_names);
+	}
+	free(ps->dirs);
 	free(ps->cwd);
 	return ret;
 }

@@ -1063,6 +1063,58 @@ static void test_glob(void **state)
 	assert_false(policy_glob_match("*a*a*a*a*a*a*Z*", subject));
 }
 
+/*
+ * The parser resolves expose paths with a cache of parent directories (and their listings)
+ * instead of realpath(3) on every rule: every spelling must still give realpath's answer,
+ * whether its parent is seen for the first time, cached, or cached and listed (the third
+ * rule is the second lookup in d/ or in the top directory).
+ */
+static void test_canonical_paths(void **state)
+{
+	static const char *const spellings[] = {
+		"d",	     "d/",	  "./d",	 ".//d",	"d/.",	   "link",
+		"link/",     "link/.",	  "sub/../d",	 "link/../f",	"f",	   "link/inner",
+		"link/lnk2", "lnk2",	  "sub//deep",	 "d/lnk3",	"/",	   "//",
+		"link/sl",   "d/inner/.", "sub/deep/..", "home/x/../x", "d/inner", "sub/deep",
+	};
+	char text[256], want[PATH_MAX];
+
+	(void)state;
+	mkdir(tpath("d/inner"), 0755);
+	mkdir(tpath("sub/deep"), 0755);
+	assert_int_equal(symlink("inner", tpath("d/lnk2")), 0);	      /* a link among siblings */
+	assert_int_equal(symlink("d/inner", tpath("lnk2")), 0);	      /* relative, from the top */
+	assert_int_equal(symlink("../sub/deep", tpath("d/lnk3")), 0); /* upwards */
+	assert_int_equal(symlink("inner", tpath("d/sl")), 0);
+	for (size_t i = 0; i < sizeof(spellings) / sizeof(spellings[0]); i++) {
+		const char *sp = spellings[i];
+		struct parsed r;
+
+		/* the first rule warms the cache of the spelling's parent */
+		snprintf(text, sizeof(text), "expose-ro=d/inner\nexpose-ro=sub\nexpose-ro=%s",
+			 sp);
+		r = parse(text);
+		if (r.ret)
+			dump(&r.d);
+		assert_int_equal(r.ret, 0);
+		assert_non_null(realpath(sp[0] == '/' ? sp : tpath(sp), want));
+		assert_true(r.p->n_paths >= 2);
+		if (strcmp(want, r.p->paths[0].path) && strcmp(want, r.p->paths[1].path)) {
+			assert_int_equal(r.p->n_paths, 3);
+			if (strcmp(r.p->paths[2].path, want))
+				fail_msg("%s: parsed as %s, realpath says %s", sp,
+					 r.p->paths[2].path, want);
+		}
+		done(&r);
+	}
+	/* a name gone or never there, and a dangling link, whatever the cache holds */
+	expect_err("expose-ro=d/inner\nexpose-ro=d/none", 2, 11, "path 'd/none' must exist");
+	assert_int_equal(symlink("gone", tpath("d/dangling")), 0);
+	expect_err("expose-ro=d/inner\nexpose-ro=d/lnk2\nexpose-ro=d/dangling", 3, 11,
+		   "path 'd/dangling' must exist");
+	expect_err("expose-ro=d/inner\nexpose-ro=f/x", 2, 11, "path 'f/x' must exist");
+}
+
 /* ---------------- unusual environments */
 
 static void test_symlink_loops(void **state)
@@ -1198,6 +1250,7 @@ int main(void)
 		cmocka_unit_test(test_line_endings),
 		cmocka_unit_test(test_expose_paths),
 		cmocka_unit_test(test_expose_dedup_and_legacy_pair),
+		cmocka_unit_test(test_canonical_paths),
 		cmocka_unit_test(test_ignore),
 		cmocka_unit_test(test_net_fields),
 		cmocka_unit_test(test_env_rules_kept_raw),
