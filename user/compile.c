@@ -335,8 +335,12 @@ int policy_check_bpf_params(const struct policy *p)
 		if (strncmp(kv->key, "bpf.", 4))
 			continue; /* another provider's parameter: the Python layer's */
 		if (!bpf_key_known(kv->key)) {
-			pr_err("%s:%u:%u: unknown parameter '%s': pysb-bpf knows %s (docs/policy.md)",
-			       kv->src.file, kv->src.line, kv->src.col, kv->key, known);
+			/* the column of the key: the value's, less "key=" (no space around '=') */
+			size_t klen = strlen(kv->key) + 1;
+			size_t kcol = kv->src.col > klen ? kv->src.col - klen : 1;
+
+			pr_err("%s:%u:%zu: unknown parameter '%s': pysb-bpf knows %s (docs/policy.md)",
+			       kv->src.file, kv->src.line, kcol, kv->key, known);
 			ret = -1;
 		} else if (!strcmp(kv->key, "bpf.mode") && strcmp(kv->value, "enforce") &&
 			   strcmp(kv->value, "audit")) {

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
 #include "compile.h"
 #include "events.h"
 #include "log.h"
@@ -48,7 +49,8 @@ static void usage(FILE *f)
 		"        126/127 when PROGRAM cannot be executed / found. Started through sudo,\n"
 		"        PROGRAM runs as the invoking user (--user to choose), always with\n"
 		"        no_new_privs\n"
-		"  check [--policy FILE] [-v]   parse and compile; print what the kernel enforces\n"
+		"  check [--policy FILE] [--json] [-v]   parse and compile; print what the kernel\n"
+		"      enforces, each rule with its file:line, and what is left to the Python layer\n"
 		"  probe [-v]                   can this kernel enforce? one line per check\n"
 		"  version | help\n"
 		"\n"
@@ -360,26 +362,36 @@ out:
 
 static int cmd_check(int argc, char **argv)
 {
-	struct compiled compiled = { 0 };
-	struct program prog = { 0 };
-	struct policy *p = NULL;
-	struct cli c;
-	int ret = 1;
+	struct check_opts o = { .envp = environ };
+	char **args = calloc(argc + 1, sizeof(*args));
+	struct cli c = { 0 };
+	bool dashes = false;
+	int n = 0, ret = 1;
 
-	if (parse_cli(argc, argv, &c))
+	if (!args)
 		goto out;
-	p = load_policy(&c);
-	if (!p)
+	/* --json is check's own; everything else is parsed as `run` parses it */
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json") && !dashes)
+			o.json = true;
+		else
+			args[n++] = argv[i];
+		dashes = dashes || !strcmp(argv[i], "--");
+	}
+	if (parse_cli(n, args, &c))
 		goto out;
-	/* The implicit set shown is the one a Python program would get. */
-	find_program("python3", prog.interp, sizeof(prog.interp));
-	if (compile_for(p, &prog, &compiled))
+	if (c.n_rest) {
+		pr_err("check: unexpected argument '%s'; usage: pysb-bpf check [--policy FILE] "
+		       "[--json] [-v] [--KEY=VALUE...]", c.rest[0]);
 		goto out;
-	print_compiled(&compiled);
-	ret = 0;
+	}
+	o.policy = c.policy;
+	o.overrides = c.overrides;
+	o.n_overrides = c.n_overrides;
+	o.verbose = log_level >= LOG_INFO;
+	ret = check_main(&o);
 out:
-	compiled_free(&compiled);
-	policy_free(p);
+	free(args);
 	free(c.overrides);
 	return ret;
 }

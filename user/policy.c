@@ -130,6 +130,11 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
+size_t policy_utf8_seq(const char *s, size_t n)
+{
+	return n ? utf8_seq((const unsigned char *)s, n) : 0;
+}
+
 /* Offset of the first byte that is not valid UTF-8, or n. */
 static size_t utf8_invalid_at(const char *s, size_t n)
 {

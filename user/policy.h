@@ -180,6 +180,10 @@ char *policy_subst(const char *in, size_t len, policy_lookup_fn lookup, void *ct
 const char *policy_envp_get(char *const *envp, const char *name);
 const char *policy_envp_lookup(void *envp, const char *name);
 
+/* Length of the valid UTF-8 sequence at s (n bytes available; Python's codec rules:
+ * no overlong form, no surrogate), 0 when invalid or n == 0. */
+size_t policy_utf8_seq(const char *s, size_t n);
+
 /* py-sandboxes' GlobPattern: '*' is the only wildcard, anchored on both ends. */
 bool policy_glob_match(const char *glob, const char *s);
 
