@@ -1,0 +1,913 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Unit tests of the policy compiler (user/compile.c, user/implicit.c) and of `pysb-bpf
+ * check` (user/check.c): file entries keyed by (dev, ino) as stat(2) gives them, access
+ * bits, nested rules, the union when two spellings name one inode, the implicit set on and
+ * off and never narrowing an explicit tree, the exec decision from python-api lines, the
+ * bpf.* validation, and the check report (JSON parsed back with jansson, text, exit codes).
+ * No root: everything lives in a scratch directory.
+ */
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "check.h"
+#include "compile.h"
+#include "policy.h"
+
+static char tmp[] = "/tmp/pysb-test-compile-XXXXXX";
+static char home_var[sizeof(tmp) + 16];
+static char *envp[] = { home_var, "LANG=C.UTF-8", "SECRET=s3cr3t", "API_KEY=k", NULL };
+
+static char *tpath(const char *rel)
+{
+	static char buf[4][PATH_MAX];
+	static unsigned i;
+	char *b = buf[i++ % 4];
+
+	snprintf(b, PATH_MAX, "%s/%s", tmp, rel);
+	return b;
+}
+
+static void put(const char *rel, const char *text)
+{
+	FILE *f = fopen(tpath(rel), "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	if (!mkdtemp(tmp))
+		return -1;
+	snprintf(home_var, sizeof(home_var), "HOME=%s", tmp);
+	mkdir(tpath("ro"), 0755);
+	mkdir(tpath("ro/nested"), 0755);
+	mkdir(tpath("rw"), 0755);
+	mkdir(tpath("rw/sub"), 0755);
+	put("ro/file", "x\n");
+	put("rw/.env", "TOKEN=1\n");
+	if (link(tpath("ro/file"), tpath("rw/hardlink")))
+		return -1;
+	return symlink(tpath("ro"), tpath("ro-link"));
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	return nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* ---------------- helpers */
+
+struct result {
+	struct policy *p;
+	struct compiled c;
+	int ret;
+	char err[8192]; /* what the compiler printed on stderr */
+};
+
+/* Runs fn(arg) with stderr going to `err` (NUL-terminated). */
+static int with_stderr(int (*fn)(void *), void *arg, char *err, size_t len)
+{
+	FILE *f = tmpfile();
+	int saved, ret;
+	size_t n;
+
+	assert_non_null(f);
+	fflush(stderr);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	dup2(fileno(f), 2);
+	ret = fn(arg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(f);
+	n = fread(err, 1, len - 1, f);
+	err[n] = '\0';
+	fclose(f);
+	return ret;
+}
+
+struct compile_call {
+	struct result *r;
+	bool implicit;
+	const char *interpreter;
+};
+
+static int do_compile(void *arg)
+{
+	struct compile_call *cc = arg;
+	struct compile_opts o = { .implicit = cc->implicit, .interpreter = cc->interpreter };
+
+	return policy_compile(cc->r->p, &o, &cc->r->c);
+}
+
+/* Parses `text` (must be valid) as t.pysb in the scratch directory, then compiles it. */
+static struct result *compile_text_opts(const char *text, bool implicit, const char *interp)
+{
+	struct result *r = calloc(1, sizeof(*r));
+	struct policy_diag d = { 0 };
+	struct compile_call cc = { .r = r, .implicit = implicit, .interpreter = interp };
+
+	assert_non_null(r);
+	if (policy_parse_buffer("t.pysb", text, strlen(text), envp, tmp, &r->p, &d)) {
+		policy_diag_print(stderr, &d);
+		fail_msg("policy does not parse: %s", text);
+	}
+	policy_diag_free(&d);
+	r->ret = with_stderr(do_compile, &cc, r->err, sizeof(r->err));
+	return r;
+}
+
+static struct result *compile_ok(const char *text)
+{
+	struct result *r = compile_text_opts(text, false, NULL);
+
+	if (r->ret)
+		fail_msg("compile failed: %s", r->err);
+	return r;
+}
+
+static void done(struct result *r)
+{
+	compiled_free(&r->c);
+	policy_free(r->p);
+	free(r);
+}
+
+static const struct compiled_file *entry_of(const struct compiled *c, const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		fail_msg("stat %s", path);
+	for (size_t i = 0; i < c->n_files; i++)
+		if (c->files[i].ino == (uint64_t)st.st_ino && c->files[i].dev == kernel_dev(st.st_dev))
+			return &c->files[i];
+	return NULL;
+}
+
+/* ---------------- explicit rules */
+
+static void test_explicit_entries(void **state)
+{
+	struct result *r;
+	const struct compiled_file *f;
+	struct stat st;
+	char real[PATH_MAX];
+
+	(void)state;
+	r = compile_ok("expose-ro=ro\nexpose-rw=rw\n");
+	assert_int_equal(r->c.n_files, 2);
+	/* the key is (dev, ino) exactly as stat(2) gives them, dev as the kernel's dev_t */
+	assert_int_equal(stat(tpath("ro"), &st), 0);
+	assert_int_equal(r->c.files[0].ino, st.st_ino);
+	assert_int_equal(r->c.files[0].dev, (major(st.st_dev) << 20) | minor(st.st_dev));
+	assert_int_equal(r->c.files[0].access, PYSB_ACC_READ | PYSB_ACC_EXEC);
+	assert_false(r->c.files[0].implicit);
+	assert_int_equal(r->c.files[0].src.line, 1);
+	assert_int_equal(r->c.files[0].src.col, 11);
+	assert_string_equal(r->c.files[0].src.file, "t.pysb");
+	assert_non_null(realpath(tpath("ro"), real));
+	assert_string_equal(r->c.files[0].path, real);
+	f = entry_of(&r->c, tpath("rw"));
+	assert_non_null(f);
+	assert_int_equal(f->access, PYSB_ACC_READ | PYSB_ACC_WRITE | PYSB_ACC_EXEC);
+	assert_int_equal(f->src.line, 2);
+	done(r);
+}
+
+static void test_nested_rules(void **state)
+{
+	struct result *r;
+	const struct compiled_file *f;
+
+	(void)state;
+	/* each rule is its own entry: the nearest one decides in the kernel */
+	r = compile_ok("expose-rw=rw\nexpose-ro=rw/sub\nexpose-ro=ro\nexpose-rw=ro/nested\n");
+	assert_int_equal(r->c.n_files, 4);
+	f = entry_of(&r->c, tpath("rw/sub"));
+	assert_non_null(f);
+	assert_int_equal(f->access, PYSB_ACC_RO);
+	f = entry_of(&r->c, tpath("ro/nested"));
+	assert_non_null(f);
+	assert_int_equal(f->access, PYSB_ACC_RW);
+	assert_int_equal(entry_of(&r->c, tpath("rw"))->access, PYSB_ACC_RW);
+	assert_int_equal(entry_of(&r->c, tpath("ro"))->access, PYSB_ACC_RO);
+	done(r);
+}
+
+static void test_one_inode_two_spellings(void **state)
+{
+	struct result *r;
+	const struct compiled_file *f;
+
+	(void)state;
+	/* a hard link: two canonical paths, one inode, one entry with the union */
+	r = compile_ok("expose-ro=ro/file\nexpose-rw=rw/hardlink\n");
+	assert_int_equal(r->c.n_files, 1);
+	f = entry_of(&r->c, tpath("ro/file"));
+	assert_non_null(f);
+	assert_int_equal(f->access, PYSB_ACC_RW);
+	assert_int_equal(f->src.line, 1); /* the first rule names the entry */
+	done(r);
+	/* the other order gives the same */
+	r = compile_ok("expose-rw=rw/hardlink\nexpose-ro=ro/file\n");
+	assert_int_equal(r->c.n_files, 1);
+	assert_int_equal(r->c.files[0].access, PYSB_ACC_RW);
+	done(r);
+	/* a symlink is resolved by the parser: same path, same mode, one rule */
+	r = compile_ok("expose-ro=ro\nexpose-ro=ro-link\n");
+	assert_int_equal(r->c.n_files, 1);
+	done(r);
+}
+
+/* Thousands of entries: each stays distinct and findable (the (dev, ino) index grows). */
+static void test_many_entries(void **state)
+{
+	char *text = malloc(600 * 64), name[64];
+	size_t off = 0;
+	struct result *r;
+
+	(void)state;
+	assert_non_null(text);
+	mkdir(tpath("many"), 0755);
+	for (int i = 0; i < 600; i++) {
+		snprintf(name, sizeof(name), "many/d%03d", i);
+		mkdir(tpath(name), 0755);
+		off += (size_t)sprintf(text + off, "expose-%s=%s\n", i % 2 ? "rw" : "ro", name);
+	}
+	r = compile_ok(text);
+	assert_int_equal(r->c.n_files, 600);
+	for (int i = 0; i < 600; i++) {
+		const struct compiled_file *f;
+
+		snprintf(name, sizeof(name), "many/d%03d", i);
+		f = entry_of(&r->c, tpath(name));
+		assert_non_null(f);
+		assert_int_equal(f->access, i % 2 ? PYSB_ACC_RW : PYSB_ACC_RO);
+		assert_int_equal(f->src.line, (unsigned)i + 1);
+	}
+	done(r);
+	free(text);
+}
+
+/* ---------------- implicit paths */
+
+static size_t count_implicit(const struct compiled *c)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < c->n_files; i++)
+		n += c->files[i].implicit;
+	return n;
+}
+
+static void test_implicit_on_off(void **state)
+{
+	struct result *r;
+	const struct compiled_file *f;
+
+	(void)state;
+	r = compile_text_opts("expose-ro=ro\n", true, NULL);
+	assert_int_equal(r->ret, 0);
+	assert_true(count_implicit(&r->c) > 0);
+	f = entry_of(&r->c, "/dev/null");
+	assert_non_null(f);
+	assert_true(f->implicit);
+	assert_string_equal(f->why, "null device");
+	assert_int_equal(f->access, PYSB_ACC_RW);
+	f = entry_of(&r->c, "/dev/urandom");
+	assert_non_null(f);
+	assert_int_equal(f->access, PYSB_ACC_READ);
+	done(r);
+	/* off: only the policy's own rules */
+	r = compile_text_opts("expose-ro=ro\n", false, NULL);
+	assert_int_equal(r->ret, 0);
+	assert_int_equal(count_implicit(&r->c), 0);
+	assert_int_equal(r->c.n_files, 1);
+	done(r);
+}
+
+/* The interpreter chain and the script are implicit too. */
+static void test_implicit_program(void **state)
+{
+	struct result *r;
+	const struct compiled_file *f;
+
+	(void)state;
+	r = compile_text_opts("expose-ro=rw/sub\n", true, "/bin/sh");
+	assert_int_equal(r->ret, 0);
+	f = entry_of(&r->c, "/bin/sh");
+	assert_non_null(f);
+	assert_true(f->implicit);
+	assert_true(f->access & PYSB_ACC_EXEC);
+	done(r);
+}
+
+static void test_implicit_never_narrows(void **state)
+{
+	struct result *r;
+	const struct compiled_file *f;
+
+	(void)state;
+	/* /dev/urandom is implicitly read-only; inside an explicit RW tree it stays RW */
+	r = compile_text_opts("expose-rw=/dev\n", true, NULL);
+	assert_int_equal(r->ret, 0);
+	f = entry_of(&r->c, "/dev/urandom");
+	assert_non_null(f);
+	assert_true(f->implicit);
+	assert_int_equal(f->access, PYSB_ACC_RW);
+	done(r);
+	/* the same inode named by both: the union, never less than the explicit rule */
+	r = compile_text_opts("expose-rw=/dev/urandom\n", true, NULL);
+	assert_int_equal(r->ret, 0);
+	f = entry_of(&r->c, "/dev/urandom");
+	assert_non_null(f);
+	assert_false(f->implicit); /* the explicit rule came first and names it */
+	assert_int_equal(f->access, PYSB_ACC_RW);
+	done(r);
+	/* an explicit read-only rule on an implicitly RW device: RW (the union) */
+	r = compile_text_opts("expose-ro=/dev/null\n", true, NULL);
+	assert_int_equal(r->ret, 0);
+	assert_int_equal(entry_of(&r->c, "/dev/null")->access, PYSB_ACC_RW);
+	done(r);
+}
+
+/* ---------------- exec decision */
+
+static void test_exec_decision(void **state)
+{
+	static const struct {
+		const char *text;
+		bool allowed;
+		unsigned line; /* the line that decided, 0: none (the default) */
+	} cases[] = {
+		{ "expose-ro=ro\n", false, 0 },
+		{ "python-api=ALLOW:process-exec\n", true, 1 },
+		{ "python-api=ALLOW:*\n", true, 1 },
+		{ "python-api=ALLOW:threads,process-exec\n", true, 1 },
+		{ "python-api=ALLOW:process-exec,threads\n", true, 1 },
+		{ "python-api=ALLOW:threads\n", false, 0 },
+		{ "python-api=DENY:process-exec\n", false, 1 },
+		{ "python-api=ALLOW:process-exec\npython-api=DENY:process-exec\n", false, 2 },
+		{ "python-api=ALLOW:process-exec\npython-api=DENY:*\n", false, 2 },
+		{ "python-api=DENY:process-exec\npython-api=ALLOW:process-exec\n", true, 2 },
+		{ "python-api=ALLOW:process-exec\npython-api=ALLOW:threads\n", true, 1 },
+		{ "python-api=ALLOW:process-exec\npython-api=DENY:threads,native\n", true, 1 },
+		{ "python-api=ALLOW:subprocess.run\n", false, 0 },
+		{ "python-api=ALLOW:process-execute\n", false, 0 },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct result *r = compile_ok(cases[i].text);
+
+		if (r->c.exec_allowed != cases[i].allowed || r->c.exec_src.line != cases[i].line)
+			fail_msg("%s: exec %s (line %u), expected %s (line %u)", cases[i].text,
+				 r->c.exec_allowed ? "allowed" : "denied", r->c.exec_src.line,
+				 cases[i].allowed ? "allowed" : "denied", cases[i].line);
+		assert_int_equal(policy_exec_allowed(r->p, NULL), cases[i].allowed);
+		done(r);
+	}
+}
+
+/* ---------------- bpf.* parameters */
+
+static void test_bpf_params_valid(void **state)
+{
+	static const char *const ok[] = {
+		"bpf.mode=enforce\n",	     "bpf.mode=audit\n",
+		"bpf.implicit=true\n",	     "bpf.implicit=FALSE\n",
+		"bpf.implicit=0\n",	     "bpf.socket-family=netlink\n",
+		"bpf.unix-abstract=allow\n", "qemu.memory=1G\nfirejail.net=br0\n",
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+		struct result *r = compile_text_opts(ok[i], false, NULL);
+
+		if (r->ret)
+			fail_msg("%s: %s", ok[i], r->err);
+		assert_int_equal(policy_check_bpf_params(r->p), 0);
+		done(r);
+	}
+	assert_int_equal(policy_bpf_bool("True"), 1);
+	assert_int_equal(policy_bpf_bool("1"), 1);
+	assert_int_equal(policy_bpf_bool("false"), 0);
+	assert_int_equal(policy_bpf_bool("yes"), -1);
+	assert_int_equal(policy_bpf_bool(""), -1);
+}
+
+static void test_bpf_params_errors(void **state)
+{
+	static const struct {
+		const char *text, *where, *msg;
+	} bad[] = {
+		{ "bpf.modee=enforce\n", "t.pysb:1:1:", "unknown parameter 'bpf.modee'" },
+		{ "expose-ro=ro\n  bpf.x=1\n", "t.pysb:2:3:", "unknown parameter 'bpf.x'" },
+		{ "bpf.mode=strict\n", "t.pysb:1:10:", "expected enforce or audit" },
+		{ "bpf.mode=Enforce\n", "t.pysb:1:10:", "expected enforce or audit" },
+		{ "bpf.implicit=maybe\n", "t.pysb:1:14:", "expected true or false" },
+		{ "bpf.unix-abstract=yes\n", "t.pysb:1:", "expected allow or deny" },
+		{ "bpf.socket-family=nope\n", "t.pysb:1:", "unknown socket family" },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct result *r = compile_text_opts(bad[i].text, false, NULL);
+
+		assert_int_not_equal(r->ret, 0);
+		if (!strstr(r->err, bad[i].where) || !strstr(r->err, bad[i].msg))
+			fail_msg("%s: wanted '%s ... %s', got: %s", bad[i].text, bad[i].where,
+				 bad[i].msg, r->err);
+		/* the compiled form is empty after a failure: never a partial policy */
+		assert_int_equal(r->c.n_files, 0);
+		done(r);
+	}
+	/* an unknown key lists the known ones; every bad line is reported, not the first */
+	{
+		struct result *r = compile_text_opts("bpf.a=1\nbpf.mode=x\nbpf.b=2\n", false, NULL);
+
+		assert_int_not_equal(r->ret, 0);
+		assert_non_null(strstr(r->err, "bpf.mode, bpf.implicit, bpf.socket-family, "
+						"bpf.unix-abstract"));
+		assert_non_null(strstr(r->err, "t.pysb:1:1:"));
+		assert_non_null(strstr(r->err, "t.pysb:2:10:"));
+		assert_non_null(strstr(r->err, "t.pysb:3:1:"));
+		done(r);
+	}
+}
+
+/* ---------------- pysb-bpf check */
+
+struct check_run {
+	int ret;
+	char out[1 << 17];
+	char err[8192];
+	json_t *doc; /* --json: the document parsed back */
+};
+
+struct check_call {
+	struct check_opts *o;
+	struct check_run *run;
+};
+
+static int do_check(void *arg)
+{
+	struct check_call *cc = arg;
+	FILE *f = tmpfile();
+	size_t n;
+	int ret;
+
+	assert_non_null(f);
+	cc->o->out = f;
+	ret = check_main(cc->o);
+	rewind(f);
+	n = fread(cc->run->out, 1, sizeof(cc->run->out) - 1, f);
+	cc->run->out[n] = '\0';
+	fclose(f);
+	return ret;
+}
+
+/* check_main on the scratch file `name`; *json: the document parsed back (must parse). */
+static struct check_run *check(const char *name, bool json, bool verbose,
+			       const struct policy_override *ov, size_t n_ov)
+{
+	struct check_run *run = calloc(1, sizeof(*run));
+	struct check_opts o = {
+		.policy = name,
+		.overrides = ov,
+		.n_overrides = n_ov,
+		.envp = envp,
+		.cwd = tmp,
+		.interpreter = "/nonexistent/python3",
+		.json = json,
+		.verbose = verbose,
+	};
+	struct check_call cc = { .o = &o, .run = run };
+	json_error_t jerr;
+
+	assert_non_null(run);
+	run->ret = with_stderr(do_check, &cc, run->err, sizeof(run->err));
+	if (json) {
+		run->doc = json_loads(run->out, 0, &jerr);
+		if (!run->doc)
+			fail_msg("check --json output does not parse (%s, line %d): %.400s", jerr.text,
+				 jerr.line, run->out);
+	}
+	return run;
+}
+
+static void check_done(struct check_run *run)
+{
+	json_decref(run->doc);
+	free(run);
+}
+
+static const char *sget(const json_t *o, const char *key)
+{
+	const char *s = json_string_value(json_object_get(o, key));
+
+	if (!s)
+		fail_msg("no string '%s' in %s", key, json_dumps(o, JSON_COMPACT));
+	return s;
+}
+
+static json_int_t iget(const json_t *o, const char *key)
+{
+	const json_t *v = json_object_get(o, key);
+
+	if (!json_is_integer(v))
+		fail_msg("no integer '%s'", key);
+	return json_integer_value(v);
+}
+
+/* The element of `arr` whose `key` is `value`, or NULL. */
+static const json_t *find(const json_t *arr, const char *key, const char *value)
+{
+	size_t i;
+	const json_t *v;
+
+	json_array_foreach(arr, i, v)
+	{
+		const char *s = json_string_value(json_object_get(v, key));
+
+		if (s && !strcmp(s, value))
+			return v;
+	}
+	return NULL;
+}
+
+static const char CHECK_POLICY[] =
+	"# a policy using every family\n"
+	"expose-ro=ro\n"
+	"expose-rw=rw\n"
+	"ignore=.env\n"
+	"net=ALLOW|tcp|192.0.2.0/24|443|OUT\n"
+	"net=DENY|tcp|192.0.2.7|*|OUT\n"
+	"env=LANG=${LANG}\n"
+	"env=API_*=${API_*}\n"
+	"unenv=SECRET\n"
+	"python-import=os,json\n"
+	"python-api=ALLOW:process-exec,threads\n"
+	"eval-timeout=2s\n"
+	"qemu.memory=1G\n"
+	"bpf.mode=audit\n"
+	"bpf.implicit=false\n";
+
+static void test_check_json(void **state)
+{
+	const json_t *k, *files, *f, *exec, *by, *net, *v, *arr;
+	struct check_run *run;
+	struct stat st;
+	char real[PATH_MAX], dev[32];
+
+	(void)state;
+	put("check.pysb", CHECK_POLICY);
+	run = check("check.pysb", true, true, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	assert_int_equal(iget(run->doc, "format"), 1);
+	assert_true(json_is_true(json_object_get(run->doc, "valid")));
+	assert_int_equal(json_array_size(json_object_get(run->doc, "errors")), 0);
+	assert_string_equal(sget(json_object_get(run->doc, "policy"), "path"), "check.pysb");
+	k = json_object_get(run->doc, "kernel");
+
+	/* files: path, access, dev:ino as stat gives, the rule and its line */
+	files = json_object_get(k, "files");
+	assert_int_equal(json_array_size(files), 2); /* bpf.implicit=false */
+	assert_non_null(realpath(tpath("rw"), real));
+	f = find(files, "path", real);
+	assert_non_null(f);
+	assert_int_equal(stat(real, &st), 0);
+	snprintf(dev, sizeof(dev), "%u:%u", major(st.st_dev), minor(st.st_dev));
+	assert_string_equal(sget(f, "dev"), dev);
+	assert_int_equal(iget(f, "ino"), (json_int_t)st.st_ino);
+	assert_int_equal(json_array_size(json_object_get(f, "access")), 3);
+	assert_string_equal(json_string_value(json_array_get(json_object_get(f, "access"), 1)),
+			    "write");
+	assert_string_equal(sget(json_object_get(f, "origin"), "rule"), "expose-rw=rw");
+	assert_string_equal(sget(json_object_get(f, "origin"), "file"), "check.pysb");
+	assert_int_equal(iget(json_object_get(f, "origin"), "line"), 3);
+	assert_int_equal(iget(json_object_get(f, "origin"), "col"), 11);
+
+	/* exec: allowed, by line 11 */
+	exec = json_object_get(k, "exec");
+	assert_true(json_is_true(json_object_get(exec, "allowed")));
+	by = json_object_get(exec, "decided_by");
+	assert_string_equal(sget(by, "rule"), "python-api=ALLOW:process-exec,threads");
+	assert_int_equal(iget(by, "line"), 11);
+
+	/* ignore=, mounts (-v), network */
+	v = find(json_object_get(k, "ignores"), "rule", "ignore=.env");
+	assert_non_null(v);
+	assert_string_equal(sget(v, "kind"), "name");
+	assert_true(json_array_size(json_object_get(k, "mounts")) > 0);
+	net = json_object_get(k, "net");
+	assert_int_equal(json_array_size(json_object_get(net, "rules")), 2);
+	v = find(json_object_get(net, "rules"), "rule", "DENY|tcp|192.0.2.7|*|OUT");
+	assert_non_null(v);
+	assert_string_equal(sget(v, "action"), "DENY");
+	assert_int_equal(iget(json_object_get(v, "origin"), "line"), 6);
+	v = find(json_object_get(net, "prefixes"), "prefix", "192.0.2.0/24");
+	assert_non_null(v);
+	arr = json_object_get(json_object_get(v, "allowed_ports"), "tcp_out");
+	assert_int_equal(json_array_size(arr), 1);
+	assert_int_equal(json_integer_value(json_array_get(json_array_get(arr, 0), 0)), 443);
+	assert_int_equal(json_integer_value(json_array_get(json_array_get(arr, 0), 1)), 443);
+	v = find(json_object_get(net, "prefixes"), "prefix", "192.0.2.7/32");
+	assert_non_null(v);
+	assert_int_equal(
+		json_array_size(json_object_get(json_object_get(v, "allowed_ports"), "tcp_out")),
+		0);
+	assert_false(json_is_true(json_object_get(net, "unix_abstract")));
+
+	/* environment: the rules, and the names passed (never the values) */
+	arr = json_object_get(json_object_get(run->doc, "environment"), "passed");
+	assert_int_equal(json_array_size(arr), 2);
+	assert_non_null(find(arr, "name", "LANG"));
+	assert_non_null(find(arr, "name", "API_KEY"));
+	assert_null(strstr(run->out, "s3cr3t"));
+	assert_non_null(find(json_object_get(json_object_get(run->doc, "environment"), "rules"),
+			     "rule", "unenv=SECRET"));
+
+	/* bpf.*: every key, set or default, with its effect */
+	arr = json_object_get(run->doc, "bpf_params");
+	v = find(arr, "key", "bpf.mode");
+	assert_string_equal(sget(v, "value"), "audit");
+	assert_false(json_is_true(json_object_get(v, "default")));
+	assert_int_equal(iget(v, "line"), 14);
+	v = find(arr, "key", "bpf.unix-abstract");
+	assert_true(json_is_true(json_object_get(v, "default")));
+	assert_string_equal(sget(v, "value"), "deny");
+	assert_non_null(find(arr, "key", "bpf.socket-family"));
+	assert_non_null(find(arr, "key", "bpf.implicit"));
+
+	/* left to the Python layer: python-import, the non-exec part of python-api, eval-*,
+	 * other providers' parameters; never bpf.* */
+	arr = json_object_get(run->doc, "python_layer");
+	assert_int_equal(json_array_size(arr), 4);
+	assert_non_null(find(arr, "key", "python-import"));
+	v = find(arr, "key", "python-api");
+	assert_non_null(json_object_get(v, "kernel_part"));
+	assert_non_null(find(arr, "key", "eval-timeout"));
+	assert_non_null(find(arr, "key", "qemu.memory"));
+
+	/* warnings: audit mode and implicit off, loudly, with their lines */
+	arr = json_object_get(run->doc, "warnings");
+	{
+		size_t i;
+		bool audit = false, implicit = false;
+
+		json_array_foreach(arr, i, v)
+		{
+			audit = audit || (strstr(sget(v, "message"), "denies NOTHING") &&
+					  iget(v, "line") == 14);
+			implicit = implicit || (strstr(sget(v, "message"), "bpf.implicit=false") &&
+						iget(v, "line") == 15);
+		}
+		assert_true(audit);
+		assert_true(implicit);
+	}
+	check_done(run);
+}
+
+/* A python-api line that only grants process-exec is the kernel's alone. */
+static void test_check_exec_only_api(void **state)
+{
+	struct check_run *run;
+
+	(void)state;
+	put("exec.pysb", "python-api=ALLOW:process-exec\nbpf.implicit=false\n");
+	run = check("exec.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	assert_int_equal(json_array_size(json_object_get(run->doc, "python_layer")), 0);
+	assert_null(json_object_get(json_object_get(run->doc, "kernel"), "mounts")); /* no -v */
+	assert_int_equal(iget(json_object_get(json_object_get(json_object_get(run->doc, "kernel"),
+							       "exec"),
+					      "decided_by"),
+			      "line"),
+			 1);
+	check_done(run);
+}
+
+static void test_check_invalid(void **state)
+{
+	struct check_run *run;
+	const json_t *e;
+
+	(void)state;
+	/* a parse error: file:line:col, the text, exit 1 */
+	put("bad1.pysb", "expose-ro=ro\nexpose-ro=no-such-dir\n");
+	run = check("bad1.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 1);
+	assert_false(json_is_true(json_object_get(run->doc, "valid")));
+	assert_null(json_object_get(run->doc, "kernel"));
+	e = json_array_get(json_object_get(run->doc, "errors"), 0);
+	assert_string_equal(sget(e, "file"), "bad1.pysb");
+	assert_int_equal(iget(e, "line"), 2);
+	assert_int_equal(iget(e, "col"), 11);
+	assert_non_null(strstr(sget(e, "message"), "must exist"));
+	assert_string_equal(sget(e, "text"), "expose-ro=no-such-dir");
+	check_done(run);
+	/* a compile error (unknown bpf key): taken from the compiler, location split out */
+	put("bad2.pysb", "expose-ro=ro\nbpf.nope=1\n");
+	run = check("bad2.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 1);
+	e = json_array_get(json_object_get(run->doc, "errors"), 0);
+	assert_non_null(e);
+	assert_string_equal(sget(e, "file"), "bad2.pysb");
+	assert_int_equal(iget(e, "line"), 2);
+	assert_int_equal(iget(e, "col"), 1);
+	assert_non_null(strstr(sget(e, "message"), "unknown parameter 'bpf.nope'"));
+	assert_string_equal(run->err, ""); /* --json: everything is in the document */
+	check_done(run);
+	/* text: nothing on stdout, the errors on stderr as `run` prints them */
+	run = check("bad2.pysb", false, false, NULL, 0);
+	assert_int_equal(run->ret, 1);
+	assert_string_equal(run->out, "");
+	assert_non_null(strstr(run->err, "bad2.pysb:2:1: error: unknown parameter 'bpf.nope'"));
+	check_done(run);
+	/* a missing policy file */
+	run = check("no-such.pysb", false, false, NULL, 0);
+	assert_int_equal(run->ret, 1);
+	assert_non_null(strstr(run->err, "policy file not found"));
+	check_done(run);
+}
+
+static void test_check_text(void **state)
+{
+	struct check_run *run;
+	char line[PATH_MAX + 64];
+
+	(void)state;
+	put("check.pysb", CHECK_POLICY);
+	run = check("check.pysb", false, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	assert_non_null(
+		strstr(run->out, "exec    allowed         execve after the program's start"));
+	assert_non_null(strstr(run->out, "(check.pysb:11: python-api=ALLOW:process-exec,threads)"));
+	assert_non_null(realpath(tpath("ro"), line));
+	strcat(line, "  [dev ");
+	assert_non_null(strstr(run->out, line));
+	assert_non_null(strstr(run->out, "(check.pysb:2: expose-ro=ro)"));
+	assert_non_null(strstr(run->out, "net     DENY|tcp|192.0.2.7|*|OUT"));
+	assert_non_null(strstr(run->out, "bpf     bpf.mode=audit: audit: nothing is denied"));
+	assert_non_null(strstr(run->out, "python  python-import=os,json: "));
+	assert_non_null(strstr(run->out, "warning: check.pysb:14:10: bpf.mode=audit"));
+	assert_null(strstr(run->out, "== kernel: mounts")); /* -v only */
+	check_done(run);
+	run = check("check.pysb", false, true, NULL, 0);
+	assert_non_null(strstr(run->out, "== kernel: mounts"));
+	check_done(run);
+}
+
+/* --KEY=VALUE overrides are read after the file and shown as <command line>. */
+static void test_check_overrides(void **state)
+{
+	const struct policy_override ov[] = { { "expose-rw=rw/sub" }, { "bpf.mode=audit" } };
+	struct check_run *run;
+	const json_t *f;
+	char real[PATH_MAX];
+
+	(void)state;
+	put("small.pysb", "expose-ro=ro\nbpf.implicit=false\n");
+	run = check("small.pysb", true, false, ov, 2);
+	assert_int_equal(run->ret, 0);
+	assert_non_null(realpath(tpath("rw/sub"), real));
+	f = find(json_object_get(json_object_get(run->doc, "kernel"), "files"), "path", real);
+	assert_non_null(f);
+	assert_string_equal(sget(json_object_get(f, "origin"), "file"), "<command line>");
+	assert_int_equal(iget(json_object_get(f, "origin"), "line"), 1);
+	assert_string_equal(sget(find(json_object_get(run->doc, "bpf_params"), "key", "bpf.mode"),
+				 "value"),
+			    "audit");
+	check_done(run);
+}
+
+/* ignore= with an absolute pattern: the files it hides now, and a loud warning. */
+static void test_check_ignore_absolute(void **state)
+{
+	struct check_run *run;
+	const json_t *ig, *w;
+	char text[PATH_MAX + 64], real[PATH_MAX];
+
+	(void)state;
+	snprintf(text, sizeof(text), "expose-rw=rw\nignore=%s/rw/.e*\nignore=%s/rw/none*\n"
+		 "bpf.implicit=false\n", tmp, tmp);
+	put("ign.pysb", text);
+	run = check("ign.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	ig = json_array_get(json_object_get(json_object_get(run->doc, "kernel"), "ignores"), 0);
+	assert_string_equal(sget(ig, "kind"), "absolute");
+	assert_int_equal(json_array_size(json_object_get(ig, "hidden")), 1);
+	assert_non_null(realpath(tpath("rw/.env"), real));
+	assert_string_equal(sget(json_array_get(json_object_get(ig, "hidden"), 0), "path"), real);
+	w = json_object_get(run->doc, "warnings");
+	assert_int_equal(json_array_size(w), 3); /* the third: bpf.implicit=false */
+	assert_non_null(strstr(sget(json_array_get(w, 0), "message"), "NOT hidden"));
+	assert_int_equal(iget(json_array_get(w, 0), "line"), 2);
+	assert_non_null(strstr(sget(json_array_get(w, 1), "message"), "matches nothing"));
+	check_done(run);
+}
+
+/* A path that is not UTF-8: a display form with \xNN, and the exact bytes in base64. */
+static void test_check_non_utf8_path(void **state)
+{
+	struct check_run *run;
+	const json_t *files, *f;
+	char real[PATH_MAX], want[PATH_MAX];
+	size_t i;
+
+	(void)state;
+	assert_int_equal(mkdir(tpath("bad\xff\x01name"), 0755), 0);
+	assert_int_equal(symlink(tpath("bad\xff\x01name"), tpath("badlink")), 0);
+	put("utf.pysb", "expose-ro=badlink\nbpf.implicit=false\n");
+	run = check("utf.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	files = json_object_get(json_object_get(run->doc, "kernel"), "files");
+	assert_int_equal(json_array_size(files), 1);
+	f = json_array_get(files, 0);
+	assert_non_null(realpath(tpath("badlink"), real));
+	/* display: \xFF escaped, \x01 kept (valid UTF-8; JSON escapes it itself) */
+	snprintf(want, sizeof(want), "%.*s\\xFF\x01name", (int)(strstr(real, "bad\xff") - real + 3),
+		 real);
+	assert_string_equal(sget(f, "path"), want);
+	{
+		/* decode path_b64 and compare with the real bytes */
+		static const char tab[] =
+			"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+		const char *b = sget(f, "path_b64");
+		unsigned char out[PATH_MAX];
+		size_t n = 0;
+		unsigned acc = 0, bits = 0;
+
+		for (i = 0; b[i] && b[i] != '='; i++) {
+			acc = acc << 6 | (unsigned)(strchr(tab, b[i]) - tab);
+			bits += 6;
+			if (bits >= 8) {
+				bits -= 8;
+				out[n++] = (unsigned char)(acc >> bits);
+				acc &= (1u << bits) - 1;
+			}
+		}
+		assert_int_equal(n, strlen(real));
+		assert_memory_equal(out, real, n);
+	}
+	check_done(run);
+	/* the text form keeps one line per entry: control bytes as \xNN */
+	run = check("utf.pysb", false, false, NULL, 0);
+	assert_non_null(strstr(run->out, "bad\\xFF\\x01name  [dev "));
+	check_done(run);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_explicit_entries),
+		cmocka_unit_test(test_nested_rules),
+		cmocka_unit_test(test_one_inode_two_spellings),
+		cmocka_unit_test(test_many_entries),
+		cmocka_unit_test(test_implicit_on_off),
+		cmocka_unit_test(test_implicit_program),
+		cmocka_unit_test(test_implicit_never_narrows),
+		cmocka_unit_test(test_exec_decision),
+		cmocka_unit_test(test_bpf_params_valid),
+		cmocka_unit_test(test_bpf_params_errors),
+		cmocka_unit_test(test_check_json),
+		cmocka_unit_test(test_check_exec_only_api),
+		cmocka_unit_test(test_check_invalid),
+		cmocka_unit_test(test_check_text),
+		cmocka_unit_test(test_check_overrides),
+		cmocka_unit_test(test_check_ignore_absolute),
+		cmocka_unit_test(test_check_non_utf8_path),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
