@@ -690,8 +690,8 @@ static const struct bpf_param_doc {
 	  "the implicit paths the interpreter and the C library need are added (marked "
 	  "implicit among the file entries)" },
 	{ "bpf.socket-family", "",
-	  "no socket family besides TCP/UDP over IPv4/IPv6 (net= rules) and unix sockets "
-	  "(file rules)" },
+	  "no socket family besides unix (file rules), TCP/UDP over IPv4/IPv6 (net= rules) "
+	  "and read-only NETLINK_ROUTE" },
 	{ "bpf.unix-abstract", "deny", "abstract unix sockets are denied" },
 };
 

@@ -937,7 +937,7 @@ static void test_missing_root_file(void **state)
 	r = parse_file_at("no-such.py-sandboxes", NULL, 0);
 	assert_int_equal(r.d.n_errors, 1);
 	assert_string_equal(r.d.errors[0].file, "no-such.py-sandboxes");
-	assert_non_null(strstr(r.d.errors[0].msg, "pysb-bpf run --learn"));
+	assert_non_null(strstr(r.d.errors[0].msg, "python-sb --learn"));
 	assert_non_null(strstr(r.d.errors[0].msg, "expose-ro="));
 	done(&r);
 	r = parse_file_at("d", NULL, 0);
