@@ -246,7 +246,10 @@ static int resolve_name(const struct compile_opts *o, const char *name, struct a
 	int err;
 
 	for (size_t attempt = 0;; attempt++) {
-		err = o && o->resolve ? o->resolve(name, &hints, res) : getaddrinfo(name, NULL, &hints, res);
+		if (o && o->resolve)
+			err = o->resolve(name, &hints, res);
+		else
+			err = getaddrinfo(name, NULL, &hints, res);
 		if ((err != EAI_AGAIN && err != EAI_SYSTEM) || attempt == 2)
 			return err;
 		nanosleep(&(struct timespec){ .tv_nsec = backoff_ms[attempt] * 1000000 }, NULL);
@@ -259,6 +262,7 @@ static int expand_host(struct net_build *b, const struct compile_opts *o,
 {
 	struct compiled_net_rule *r = &b->c->net_rules[rule - 1];
 	struct addrinfo *res = NULL;
+	size_t first = b->n_atoms; /* this rule's atoms start here */
 	int err = resolve_name(o, n->network, &res);
 
 	if (err) {
@@ -291,9 +295,8 @@ static int expand_host(struct net_build *b, const struct compile_opts *o,
 			continue;
 		}
 		normalize(&a);
-		for (size_t i = 0; i < b->n_atoms && !dup; i++)
-			dup = b->atoms[i].rule == rule && b->atoms[i].af == a.af &&
-			      !memcmp(b->atoms[i].addr, a.addr, 16);
+		for (size_t i = first; i < b->n_atoms && !dup; i++)
+			dup = b->atoms[i].af == a.af && !memcmp(b->atoms[i].addr, a.addr, 16);
 		if (dup)
 			continue;
 		if (add_atom(b, &a)) {
@@ -628,8 +631,9 @@ static int fold_family(struct net_build *b, const struct atom *v, size_t n, int 
 			const struct compiled_net_rule *r = &c->net_rules[v[i].rule - 1];
 
 			pr_err("%s:%u: net=%s: the policy needs more than %d %s prefixes; use "
-			       "wider networks", r->src.file, r->src.line, r->text,
-			       PYSB_NET_MAX_PREFIXES, af == AF_INET ? "IPv4" : "IPv6");
+			       "wider networks", r->implicit ? "(implicit)" : r->src.file,
+			       r->src.line, r->text, PYSB_NET_MAX_PREFIXES,
+			       af == AF_INET ? "IPv4" : "IPv6");
 			goto out;
 		}
 		/* Every prefix covering this one, itself included: the rules that apply. */
@@ -639,9 +643,8 @@ static int fold_family(struct net_build *b, const struct atom *v, size_t n, int 
 
 			memcpy(m, v[i].addr, 16);
 			mask_prefix(m, af == AF_INET ? 4 : 16, len);
-			for (k = find_prefix(v, n, af, len, m);
-			     k < n && v[k].af == af && v[k].plen == len && !memcmp(v[k].addr, m, 16);
-			     k++) {
+			k = find_prefix(v, n, af, len, m);
+			for (; k < n && v[k].plen == len && !memcmp(v[k].addr, m, 16); k++) {
 				uint32_t *nv = grow(rules, &rcap, nr, sizeof(*rules));
 
 				if (!nv)
@@ -669,8 +672,8 @@ static int fold_family(struct net_build *b, const struct atom *v, size_t n, int 
 			if (r < 0) {
 				prefix_text(where, sizeof(where), af, e->addr, e->plen);
 				lines_text(lines, sizeof(lines), c, rules, nr, slot);
-				pr_err("%s: the net= rules covering %s split the %s ports into more "
-				       "than %d ranges; merge ports into ranges",
+				pr_err("%s: the net= rules covering %s split the %s ports into "
+				       "more than %d ranges; merge ports into ranges",
 				       lines, where, slot_names[slot], PYSB_NET_MAX_RANGES);
 				goto out;
 			}

@@ -114,7 +114,8 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 		}
 		if (ret)
 			return -1;
-		pr_debug("map net%d_rules: %s -> port sets tcp-out %u tcp-in %u udp-out %u udp-in %u",
+		pr_debug("map net%d_rules: %s -> port sets tcp-out %u tcp-in %u udp-out %u "
+			 "udp-in %u",
 			 e->af == AF_INET ? 4 : 6, text, e->value.ports[PYSB_NET_TCP_OUT],
 			 e->value.ports[PYSB_NET_TCP_IN], e->value.ports[PYSB_NET_UDP_OUT],
 			 e->value.ports[PYSB_NET_UDP_IN]);

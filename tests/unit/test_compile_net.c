@@ -464,8 +464,8 @@ static void test_thousand_rules_share_port_sets(void **state)
 	(void)state;
 	assert_non_null(text);
 	for (unsigned i = 0; i < 1000; i++)
-		off += snprintf(text + off, len - off, "net=ALLOW|tcp|10.%u.%u.1|443|OUT\n", i / 250,
-				i % 250);
+		off += snprintf(text + off, len - off, "net=ALLOW|tcp|10.%u.%u.1|443|OUT\n",
+				i / 250, i % 250);
 	struct result *r = compile_ok(text);
 
 	free(text);
