@@ -33,6 +33,11 @@ struct report {
 	const struct policy *p;
 	const struct compiled *c;
 	json_t *root, *warnings, *errors;
+	/* Values shared by many entries (jansson counts references): a 10,000-rule report
+	 * then costs about half the allocations. */
+	json_t *access[8];	/* by PYSB_ACC_* bits */
+	const char *file;	/* policy_src.file of `file_json` */
+	json_t *file_json;
 	bool oom;
 };
 
@@ -91,12 +96,28 @@ static void set_new(struct report *r, json_t *obj, const char *key, json_t *v)
 		r->oom = true;
 }
 
+static bool is_utf8(const char *s, size_t n)
+{
+	for (size_t i = 0, l; i < n; i += l)
+		if (!(l = policy_utf8_seq(s + i, n - i)))
+			return false;
+	return true;
+}
+
 /* obj[key] = s, plus obj[key_b64] when s is not UTF-8 (see the file comment). */
 static void set_bytes(struct report *r, json_t *obj, const char *key, const char *s)
 {
 	bool exact;
-	char *d = display_form(s ? s : "", &exact), *b = NULL, k[64];
+	char *d, *b = NULL, k[64];
+	size_t n = strlen(s ? s : "");
 
+	if (!s)
+		s = "";
+	if (is_utf8(s, n)) { /* the common case: one copy, checked once */
+		set_new(r, obj, key, json_stringn_nocheck(s, n));
+		return;
+	}
+	d = display_form(s, &exact);
 	if (!d) {
 		r->oom = true;
 		return;
@@ -136,42 +157,53 @@ static json_t *new_object(struct report *r, json_t *parent, const char *key)
 	return o;
 }
 
-/* {"file", "line", "col"} of a policy line; JSON null when there is none. */
-static json_t *src_json(struct report *r, const struct policy_src *s)
+/* o.file, o.line, o.col of a policy line (nothing when there is none). */
+static void set_src(struct report *r, json_t *o, const struct policy_src *s)
 {
-	json_t *o;
-
 	if (!s || !s->file)
-		return json_null();
-	o = json_object();
-	if (!o) {
-		r->oom = true;
-		return NULL;
+		return;
+	if (s->file != r->file) {
+		json_decref(r->file_json);
+		r->file_json = json_object();
+		if (!r->file_json) {
+			r->oom = true;
+			return;
+		}
+		set_bytes(r, r->file_json, "file", s->file);
+		r->file = s->file;
 	}
-	set_bytes(r, o, "file", s->file);
+	set_new(r, o, "file", json_incref(json_object_get(r->file_json, "file")));
+	if (json_object_get(r->file_json, "file_b64"))
+		set_new(r, o, "file_b64", json_incref(json_object_get(r->file_json, "file_b64")));
 	set_new(r, o, "line", json_integer(s->line));
 	set_new(r, o, "col", json_integer(s->col));
-	return o;
 }
 
+/* ["read", "write", "exec"] of access bits (one shared array per combination). */
 static json_t *access_json(struct report *r, uint32_t acc)
 {
-	json_t *a = json_array();
+	json_t **a = &r->access[acc & 7];
 
-	if (!a)
-		return NULL;
-	if (acc & PYSB_ACC_READ)
-		push(r, a, json_string("read"));
-	if (acc & PYSB_ACC_WRITE)
-		push(r, a, json_string("write"));
-	if (acc & PYSB_ACC_EXEC)
-		push(r, a, json_string("exec"));
-	return a;
+	if (!*a) {
+		*a = json_array();
+		if (!*a)
+			return NULL;
+		if (acc & PYSB_ACC_READ)
+			push(r, *a, json_string("read"));
+		if (acc & PYSB_ACC_WRITE)
+			push(r, *a, json_string("write"));
+		if (acc & PYSB_ACC_EXEC)
+			push(r, *a, json_string("exec"));
+	}
+	return json_incref(*a);
 }
 
 static json_t *dev_json(uint32_t dev)
 {
-	return json_sprintf("%u:%u", dev >> 20, dev & 0xfffff);
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%u:%u", dev >> 20, dev & 0xfffff);
+	return json_string(buf);
 }
 
 /* A warning of check's own (or of the parser), with the line it is about. */
@@ -194,11 +226,7 @@ __attribute__((format(printf, 3, 4))) static void warn(struct report *r,
 		return;
 	}
 	set_bytes(r, w, "message", msg);
-	if (s && s->file) {
-		set_bytes(r, w, "file", s->file);
-		set_new(r, w, "line", json_integer(s->line));
-		set_new(r, w, "col", json_integer(s->col));
-	}
+	set_src(r, w, s);
 	push(r, r->warnings, w);
 	free(msg);
 }
@@ -364,11 +392,7 @@ static json_t *rule_json(struct report *r, const struct policy_src *s, const cha
 		return NULL;
 	}
 	set_bytes(r, o, "rule", text);
-	if (s && s->file) {
-		set_bytes(r, o, "file", s->file);
-		set_new(r, o, "line", json_integer(s->line));
-		set_new(r, o, "col", json_integer(s->col));
-	}
+	set_src(r, o, s);
 	free(text);
 	return o;
 }
@@ -423,17 +447,20 @@ static void add_files(struct report *r, json_t *kernel)
 		if (f->implicit) {
 			set_new(r, o, "implicit", json_string(f->why ? f->why : "implicit"));
 		} else {
+			char *rule = NULL;
+
 			/* explicit entries come in the order of p->paths (a subsequence of it) */
 			while (j < p->n_paths && !same_src(&p->paths[j].src, &f->src))
 				j++;
-			if (j < p->n_paths)
-				set_new(r, o, "origin",
-					rule_json(r, &f->src,
-						  p->paths[j].access == POLICY_RW ? "expose-rw"
-										  : "expose-ro",
-						  p->paths[j].spelled));
-			else
-				set_new(r, o, "origin", src_json(r, &f->src));
+			if (j < p->n_paths &&
+			    asprintf(&rule, "expose-%s=%s",
+				     p->paths[j].access == POLICY_RW ? "rw" : "ro",
+				     p->paths[j].spelled) < 0)
+				r->oom = true;
+			else if (rule)
+				set_bytes(r, o, "rule", rule);
+			free(rule);
+			set_src(r, o, &f->src);
 		}
 		push(r, arr, o);
 	}
@@ -590,7 +617,7 @@ static void add_net(struct report *r, json_t *kernel)
 		if (nr->implicit)
 			set_new(r, o, "implicit", json_string(nr->why ? nr->why : "implicit"));
 		else
-			set_new(r, o, "origin", src_json(r, &nr->src));
+			set_src(r, o, &nr->src);
 		push(r, rules, o);
 	}
 	prefixes = new_array(r, net, "prefixes");
@@ -945,21 +972,20 @@ static void put_rule_source(FILE *f, const json_t *rule)
 	fputc(')', f);
 }
 
-/* "  (implicit: why)", or where an entry came from: a rule object or a bare source. */
+/* "  (implicit: why)", "  (file:line: rule)" or "  (file:line)" of an entry. */
 static void put_source(FILE *f, const json_t *v)
 {
-	const json_t *o = json_object_get(v, "origin");
 	const char *imp = json_string_value(json_object_get(v, "implicit"));
 
 	if (imp) {
 		fputs("  (implicit: ", f);
 		put_text(f, imp);
 		fputc(')', f);
-	} else if (json_object_get(o, "rule")) {
-		put_rule_source(f, o);
-	} else if (json_is_object(o)) {
+	} else if (json_object_get(v, "rule")) {
+		put_rule_source(f, v);
+	} else if (json_object_get(v, "file")) {
 		fputs("  (", f);
-		put_at(f, o);
+		put_at(f, v);
 		fputc(')', f);
 	}
 }
@@ -1090,7 +1116,10 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 		else
 			fprintf(f, "  -> %lld prefix(es)",
 				json_integer_value(json_object_get(v, "prefixes")));
-		put_source(f, v);
+		if (json_object_get(v, "implicit"))
+			put_source(f, v);
+		else
+			put_rule_origin(f, v);
 		fputc('\n', f);
 	}
 	json_array_foreach(json_object_get(net, "prefixes"), i, v)
@@ -1332,6 +1361,9 @@ report:
 write_error:
 	pr_err("check: cannot write the report: %s", strerror(errno));
 out:
+	for (size_t i = 0; i < sizeof(r.access) / sizeof(r.access[0]); i++)
+		json_decref(r.access[i]);
+	json_decref(r.file_json);
 	json_decref(r.root);
 	compiled_free(&c);
 	policy_free(p);

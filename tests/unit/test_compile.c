@@ -612,10 +612,11 @@ static void test_check_json(void **state)
 	assert_int_equal(json_array_size(json_object_get(f, "access")), 3);
 	assert_string_equal(json_string_value(json_array_get(json_object_get(f, "access"), 1)),
 			    "write");
-	assert_string_equal(sget(json_object_get(f, "origin"), "rule"), "expose-rw=rw");
-	assert_string_equal(sget(json_object_get(f, "origin"), "file"), "check.pysb");
-	assert_int_equal(iget(json_object_get(f, "origin"), "line"), 3);
-	assert_int_equal(iget(json_object_get(f, "origin"), "col"), 11);
+	assert_string_equal(sget(f, "rule"), "expose-rw=rw");
+	assert_string_equal(sget(f, "file"), "check.pysb");
+	assert_int_equal(iget(f, "line"), 3);
+	assert_int_equal(iget(f, "col"), 11);
+	assert_null(json_object_get(f, "implicit"));
 
 	/* exec: allowed, by line 11 */
 	exec = json_object_get(k, "exec");
@@ -634,7 +635,7 @@ static void test_check_json(void **state)
 	v = find(json_object_get(net, "rules"), "rule", "DENY|tcp|192.0.2.7|*|OUT");
 	assert_non_null(v);
 	assert_string_equal(sget(v, "action"), "DENY");
-	assert_int_equal(iget(json_object_get(v, "origin"), "line"), 6);
+	assert_int_equal(iget(v, "line"), 6);
 	v = find(json_object_get(net, "prefixes"), "prefix", "192.0.2.0/24");
 	assert_non_null(v);
 	arr = json_object_get(json_object_get(v, "allowed_ports"), "tcp_out");
@@ -803,8 +804,8 @@ static void test_check_overrides(void **state)
 	assert_non_null(realpath(tpath("rw/sub"), real));
 	f = find(json_object_get(json_object_get(run->doc, "kernel"), "files"), "path", real);
 	assert_non_null(f);
-	assert_string_equal(sget(json_object_get(f, "origin"), "file"), "<command line>");
-	assert_int_equal(iget(json_object_get(f, "origin"), "line"), 1);
+	assert_string_equal(sget(f, "file"), "<command line>");
+	assert_int_equal(iget(f, "line"), 1);
 	assert_string_equal(sget(find(json_object_get(run->doc, "bpf_params"), "key", "bpf.mode"),
 				 "value"),
 			    "audit");
