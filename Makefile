@@ -95,7 +95,11 @@ check: unit e2e
 demo: all
 	$(Q)scripts/demo
 
-bench: all
+$(OUTPUT)/bench/syscall_loop: tests/bench/syscall_loop.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -o $@
+
+bench: all $(OUTPUT)/bench/syscall_loop
 	$(Q)scripts/vm-run -- scripts/bench
 
 # Parse + compile of a generated 10,000-rule policy on this machine (no BPF, no root):
