@@ -164,6 +164,7 @@ static int add_runtime(struct implicit_set *s)
 		{ "/etc/pki", PYSB_ACC_RO, "CA certificates" },
 		{ "/etc/ca-certificates", PYSB_ACC_RO, "CA certificates" },
 		{ "/usr/share/ca-certificates", PYSB_ACC_RO, "CA certificates" },
+		{ "/usr/share/pki", PYSB_ACC_RO, "CA certificates" },
 		{ "/dev/null", PYSB_ACC_RW, "null device" },
 		{ "/dev/zero", PYSB_ACC_RW, "zero device" },
 		{ "/dev/full", PYSB_ACC_RW, "full device" },

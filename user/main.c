@@ -162,21 +162,6 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* Is the policy's bpf.KEY a boolean, and which? def when absent; -1 on a bad value. */
-static int policy_bool(const struct policy *p, const char *key, int def)
-{
-	const char *v = policy_get(p, key);
-
-	if (!v)
-		return def;
-	if (!strcasecmp(v, "true") || !strcmp(v, "1"))
-		return 1;
-	if (!strcasecmp(v, "false") || !strcmp(v, "0"))
-		return 0;
-	pr_err("%s=%s: expected true or false", key, v);
-	return -1;
-}
-
 struct program {
 	char interp[PATH_MAX];
 	char script[PATH_MAX];
@@ -220,11 +205,12 @@ static int compile_for(const struct policy *p, const struct program *prog, struc
 		.interpreter = prog && prog->interp[0] ? prog->interp : NULL,
 		.script = prog && prog->has_script ? prog->script : NULL,
 	};
-	int implicit = policy_bool(p, "bpf.implicit", 1);
+	const char *v = policy_get(p, "bpf.implicit");
 
-	if (implicit < 0)
+	/* Validated first, so a bad value is reported with its file:line. */
+	if (policy_check_bpf_params(p))
 		return -1;
-	co.implicit = implicit;
+	co.implicit = v ? policy_bpf_bool(v) : 1;
 	return policy_compile(p, &co, out);
 }
 
@@ -318,18 +304,14 @@ static int cmd_run(int argc, char **argv)
 	p = load_policy(&c);
 	if (!p)
 		goto out;
-	mode = policy_get(p, "bpf.mode");
-	if (mode && strcmp(mode, "enforce") && strcmp(mode, "audit")) {
-		pr_err("bpf.mode=%s: expected enforce or audit", mode);
-		goto out;
-	}
-	audit = c.audit || (mode && !strcmp(mode, "audit"));
 	ret = resolve_program(&c, &prog);
 	if (ret)
 		goto out;
 	ret = EXIT_PYSB_ERROR;
 	if (compile_for(p, &prog, &compiled))
 		goto out;
+	mode = policy_get(p, "bpf.mode"); /* checked by compile_for */
+	audit = c.audit || (mode && !strcmp(mode, "audit"));
 	if (log_level >= LOG_INFO) {
 		pr_info("policy %s compiled:", c.policy);
 		print_compiled(&compiled);
