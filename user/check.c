@@ -24,6 +24,7 @@
 
 #include "check.h"
 #include "compile.h"
+#include "json_bytes.h"
 #include "log.h"
 
 #define CHECK_FORMAT 1 /* "format" of the JSON document; bumped on incompatible changes */
@@ -41,54 +42,7 @@ struct report {
 	bool oom;
 };
 
-/* ---------------- strings: UTF-8, display form, base64 */
-
-/* The display form of s (valid UTF-8); *exact is false when a byte had to be escaped. */
-static char *display_form(const char *s, bool *exact)
-{
-	size_t n = strlen(s), w = 0;
-	char *out = malloc(4 * n + 1);
-
-	*exact = true;
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n;) {
-		size_t l = policy_utf8_seq(s + i, n - i);
-
-		if (l) {
-			memcpy(out + w, s + i, l);
-			w += l;
-			i += l;
-		} else {
-			w += (size_t)sprintf(out + w, "\\x%02X", (unsigned char)s[i++]);
-			*exact = false;
-		}
-	}
-	out[w] = '\0';
-	return out;
-}
-
-static char *base64(const char *s)
-{
-	static const char tab[] =
-		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	const unsigned char *b = (const unsigned char *)s;
-	size_t n = strlen(s), w = 0;
-	char *out = malloc((n + 2) / 3 * 4 + 1);
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = b[i] << 16 | (i + 1 < n ? b[i + 1] << 8 : 0) | (i + 2 < n ? b[i + 2] : 0);
-
-		out[w++] = tab[v >> 18 & 63];
-		out[w++] = tab[v >> 12 & 63];
-		out[w++] = i + 1 < n ? tab[v >> 6 & 63] : '=';
-		out[w++] = i + 2 < n ? tab[v & 63] : '=';
-	}
-	out[w] = '\0';
-	return out;
-}
+/* ---------------- strings: UTF-8 or display form + base64 (user/json_bytes.c) */
 
 static void set_new(struct report *r, json_t *obj, const char *key, json_t *v)
 {
@@ -96,43 +50,11 @@ static void set_new(struct report *r, json_t *obj, const char *key, json_t *v)
 		r->oom = true;
 }
 
-static bool is_utf8(const char *s, size_t n)
-{
-	for (size_t i = 0, l; i < n; i += l)
-		if (!(l = policy_utf8_seq(s + i, n - i)))
-			return false;
-	return true;
-}
-
 /* obj[key] = s, plus obj[key_b64] when s is not UTF-8 (see the file comment). */
 static void set_bytes(struct report *r, json_t *obj, const char *key, const char *s)
 {
-	bool exact;
-	char *d, *b = NULL, k[64];
-	size_t n = strlen(s ? s : "");
-
-	if (!s)
-		s = "";
-	if (is_utf8(s, n)) { /* the common case: one copy, checked once */
-		set_new(r, obj, key, json_stringn_nocheck(s, n));
-		return;
-	}
-	d = display_form(s, &exact);
-	if (!d) {
+	if (json_object_set_bytes(obj, key, s))
 		r->oom = true;
-		return;
-	}
-	set_new(r, obj, key, json_string(d));
-	if (!exact) {
-		b = base64(s);
-		snprintf(k, sizeof(k), "%s_b64", key);
-		if (b)
-			set_new(r, obj, k, json_string(b));
-		else
-			r->oom = true;
-	}
-	free(d);
-	free(b);
 }
 
 static void push(struct report *r, json_t *arr, json_t *v)
