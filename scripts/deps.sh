@@ -7,7 +7,7 @@ packages=(
 	clang llvm make gcc pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev
 	libcmocka-dev libjansson-dev liburing-dev
-	qemu-system-x86 busybox-static cpio xz-utils kmod
+	qemu-system-x86 busybox-static cpio xz-utils kmod binutils util-linux
 	python3 iproute2
 )
 
