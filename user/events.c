@@ -102,7 +102,7 @@ void events_set_compiled(const struct compiled *c)
 	net_compiled = c;
 }
 
-static const char *net_op_str(unsigned op)
+const char *net_op_str(unsigned op)
 {
 	switch (op) {
 	case PYSB_OP_CONNECT: return "connect";

@@ -30,6 +30,9 @@ struct cli {
 	const char *policy;
 	const char *user; /* --user NAME|UID */
 	bool audit;
+	const char *events; /* --events FILE|- */
+	bool learn;	    /* --learn[=FILE] */
+	const char *learn_file;
 	struct policy_override *overrides;
 	size_t n_overrides;
 	char **rest; /* PROGRAM [ARGS...] */
@@ -42,13 +45,15 @@ static void usage(FILE *f)
 		"Usage: pysb-bpf COMMAND [OPTIONS]\n"
 		"\n"
 		"Commands:\n"
-		"  run [--policy FILE] [--audit] [--user USER] [-v|-vv] [--KEY=VALUE...] [--]\n"
-		"      PROGRAM [ARGS...]\n"
+		"  run [--policy FILE] [--audit] [--events FILE|-] [--learn[=FILE]] [--user USER]\n"
+		"      [-v|-vv] [--KEY=VALUE...] [--] PROGRAM [ARGS...]\n"
 		"        run PROGRAM (a .py file runs with python3) under the policy, enforced in\n"
 		"        the kernel; exits with PROGRAM's status, 125 on pysb-bpf errors,\n"
 		"        126/127 when PROGRAM cannot be executed / found. Started through sudo,\n"
 		"        PROGRAM runs as the invoking user (--user to choose), always with\n"
-		"        no_new_privs\n"
+		"        no_new_privs. --events: every denial as one JSON line (docs/events.md);\n"
+		"        --audit: deny nothing, report what would be denied; --learn: audit, then\n"
+		"        write the missing rules into FILE (default: the policy)\n"
 		"  check [--policy FILE] [--json] [-v]   parse and compile; print what the kernel\n"
 		"      enforces, each rule with its file:line, and what is left to the Python layer\n"
 		"  probe [-v]                   can this kernel enforce? one line per check\n"
@@ -103,6 +108,19 @@ static int parse_cli(int argc, char **argv, struct cli *c)
 			c->user = a + 7;
 		} else if (!strcmp(a, "--audit")) {
 			c->audit = true;
+		} else if (!strcmp(a, "--events")) { /* events, learning (issue 6) */
+			if (++i == argc) {
+				pr_err("--events needs a file name, or - for stdout");
+				return -1;
+			}
+			c->events = argv[i];
+		} else if (!strncmp(a, "--events=", 9)) {
+			c->events = a + 9;
+		} else if (!strcmp(a, "--learn")) {
+			c->learn = true;
+		} else if (!strncmp(a, "--learn=", 8)) {
+			c->learn = true;
+			c->learn_file = a + 8;
 		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			exit(0);
@@ -284,6 +302,27 @@ static int resolve_identity(const char *user, struct identity *id)
 	return 0;
 }
 
+/* --events FILE|-: the JSON stream (docs/events.md); stdout is shared with the program. */
+static int open_events(const struct cli *c, bool audit, const struct compiled *compiled,
+		       struct events_json *ev, FILE **out)
+{
+	const char *mode = c->learn ? "learn" : audit ? "audit" : "enforce";
+
+	if (!c->events)
+		return 0;
+	*out = strcmp(c->events, "-") ? fopen(c->events, "we") : stdout;
+	if (!*out) {
+		pr_err("cannot open the event stream %s: %s", c->events, strerror(errno));
+		return -1;
+	}
+	if (events_json_init(ev, *out, strcmp(c->events, "-") ? c->events : "stdout", mode,
+			     compiled)) {
+		pr_err("out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct compiled compiled = { 0 };
@@ -294,6 +333,8 @@ static int cmd_run(int argc, char **argv)
 	struct cli c;
 	int ret = EXIT_PYSB_ERROR, audit;
 	const char *mode;
+	struct events_json ev = { 0 };
+	FILE *ev_out = NULL;
 
 	if (parse_cli(argc, argv, &c))
 		goto out;
@@ -323,17 +364,22 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (resolve_identity(c.user, &id))
 		goto out;
+	if (open_events(&c, audit, &compiled, &ev, &ev_out))
+		goto out;
 	ret = sandbox_run(&(struct run_opts){
 		.argv = prog.argv,
 		.envp = envp,
 		.compiled = &compiled,
 		.audit = audit,
+		.events = c.events ? &ev : NULL,
 		.uid = id.uid,
 		.gid = id.gid,
 		.groups = id.groups,
 		.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups,
 	});
 out:
+	if (ev_out && ev_out != stdout)
+		fclose(ev_out);
 	policy_env_free(envp);
 	compiled_free(&compiled);
 	policy_free(p);

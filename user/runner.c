@@ -31,16 +31,30 @@
 #include "probe.h"
 #include "runner.h"
 
+/* ---- events: stderr line, JSON stream (--events), learning (--learn) ---- */
+struct event_sink {
+	const struct run_opts *o;
+	unsigned long delivered;
+};
+
 static int on_event(void *ctx, void *data, size_t len)
 {
-	unsigned long *count = ctx;
+	struct event_sink *sink = ctx;
+	const struct run_opts *o = sink->o;
+	json_t *j = NULL;
 
 	if (len < sizeof(struct pysb_event))
 		return 0;
-	(*count)++;
+	sink->delivered++;
 	event_print_line(stderr, data);
+	if (o->events)
+		j = events_json_render(o->events, data);
+	if (o->events && o->events->out)
+		events_json_write(o->events, data, j);
+	json_decref(j);
 	return 0;
 }
+/* ---- end of events ---- */
 
 static int fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbox_id)
 {
@@ -205,7 +219,8 @@ static void forward_signal(int pidfd, const struct signalfd_siginfo *si)
 	syscall(SYS_pidfd_send_signal, pidfd, si->ssi_signo, NULL, 0);
 }
 
-static int wait_child(pid_t pid, int pidfd, int sigfd, struct ring_buffer *rb)
+static int wait_child(const struct run_opts *o, pid_t pid, int pidfd, int sigfd,
+		      struct ring_buffer *rb)
 {
 	struct pollfd fds[3] = {
 		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
@@ -221,8 +236,11 @@ static int wait_child(pid_t pid, int pidfd, int sigfd, struct ring_buffer *rb)
 			pr_err("poll: %s", strerror(errno));
 			break;
 		}
-		if (fds[0].revents)
+		if (fds[0].revents) {
 			ring_buffer__consume(rb);
+			if (o->events)
+				events_json_flush(o->events);
+		}
 		if (fds[2].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
@@ -244,15 +262,22 @@ static int wait_child(pid_t pid, int pidfd, int sigfd, struct ring_buffer *rb)
 	return EXIT_PYSB_ERROR;
 }
 
-static void report_lost(const struct loader *l, unsigned long delivered)
+/* Lost events are said on stderr (every reason) and in the JSON stream, never dropped. */
+static void report_lost(const struct run_opts *o, const struct loader *l, unsigned long delivered)
 {
 	uint64_t lost[PYSB_LOST_MAX];
+	bool known = !loader_lost(l, lost);
 
-	if (loader_lost(l, lost))
-		return;
-	if (lost[PYSB_LOST_RINGBUF_FULL])
-		pr_warn("%llu events lost: ring buffer full (%lu delivered); denials still applied",
-			(unsigned long long)lost[PYSB_LOST_RINGBUF_FULL], delivered);
+	if (!known)
+		pr_warn("cannot read the lost-event counters: events may be missing");
+	for (int i = 0; known && i < PYSB_LOST_MAX; i++)
+		if (lost[i])
+			pr_warn("%llu events lost (%s; %lu delivered); %s",
+				(unsigned long long)lost[i], events_lost_name(i), delivered,
+				o->audit ? "what they reported was allowed (audit)"
+					 : "denials still applied");
+	if (o->events && o->events->out)
+		events_json_finish(o->events, known ? lost : NULL);
 	pr_info("%lu denial events", delivered);
 }
 
@@ -264,7 +289,7 @@ int sandbox_run(const struct run_opts *o)
 	};
 	struct loader l = { 0 };
 	struct ring_buffer *rb = NULL;
-	unsigned long delivered = 0;
+	struct event_sink sink = { .o = o };
 	sigset_t mask, old;
 	char name[64];
 	const char *what;
@@ -313,7 +338,7 @@ int sandbox_run(const struct run_opts *o)
 		pr_err("cannot register cgroup %s as a sandbox: %s", cg.path, strerror(-err));
 		goto out_loader;
 	}
-	rb = ring_buffer__new(loader_events_fd(&l), on_event, &delivered, NULL);
+	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	if (!rb) {
 		pr_err("cannot open the event ring buffer: %s", strerror(errno));
 		goto out_loader;
@@ -335,8 +360,8 @@ int sandbox_run(const struct run_opts *o)
 	pid = spawn(o, &l, cg.fd, &old, &pidfd);
 	if (pid < 0)
 		goto out_signals;
-	ret = wait_child(pid, pidfd, sigfd, rb);
-	report_lost(&l, delivered);
+	ret = wait_child(o, pid, pidfd, sigfd, rb);
+	report_lost(o, &l, sink.delivered);
 out_signals:
 	if (pidfd >= 0)
 		close(pidfd);

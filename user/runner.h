@@ -13,11 +13,14 @@
 #define EXIT_CANNOT_EXEC 126
 #define EXIT_NOT_FOUND 127
 
+struct events_json;
+
 struct run_opts {
 	char *const *argv;    /* argv[0] is an absolute path */
 	char *const *envp;    /* the program's environment */
 	const struct compiled *compiled;
 	bool audit;
+	struct events_json *events; /* JSON rendering of events (--events, --learn), or NULL */
 	uid_t uid; /* (uid_t)-1: keep the caller's identity */
 	gid_t gid;
 	const gid_t *groups;

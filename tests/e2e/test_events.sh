@@ -1,0 +1,136 @@
+# The JSON event stream (--events) and audit mode (--audit, bpf.mode=audit): every denial
+# is a JSON line; in audit mode what enforce mode denies succeeds and is reported.
+
+events_setup() {
+	mkdir -p "$T/ro" "$T/other"
+	echo "public" >"$T/ro/data.txt"
+	echo "secret" >"$T/other/secret.txt"
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/ro" "$T/lib" >"$T/policy"
+	write_probe_lib
+}
+
+# ev_py FILE LINES...: a Python program that can import probe_lib.
+ev_py() {
+	local f=$1
+	shift
+	{
+		echo "import sys; sys.path.insert(0, '$T/lib')"
+		echo "from probe_lib import *"
+		printf '%s\n' "$@"
+	} >"$f"
+}
+
+# jq_py EXPR: evaluates a Python expression over R (the list of records of $T/events).
+jq_py() {
+	python3 -c "import json,sys; R=[json.loads(l) for l in open('$T/events')]; print($1)"
+}
+
+test_events_json_file_denial_fields() {
+	events_setup
+	ev_py "$T/app.py" \
+		"attempt('read-ro', lambda: read('$T/ro/data.txt'))" \
+		"attempt('read-other', lambda: read('$T/other/secret.txt'))"
+	"$PYSB" run --events "$T/events" --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "read-ro ok"
+	expect_line "$T/out" "read-other EACCES"
+	# Every line is a JSON object; the denial has the documented fields.
+	python3 - "$T/events" "$T/other/secret.txt" <<'PY' || fail "event stream: $(cat "$T/events")"
+import json, re, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+ev = [r for r in recs if r["record"] == "event" and r.get("path") == sys.argv[2]]
+assert len(ev) == 1, ev
+e = ev[0]
+assert e["mode"] == "enforce" and e["decision"] == "deny", e
+assert e["kind"] == "file" and e["operation"] == "open" and e["access"] == ["read"], e
+assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", e["time"]), e
+assert e["comm"] == "python3" and e["pid"] > 0 and e["tid"] > 0 and e["sandbox"] > 0, e
+assert e["executable"] is None or e["executable"].startswith("/usr/bin/python3"), e
+# the closest rule: none above $T/other except the implicit ones -> no explicit rule
+assert "rule" not in e or e["rule"].endswith(":1") is False, e
+s = recs[-1]
+assert s["record"] == "summary" and s["lost"] == {"ringbuf-full": 0, "no-reader": 0}, s
+assert s["events"] == len([r for r in recs if r["record"] == "event"]), s
+PY
+	# The time is today's, converted from the kernel's monotonic clock.
+	[ "$(jq_py 'R[0]["time"][:10]')" = "$(date -u +%F)" ] || fail "time $(jq_py 'R[0]["time"]')"
+}
+
+test_events_json_closest_rule_named() {
+	events_setup
+	# $T/ro is read-only: the write is denied, and the event names that rule's line.
+	ev_py "$T/app.py" "attempt('write-ro', lambda: write('$T/ro/data.txt'))"
+	"$PYSB" run --events "$T/events" --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "write-ro EACCES"
+	[ "$(jq_py '[r.get("rule") for r in R if r.get("access") == ["write"] and r["operation"] == "open"]')" = "['$T/policy:1']" ] ||
+		fail "rule: $(cat "$T/events")"
+	[ "$(jq_py '[r.get("rule_path") for r in R if r.get("access") == ["write"] and r["operation"] == "open"]')" = "['$T/ro']" ] ||
+		fail "rule_path: $(cat "$T/events")"
+}
+
+test_events_json_non_utf8_path_exact_in_b64() {
+	events_setup
+	python3 -c "open(b'$T/other/caf\xe9\n.txt', 'w')"
+	ev_py "$T/app.py" "attempt('bad-name', lambda: read(os.fsencode('$T/other/') + b'caf\\xe9\\n.txt'))"
+	"$PYSB" run --events "$T/events" --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "bad-name EACCES"
+	python3 - "$T/events" "$T/other/" <<'PY' || fail "event stream: $(cat "$T/events")"
+import base64, json, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+ev = [r for r in recs if r.get("path_b64")]
+assert len(ev) == 1, recs
+assert ev[0]["path"] == sys.argv[2] + "caf\\xE9\n.txt", ev[0]["path"]
+assert base64.b64decode(ev[0]["path_b64"]) == sys.argv[2].encode() + b"caf\xe9\n.txt", ev[0]
+PY
+}
+
+test_events_identical_events_aggregated_with_count() {
+	events_setup
+	ev_py "$T/app.py" "for i in range(50): attempt('read-other', lambda: read('$T/other/secret.txt'))"
+	"$PYSB" run --events "$T/events" --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	[ "$(grep -c 'read-other EACCES' "$T/out")" = 50 ] || fail "not 50 denials"
+	# 50 identical denials within the 1 s window: one record, count 50 (or a few records
+	# whose counts sum to 50 if the run straddles a window).
+	[ "$(jq_py 'sum(r.get("count", 1) for r in R if r.get("path") == "'"$T/other/secret.txt"'")')" = 50 ] ||
+		fail "counts: $(cat "$T/events")"
+	[ "$(jq_py 'len([r for r in R if r.get("path") == "'"$T/other/secret.txt"'"])')" -le 3 ] ||
+		fail "not aggregated: $(cat "$T/events")"
+	expect_grep "$T/events" '"last_time":'
+	# stderr still has one line per denial.
+	[ "$(grep -c "^pysb-bpf: deny file open(read) $T/other/secret.txt " "$T/err")" = 50 ] || fail "stderr lines"
+}
+
+test_events_to_stdout_and_net_fields() {
+	events_setup
+	printf 'net=ALLOW|tcp|127.0.0.1|20201|OUT\n' >>"$T/policy"
+	python3 -c "import socket,time; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', 20202)); s.listen(); time.sleep(30)" &
+	local srv=$!
+	sleep 0.5
+	ev_py "$T/app.py" "import socket" \
+		"attempt('connect-denied', lambda: socket.create_connection(('127.0.0.1', 20202)))"
+	"$PYSB" run --events - --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	kill $srv
+	expect_rc 0
+	expect_line "$T/out" "connect-denied EPERM"
+	grep '^{' "$T/out" >"$T/events"
+	[ "$(jq_py '[(r["kind"], r["operation"], r["family"], r["protocol"], r["address"], r["port"], r["direction"]) for r in R if r.get("kind") == "net"]')" = \
+		"[('net', 'connect', 'inet', 'tcp', '127.0.0.1', 20202, 'out')]" ] || fail "net record: $(cat "$T/events")"
+}
+
+test_events_unwritable_stream_refused_before_start() {
+	events_setup
+	echo 'open("/tmp/ran-events", "w")' >"$T/app.py"
+	"$PYSB" run --events /nonexistent/dir/ev --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "cannot open the event stream /nonexistent/dir/ev"
+	[ ! -e /tmp/ran-events ] || fail "the program ran"
+}
