@@ -134,3 +134,54 @@ test_events_unwritable_stream_refused_before_start() {
 	expect_grep "$T/err" "cannot open the event stream /nonexistent/dir/ev"
 	[ ! -e /tmp/ran-events ] || fail "the program ran"
 }
+
+# Audit mode: the same program, denied in enforce mode, succeeds and is reported.
+audit_program() {
+	events_setup
+	mkdir -p "$T/out-dir"
+	ev_py "$T/app.py" "import subprocess" \
+		"attempt('read-ro', lambda: read('$T/ro/data.txt'))" \
+		"attempt('read-other', lambda: read('$T/other/secret.txt'))" \
+		"attempt('write-ro', lambda: write('$T/ro/new.txt'))" \
+		"attempt('mkdir-other', lambda: os.mkdir('$T/other/d'))" \
+		"attempt('exec', lambda: subprocess.run(['/usr/bin/true'], check=True))"
+}
+
+expect_audit_run() {
+	expect_rc 0
+	for l in read-ro read-other write-ro mkdir-other exec; do
+		expect_line "$T/out" "$l ok"
+	done
+	[ -d "$T/other/d" ] && [ -f "$T/ro/new.txt" ] || fail "audited writes did not happen"
+	for pat in "audit file open\(read\) $T/other/secret.txt " "audit file create\(write\) $T/ro/new.txt " \
+		"audit file mkdir\(write\) $T/other/d " "audit exec exec\(exec\) /usr/bin/true .*process-exec not allowed"; do
+		expect_grep "$T/err" "^pysb-bpf: $pat"
+	done
+	expect_no_grep "$T/err" "^pysb-bpf: deny "
+	[ "$(jq_py 'sorted({(r["mode"], r["decision"]) for r in R if r["record"] == "event"})')" = \
+		"[('audit', 'audit')]" ] || fail "records: $(cat "$T/events")"
+	[ "$(jq_py '[r["path"] for r in R if r.get("kind") == "exec"]')" = "['/usr/bin/true']" ] ||
+		fail "exec record: $(cat "$T/events")"
+}
+
+test_audit_flag_allows_and_reports_what_enforce_denies() {
+	audit_program
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "read-ro ok"
+	for l in read-other write-ro mkdir-other exec; do
+		expect_grep "$T/out" "^$l (EACCES|ERR)"
+	done
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
+	"$PYSB" run --audit --events "$T/events" --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_audit_run
+}
+
+test_audit_bpf_mode_in_policy_same_as_flag() {
+	audit_program
+	echo "bpf.mode=audit" >>"$T/policy"
+	"$PYSB" run --events "$T/events" --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_audit_run
+}
