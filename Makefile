@@ -99,7 +99,8 @@ $(OUTPUT)/bench/syscall_loop: tests/bench/syscall_loop.c | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
-bench: all $(OUTPUT)/bench/syscall_loop
+bench: all $(OUTPUT)/bench/syscall_loop $(OUTPUT)/bench/bench_parse
+	$(Q)$(OUTPUT)/bench/bench_parse -b $(OUTPUT)/pysb-bpf $(BENCH_ARGS)
 	$(Q)scripts/vm-run -- scripts/bench
 
 # Parse + compile of a generated 10,000-rule policy on this machine (no BPF, no root):

@@ -141,7 +141,10 @@ test_escape_self_protection() {
 		"print('ptrace-outside', 'errno=%d' % ctypes.get_errno() if r < 0 else 'ok', flush=True)" \
 		"attempt('read-outside-mem', lambda: read('/proc/$outside/environ'))" \
 		"attempt('cgroup-escape', lambda: write('/sys/fs/cgroup/cgroup.procs', str(os.getpid())))" \
-		"attempt('own-proc', lambda: read('/proc/self/status'))"
+		"attempt('own-proc', lambda: read('/proc/self/status'))" \
+		"img = ctypes.create_string_buffer(128)  # not an ELF: the kernel's own answer is ENOEXEC" \
+		"r = libc.syscall(175, img, 128, b'')  # init_module" \
+		"print('init_module', 'errno=%d' % ctypes.get_errno() if r < 0 else 'ok', flush=True)"
 	printf 'expose-rw=/sys/fs/cgroup\n' >>"$T/policy"
 	run_sb "$T/policy" "$T/app.py"
 	kill $outside 2>/dev/null || fail "the process outside the sandbox was killed"
@@ -153,6 +156,13 @@ test_escape_self_protection() {
 	expect_grep "$T/out" "^read-outside-mem (EACCES|EPERM)$"
 	expect_line "$T/out" "cgroup-escape EPERM"
 	expect_line "$T/out" "own-proc ok"
+	# Outside the sandbox, root gets the kernel's own answer to an empty module (not EPERM).
+	expect_line "$T/out" "init_module errno=1"
+	python3 -c "
+import ctypes; libc = ctypes.CDLL(None, use_errno=True)
+img = ctypes.create_string_buffer(128)
+r = libc.syscall(175, img, 128, b''); print('outside', ctypes.get_errno())" >"$T/outside"
+	! grep -qx "outside 1" "$T/outside" || fail "init_module is refused outside the sandbox too: $(cat "$T/outside")"
 }
 
 test_escape_received_fd_judged_as_open() {
