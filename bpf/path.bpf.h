@@ -29,66 +29,15 @@ struct walk_ctx {
 	bool has_ignores;
 };
 
-static __always_inline bool bytes_equal(const char *a, const char *b, __u32 n)
-{
-	for (__u32 i = 0; i < PYSB_IGNORE_LEN; i++) {
-		if (i >= n)
-			return true;
-		if (a[i] != b[i])
-			return false;
-	}
-	return true;
-}
+/*
+ * Does the name (`len` bytes at kernel address `name_ptr`) match one of the sandbox's
+ * ignore= patterns? Both are plain numbers read from the dentry, as a global function
+ * takes them.
+ * A global function (bpf/ignore.bpf.c): verified once on its own, not again inside every
+ * walk of every program (nested byte loops made path_rename too complex for 7.x).
+ */
+extern int pysb_name_ignored(__u64 name_ptr, __u32 len, __u32 sandbox);
 
-/* Does the name of `d` match one of the sandbox's ignore= patterns? */
-static __always_inline bool name_ignored(struct dentry *d, __u32 sandbox)
-{
-	struct pysb_ignore_set *set = bpf_map_lookup_elem(&ignores, &sandbox);
-	char head[PYSB_IGNORE_LEN] = {}, tail[PYSB_IGNORE_LEN] = {};
-	const unsigned char *name;
-	__u32 len, off;
-
-	if (!set)
-		return false;
-	len = BPF_CORE_READ(d, d_name.len);
-	name = BPF_CORE_READ(d, d_name.name);
-	bpf_probe_read_kernel(head, len < PYSB_IGNORE_LEN ? len : PYSB_IGNORE_LEN, name);
-	off = len > PYSB_IGNORE_LEN ? len - PYSB_IGNORE_LEN : 0;
-	bpf_probe_read_kernel(tail, len < PYSB_IGNORE_LEN ? len : PYSB_IGNORE_LEN, name + off);
-	for (__u32 i = 0; i < PYSB_MAX_IGNORES; i++) {
-		struct pysb_ignore *p = &set->p[i];
-		__u32 plen = p->len;
-
-		if (i >= set->count)
-			break;
-		if (plen > PYSB_IGNORE_LEN)
-			continue;
-		switch (p->kind) {
-		case PYSB_IGN_ANY:
-			return true;
-		case PYSB_IGN_EXACT:
-			if (len == plen && bytes_equal(head, p->text, plen))
-				return true;
-			break;
-		case PYSB_IGN_PREFIX:
-			if (len >= plen && bytes_equal(head, p->text, plen))
-				return true;
-			break;
-		case PYSB_IGN_SUFFIX:
-			/* tail holds the last min(len, 32) bytes of the name */
-			if (len >= plen) {
-				__u32 start = (len < PYSB_IGNORE_LEN ? len : PYSB_IGNORE_LEN) - plen;
-
-				if (start < PYSB_IGNORE_LEN &&
-				    bytes_equal(tail + (start & (PYSB_IGNORE_LEN - 1)), p->text,
-						plen))
-					return true;
-			}
-			break;
-		}
-	}
-	return false;
-}
 
 static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
 {
@@ -128,7 +77,9 @@ static long walk_step(__u32 index, void *data)
 		}
 	}
 	/* Below the rule (not found yet): the names ignore= may hide. */
-	if (c->has_ignores && !c->ignored && name_ignored(d, c->sandbox))
+	if (c->has_ignores && !c->ignored &&
+	    pysb_name_ignored((__u64)BPF_CORE_READ(d, d_name.name), BPF_CORE_READ(d, d_name.len),
+			      c->sandbox))
 		c->ignored = true;
 
 	if (vfsmnt && d == BPF_CORE_READ(vfsmnt, mnt_root)) {
