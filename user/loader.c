@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -474,32 +475,42 @@ void loader_reset_lost(struct loader *l)
 	free(zero);
 }
 
-/* Deletes every key of `map` for which `mine` says yes. */
-static void delete_keys(struct bpf_map *map, bool (*mine)(const void *key, uint32_t id),
-			uint32_t id)
+/*
+ * Deletes every key of `map` whose u32 at `off` is `sandbox`. Keys are collected first:
+ * deleting while walking would restart the walk.
+ */
+void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, uint32_t sandbox)
 {
-	size_t ksz = bpf_map__key_size(map);
-	char key[64], next[64];
-	const void *prev = NULL;
+	size_t n = 0, cap = 0;
+	unsigned char *keys = NULL, *nk;
+	unsigned char key[64], next[64];
+	int err;
 
-	while (!bpf_map__get_next_key(map, prev, next, ksz)) {
-		if (mine(next, id) && !bpf_map__delete_elem(map, next, ksz, 0)) {
-			/* Deleted: restart from the same predecessor. */
+	if (klen > sizeof(key))
+		return;
+	for (err = bpf_map__get_next_key(map, NULL, next, klen); !err;
+	     err = bpf_map__get_next_key(map, key, next, klen)) {
+		uint32_t id;
+
+		memcpy(key, next, klen);
+		memcpy(&id, key + off, sizeof(id));
+		if (id != sandbox)
 			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nk = realloc(keys, cap * klen);
+			if (!nk) {
+				pr_err("out of memory removing the entries of sandbox %u from %s",
+				       sandbox, bpf_map__name(map));
+				break;
+			}
+			keys = nk;
 		}
-		memcpy(key, next, ksz);
-		prev = key;
+		memcpy(keys + n++ * klen, key, klen);
 	}
-}
-
-static bool file_key_of(const void *key, uint32_t id)
-{
-	return ((const struct pysb_file_key *)key)->sandbox == id;
-}
-
-static bool mount_key_of(const void *key, uint32_t id)
-{
-	return ((const struct pysb_mount_key *)key)->sandbox == id;
+	for (size_t i = 0; i < n; i++)
+		bpf_map__delete_elem(map, keys + i * klen, klen, 0);
+	free(keys);
 }
 
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
@@ -507,8 +518,11 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 	/* The switch first: from here on the cgroup is not a sandbox any more. */
 	if (cgid)
 		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
-	delete_keys(l->skel->maps.file_rules, file_key_of, id);
-	delete_keys(l->skel->maps.mount_access, mount_key_of, id);
+	loader_forget_keys(l->skel->maps.file_rules, sizeof(struct pysb_file_key),
+			   offsetof(struct pysb_file_key, sandbox), id);
+	loader_forget_keys(l->skel->maps.mount_access, sizeof(struct pysb_mount_key),
+			   offsetof(struct pysb_mount_key, sandbox), id);
+	loader_net_forget(l, id);
 	bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
 	bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
 }

@@ -42,6 +42,10 @@ void loader_stop(struct loader *l);
 /* A fresh, private load + attach + detach: can this kernel run the programs? */
 int loader_probe(const char **what, int *err, char *hooks, size_t len);
 
+/* Deletes every key of `map` whose u32 at offset `off` is `sandbox`. */
+struct bpf_map;
+void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, uint32_t sandbox);
+
 /* Forgets the sandboxes whose cgroup is not in `alive` (left by a pysb-bpf that died). */
 void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive);
 

@@ -30,50 +30,15 @@ static int put(struct bpf_map *map, const void *key, size_t klen, const void *va
 	return -1;
 }
 
-/*
- * Deletes every key of `map` whose u32 at `off` is `sandbox`. Keys are collected first:
- * deleting while walking would restart the walk.
- */
-static void forget(struct bpf_map *map, size_t klen, size_t off, uint32_t sandbox)
-{
-	size_t n = 0, cap = 0;
-	unsigned char *keys = NULL, *nk;
-	unsigned char key[64], next[64];
-	int err;
-
-	if (klen > sizeof(key))
-		return;
-	for (err = bpf_map__get_next_key(map, NULL, next, klen); !err;
-	     err = bpf_map__get_next_key(map, key, next, klen)) {
-		uint32_t id;
-
-		memcpy(key, next, klen);
-		memcpy(&id, key + off, sizeof(id));
-		if (id != sandbox)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nk = realloc(keys, cap * klen);
-			if (!nk)
-				break;
-			keys = nk;
-		}
-		memcpy(keys + n++ * klen, key, klen);
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map__delete_elem(map, keys + i * klen, klen, 0);
-	free(keys);
-}
-
 void loader_net_forget(struct loader *l, uint32_t sandbox)
 {
 	struct pysb_bpf *skel = l->skel;
 
-	forget(skel->maps.net4_rules, sizeof(struct pysb_net4_key),
+	loader_forget_keys(skel->maps.net4_rules, sizeof(struct pysb_net4_key),
 	       offsetof(struct pysb_net4_key, sandbox), sandbox);
-	forget(skel->maps.net6_rules, sizeof(struct pysb_net6_key),
+	loader_forget_keys(skel->maps.net6_rules, sizeof(struct pysb_net6_key),
 	       offsetof(struct pysb_net6_key, sandbox), sandbox);
-	forget(skel->maps.net_ports, sizeof(struct pysb_net_ports_key),
+	loader_forget_keys(skel->maps.net_ports, sizeof(struct pysb_net_ports_key),
 	       offsetof(struct pysb_net_ports_key, sandbox), sandbox);
 	bpf_map__delete_elem(skel->maps.net_cfg, &sandbox, sizeof(sandbox), 0);
 }
