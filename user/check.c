@@ -751,7 +751,7 @@ static const char *python_why(const char *key)
 		{ "py-sandbox", "turns py-sandboxes' Python guards on or off" },
 		{ "os-sandbox", "py-sandboxes' OS provider; pysb-bpf enforces in the kernel "
 				"whatever it names" },
-		{ "learn", "py-sandboxes' learning mode; pysb-bpf does not learn" },
+		{ "learn", "learning mode (pysb-bpf run --learn writes rules too; learn=false locks)" },
 		{ "port", "the port of py-sandboxes' SSE transport" },
 	};
 

@@ -11,11 +11,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "compile.h"
 #include "events.h"
+#include "learn.h"
 #include "log.h"
 #include "policy.h"
 #include "probe.h"
@@ -57,6 +59,8 @@ static void usage(FILE *f)
 		"  check [--policy FILE] [--json] [-v]   parse and compile; print what the kernel\n"
 		"      enforces, each rule with its file:line, and what is left to the Python layer\n"
 		"  probe [-v]                   can this kernel enforce? one line per check\n"
+		"  learn --from EVENTS.jsonl [--policy FILE]   merge the rules a stream recorded\n"
+		"      with run --events in audit mode needs into FILE (docs/policy.md, Learning)\n"
 		"  version | help\n"
 		"\n"
 		"The default policy is %s. --KEY=VALUE adds a policy line KEY=VALUE\n"
@@ -147,6 +151,19 @@ static struct policy *load_policy(const struct cli *c)
 	policy_diag_print(stderr, &diag);
 	policy_diag_free(&diag);
 	return p;
+}
+
+/* learn=false in the policy locks it: learning must not write into it. */
+static int policy_check_learn(const struct policy *p)
+{
+	const char *v = policy_get(p, "learn");
+
+	if (v && !strcasecmp(v, "false")) {
+		pr_err("the policy says learn=false: it is locked against learning; remove that "
+		       "line to learn");
+		return -1;
+	}
+	return 0;
 }
 
 /* PATH lookup as execvp does it, but in the parent so "not found" is known before spawning. */
@@ -308,8 +325,8 @@ static int open_events(const struct cli *c, bool audit, const struct compiled *c
 {
 	const char *mode = c->learn ? "learn" : audit ? "audit" : "enforce";
 
-	if (!c->events)
-		return 0;
+	if (!c->events) /* learning alone: rendered, not written */
+		return c->learn && events_json_init(ev, NULL, "", mode, compiled) ? -1 : 0;
 	*out = strcmp(c->events, "-") ? fopen(c->events, "we") : stdout;
 	if (!*out) {
 		pr_err("cannot open the event stream %s: %s", c->events, strerror(errno));
@@ -323,6 +340,138 @@ static int open_events(const struct cli *c, bool audit, const struct compiled *c
 	return 0;
 }
 
+/* ---- learning (issue 6): --learn[=FILE] and `learn --from` (user/learn.c) ---- */
+
+/* What the compiled policy already grants (implicit paths included) needs no line. */
+static struct learn_covered *covered_of(const struct compiled *c)
+{
+	struct learn_covered *v = calloc(c->n_files + 1, sizeof(*v));
+
+	for (size_t i = 0; v && i < c->n_files; i++)
+		v[i] = (struct learn_covered){ c->files[i].path, c->files[i].access };
+	return v;
+}
+
+/* A missing policy starts from py-sandboxes' learning template, as python-sb --learn does. */
+static int learn_prepare(const char *policy, bool *created)
+{
+	char stamp[64], *t;
+	int ret;
+
+	*created = false;
+	if (!access(policy, F_OK))
+		return 0;
+	learn_stamp(time(NULL), stamp, sizeof(stamp));
+	t = learn_template(stamp);
+	ret = t ? learn_write_atomic(policy, t) : -1;
+	free(t);
+	if (ret) {
+		pr_err("cannot create %s for learning: %s", policy, strerror(errno));
+		return -1;
+	}
+	fprintf(stderr, "pysb-bpf: learning: %s did not exist; created from the template\n", policy);
+	*created = true;
+	return 0;
+}
+
+static int learn_write(const char *file, struct learn_set *ls, const struct compiled *c,
+		       bool backup)
+{
+	struct learn_covered *cov = covered_of(c);
+	char *cwd = getcwd(NULL, 0);
+	struct learn_env env = { .envp = environ, .cwd = cwd, .covered = cov,
+				 .n_covered = cov ? c->n_files : 0 };
+	int ret = learn_file(file, ls, &env, backup, time(NULL));
+
+	free(cov);
+	free(cwd);
+	return ret;
+}
+
+static int cmd_learn(int argc, char **argv)
+{
+	const char *from = NULL, *policy = DEFAULT_POLICY;
+	struct learn_set ls = { .envp = environ };
+	struct compiled compiled = { 0 };
+	struct program prog = { 0 };
+	struct policy *p = NULL;
+	struct cli c = { 0 };
+	char *line = NULL;
+	size_t cap = 0, lineno = 0;
+	bool created = false;
+	int ret = 1;
+	FILE *f;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--from") && i + 1 < argc)
+			from = argv[++i];
+		else if (!strncmp(argv[i], "--from=", 7))
+			from = argv[i] + 7;
+		else if ((!strcmp(argv[i], "--policy") || !strcmp(argv[i], "-p")) && i + 1 < argc)
+			policy = argv[++i];
+		else if (!strncmp(argv[i], "--policy=", 9))
+			policy = argv[i] + 9;
+		else if (is_verbose_flag(argv[i]))
+			log_level++;
+		else {
+			pr_err("learn: unknown argument '%s'; usage: pysb-bpf learn --from "
+			       "EVENTS.jsonl [--policy FILE]", argv[i]);
+			return 2;
+		}
+	}
+	if (!from) {
+		pr_err("learn: --from EVENTS.jsonl is needed (a stream of run --events)");
+		return 2;
+	}
+	f = strcmp(from, "-") ? fopen(from, "re") : stdin;
+	if (!f) {
+		pr_err("learn: cannot open %s: %s", from, strerror(errno));
+		return 1;
+	}
+	while (getline(&line, &cap, f) > 0) {
+		json_error_t jerr;
+		json_t *rec = json_loads(line, 0, &jerr);
+		const char *r = json_string_value(json_object_get(rec, "record"));
+
+		lineno++;
+		if (!rec) {
+			pr_err("%s:%zu: not a JSON record (%s); is it a run --events stream?", from,
+			       lineno, jerr.text);
+			goto out;
+		}
+		if (r && !strcmp(r, "lost"))
+			ls.lost += (uint64_t)json_integer_value(json_object_get(rec, "count"));
+		if (learn_add_record(&ls, rec)) {
+			json_decref(rec);
+			pr_err("learn: out of memory");
+			goto out;
+		}
+		json_decref(rec);
+	}
+	if (learn_prepare(policy, &created))
+		goto out;
+	c.policy = policy;
+	p = load_policy(&c);
+	if (!p || policy_check_learn(p))
+		goto out;
+	c.rest = (char *[]){ "python3", NULL };
+	c.n_rest = 1;
+	/* The implicit set of a Python program, as `check` shows it, is never written. */
+	if (resolve_program(&c, &prog) || compile_for(p, &prog, &compiled))
+		goto out;
+	ret = learn_write(policy, &ls, &compiled, !created) ? 1 : 0;
+out:
+	if (f != stdin)
+		fclose(f);
+	free(line);
+	learn_set_free(&ls);
+	compiled_free(&compiled);
+	policy_free(p);
+	free(prog.argv);
+	return ret;
+}
+/* ---- end of learning ---- */
+
 static int cmd_run(int argc, char **argv)
 {
 	struct compiled compiled = { 0 };
@@ -335,6 +484,8 @@ static int cmd_run(int argc, char **argv)
 	const char *mode;
 	struct events_json ev = { 0 };
 	FILE *ev_out = NULL;
+	struct learn_set ls = { .envp = environ };
+	bool created = false;
 
 	if (parse_cli(argc, argv, &c))
 		goto out;
@@ -342,8 +493,10 @@ static int cmd_run(int argc, char **argv)
 		pr_err("run: no program given; usage: pysb-bpf run [--policy FILE] [--] PROGRAM [ARGS...]");
 		goto out;
 	}
+	if (c.learn && learn_prepare(c.policy, &created))
+		goto out;
 	p = load_policy(&c);
-	if (!p)
+	if (!p || (c.learn && policy_check_learn(p)))
 		goto out;
 	ret = resolve_program(&c, &prog);
 	if (ret)
@@ -352,7 +505,7 @@ static int cmd_run(int argc, char **argv)
 	if (compile_for(p, &prog, &compiled))
 		goto out;
 	mode = policy_get(p, "bpf.mode"); /* checked by compile_for */
-	audit = c.audit || (mode && !strcmp(mode, "audit"));
+	audit = c.audit || c.learn || (mode && !strcmp(mode, "audit"));
 	if (log_level >= LOG_INFO) {
 		pr_info("policy %s compiled:", c.policy);
 		print_compiled(&compiled);
@@ -371,13 +524,20 @@ static int cmd_run(int argc, char **argv)
 		.envp = envp,
 		.compiled = &compiled,
 		.audit = audit,
-		.events = c.events ? &ev : NULL,
+		.events = c.events || c.learn ? &ev : NULL,
+		.learn = c.learn ? &ls : NULL,
 		.uid = id.uid,
 		.gid = id.gid,
 		.groups = id.groups,
 		.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups,
 	});
+	/* Learn what was recorded, even when the program failed; not when nothing ran. */
+	if (c.learn && (ret != EXIT_PYSB_ERROR || ls.records) &&
+	    learn_write(c.learn_file ? c.learn_file : c.policy, &ls, &compiled,
+			!created || (c.learn_file && strcmp(c.learn_file, c.policy))))
+		ret = EXIT_PYSB_ERROR;
 out:
+	learn_set_free(&ls);
 	if (ev_out && ev_out != stdout)
 		fclose(ev_out);
 	policy_env_free(envp);
@@ -458,6 +618,7 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 } cmds[] = {
 	{ "run", cmd_run },	    { "check", cmd_check }, { "probe", cmd_probe },
+	{ "learn", cmd_learn },
 	{ "version", cmd_version }, { "help", cmd_help },
 };
 

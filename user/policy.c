@@ -2079,8 +2079,8 @@ static void missing_root(struct parser *ps, const char *path, int err)
 	if (err == ENOENT)
 		lerror(ps, &none, 0,
 		       "policy file not found: write one with expose-ro=PATH / expose-rw=PATH "
-		       "lines (docs/policy.md), or let py-sandboxes' learning mode write it "
-		       "(python-sb --learn), or name another file with --policy");
+		       "lines (docs/policy.md), or let learning write it (pysb-bpf run --learn "
+		       "PROGRAM, or python-sb --learn), or name another file with --policy");
 	else
 		lerror(ps, &none, 0, "cannot read policy file: %s", read_error(err));
 }

@@ -26,6 +26,7 @@
 
 #include "cgroup.h"
 #include "events.h"
+#include "learn.h"
 #include "loader.h"
 #include "log.h"
 #include "probe.h"
@@ -51,6 +52,8 @@ static int on_event(void *ctx, void *data, size_t len)
 		j = events_json_render(o->events, data);
 	if (o->events && o->events->out)
 		events_json_write(o->events, data, j);
+	if (o->learn && j && learn_add_record(o->learn, j))
+		o->learn->unlearned++; /* out of memory: said at the end */
 	json_decref(j);
 	return 0;
 }
@@ -278,6 +281,8 @@ static void report_lost(const struct run_opts *o, const struct loader *l, unsign
 					 : "denials still applied");
 	if (o->events && o->events->out)
 		events_json_finish(o->events, known ? lost : NULL);
+	if (o->learn && known)
+		o->learn->lost = lost[PYSB_LOST_RINGBUF_FULL] + lost[PYSB_LOST_NO_READER];
 	pr_info("%lu denial events", delivered);
 }
 

@@ -14,6 +14,7 @@
 #define EXIT_NOT_FOUND 127
 
 struct events_json;
+struct learn_set;
 
 struct run_opts {
 	char *const *argv;    /* argv[0] is an absolute path */
@@ -21,6 +22,7 @@ struct run_opts {
 	const struct compiled *compiled;
 	bool audit;
 	struct events_json *events; /* JSON rendering of events (--events, --learn), or NULL */
+	struct learn_set *learn;    /* --learn: collects what the policy lacks, or NULL */
 	uid_t uid; /* (uid_t)-1: keep the caller's identity */
 	gid_t gid;
 	const gid_t *groups;

@@ -1,0 +1,464 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Learning (user/learn.c), without root or BPF: records -> lines (generalisation, write
+ * over read, covered ancestors, /proc, implicit paths, substitutions, net and exec), the
+ * merge into a file (markers present or absent, idempotence, superseded expose-ro), backup
+ * names and the atomic write. Tables of cases, in a scratch tree under /tmp:
+ *   S/proj (cwd, "."), S/home (HOME, "~"), S/venv (VIRTUAL_ENV), S/tmp (TMPDIR), S/else.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "learn.h"
+#include "pysb_abi.h"
+
+static char S[64]; /* the scratch tree */
+static char *envp[8];
+static char env_buf[8][256];
+
+static void mk(const char *rel, bool dir)
+{
+	char p[512];
+
+	snprintf(p, sizeof(p), "%s/%s", S, rel);
+	if (dir) {
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", p);
+		assert_int_equal(system(cmd), 0);
+	} else {
+		FILE *f = fopen(p, "w");
+
+		assert_non_null(f);
+		fclose(f);
+	}
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(S, sizeof(S), "/tmp/pysb-learn-XXXXXX");
+	if (!mkdtemp(S))
+		return -1;
+	mk("proj/cfg", true);
+	mk("proj/cfg/app.conf", false);
+	mk("proj/out", true);
+	mk("proj/data/sub", true);
+	mk("proj/data/sub/x", false);
+	mk("proj/data/y", false);
+	mk("home/.config/app", true);
+	mk("home/.config/app/c.ini", false);
+	mk("home/.bashrc", false);
+	mk("venv/lib/site", true);
+	mk("venv/lib/site/m.py", false);
+	mk("tmp/w", true);
+	mk("else/d", true);
+	mk("else/d/f", false);
+	mk("implicit/lib", true);
+	mk("implicit/lib/libc.so", false);
+	snprintf(env_buf[0], 256, "HOME=%s/home", S);
+	snprintf(env_buf[1], 256, "VIRTUAL_ENV=%s/venv", S);
+	snprintf(env_buf[2], 256, "TMPDIR=%s/tmp", S);
+	snprintf(env_buf[3], 256, "APP_PORT=8765");
+	snprintf(env_buf[4], 256, "OTHER=8765");
+	for (int i = 0; i < 5; i++)
+		envp[i] = env_buf[i];
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[128];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", S);
+	return system(cmd);
+}
+
+/* A record of the event stream; "@" in path stands for the scratch tree. */
+static json_t *rec(const char *kind, const char *op, const char *path, const char *acc)
+{
+	char p[512];
+	json_t *r = json_pack("{s:s, s:s, s:s, s:[s]}", "record", "event", "kind", kind,
+			      "operation", op, "access", acc);
+
+	if (path) {
+		snprintf(p, sizeof(p), "%s%s", path[0] == '@' ? S : "", path + (path[0] == '@'));
+		json_object_set_new(r, "path", json_string(p));
+	}
+	return r;
+}
+
+struct rec_spec {
+	const char *kind, *op, *path, *acc;
+};
+
+struct gen_case {
+	const char *name;
+	struct rec_spec in[8];
+	const char *files[8]; /* expected expose lines, sorted; "@" = the scratch tree */
+};
+
+static void expand(const char *s, char *out, size_t len)
+{
+	const char *at = strchr(s, '@');
+
+	if (at)
+		snprintf(out, len, "%.*s%s%s", (int)(at - s), s, S, at + 1);
+	else
+		snprintf(out, len, "%s", s);
+}
+
+static void learn_env_of(struct learn_env *env, char *cwd, const struct learn_covered *cov,
+			 size_t n)
+{
+	snprintf(cwd, 256, "%s/proj", S);
+	*env = (struct learn_env){ .envp = envp, .cwd = cwd, .covered = cov, .n_covered = n };
+}
+
+static const struct gen_case gen_cases[] = {
+	{ "a file gives its directory, spelt ./ under the working directory",
+	  { { "file", "open", "@/proj/cfg/app.conf", "read" } },
+	  { "expose-ro=./cfg" } },
+	{ "write wins over read for the same directory",
+	  { { "file", "open", "@/proj/out/r.txt", "read" }, { "file", "open", "@/proj/out/w.txt", "write" } },
+	  { "expose-rw=./out" } },
+	{ "created entries need write on their parent, even a directory now there",
+	  { { "file", "mkdir", "@/proj/data/sub", "write" } },
+	  { "expose-rw=./data" } },
+	{ "a directory covered by an emitted ancestor is dropped",
+	  { { "file", "mkdir", "@/proj/data/new", "write" }, { "file", "open", "@/proj/data/sub/x", "read" } },
+	  { "expose-rw=./data" } },
+	{ "read ancestor does not cover a write below",
+	  { { "file", "open", "@/proj/data/y", "read" }, { "file", "open", "@/proj/data/sub/x", "write" } },
+	  { "expose-ro=./data", "expose-rw=./data/sub" } },
+	{ "the home directory never covers",
+	  { { "file", "open", "@/home/.bashrc", "read" }, { "file", "open", "@/home/.config/app/c.ini", "read" } },
+	  { "expose-ro=~", "expose-ro=~/.config/app" } },
+	{ "VIRTUAL_ENV is written ${VIRTUAL_ENV}",
+	  { { "file", "open", "@/venv/lib/site/m.py", "read" } },
+	  { "expose-ro=${VIRTUAL_ENV}/lib/site" } },
+	{ "the temp directory is written ${TMPDIR:-/tmp}",
+	  { { "file", "create", "@/tmp/w/f", "write" } },
+	  { "expose-rw=${TMPDIR:-/tmp}/w" } },
+	{ "an opened directory is itself; absolute elsewhere",
+	  { { "file", "open", "@/else/d", "read" } },
+	  { "expose-ro=@/else/d" } },
+	{ "nothing under /proc",
+	  { { "file", "open", "/proc/1/status", "read" }, { "file", "open", "/proc/self", "read" } },
+	  { NULL } },
+	{ "implicit and already-granted paths are never written",
+	  { { "file", "open", "@/implicit/lib/libc.so", "read" } },
+	  { NULL } },
+	{ "a directory gone since is skipped",
+	  { { "file", "open", "@/gone/file", "read" } },
+	  { NULL } },
+	{ "the working directory itself is .",
+	  { { "file", "create", "@/proj/new.txt", "write" } },
+	  { "expose-rw=." } },
+	{ "self-protection events teach nothing",
+	  { { "self", "ptrace", NULL, "read" } },
+	  { NULL } },
+	{ "exec: the binary's directory, read-only",
+	  { { "exec", "exec", "/usr/bin/true", "exec" } },
+	  { "expose-ro=/usr/bin" } },
+};
+
+static void test_generate_files(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(gen_cases) / sizeof(gen_cases[0]); c++) {
+		const struct gen_case *g = &gen_cases[c];
+		char implicit[256], cwd[256], want[512];
+		struct learn_covered cov = { implicit, PYSB_ACC_RO };
+		struct learn_set s = { .envp = envp };
+		struct learn_rules r;
+		struct learn_env env;
+		size_t n = 0;
+
+		snprintf(implicit, sizeof(implicit), "%s/implicit/lib", S);
+		learn_env_of(&env, cwd, &cov, 1);
+		for (size_t i = 0; i < 8 && g->in[i].kind; i++) {
+			json_t *j = rec(g->in[i].kind, g->in[i].op, g->in[i].path, g->in[i].acc);
+
+			assert_int_equal(learn_add_record(&s, j), 0);
+			json_decref(j);
+		}
+		assert_int_equal(learn_generate(&s, &env, &r), 0);
+		while (n < 8 && g->files[n])
+			n++;
+		if (r.n_files != n)
+			fail_msg("case '%s': %zu lines, expected %zu (first: %s)", g->name, r.n_files, n,
+				 r.n_files ? r.files[0] : "-");
+		for (size_t i = 0; i < n; i++) {
+			expand(g->files[i], want, sizeof(want));
+			if (strcmp(r.files[i], want))
+				fail_msg("case '%s': line %zu is '%s', expected '%s'", g->name, i,
+					 r.files[i], want);
+		}
+		learn_rules_free(&r);
+		learn_set_free(&s);
+	}
+}
+
+static void test_generate_net_and_exec(void **state)
+{
+	struct learn_set s = { .envp = envp };
+	struct learn_rules r;
+	struct learn_env env;
+	char cwd[256];
+	json_t *j;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:s}", "record", "event", "kind", "net", "operation",
+		      "connect", "protocol", "tcp", "address", "127.0.0.1", "port", 8765, "direction",
+		      "out");
+	assert_int_equal(learn_add_record(&s, j), 0);
+	assert_int_equal(learn_add_record(&s, j), 0); /* twice: one line */
+	json_decref(j);
+	j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net", "operation",
+		      "bind", "protocol", "udp", "address", "::ffff:10.0.0.1", "port", 0);
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	j = json_pack("{s:s,s:s,s:s,s:s,s:s}", "record", "event", "kind", "net", "operation",
+		      "socket", "family", "packet", "type", "raw");
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	j = json_pack("{s:s,s:s,s:s,s:s,s:[s],s:s}", "record", "event", "kind", "exec", "operation",
+		      "exec", "path", "/usr/bin/true", "access", "exec", "reason",
+		      "process-exec not allowed by the policy");
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	j = json_pack("{s:s,s:s,s:s,s:s,s:[s],s:s}", "record", "event", "kind", "exec", "operation",
+		      "exec", "path", "/memfd:x (deleted)", "access", "exec", "reason",
+		      "anonymous or deleted file");
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	j = json_pack("{s:s,s:i}", "record", "summary", "events", 3); /* not an event */
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	assert_int_equal(r.n_socket, 3);
+	assert_string_equal(r.socket[0], "bpf.socket-family=packet");
+	/* the port is APP_PORT's: *PORT* variables only, the first by name */
+	assert_string_equal(r.socket[1], "net=ALLOW|TCP|127.0.0.1|${APP_PORT}|OUT");
+	assert_string_equal(r.socket[2], "net=ALLOW|UDP|10.0.0.1|0|IN");
+	assert_int_equal(r.n_api, 1);
+	assert_string_equal(r.api[0], "python-api=ALLOW:process-exec");
+	assert_int_equal(s.unlearned, 1); /* the memfd exec */
+	assert_int_equal(s.records, 6);
+	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
+struct merge_case {
+	const char *name, *text, *files, *socket, *want;
+	size_t added;
+};
+
+#define HDR "# Add rules (2026/12/02 at 10:00)\n"
+static const struct merge_case merge_cases[] = {
+	{ "inside the marker pairs, comments and order kept",
+	  "# top\nexpose-ro=/etc\n# <learning_guard_files>\n# </learning_guard_files>\n"
+	  "# <learning_guard_socket>\n# </learning_guard_socket>\n# end\n",
+	  "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
+	  "# top\nexpose-ro=/etc\n# <learning_guard_files>\n" HDR "expose-ro=./cfg\n\n"
+	  "# </learning_guard_files>\n# <learning_guard_socket>\n" HDR
+	  "net=ALLOW|TCP|1.2.3.4|80|OUT\n\n# </learning_guard_socket>\n# end\n",
+	  2 },
+	{ "no markers: one header at the end, a blank line after each family",
+	  "expose-ro=/etc", "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
+	  "expose-ro=/etc\n\n" HDR "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n\n", 2 },
+	{ "one family with its marker, the other appended",
+	  "# <learning_guard_files>\n# </learning_guard_files>\n", "expose-ro=./cfg",
+	  "net=ALLOW|TCP|1.2.3.4|80|OUT",
+	  "# <learning_guard_files>\n" HDR "expose-ro=./cfg\n\n# </learning_guard_files>\n\n" HDR
+	  "net=ALLOW|TCP|1.2.3.4|80|OUT\n\n",
+	  2 },
+	{ "lines already present (stripped) are dropped: nothing to add",
+	  "  expose-ro=./cfg  \nnet=ALLOW|TCP|1.2.3.4|80|OUT\r\n", "expose-ro=./cfg",
+	  "net=ALLOW|TCP|1.2.3.4|80|OUT", "  expose-ro=./cfg  \nnet=ALLOW|TCP|1.2.3.4|80|OUT\r\n",
+	  0 },
+	{ "an expose-ro superseded by the learned expose-rw is commented out",
+	  "expose-ro=./out\n", "expose-rw=./out", NULL,
+	  "# expose-ro=./out  # superseded by learning (2026/12/02 at 10:00): write needed\n\n" HDR
+	  "expose-rw=./out\n\n",
+	  1 },
+	{ "empty file", "", "expose-ro=./cfg", NULL, HDR "expose-ro=./cfg\n\n", 1 },
+};
+
+static void test_merge(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(merge_cases) / sizeof(merge_cases[0]); c++) {
+		const struct merge_case *m = &merge_cases[c];
+		char *files[1] = { (char *)m->files }, *socket[1] = { (char *)m->socket };
+		struct learn_rules r = { .files = files, .n_files = m->files ? 1 : 0,
+					 .socket = socket, .n_socket = m->socket ? 1 : 0 };
+		char *out, *again;
+		size_t added;
+
+		assert_int_equal(learn_merge(m->text, &r, "2026/12/02 at 10:00", &out, &added), 0);
+		if (strcmp(out, m->want) || added != m->added)
+			fail_msg("case '%s': added %zu, got:\n%s\nexpected:\n%s", m->name, added, out,
+				 m->want);
+		/* idempotence: merging the same rules again adds nothing */
+		assert_int_equal(learn_merge(out, &r, "2026/12/03 at 10:00", &again, &added), 0);
+		if (added || strcmp(again, out))
+			fail_msg("case '%s': a second merge changed the text:\n%s", m->name, again);
+		free(out);
+		free(again);
+	}
+}
+
+static void test_template_has_markers_and_is_idempotent_target(void **state)
+{
+	char *t = learn_template("2026/12/02 at 10:00");
+	const char *markers[] = { "# <learning_guard_files>", "# </learning_guard_files>",
+				  "# <learning_guard_socket>", "# </learning_guard_socket>",
+				  "# <learning_guard_api>", "# </learning_guard_api>",
+				  "# <learning_guard_envs>", "# </learning_guard_envs>" };
+
+	(void)state;
+	assert_non_null(t);
+	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
+		assert_non_null(strstr(t, markers[i]));
+	free(t);
+}
+
+static void test_backup_names_first_free(void **state)
+{
+	char p[128], b[300], cmd[600];
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/pol", S);
+	assert_int_equal(learn_backup_name(p, b, sizeof(b)), 0);
+	snprintf(cmd, sizeof(cmd), "%s.old", p);
+	assert_string_equal(b, cmd);
+	snprintf(cmd, sizeof(cmd), "touch '%s.old' '%s.old_1' '%s.old_3'", p, p, p);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(learn_backup_name(p, b, sizeof(b)), 0);
+	snprintf(cmd, sizeof(cmd), "%s.old_2", p);
+	assert_string_equal(b, cmd);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static void test_atomic_write_keeps_mode_and_backup(void **state)
+{
+	char p[256], b[300], tmp[300];
+	struct stat st;
+
+	(void)state;
+	snprintf(p, sizeof(p), "%s/atomic", S);
+	assert_int_equal(learn_write_atomic(p, "first\n"), 0);
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0644);
+	assert_int_equal(chmod(p, 0600), 0);
+	assert_int_equal(learn_backup(p, b, sizeof(b)), 0);
+	assert_string_equal(slurp(b), "first\n");
+	assert_int_equal(stat(b, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(learn_write_atomic(p, "second\n"), 0);
+	assert_string_equal(slurp(p), "second\n");
+	assert_int_equal(stat(p, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600); /* the replaced file's mode */
+	/* no temp file left behind */
+	snprintf(tmp, sizeof(tmp), "%s.%d.tmp", p, getpid());
+	assert_int_not_equal(access(tmp, F_OK), 0);
+	/* a failed write (directory missing) leaves nothing and says so */
+	snprintf(tmp, sizeof(tmp), "%s/no/such/dir/file", S);
+	assert_int_equal(learn_write_atomic(tmp, "x"), -1);
+}
+
+static void test_learn_file_end_to_end_and_second_run_adds_nothing(void **state)
+{
+	char p[256], cwd[256], old[300];
+	struct learn_set s = { .envp = envp };
+	struct learn_env env;
+	json_t *j = rec("file", "open", "@/proj/cfg/app.conf", "read");
+	struct stat st;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	snprintf(p, sizeof(p), "%s/policy", S);
+	assert_int_equal(learn_write_atomic(p, "# mine\nexpose-ro=/etc\n"), 0);
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	assert_int_equal(learn_file(p, &s, &env, true, 0), 0);
+	assert_non_null(strstr(slurp(p), "# mine\nexpose-ro=/etc\n\n# Add rules ("));
+	assert_non_null(strstr(slurp(p), ")\nexpose-ro=./cfg\n"));
+	snprintf(old, sizeof(old), "%s.old", p);
+	assert_string_equal(slurp(old), "# mine\nexpose-ro=/etc\n");
+	/* again: nothing added, no second backup */
+	assert_int_equal(learn_file(p, &s, &env, true, 0), 0);
+	snprintf(old, sizeof(old), "%s.old_1", p);
+	assert_int_not_equal(stat(old, &st), 0);
+	learn_set_free(&s);
+}
+
+static void test_spelling_longest_prefix_wins(void **state)
+{
+	char cwd[256], path[512], *s;
+	struct learn_env env;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	/* the working directory under HOME? no: S/proj is not under S/home; check both */
+	snprintf(path, sizeof(path), "%s/home/.config", S);
+	s = learn_spell_path(path, &env);
+	assert_string_equal(s, "~/.config");
+	free(s);
+	snprintf(path, sizeof(path), "%s/home", S);
+	s = learn_spell_path(path, &env);
+	assert_string_equal(s, "~");
+	free(s);
+	snprintf(path, sizeof(path), "%s/homework", S); /* a prefix of the name only */
+	s = learn_spell_path(path, &env);
+	assert_string_equal(s, path);
+	free(s);
+	/* cwd inside HOME: the longer (cwd) wins */
+	snprintf(cwd, 256, "%s/home/.config", S);
+	snprintf(path, sizeof(path), "%s/home/.config/app", S);
+	s = learn_spell_path(path, &env);
+	assert_string_equal(s, "./app");
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_generate_files),
+		cmocka_unit_test(test_generate_net_and_exec),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_template_has_markers_and_is_idempotent_target),
+		cmocka_unit_test(test_backup_names_first_free),
+		cmocka_unit_test(test_atomic_write_keeps_mode_and_backup),
+		cmocka_unit_test(test_learn_file_end_to_end_and_second_run_adds_nothing),
+		cmocka_unit_test(test_spelling_longest_prefix_wins),
+	};
+
+	return cmocka_run_group_tests_name("learn", tests, setup, teardown);
+}

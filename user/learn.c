@@ -1,0 +1,900 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Learning (see learn.h and docs/policy.md, "Learning"). Generalisation and spelling
+ * follow py-sandboxes (FORMAT-NOTES.md section 3): a file is replaced by its directory,
+ * write wins over read, a directory under an emitted one with enough access is dropped
+ * (the home directory never covers), nothing under /proc, known prefixes written as
+ * variables, `~` or `.`.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "json_bytes.h"
+#include "learn.h"
+#include "log.h"
+#include "pysb_abi.h"
+
+/* ---------------- small helpers */
+
+static int push_str(char ***v, size_t *n, size_t *cap, const char *s)
+{
+	char *d;
+
+	for (size_t i = 0; i < *n; i++)
+		if (!strcmp((*v)[i], s))
+			return 0;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 16;
+		char **nv = realloc(*v, c * sizeof(*nv));
+
+		if (!nv)
+			return -1;
+		*v = nv;
+		*cap = c;
+	}
+	d = strdup(s);
+	if (!d)
+		return -1;
+	(*v)[(*n)++] = d;
+	return 0;
+}
+
+static void free_strs(char **v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Is `a` the path `b` or one of its ancestors? */
+static bool is_ancestor_or_same(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	if (!strcmp(a, "/"))
+		return b[0] == '/';
+	return !strncmp(a, b, n) && (b[n] == '\0' || b[n] == '/');
+}
+
+static const char *env_get(char *const *envp, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+static char *parent_of(const char *path)
+{
+	char *d = strdup(path), *slash;
+
+	if (!d)
+		return NULL;
+	slash = strrchr(d, '/');
+	if (slash == d)
+		d[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	return d;
+}
+
+/* ---------------- records -> needs */
+
+static int add_path(struct learn_set *s, const char *path, uint32_t access, bool dir)
+{
+	for (size_t i = 0; i < s->n_paths; i++) {
+		if (s->paths[i].dir == dir && !strcmp(s->paths[i].path, path)) {
+			s->paths[i].access |= access;
+			return 0;
+		}
+	}
+	if (s->n_paths == s->cap_paths) {
+		size_t c = s->cap_paths ? s->cap_paths * 2 : 64;
+		struct learn_path *v = realloc(s->paths, c * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->paths = v;
+		s->cap_paths = c;
+	}
+	s->paths[s->n_paths].path = strdup(path);
+	if (!s->paths[s->n_paths].path)
+		return -1;
+	s->paths[s->n_paths].access = access;
+	s->paths[s->n_paths].dir = dir;
+	s->n_paths++;
+	return 0;
+}
+
+static uint32_t access_bits(const json_t *a)
+{
+	uint32_t bits = 0;
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(a, i, v) {
+		const char *n = json_string_value(v);
+
+		if (!n)
+			continue;
+		bits |= !strcmp(n, "read") ? PYSB_ACC_READ : !strcmp(n, "write") ? PYSB_ACC_WRITE
+			: !strcmp(n, "exec")				     ? PYSB_ACC_EXEC
+									     : 0;
+	}
+	return bits;
+}
+
+/* Operations that need WRITE on the directory holding the entry they name. */
+static bool on_parent(const char *op)
+{
+	static const char *const ops[] = { "create", "mkdir",	"rmdir", "unlink",
+					   "rename", "link",	"symlink" };
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strcmp(op, ops[i]))
+			return true;
+	return false;
+}
+
+/* A port the program found in a *PORT* variable is written ${VAR} (the first by name). */
+static const char *port_var(char *const *envp, unsigned port)
+{
+	const char *best = NULL;
+	size_t best_len = 0;
+	char want[16];
+
+	if (!port)
+		return NULL;
+	snprintf(want, sizeof(want), "%u", port);
+	for (size_t i = 0; envp && envp[i]; i++) {
+		const char *eq = strchr(envp[i], '=');
+		size_t n = eq ? (size_t)(eq - envp[i]) : 0;
+		char name[128];
+
+		if (!eq || n >= sizeof(name) || strcmp(eq + 1, want))
+			continue;
+		memcpy(name, envp[i], n);
+		name[n] = '\0';
+		if (!strstr(name, "PORT"))
+			continue;
+		if (!best || strcmp(name, best) < 0 ||
+		    (n < best_len && !strncmp(name, best, n))) {
+			best = envp[i];
+			best_len = n;
+		}
+	}
+	return best ? best : NULL;
+}
+
+static int add_net(struct learn_set *s, const json_t *rec, const char *op)
+{
+	const char *proto = json_string_value(json_object_get(rec, "protocol"));
+	const char *addr = json_string_value(json_object_get(rec, "address"));
+	json_int_t port = json_integer_value(json_object_get(rec, "port"));
+	bool in = !strcmp(op, "bind") || !strcmp(op, "listen");
+	const char *var;
+	char line[256], ports[160];
+
+	if (!addr || !proto)
+		return 0;
+	if (!strncmp(addr, "::ffff:", 7) && strchr(addr + 7, '.'))
+		addr += 7; /* IPv4-mapped: judged by the IPv4 rules */
+	var = port_var(s->envp, (unsigned)port);
+	if (var)
+		snprintf(ports, sizeof(ports), "${%.*s}", (int)(strchr(var, '=') - var), var);
+	else
+		snprintf(ports, sizeof(ports), "%lld", (long long)port);
+	snprintf(line, sizeof(line), "net=ALLOW|%s|%s|%s|%s", !strcmp(proto, "udp") ? "UDP" : "TCP",
+		 addr, ports, in ? "IN" : "OUT");
+	return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
+}
+
+/* socket(): what bpf.socket-family value allows the refused family. */
+static int add_family(struct learn_set *s, const json_t *rec)
+{
+	const json_t *fam = json_object_get(rec, "family");
+	const char *type = json_string_value(json_object_get(rec, "type"));
+	json_int_t proto = json_integer_value(json_object_get(rec, "protocol"));
+	const char *f = json_string_value(fam);
+	char line[96];
+
+	if (f && (!strcmp(f, "inet") || !strcmp(f, "inet6"))) {
+		if (proto == 132)
+			f = "sctp";
+		else if (type && !strcmp(type, "raw"))
+			f = "raw";
+		else if (proto == 1 || proto == 58)
+			f = "icmp";
+	}
+	if (f)
+		snprintf(line, sizeof(line), "bpf.socket-family=%s", f);
+	else
+		snprintf(line, sizeof(line), "bpf.socket-family=%lld",
+			 (long long)json_integer_value(fam));
+	return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
+}
+
+int learn_add_record(struct learn_set *s, const json_t *rec)
+{
+	const char *r = json_string_value(json_object_get(rec, "record"));
+	const char *kind = json_string_value(json_object_get(rec, "kind"));
+	const char *op = json_string_value(json_object_get(rec, "operation"));
+	uint32_t acc = access_bits(json_object_get(rec, "access"));
+	const char *reason;
+	char *path;
+	int ret = 0;
+
+	if (!r || strcmp(r, "event") || !kind || !op)
+		return 0;
+	s->records++;
+	if (!strcmp(kind, "net")) {
+		if (!strcmp(op, "socket"))
+			return add_family(s, rec);
+		if (!strcmp(op, "netlink-send"))
+			return push_str(&s->socket, &s->n_socket, &s->cap_socket,
+					"bpf.socket-family=netlink");
+		return add_net(s, rec, op);
+	}
+	if (!strcmp(kind, "unix") && json_is_true(json_object_get(rec, "abstract")))
+		return push_str(&s->socket, &s->n_socket, &s->cap_socket, "bpf.unix-abstract=allow");
+	path = json_object_get_bytes(rec, "path");
+	reason = json_string_value(json_object_get(rec, "reason"));
+	if (!path || path[0] != '/' || json_is_true(json_object_get(rec, "path_truncated")) ||
+	    !strcmp(kind, "self") || (reason && strstr(reason, "anonymous"))) {
+		s->unlearned++;
+		free(path);
+		return 0;
+	}
+	if (!strcmp(kind, "exec")) {
+		s->exec = true;
+		ret = add_path(s, path, PYSB_ACC_RO, false);
+	} else if (!strcmp(kind, "unix")) {
+		ret = add_path(s, path, PYSB_ACC_RW, false); /* connecting needs write on it */
+	} else if (on_parent(op)) {
+		char *dir = parent_of(path);
+
+		ret = dir ? add_path(s, dir, PYSB_ACC_RW, true) : -1;
+		free(dir);
+	} else {
+		ret = add_path(s, path, acc & PYSB_ACC_WRITE ? PYSB_ACC_RW : PYSB_ACC_RO, false);
+	}
+	free(path);
+	return ret;
+}
+
+void learn_set_free(struct learn_set *s)
+{
+	for (size_t i = 0; i < s->n_paths; i++)
+		free(s->paths[i].path);
+	free(s->paths);
+	free_strs(s->socket, s->n_socket);
+	s->paths = NULL;
+	s->socket = NULL;
+	s->n_paths = s->n_socket = s->cap_paths = s->cap_socket = 0;
+}
+
+/* ---------------- needs -> lines */
+
+struct prefix {
+	char value[PATH_MAX]; /* canonical */
+	char form[64];
+};
+
+/* py-sandboxes' tool directories (written ${VAR}), then ., ~ and the temp directory. */
+static size_t known_prefixes(const struct learn_env *env, struct prefix *out, size_t max)
+{
+	static const char *const tools[] = {
+		"PYENV_ROOT",	      "VIRTUAL_ENV",	 "CONDA_HOME",	"HF_HOME",
+		"HF_DATASETS_CACHE", "HF_MODULES_CACHE", "HF_HUB_CACHE", "TRANSFORMERS_CACHE",
+		"TORCH_HOME",	      "KERAS_HOME",	 "TFHUB_CACHE_DIR", "MXNET_HOME",
+		"NLTK_DATA",	      "SPACY_DATA",
+	};
+	struct {
+		const char *value, *form;
+	} v[sizeof(tools) / sizeof(tools[0]) + 5];
+	char forms[sizeof(tools) / sizeof(tools[0])][40];
+	const char *tmp = env_get(env->envp, "TMPDIR");
+	size_t n = 0, k = 0;
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		snprintf(forms[i], sizeof(forms[i]), "${%s}", tools[i]);
+		v[n].value = env_get(env->envp, tools[i]);
+		v[n++].form = forms[i];
+	}
+	v[n].value = env->cwd;
+	v[n++].form = ".";
+	v[n].value = env_get(env->envp, "HOME");
+	v[n++].form = "~";
+	v[n].value = tmp && *tmp ? tmp : "/tmp";
+	v[n++].form = "${TMPDIR:-/tmp}";
+	v[n].value = env_get(env->envp, "TMP");
+	v[n++].form = "${TMP:-/tmp}";
+	v[n].value = env_get(env->envp, "TEMP");
+	v[n++].form = "${TEMP:-/tmp}";
+	for (size_t i = 0; i < n && k < max; i++) {
+		if (!v[i].value || !*v[i].value)
+			continue;
+		if (!realpath(v[i].value, out[k].value))
+			snprintf(out[k].value, sizeof(out[k].value), "%s", v[i].value);
+		if (out[k].value[0] != '/' || !strcmp(out[k].value, "/"))
+			continue;
+		snprintf(out[k].form, sizeof(out[k].form), "%s", v[i].form);
+		k++;
+	}
+	return k;
+}
+
+char *learn_spell_path(const char *path, const struct learn_env *env)
+{
+	struct prefix p[24];
+	size_t n = known_prefixes(env, p, 24), best = n, best_len = 0;
+	char *out;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(p[i].value);
+
+		if (l > best_len && is_ancestor_or_same(p[i].value, path)) {
+			best = i;
+			best_len = l;
+		}
+	}
+	if (best == n)
+		return strdup(path);
+	if (!strcmp(p[best].form, ".") && path[best_len] == '\0')
+		return strdup(".");
+	if (asprintf(&out, "%s%s", p[best].form, path + best_len) < 0)
+		return NULL;
+	return out;
+}
+
+struct dir_need {
+	char *dir;
+	uint32_t access;
+};
+
+static int cmp_need(const void *a, const void *b)
+{
+	return strcmp(((const struct dir_need *)a)->dir, ((const struct dir_need *)b)->dir);
+}
+
+static bool under_proc(const char *p)
+{
+	return is_ancestor_or_same("/proc", p);
+}
+
+/* The directory a rule must expose for p (malloc'd), or NULL: nothing to write. */
+static char *generalise(const struct learn_path *p)
+{
+	struct stat st;
+	char *dir;
+
+	if (under_proc(p->path))
+		return NULL;
+	if (p->dir || (!stat(p->path, &st) && S_ISDIR(st.st_mode)))
+		dir = strdup(p->path);
+	else
+		dir = parent_of(p->path);
+	if (!dir)
+		return NULL;
+	if (!strcmp(dir, "/") && strcmp(p->path, "/") && !stat(p->path, &st)) {
+		free(dir); /* never the whole root for one file in it: the file itself */
+		dir = strdup(p->path);
+	}
+	if (!dir || under_proc(dir) || stat(dir, &st)) {
+		free(dir); /* gone since (a temp directory): nothing a policy could name */
+		return NULL;
+	}
+	return dir;
+}
+
+static bool covers(uint32_t have, uint32_t need)
+{
+	need &= PYSB_ACC_READ | PYSB_ACC_WRITE;
+	return (have & need) == need;
+}
+
+static int gen_files(const struct learn_set *s, const struct learn_env *env, struct learn_rules *r)
+{
+	struct dir_need *v = calloc(s->n_paths + 1, sizeof(*v));
+	const char *home = env_get(env->envp, "HOME");
+	char home_real[PATH_MAX] = "";
+	size_t n = 0, cap = 0;
+	int ret = -1;
+
+	if (!v)
+		return -1;
+	if (home && !realpath(home, home_real))
+		snprintf(home_real, sizeof(home_real), "%s", home);
+	for (size_t i = 0; i < s->n_paths; i++) {
+		char *d = generalise(&s->paths[i]);
+		size_t j;
+
+		if (!d)
+			continue;
+		for (j = 0; j < n && strcmp(v[j].dir, d); j++)
+			;
+		if (j < n) {
+			v[j].access |= s->paths[i].access; /* write wins over read */
+			free(d);
+		} else {
+			v[n].dir = d;
+			v[n++].access = s->paths[i].access;
+		}
+	}
+	qsort(v, n, sizeof(*v), cmp_need);
+	for (size_t i = 0; i < n; i++) {
+		bool skip = false;
+		char *spelt, *line;
+
+		for (size_t k = 0; k < env->n_covered && !skip; k++)
+			skip = is_ancestor_or_same(env->covered[k].path, v[i].dir) &&
+			       covers(env->covered[k].access, v[i].access);
+		for (size_t k = 0; k < i && !skip; k++)
+			skip = v[k].access && strcmp(v[k].dir, home_real) &&
+			       is_ancestor_or_same(v[k].dir, v[i].dir) && covers(v[k].access, v[i].access);
+		if (skip) {
+			v[i].access = 0; /* not emitted: covers nothing below */
+			continue;
+		}
+		spelt = learn_spell_path(v[i].dir, env);
+		if (!spelt || asprintf(&line, "expose-%s=%s", v[i].access & PYSB_ACC_WRITE ? "rw" : "ro",
+				       spelt) < 0) {
+			free(spelt);
+			goto out;
+		}
+		free(spelt);
+		if (push_str(&r->files, &r->n_files, &cap, line)) {
+			free(line);
+			goto out;
+		}
+		free(line);
+	}
+	if (r->n_files)
+		qsort(r->files, r->n_files, sizeof(char *), cmp_str);
+	ret = 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(v[i].dir);
+	free(v);
+	return ret;
+}
+
+int learn_generate(const struct learn_set *s, const struct learn_env *env, struct learn_rules *out)
+{
+	size_t cap = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (gen_files(s, env, out))
+		goto fail;
+	for (size_t i = 0; i < s->n_socket; i++)
+		if (push_str(&out->socket, &out->n_socket, &cap, s->socket[i]))
+			goto fail;
+	if (out->n_socket)
+		qsort(out->socket, out->n_socket, sizeof(char *), cmp_str);
+	cap = 0;
+	if (s->exec && push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec"))
+		goto fail;
+	return 0;
+fail:
+	learn_rules_free(out);
+	return -1;
+}
+
+void learn_rules_free(struct learn_rules *r)
+{
+	free_strs(r->files, r->n_files);
+	free_strs(r->socket, r->n_socket);
+	free_strs(r->api, r->n_api);
+	memset(r, 0, sizeof(*r));
+}
+
+/* ---------------- merging into the file */
+
+struct buf {
+	char *s;
+	size_t n, cap;
+	bool oom;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t c = (b->n + n + 1) * 2;
+		char *ns = realloc(b->s, c);
+
+		if (!ns) {
+			b->oom = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = c;
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+static void puts_nl(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+	put(b, "\n", 1);
+}
+
+/* s without surrounding white space, into out. */
+static void strip(const char *s, size_t n, char *out, size_t len)
+{
+	while (n && (*s == ' ' || *s == '\t'))
+		s++, n--;
+	while (n && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r'))
+		n--;
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, s, n);
+	out[n] = '\0';
+}
+
+struct family {
+	const char *marker; /* closing marker: "# </learning_guard_files>" */
+	char **lines;	    /* the new ones, present lines dropped */
+	size_t n;
+	bool placed;
+};
+
+static size_t line_len(const char *p)
+{
+	const char *nl = strchr(p, '\n');
+
+	return nl ? (size_t)(nl - p) : strlen(p);
+}
+
+static bool text_has_line(const char *text, const char *line)
+{
+	char s[4096];
+
+	for (const char *p = text; *p;) {
+		size_t n = line_len(p);
+
+		strip(p, n, s, sizeof(s));
+		if (!strcmp(s, line))
+			return true;
+		p += n + (p[n] == '\n');
+	}
+	return false;
+}
+
+static void header(struct buf *b, const char *stamp)
+{
+	put(b, "# Add rules (", 13);
+	put(b, stamp, strlen(stamp));
+	put(b, ")\n", 2);
+}
+
+int learn_merge(const char *text, const struct learn_rules *r, const char *stamp, char **out,
+		size_t *added)
+{
+	struct family fam[3] = {
+		{ "# </learning_guard_files>", NULL, 0, false },
+		{ "# </learning_guard_socket>", NULL, 0, false },
+		{ "# </learning_guard_api>", NULL, 0, false },
+	};
+	char **src[3] = { r->files, r->socket, r->api };
+	size_t nsrc[3] = { r->n_files, r->n_socket, r->n_api };
+	struct buf b = { 0 };
+	char s[4096], note[4200];
+	bool pending = false;
+	int ret = -1;
+
+	*added = 0;
+	*out = NULL;
+	for (int f = 0; f < 3; f++) {
+		fam[f].lines = calloc(nsrc[f] + 1, sizeof(char *));
+		if (!fam[f].lines)
+			goto out;
+		for (size_t i = 0; i < nsrc[f]; i++)
+			if (!text_has_line(text, src[f][i]))
+				fam[f].lines[fam[f].n++] = src[f][i];
+		*added += fam[f].n;
+		pending = pending || fam[f].n;
+	}
+	for (const char *p = text; *p;) {
+		size_t n = line_len(p);
+		bool done = false;
+
+		strip(p, n, s, sizeof(s));
+		for (int f = 0; f < 3; f++) {
+			if (!fam[f].n || fam[f].placed || strncmp(s, fam[f].marker, strlen(fam[f].marker)))
+				continue;
+			header(&b, stamp);
+			for (size_t i = 0; i < fam[f].n; i++)
+				puts_nl(&b, fam[f].lines[i]);
+			put(&b, "\n", 1);
+			fam[f].placed = true;
+		}
+		/* expose-ro=X superseded by a learned expose-rw=X: the two would conflict */
+		if (!strncmp(s, "expose-ro=", 10)) {
+			char rw[4096];
+
+			snprintf(rw, sizeof(rw), "expose-rw=%s", s + 10);
+			for (size_t i = 0; i < fam[0].n && !done; i++) {
+				if (strcmp(fam[0].lines[i], rw))
+					continue;
+				snprintf(note, sizeof(note), "# %s  # superseded by learning (%s): write needed",
+					 s, stamp);
+				puts_nl(&b, note);
+				done = true;
+			}
+		}
+		if (!done) {
+			put(&b, p, n);
+			if (p[n] == '\n')
+				put(&b, "\n", 1);
+		}
+		p += n + (p[n] == '\n');
+	}
+	if (pending && ((fam[0].n && !fam[0].placed) || (fam[1].n && !fam[1].placed) ||
+			(fam[2].n && !fam[2].placed))) {
+		if (b.n && b.s[b.n - 1] != '\n')
+			put(&b, "\n", 1);
+		if (b.n >= 2 && b.s[b.n - 2] != '\n')
+			put(&b, "\n", 1);
+		header(&b, stamp);
+		for (int f = 0; f < 3; f++) {
+			if (!fam[f].n || fam[f].placed)
+				continue;
+			for (size_t i = 0; i < fam[f].n; i++)
+				puts_nl(&b, fam[f].lines[i]);
+			put(&b, "\n", 1);
+		}
+	}
+	put(&b, "", 0);
+	if (b.oom || !b.s) {
+		free(b.s);
+		goto out;
+	}
+	*out = b.s;
+	ret = 0;
+out:
+	for (int f = 0; f < 3; f++)
+		free(fam[f].lines);
+	return ret;
+}
+
+void learn_stamp(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	localtime_r(&t, &tm);
+	strftime(buf, len, "%Y/%m/%d at %H:%M", &tm);
+}
+
+char *learn_template(const char *stamp)
+{
+	char *s;
+
+	if (asprintf(&s,
+		     "# py-sandboxes policy, created by pysb-bpf --learn (%s).\n"
+		     "# Learning writes what a run needed between the markers below. Review it:\n"
+		     "# reading one file grants its whole directory. Format and meaning:\n"
+		     "# https://github.com/pprados/pysandboxes (wiki/configuration.md).\n"
+		     "\n"
+		     "# The program starts with an empty environment; the kernel cannot see which\n"
+		     "# variables it reads, so the usual ones are passed.\n"
+		     "env=PATH=${PATH}\n"
+		     "env=HOME=${HOME}\n"
+		     "env=LANG=${LANG}\n"
+		     "# <learning_guard_envs>\n"
+		     "# </learning_guard_envs>\n"
+		     "\n"
+		     "# <learning_guard_files>\n"
+		     "# </learning_guard_files>\n"
+		     "\n"
+		     "# <learning_guard_socket>\n"
+		     "# </learning_guard_socket>\n"
+		     "\n"
+		     "# <learning_guard_api>\n"
+		     "# </learning_guard_api>\n",
+		     stamp) < 0)
+		return NULL;
+	return s;
+}
+
+/* ---------------- writing the file */
+
+int learn_backup_name(const char *path, char *out, size_t len)
+{
+	struct stat st;
+
+	for (int i = 0; i < 10000; i++) {
+		if (i == 0)
+			snprintf(out, len, "%s.old", path);
+		else
+			snprintf(out, len, "%s.old_%d", path, i);
+		if (lstat(out, &st) && errno == ENOENT)
+			return 0;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static char *read_file(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *s = NULL;
+	size_t n = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, st) || !(s = malloc((size_t)st->st_size + 1)))
+		goto fail;
+	while (n < (size_t)st->st_size && (r = read(fd, s + n, (size_t)st->st_size - n)) > 0)
+		n += (size_t)r;
+	s[n] = '\0';
+	close(fd);
+	return s;
+fail:
+	free(s);
+	close(fd);
+	return NULL;
+}
+
+int learn_backup(const char *path, char *backup, size_t len)
+{
+	struct stat st;
+	char *text = read_file(path, &st);
+	struct timespec times[2];
+	int fd = -1;
+
+	if (!text || learn_backup_name(path, backup, len))
+		goto fail;
+	fd = open(backup, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
+	if (fd < 0 || write_all(fd, text, strlen(text)) || fsync(fd))
+		goto fail;
+	if (fchown(fd, st.st_uid, st.st_gid) && errno != EPERM)
+		goto fail;
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	futimens(fd, times);
+	free(text);
+	return close(fd);
+fail:
+	free(text);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int learn_write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	bool have = !stat(path, &st);
+	int fd, dfd, saved;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", dirname(tmp)); /* "." for a bare name */
+	if (!have && stat(dir, &st))
+		return -1;
+	if (!have)
+		st.st_mode = 0644; /* a new file: the directory's owner (a sudo user's project) */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, getpid()) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, text, strlen(text)) || fchmod(fd, st.st_mode & 07777) ||
+	    (fchown(fd, st.st_uid, st.st_gid) && errno != EPERM) || fsync(fd))
+		goto fail;
+	if (close(fd)) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path))
+		goto fail;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd); /* the rename itself reaches the disk */
+		close(dfd);
+	}
+	return 0;
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = saved;
+	return -1;
+}
+
+int learn_file(const char *file, const struct learn_set *s, const struct learn_env *env,
+	       bool backup, time_t now)
+{
+	struct learn_rules r;
+	struct stat st;
+	char stamp[64], old[PATH_MAX + 16] = "", *text, *merged = NULL;
+	bool exists = !stat(file, &st);
+	size_t added;
+	int ret = -1;
+
+	learn_stamp(now, stamp, sizeof(stamp));
+	if (s->lost)
+		pr_warn("learning: %llu events were lost (ring buffer full): the rules below may "
+			"be incomplete; run the program again to learn the rest",
+			(unsigned long long)s->lost);
+	if (s->unlearned)
+		pr_warn("learning: %lu events name accesses no rule can allow (self-protection, "
+			"anonymous code, truncated paths): see the event lines", s->unlearned);
+	text = exists ? read_file(file, &st) : learn_template(stamp);
+	if (!text) {
+		pr_err("learning: cannot read %s: %s", file, strerror(errno));
+		return -1;
+	}
+	if (learn_generate(s, env, &r)) {
+		pr_err("learning: out of memory");
+		free(text);
+		return -1;
+	}
+	if (learn_merge(text, &r, stamp, &merged, &added)) {
+		pr_err("learning: out of memory");
+		goto out;
+	}
+	if (!added && exists) {
+		fprintf(stderr, "pysb-bpf: learning: nothing to add to %s (%lu events, every rule "
+				"already there)\n", file, s->records);
+		ret = 0;
+		goto out;
+	}
+	if (exists && backup && learn_backup(file, old, sizeof(old))) {
+		pr_err("learning: cannot keep the previous %s as %s: %s; nothing written", file,
+		       old[0] ? old : "<file>.old", strerror(errno));
+		goto out;
+	}
+	if (learn_write_atomic(file, merged)) {
+		pr_err("learning: cannot write %s: %s; it is unchanged", file, strerror(errno));
+		goto out;
+	}
+	fprintf(stderr, "pysb-bpf: learning: %zu rules written into %s%s%s; review them, then run "
+			"without --learn to enforce\n", added, file, old[0] ? ", previous version in " : "",
+		old);
+	ret = 0;
+out:
+	learn_rules_free(&r);
+	free(text);
+	free(merged);
+	return ret;
+}
