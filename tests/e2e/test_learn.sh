@@ -1,0 +1,146 @@
+# Learning round trips: learn a real program's policy in audit mode, then enforce it: the
+# program succeeds with zero denial events; learning again adds nothing; without one
+# learned line exactly that access is denied.
+
+# learn_run POLICY PROGRAM...: pysb-bpf run --learn, output in $T/out, $T/err.
+learn_run() {
+	local policy=$1
+	shift
+	"$PYSB" run --learn --policy "$policy" -- "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+}
+
+# enforce_clean POLICY PROGRAM...: enforce mode, status 0 and not one event.
+enforce_clean() {
+	local policy=$1
+	shift
+	"$PYSB" run --events "$T/events" --policy "$policy" -- "$@" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_no_grep "$T/err" "^pysb-bpf: (deny|audit) "
+	python3 -c "import json; R=[json.loads(l) for l in open('$T/events')]; assert R[-1]['record'] == 'summary' and R[-1]['events'] == 0, R" ||
+		fail "events in enforce mode: $(cat "$T/events")"
+}
+
+# only_denied PATTERN: every denial line of $T/err matches PATTERN, and there is one.
+only_denied() {
+	expect_grep "$T/err" "^pysb-bpf: deny .*$1"
+	if grep '^pysb-bpf: deny ' "$T/err" | grep -vqE -- "$1"; then
+		fail "other denials than /$1/: $(grep '^pysb-bpf: deny ' "$T/err" | grep -vE -- "$1" | head -5)"
+	fi
+}
+
+# The learned file is stable: learning again adds nothing and makes no new backup.
+learn_again_adds_nothing() {
+	local policy=$1 backups
+	shift
+	cp "$policy" "$T/before"
+	backups=$(ls "$policy".old* 2>/dev/null)
+	learn_run "$policy" "$@"
+	expect_rc 0
+	expect_grep "$T/err" "learning: nothing to add to $policy"
+	cmp -s "$policy" "$T/before" || fail "second learning changed the file: $(diff "$T/before" "$policy")"
+	[ "$(ls "$policy".old* 2>/dev/null)" = "$backups" ] || fail "a new backup was made: $(ls "$policy".old*)"
+}
+
+test_learn_config_reader_writer_round_trip() {
+	mkdir -p "$T/cfg" "$T/results"
+	echo "level=3" >"$T/cfg/app.conf"
+	cat >"$T/prog.py" <<PY
+conf = open("$T/cfg/app.conf").read()
+with open("$T/results/result.txt", "w") as f:
+    f.write(conf.upper())
+PY
+	# No policy at all: learning creates it from the template.
+	learn_run "$T/policy" "$T/prog.py"
+	expect_rc 0
+	expect_grep "$T/err" "learning: $T/policy did not exist; created from the template"
+	expect_grep "$T/err" "^pysb-bpf: audit file open\(read\) $T/cfg/app.conf "
+	expect_line "$T/policy" "expose-rw=./results"
+	expect_grep "$T/policy" "^# Add rules \([0-9]{4}/[0-9]{2}/[0-9]{2} at [0-9]{2}:[0-9]{2}\)$"
+	# inside the files marker pair
+	sed -n '/^# <learning_guard_files>/,/^# <\/learning_guard_files>/p' "$T/policy" >"$T/block"
+	expect_line "$T/block" "expose-rw=./results"
+	[ ! -e "$T/policy.old" ] || fail "a backup of a file that did not exist"
+	rm "$T/results/result.txt"
+	enforce_clean "$T/policy" "$T/prog.py"
+	[ "$(cat "$T/results/result.txt")" = "LEVEL=3" ] || fail "the program did not write its result"
+	learn_again_adds_nothing "$T/policy" "$T/prog.py"
+	# Without the write rule, exactly that write is denied.
+	grep -vxF "expose-rw=./results" "$T/policy" >"$T/policy-less"
+	run_sb "$T/policy-less" "$T/prog.py"
+	expect_rc 1
+	expect_grep "$T/err" "PermissionError"
+	only_denied "file (open|create)\(write\) $T/results/result.txt "
+}
+
+test_learn_subprocess_round_trip_and_backup() {
+	mkdir -p "$T/data"
+	echo hi >"$T/data/a.txt"
+	cat >"$T/prog.py" <<PY
+import subprocess, sys
+out = subprocess.run(["/usr/bin/cat", "$T/data/a.txt"], capture_output=True, check=True).stdout
+sys.exit(0 if out == b"hi\n" else 3)
+PY
+	# A policy holding only a comment of the user's: kept, and backed up as .old.
+	printf '# my policy\n' >"$T/policy"
+	learn_run "$T/policy" "$T/prog.py"
+	expect_rc 0
+	expect_grep "$T/err" "^pysb-bpf: audit exec exec\(exec\) /usr/bin/cat "
+	expect_line "$T/policy" "python-api=ALLOW:process-exec"
+	expect_line "$T/policy" "expose-ro=/usr/bin"
+	[ "$(head -1 "$T/policy")" = "# my policy" ] || fail "the user's comment was not kept first"
+	[ "$(cat "$T/policy.old")" = "# my policy" ] || fail "no .old backup of the previous file"
+	enforce_clean "$T/policy" "$T/prog.py"
+	learn_again_adds_nothing "$T/policy" "$T/prog.py"
+	grep -vxF "python-api=ALLOW:process-exec" "$T/policy" >"$T/policy-less"
+	run_sb "$T/policy-less" "$T/prog.py"
+	[ "$RC" -ne 0 ] || fail "ran without the exec rule"
+	only_denied "exec exec\(exec\) /usr/bin/cat .*process-exec not allowed"
+}
+
+test_learn_from_recorded_audit_stream() {
+	mkdir -p "$T/cfg" "$T/state"
+	echo "x" >"$T/cfg/c.ini"
+	cat >"$T/prog.py" <<PY
+import os, sqlite3
+open("$T/cfg/c.ini").read()
+db = sqlite3.connect("$T/state/app.db")
+db.execute("create table if not exists t (v)")
+db.execute("insert into t values (1)")
+db.commit()
+print(db.execute("select count(*) from t").fetchone()[0])
+PY
+	: >"$T/policy"
+	"$PYSB" run --audit --events "$T/recorded.jsonl" --policy "$T/policy" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/recorded.jsonl" '"decision":"audit"'
+	"$PYSB" learn --from "$T/recorded.jsonl" --policy "$T/policy" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/policy" "expose-rw=./state"
+	# python3 lists its working directory at start: "." covers ./cfg, which is not repeated
+	expect_line "$T/policy" "expose-ro=."
+	expect_no_grep "$T/policy" "^expose-ro=./cfg$"
+	enforce_clean "$T/policy" "$T/prog.py"
+	# the same stream again adds nothing
+	cp "$T/policy" "$T/before"
+	"$PYSB" learn --from "$T/recorded.jsonl" --policy "$T/policy" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	cmp -s "$T/policy" "$T/before" || fail "learning the same stream twice changed the file"
+	grep -vxF "expose-rw=./state" "$T/policy" >"$T/policy-less"
+	run_sb "$T/policy-less" "$T/prog.py"
+	[ "$RC" -ne 0 ] || fail "sqlite wrote without its rule"
+	only_denied " $T/state/app.db(-journal)? "
+}
+
+test_learn_refused_by_learn_false() {
+	printf 'learn=false\n' >"$T/policy"
+	echo 'print("ran")' >"$T/prog.py"
+	learn_run "$T/policy" "$T/prog.py"
+	expect_rc 125
+	expect_grep "$T/err" "learn=false"
+	[ "$(cat "$T/policy")" = "learn=false" ] || fail "a locked policy was changed"
+}
