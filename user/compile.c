@@ -27,22 +27,6 @@ static bool path_under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-/* Access the explicit rules give `path`: the nearest (longest) covering rule, 0 if none. */
-static uint32_t explicit_access(const struct policy *p, const char *path)
-{
-	size_t best = 0;
-	uint32_t access = 0;
-
-	for (size_t i = 0; i < p->n_paths; i++) {
-		size_t len = strlen(p->paths[i].path);
-
-		if (len >= best && path_under(path, p->paths[i].path)) {
-			best = len;
-			access = p->paths[i].access == POLICY_RW ? PYSB_ACC_RW : PYSB_ACC_RO;
-		}
-	}
-	return access;
-}
 
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
 
@@ -161,8 +145,11 @@ nomem:
 	return -1;
 }
 
-/* Nearest compiled rule covering canonical `path`: its access, 0 if none. */
-static uint32_t compiled_access(const struct compiled *c, const char *path)
+/*
+ * Nearest compiled rule covering canonical `path` (the longest prefix, as py-sandboxes
+ * decides): its access, 0 if none. explicit_only: the policy's own lines only.
+ */
+static uint32_t compiled_access(const struct compiled *c, const char *path, bool explicit_only)
 {
 	size_t best = 0;
 	uint32_t access = 0;
@@ -170,6 +157,8 @@ static uint32_t compiled_access(const struct compiled *c, const char *path)
 	for (size_t i = 0; i < c->n_files; i++) {
 		size_t len = strlen(c->files[i].path);
 
+		if (explicit_only && c->files[i].implicit)
+			continue;
 		if (len >= best && path_under(path, c->files[i].path)) {
 			best = len;
 			access = c->files[i].access;
@@ -216,7 +205,7 @@ static int compile_mounts(struct compiled *c)
 			continue;
 		unescape_octal(mnt);
 		dev = (maj << 20) | min;
-		acc = compiled_access(c, mnt);
+		acc = compiled_access(c, mnt, false);
 		for (i = 0; i < c->n_mounts && c->mounts[i].dev != dev; i++)
 			;
 		if (i < c->n_mounts) {
@@ -380,7 +369,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	for (size_t i = 0; i < n_imp && !ret; i++) {
 		struct compiled_file proto = { .implicit = true, .why = imp[i].why };
 		/* An implicit path inside an explicit tree keeps what that tree grants. */
-		uint32_t acc = imp[i].access | explicit_access(p, imp[i].path);
+		uint32_t acc = imp[i].access | compiled_access(out, imp[i].path, true);
 
 		ret = add_entry(out, &cap, &ix, imp[i].path, acc, &proto);
 	}

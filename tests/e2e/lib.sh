@@ -42,6 +42,17 @@ expect_no_grep() {
 	! grep -qE -- "$2" "$1" || fail "unexpected match for /$2/ in $(basename "$1"): $(grep -E -- "$2" "$1" | head -5)"
 }
 
+# probe_py FILE LINES...: writes a Python program that imports probe_lib (write_probe_lib).
+probe_py() {
+	local f=$1
+	shift
+	{
+		echo "import sys; sys.path.insert(0, '$T/lib')"
+		echo "from probe_lib import *"
+		printf '%s\n' "$@"
+	} >"$f"
+}
+
 # The Python helper every test program imports (from $T/lib, which policies expose): attempt(label, fn) prints
 # "label ok" / "label EACCES" / "label EPERM" / "label ERR <errno>".
 write_probe_lib() {

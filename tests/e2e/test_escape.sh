@@ -11,11 +11,7 @@ escape_setup() {
 
 # pyapp LINES...: $T/app.py importing probe_lib.
 pyapp() {
-	{
-		echo "import sys; sys.path.insert(0, '$T/lib')"
-		echo "from probe_lib import *"
-		printf '%s\n' "$@"
-	} >"$T/app.py"
+	probe_py "$T/app.py" "$@"
 }
 
 test_escape_every_write_operation_ro_denied_rw_allowed() {

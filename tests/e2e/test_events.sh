@@ -11,13 +11,7 @@ events_setup() {
 
 # ev_py FILE LINES...: a Python program that can import probe_lib.
 ev_py() {
-	local f=$1
-	shift
-	{
-		echo "import sys; sys.path.insert(0, '$T/lib')"
-		echo "from probe_lib import *"
-		printf '%s\n' "$@"
-	} >"$f"
+	probe_py "$@"
 }
 
 # jq_py EXPR: evaluates a Python expression over R (the list of records of $T/events).

@@ -11,20 +11,9 @@ files_setup() {
 	write_probe_lib
 }
 
-# py FILE LINES...: writes a Python program that can import probe_lib.
-py() {
-	local f=$1
-	shift
-	{
-		echo "import sys; sys.path.insert(0, '$T/lib')"
-		echo "from probe_lib import *"
-		printf '%s\n' "$@"
-	} >"$f"
-}
-
 test_file_read_exposed_ro_allowed_hostname_denied() {
 	files_setup
-	py "$T/app.py" \
+	probe_py "$T/app.py" \
 		"attempt('read-ro', lambda: read('$T/ro/data.txt'))" \
 		"attempt('read-ro-deep', lambda: read('$T/ro/sub/deep.txt'))" \
 		"attempt('list-ro', lambda: os.listdir('$T/ro'))" \
@@ -45,7 +34,7 @@ test_file_read_exposed_ro_allowed_hostname_denied() {
 
 test_file_write_ro_denied_rw_allowed() {
 	files_setup
-	py "$T/app.py" \
+	probe_py "$T/app.py" \
 		"attempt('write-ro-new', lambda: write('$T/ro/new.txt'))" \
 		"attempt('write-ro-existing', lambda: write('$T/ro/data.txt'))" \
 		"attempt('append-ro', lambda: open('$T/ro/data.txt', 'a').close())" \
@@ -99,7 +88,7 @@ test_file_spellings_cannot_escape() {
 	files_setup
 	ln -s /etc/hostname "$T/ro/link-out"
 	ln -s "$T/ro/data.txt" "$T/other/link-in"
-	py "$T/app.py" \
+	probe_py "$T/app.py" \
 		"attempt('dotdot', lambda: read('$T/ro/../other/secret.txt'))" \
 		"attempt('dotdot-in', lambda: read('$T/other/../ro/data.txt'))" \
 		"attempt('symlink-out', lambda: read('$T/ro/link-out'))" \
@@ -120,7 +109,7 @@ test_file_bind_mount_cannot_expose_outside() {
 	files_setup
 	# An exposed tree that gains a bind mount of an unexposed one from the inside would
 	# be an escape: the sandbox may not mount at all (from inside), and rules name inodes.
-	py "$T/app.py" \
+	probe_py "$T/app.py" \
 		"import ctypes" \
 		"libc = ctypes.CDLL(None, use_errno=True)" \
 		"r = libc.mount(b'$T/other', b'$T/rw', None, 4096, None)" \
