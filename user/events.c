@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -203,7 +204,27 @@ static void net_event_print_line(FILE *f, const struct pysb_event *e, const char
 
 /* ---- end of network ---- */
 
+static void event_format_line(FILE *f, const struct pysb_event *e);
+
+/* One write(2) per line: stderr is unbuffered and shared with the program, whose own
+ * output would otherwise land in the middle of the line. */
 void event_print_line(FILE *f, const struct pysb_event *e)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m) {
+		event_format_line(f, e);
+		return;
+	}
+	event_format_line(m, e);
+	if (!fclose(m))
+		fwrite(buf, 1, len, f);
+	free(buf);
+}
+
+static void event_format_line(FILE *f, const struct pysb_event *e)
 {
 	char acc[32];
 	char comm[PYSB_COMM_LEN + 1];
