@@ -103,8 +103,8 @@ int BPF_PROG(pysb_unix_bind, struct socket *sock, struct sockaddr *address, int 
 	__u64 cgid;
 	int len;
 
-	if (BPF_CORE_READ(address, sa_family) != AF_UNIX)
-		return 0;
+	if (addrlen < (int)sizeof(__u16) || BPF_CORE_READ(address, sa_family) != AF_UNIX)
+		return 0; /* too short: the kernel refuses it (EINVAL) */
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;

@@ -7,6 +7,7 @@
 NET_NS=pysb-e2e
 NET_PIDS=()
 NET_RESTORE=()
+NET_PING_RANGE=
 
 # Runs at the end of every net test (trap): servers, namespace, files changed in /etc.
 net_cleanup() {
@@ -18,6 +19,9 @@ net_cleanup() {
 	for f in "${NET_RESTORE[@]}"; do
 		cp "$T/saved$(echo "$f" | tr / _)" "$f"
 	done
+	[ -z "$NET_PING_RANGE" ] || sysctl -qw net.ipv4.ping_group_range="$NET_PING_RANGE"
+	ip addr del 10.123.0.1/8 dev lo 2>/dev/null
+	return 0
 }
 
 # net_setup [POLICY LINES...]: the client library and a policy exposing it.
@@ -483,10 +487,9 @@ test_net_unix_abstract_sockets() {
 }
 
 test_net_other_families() {
-	local ping_range
 	net_setup "net=ALLOW|tcp|127.0.0.1|20071|OUT"
 	# Ping sockets need the group in this range (systemd widens it; this VM has none).
-	ping_range=$(sysctl -n net.ipv4.ping_group_range)
+	NET_PING_RANGE=$(sysctl -n net.ipv4.ping_group_range)
 	sysctl -qw net.ipv4.ping_group_range="0 0"
 	net_py "$T/app.py" \
 		"import socket, struct" \
@@ -532,9 +535,6 @@ test_net_other_families() {
 	# vsock and AF_ALG are modules this VM cannot load: past the sandbox, the kernel says so.
 	expect_line "$T/out" "vsock ERR EAFNOSUPPORT"
 	expect_line "$T/out" "alg ERR EAFNOSUPPORT"
-	ip addr del 10.123.0.1/8 dev lo 2>/dev/null
-	sysctl -qw net.ipv4.ping_group_range="$ping_range"
-	return 0
 }
 
 test_net_native_code() {
