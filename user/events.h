@@ -50,6 +50,8 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 /* Writes o, rendered from e, or counts it into the held identical event. */
 void events_json_write(struct events_json *w, const struct pysb_event *e, json_t *o);
 /* Writes the held event, if any (after each batch, so a reader is never behind). */
+/* Is an aggregated event waiting for identical ones (written by events_json_flush)? */
+bool events_json_has_pending(const struct events_json *w);
 void events_json_flush(struct events_json *w);
 /* The last records: one "lost" record per reason that lost events (lost may be NULL:
  * unknown), then the "summary". Returns -1 when writing failed (said on stderr). */

@@ -255,6 +255,11 @@ static bool same_event(const struct pysb_event *a, const struct pysb_event *b)
 	return (!pa && !pb) || (pa && pb && !strcmp(pa, pb));
 }
 
+bool events_json_has_pending(const struct events_json *w)
+{
+	return w->pending != NULL;
+}
+
 void events_json_flush(struct events_json *w)
 {
 	char t[64];

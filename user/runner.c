@@ -233,17 +233,22 @@ static int wait_child(const struct run_opts *o, pid_t pid, int pidfd, int sigfd,
 	int status;
 
 	for (;;) {
-		if (poll(fds, 3, -1) < 0) {
+		/* An aggregated JSON event waits at most one window for identical ones. */
+		bool pending = o->events && events_json_has_pending(o->events);
+		int n = poll(fds, 3, pending ? 1000 : -1);
+
+		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			pr_err("poll: %s", strerror(errno));
 			break;
 		}
-		if (fds[0].revents) {
-			ring_buffer__consume(rb);
-			if (o->events)
-				events_json_flush(o->events);
+		if (n == 0) {
+			events_json_flush(o->events);
+			continue;
 		}
+		if (fds[0].revents)
+			ring_buffer__consume(rb);
 		if (fds[2].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
