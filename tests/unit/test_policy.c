@@ -31,24 +31,7 @@ static char *envp[] = { home_var, incdir_var,	      "A=1", "EMPTY=", "H=example.
 
 /* ---------------- fixture */
 
-static char *tpath(const char *rel)
-{
-	static char buf[4][PATH_MAX];
-	static unsigned i;
-	char *b = buf[i++ % 4];
-
-	snprintf(b, PATH_MAX, "%s/%s", tmp, rel);
-	return b;
-}
-
-static void put(const char *rel, const char *text)
-{
-	FILE *f = fopen(tpath(rel), "w");
-
-	assert_non_null(f);
-	fputs(text, f);
-	fclose(f);
-}
+#include "fixture.h"
 
 static int group_setup(void **state)
 {
