@@ -38,7 +38,7 @@ UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/%.o,$(USER_SRCS))
 .DELETE_ON_ERROR:
 # Keep the sanitizer objects between runs of `make unit`.
 .SECONDARY:
-.PHONY: all deps clean check unit e2e demo bench bench-native fuzz vmlinux format
+.PHONY: all deps clean check check-kernels unit e2e demo bench bench-native fuzz vmlinux format
 all: deps $(OUTPUT)/pysb-bpf
 
 deps:
@@ -91,6 +91,11 @@ e2e: all $(E2E_HELPERS)
 	$(Q)scripts/vm-run -- tests/e2e/run
 
 check: unit e2e
+
+# The same suite on Debian's 6.1, 6.12 and 7.2 kernels (docs/kernels.md); about three times
+# the time of `make e2e`.
+check-kernels: all $(E2E_HELPERS)
+	$(Q)scripts/e2e-matrix
 
 demo: all
 	$(Q)scripts/demo
