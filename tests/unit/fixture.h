@@ -6,6 +6,7 @@
 #ifndef PYSB_TEST_FIXTURE_H
 #define PYSB_TEST_FIXTURE_H
 
+#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 
@@ -28,6 +29,22 @@ static inline void put(const char *rel, const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+}
+
+static inline int fixture_rm_one(const char *path, const struct stat *st, int flag,
+				 struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path);
+}
+
+/* cmocka group teardown: removes the scratch tree. */
+static inline int group_teardown(void **state)
+{
+	(void)state;
+	return nftw(tmp, fixture_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 #endif /* PYSB_TEST_FIXTURE_H */

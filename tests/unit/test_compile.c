@@ -51,20 +51,6 @@ static int group_setup(void **state)
 	return symlink(tpath("ro"), tpath("ro-link"));
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	return nftw(tmp, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* ---------------- helpers */
 
 struct result {
