@@ -351,12 +351,11 @@ static void remove_idle_instances(const char *keep)
 	closedir(d);
 }
 
-int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err)
+int loader_start(struct loader *l, const char **what, int *err)
 {
 	char tmp[128];
 	int lock = -1, ret = -1;
 
-	(void)opts;
 	memset(l, 0, sizeof(*l));
 	l->ringbuf_fd = -1;
 	l->skel = open_adapted(what, err);

@@ -25,17 +25,13 @@ struct loader {
 	int n_cg_links;
 };
 
-struct loader_opts {
-	uint32_t reserved;
-};
-
 /*
  * Opens the shared instance, loading, attaching and pinning it first if this is the
  * first run since boot (or since the binary changed). Never leaves a half-attached state:
  * the pins appear complete or not at all. On failure `what` names the step (load, attach,
  * pin, ...) and `err` the errno, for probe's report.
  */
-int loader_start(struct loader *l, const struct loader_opts *opts, const char **what, int *err);
+int loader_start(struct loader *l, const char **what, int *err);
 /* Releases this process's references; the shared instance stays (pinned). */
 void loader_stop(struct loader *l);
 

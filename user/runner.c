@@ -311,7 +311,7 @@ int sandbox_run(const struct run_opts *o)
 	snprintf(name, sizeof(name), "run-%d", getpid());
 	if (sandbox_cgroup_create(&cg, name))
 		return EXIT_PYSB_ERROR;
-	if (loader_start(&l, NULL, &what, &err)) {
+	if (loader_start(&l, &what, &err)) {
 		probe_report_load_failure(what, err, false);
 		goto out_cgroup;
 	}

@@ -58,7 +58,7 @@ probe_py() {
 write_probe_lib() {
 	mkdir -p "$T/lib"
 	cat >"$T/lib/probe_lib.py" <<'PY'
-import errno, os, sys
+import errno, os, socket, sys
 
 def attempt(label, fn):
     try:
@@ -66,6 +66,8 @@ def attempt(label, fn):
         print(label, "ok", flush=True)
     except PermissionError as e:
         print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+    except socket.gaierror:
+        print(label, "GAIERROR", flush=True)
     except OSError as e:
         print(label, "ERR", errno.errorcode.get(e.errno, str(e.errno)), flush=True)
 

@@ -27,20 +27,12 @@ net_cleanup() {
 # net_setup [POLICY LINES...]: the client library and a policy exposing it.
 net_setup() {
 	trap net_cleanup EXIT
-	mkdir -p "$T/lib"
+	write_probe_lib
 	cat >"$T/lib/net_lib.py" <<'PY'
 import ctypes, errno, socket, sys
 
-def attempt(label, fn):
-    try:
-        fn()
-        print(label, "ok", flush=True)
-    except PermissionError as e:
-        print(label, errno.errorcode.get(e.errno, str(e.errno)), flush=True)
-    except socket.gaierror as e:
-        print(label, "GAIERROR", flush=True)
-    except OSError as e:
-        print(label, "ERR", errno.errorcode.get(e.errno, str(e.errno)), flush=True)
+# attempt() is the one every e2e program uses (tests/e2e/lib.sh, write_probe_lib)
+from probe_lib import attempt
 
 def fam(addr):
     return socket.AF_INET6 if ":" in addr else socket.AF_INET
