@@ -144,3 +144,104 @@ test_learn_refused_by_learn_false() {
 	expect_grep "$T/err" "learn=false"
 	[ "$(cat "$T/policy")" = "learn=false" ] || fail "a locked policy was changed"
 }
+
+# An HTTP client against a local http.server outside the sandbox: the learned net rule
+# spells the port as the *PORT* variable that holds it; without it the connect is denied.
+test_learn_http_client_round_trip() {
+	local port=18765 pid
+	mkdir -p "$T/www"
+	echo "served" >"$T/www/index.txt"
+	python3 -m http.server --bind 127.0.0.1 --directory "$T/www" "$port" >"$T/server.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 50); do
+		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1).close()" 2>/dev/null && break
+		sleep 0.1
+	done
+	cat >"$T/prog.py" <<PY
+import sys, urllib.request
+body = urllib.request.urlopen("http://127.0.0.1:%s/index.txt" % sys.argv[1], timeout=10).read()
+sys.exit(0 if body == b"served\n" else 3)
+PY
+	export APP_HTTP_PORT=$port
+	learn_run "$T/policy" "$T/prog.py" "$port"
+	expect_rc 0
+	expect_grep "$T/err" "^pysb-bpf: audit net connect tcp 127.0.0.1:$port \\(OUT\\)"
+	expect_line "$T/policy" 'net=ALLOW|TCP|127.0.0.1|${APP_HTTP_PORT}|OUT'
+	sed -n '/^# <learning_guard_socket>/,/^# <\/learning_guard_socket>/p' "$T/policy" >"$T/block"
+	expect_line "$T/block" 'net=ALLOW|TCP|127.0.0.1|${APP_HTTP_PORT}|OUT'
+	enforce_clean "$T/policy" "$T/prog.py" "$port"
+	learn_again_adds_nothing "$T/policy" "$T/prog.py" "$port"
+	grep -vxF 'net=ALLOW|TCP|127.0.0.1|${APP_HTTP_PORT}|OUT' "$T/policy" >"$T/policy-less"
+	run_sb "$T/policy-less" "$T/prog.py" "$port"
+	[ "$RC" -ne 0 ] || fail "connected without the net rule"
+	only_denied "net connect tcp 127.0.0.1:$port \\(OUT\\)"
+	unset APP_HTTP_PORT
+	kill "$pid"
+	wait "$pid" 2>/dev/null || true
+}
+
+# Configuration under ~ and under $VIRTUAL_ENV: learned as ~/... and ${VIRTUAL_ENV}/...,
+# which still mean the same directories when the policy is enforced.
+test_learn_home_and_virtualenv_config_round_trip() {
+	# The program lives apart: its own directory (read at start) holds neither ~ nor the venv.
+	mkdir -p "$T/home/.config/myapp" "$T/venv/etc/myapp" "$T/work" "$T/app"
+	echo "colour=blue" >"$T/home/.config/myapp/settings.ini"
+	echo '{"model": 1}' >"$T/venv/etc/myapp/model.json"
+	cat >"$T/app/prog.py" <<'PY'
+import json, os, sys
+a = open(os.path.expanduser("~/.config/myapp/settings.ini")).read()
+b = json.load(open(os.path.join(os.environ["VIRTUAL_ENV"], "etc/myapp/model.json")))
+sys.exit(0 if a.startswith("colour") and b["model"] == 1 else 3)
+PY
+	cd "$T/work" || fail "no work directory"
+	export HOME=$T/home VIRTUAL_ENV=$T/venv
+	learn_run "$T/policy" "$T/app/prog.py"
+	expect_rc 0
+	expect_line "$T/policy" "expose-ro=~/.config/myapp"
+	expect_line "$T/policy" 'expose-ro=${VIRTUAL_ENV}/etc/myapp'
+	expect_no_grep "$T/policy" "$T/home|$T/venv"
+	enforce_clean "$T/policy" "$T/app/prog.py"
+	learn_again_adds_nothing "$T/policy" "$T/app/prog.py"
+	grep -vxF 'expose-ro=${VIRTUAL_ENV}/etc/myapp' "$T/policy" >"$T/policy-less"
+	run_sb "$T/policy-less" "$T/app/prog.py"
+	[ "$RC" -ne 0 ] || fail "read the venv configuration without its rule"
+	only_denied "file open\(read\) $T/venv/etc/myapp/model.json "
+	# The same policy under another HOME means that HOME: the old one is not exposed.
+	mkdir -p "$T/home2/.config/myapp"
+	cp "$T/home/.config/myapp/settings.ini" "$T/home2/.config/myapp/"
+	HOME=$T/home2 run_sb "$T/policy" "$T/app/prog.py"
+	expect_rc 0
+}
+
+# multiprocessing: a pool of workers (semaphores in /dev/shm, pipes, fork) writing results.
+test_learn_multiprocessing_round_trip() {
+	mkdir -p "$T/parts"
+	cat >"$T/prog.py" <<PY
+import multiprocessing as mp
+
+def work(i):
+    with open("$T/parts/part-%d.txt" % i, "w") as f:
+        f.write(str(i * i))
+    return i * i
+
+if __name__ == "__main__":
+    with mp.Pool(3) as pool:
+        assert sum(pool.map(work, range(12))) == sum(i * i for i in range(12))
+    q = mp.Queue()
+    p = mp.Process(target=q.put, args=(42,))
+    p.start()
+    assert q.get(timeout=30) == 42
+    p.join()
+PY
+	learn_run "$T/policy" "$T/prog.py"
+	expect_rc 0
+	expect_line "$T/policy" "expose-rw=./parts"
+	enforce_clean "$T/policy" "$T/prog.py"
+	[ "$(cat "$T/parts/part-11.txt")" = "121" ] || fail "the workers did not write their results"
+	learn_again_adds_nothing "$T/policy" "$T/prog.py"
+	grep -vxF "expose-rw=./parts" "$T/policy" >"$T/policy-less"
+	rm -f "$T"/out/*
+	run_sb "$T/policy-less" "$T/prog.py"
+	[ "$RC" -ne 0 ] || fail "the workers wrote without their rule"
+	only_denied "file (open|create)\(write\) $T/parts/part-[0-9]+.txt "
+}
