@@ -17,8 +17,8 @@ endif
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUTPUT)
-LDLIBS := -lbpf -lelf -lz -ljansson
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
+LDLIBS := -lbpf -lelf -lz -ljansson -lmicrohttpd -lpthread
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Iinclude -Ivmlinux
 
 # One .bpf.c per concern, statically linked into one object (shared maps, one skeleton).
@@ -121,7 +121,7 @@ bench-native: all $(OUTPUT)/bench/bench_parse
 # new inputs go to build/fuzz/corpus, crashes to build/fuzz/crash-*. Inputs are capped at
 # 4 KiB (seeds are cut): a policy's structure fits, and executions are ~10x faster.
 FUZZ_SECONDS ?= 600
-POLICY_SRCS := $(wildcard user/policy*.c)
+POLICY_SRCS := $(wildcard user/policy*.c) user/strindex.c
 $(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus

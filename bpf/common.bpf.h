@@ -7,8 +7,6 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
-#define PYSB_EVENT_SLACK 256
-
 #define EACCES 13
 #define EPERM  1
 
@@ -48,27 +46,30 @@ static __always_inline void count_lost(__u32 sandbox, __u32 reason)
 		(*n)++;
 }
 
-/* Reserves an event with the fields every kind shares filled in; NULL (counted) if full. */
+/* Starts an event with the fields every kind shares filled in; NULL (counted) if the
+ * sandbox has no reader or this CPU's buffer is taken. Every non-NULL result must be
+ * passed to event_send(). */
 static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_cfg *cfg,
 						      __u64 cgid, __u16 kind, __u16 op,
 						      __u32 access, __u32 decision)
 {
+	struct pysb_event_buf *b;
 	struct pysb_event *e;
 	__u64 pid_tgid;
-	void *rb;
+	__u32 zero = 0;
 
-	rb = bpf_map_lookup_elem(&events, &cfg->id);
-	if (!rb) {
+	if (!bpf_map_lookup_elem(&events, &cfg->id)) {
 		count_lost(cfg->id, PYSB_LOST_NO_READER);
 		return NULL;
 	}
-	/* The slack lets the verifier accept path components written at a masked offset
-	 * (event_set_dentry_path); user space ignores it. */
-	e = bpf_ringbuf_reserve(rb, sizeof(*e) + PYSB_EVENT_SLACK, 0);
-	if (!e) {
-		count_lost(cfg->id, PYSB_LOST_RINGBUF_FULL);
+	b = bpf_map_lookup_elem(&event_buf, &zero);
+	if (!b)
+		return NULL;
+	if (__sync_lock_test_and_set(&b->busy, 1)) {
+		count_lost(cfg->id, PYSB_LOST_PREEMPTED);
 		return NULL;
 	}
+	e = &b->e;
 	pid_tgid = bpf_get_current_pid_tgid();
 	e->ts_ns = bpf_ktime_get_ns();
 	e->cgroup_id = cgid;
@@ -88,6 +89,45 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 	e->path[0] = '\0';
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
+}
+
+#define PYSB_EVENT_HEAD __builtin_offsetof(struct pysb_event, path)
+
+/* Copies the event into its sandbox's ring buffer at its real size (the path moved to
+ * the front: path_off is 0 in what user space reads) and frees this CPU's buffer. */
+static __always_inline void event_send(struct pysb_event *e)
+{
+	struct pysb_event_buf *b, *out;
+	__u32 zero = 0, one = 1;
+	__u64 size = PYSB_EVENT_HEAD + sizeof(struct pysb_net_event);
+	void *rb = bpf_map_lookup_elem(&events, &e->sandbox);
+
+	out = bpf_map_lookup_elem(&event_buf, &one);
+	if (rb && out) {
+		__builtin_memcpy(&out->e, e, PYSB_EVENT_HEAD);
+		if (e->kind == PYSB_KIND_NET) {
+			__builtin_memcpy(&out->e.net, &e->net, sizeof(e->net));
+		} else {
+			__u32 len = e->path_len > 0 ? e->path_len : 0;
+			__u32 off = e->path_off;
+
+			if (len > PYSB_PATH_LEN)
+				len = PYSB_PATH_LEN;
+			off &= PYSB_PATH_LEN - 1;
+			out->e.path_off = 0;
+			out->e.path[0] = '\0';
+			if (len)
+				bpf_probe_read_kernel(out->e.path, len, e->path + off);
+			size = PYSB_EVENT_HEAD + (len ? len : 1);
+		}
+		if (bpf_ringbuf_output(rb, &out->e, size, 0))
+			count_lost(e->sandbox, PYSB_LOST_RINGBUF_FULL);
+	} else {
+		count_lost(e->sandbox, PYSB_LOST_NO_READER);
+	}
+	b = bpf_map_lookup_elem(&event_buf, &zero);
+	if (b) /* same CPU: a plain store after the copy is enough */
+		*(volatile __u32 *)&b->busy = 0;
 }
 
 /* The verdict for a denied request: -errno in enforce mode, 0 (allow) in audit mode. */

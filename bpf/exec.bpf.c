@@ -48,7 +48,7 @@ int BPF_PROG(pysb_bprm_check_security, struct linux_binprm *bprm)
 		e->flags |= why;
 		event_set_dentry_path(e, BPF_CORE_READ(file, f_path.dentry),
 				      BPF_CORE_READ(file, f_path.mnt));
-		bpf_ringbuf_submit(e, 0);
+		event_send(e);
 	}
 	return deny_ret(cfg, EACCES);
 }

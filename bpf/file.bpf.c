@@ -46,7 +46,7 @@ static __always_inline int file_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid,
 	if (e) {
 		e->rule = c->found ? c->rule : 0;
 		event_set_dentry_path(e, d, mnt);
-		bpf_ringbuf_submit(e, 0);
+		event_send(e);
 	}
 	return deny_ret(cfg, EACCES);
 }
@@ -145,7 +145,7 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 						   want, decision_of(cfg));
 		if (e) {
 			event_set_dentry_path(e, d, mnt);
-			bpf_ringbuf_submit(e, 0);
+			event_send(e);
 		}
 		return deny_ret(cfg, EPERM);
 	}

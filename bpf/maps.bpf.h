@@ -17,9 +17,13 @@
 #define PYSB_MAP
 #endif
 
-/* cgroup id -> sandbox; a task is sandboxed when its cgroup or an ancestor is here. */
+/* cgroup id -> sandbox; a task is sandboxed when its cgroup or an ancestor is here.
+ * Not preallocated: an update (the daemon's reload switching a cgroup to a new sandbox
+ * id) links a new element and frees the old one after an RCU grace period, so a hook
+ * that looked up the old one reads it whole, never half old, half new. */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, PYSB_MAX_SANDBOXES);
 	__type(key, __u64);
 	__type(value, struct pysb_sandbox_cfg);
@@ -127,5 +131,27 @@ PYSB_MAP struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
+
+/*
+ * Events are built in a per-CPU buffer ([0]), then copied at their real size ([1]) into
+ * the ring buffer: most records are a few hundred bytes, not the 4 KiB a path may need,
+ * so a full ring holds twenty times more of them. `busy` guards [0] against a hook of
+ * another task that preempts this one on the same CPU.
+ */
+#define PYSB_EVENT_SLACK 256
+
+struct pysb_event_buf {
+	__u32 busy;
+	__u32 _pad;
+	struct pysb_event e;
+	char slack[PYSB_EVENT_SLACK]; /* path components written at a masked offset */
+};
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct pysb_event_buf);
+} event_buf SEC(".maps");
 
 #endif /* PYSB_MAPS_BPF_H */

@@ -147,7 +147,7 @@ static __always_inline void net_event(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	e->net.type = type;
 	e->net.dir = dir;
 	e->rule = rule;
-	bpf_ringbuf_submit(e, 0);
+	event_send(e);
 }
 
 /* Shared by the six cgroup/ programs; `v6` and `dir` are constants at each call site. */

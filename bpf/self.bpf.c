@@ -22,7 +22,7 @@ static __always_inline int deny_self(__u16 op)
 		return 0;
 	e = event_start(cfg, cgid, PYSB_KIND_SELF, op, 0, decision_of(cfg));
 	if (e)
-		bpf_ringbuf_submit(e, 0);
+		event_send(e);
 	return deny_ret(cfg, EPERM);
 }
 
@@ -95,7 +95,7 @@ static __always_inline int deny_outside(__u16 op, struct task_struct *other)
 	e = event_start(cfg, cgid, PYSB_KIND_SELF, op, 0, decision_of(cfg));
 	if (e) {
 		e->target_pid = BPF_CORE_READ(other, tgid);
-		bpf_ringbuf_submit(e, 0);
+		event_send(e);
 	}
 	return deny_ret(cfg, EPERM);
 }

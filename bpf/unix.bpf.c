@@ -74,7 +74,7 @@ static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
 	if (e) {
 		e->rule = rule;
 		event_set_unix_name(e, addr);
-		bpf_ringbuf_submit(e, 0);
+		event_send(e);
 	}
 	return deny_ret(cfg, err);
 }
@@ -129,7 +129,7 @@ int BPF_PROG(pysb_unix_bind, struct socket *sock, struct sockaddr *address, int 
 			e->path[len & 127] = '\0';
 			e->path_len = len + 1;
 		}
-		bpf_ringbuf_submit(e, 0);
+		event_send(e);
 	}
 	return deny_ret(cfg, EPERM);
 }

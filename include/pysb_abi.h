@@ -33,6 +33,7 @@
 /* sandbox_cfg.flags */
 #define PYSB_SB_AUDIT 0x1u /* report would-be denials, deny nothing */
 #define PYSB_SB_EXEC  0x2u /* python-api allows process-exec: execve of exposed binaries */
+#define PYSB_SB_DAEMON 0x4u /* kept by `pysb-bpf daemon` on a service's cgroup, not by a run */
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH 8192
@@ -40,7 +41,10 @@
 #define PYSB_MAX_CGROUP_LEVEL 32
 
 #define PYSB_MAX_SANDBOXES  1024
-#define PYSB_RINGBUF_BYTES  (4u << 20) /* per sandbox; every one has the same size */
+#define PYSB_RINGBUF_BYTES  (4u << 20) /* per sandbox, by default (bpf.events-buffer) */
+#define PYSB_RINGBUF_LEARN  (64u << 20) /* under --learn, which must see every access */
+#define PYSB_EVENTS_BUFFER_MIN (64u << 10)
+#define PYSB_EVENTS_BUFFER_MAX (1u << 30)
 #define PYSB_MAX_FILE_RULES 65536
 #define PYSB_MAX_MOUNTS	    16384 /* (file system, sandbox) pairs in mount_access */
 
@@ -271,12 +275,16 @@ struct pysb_event {
 };
 
 #define PYSB_EV_PATH_TRUNC 0x1u
+#define PYSB_EVENT_HEAD_LEN (64 + PYSB_COMM_LEN)
 
-/* Reasons an event was not delivered (index of the `lost` map). */
+/* Reasons an event was not delivered (index of the `lost` map). The ring buffer holds
+ * each record at its real size: the header up to `path`, then path_len bytes of path
+ * (path_off 0), or the net fields; user space reads at least PYSB_EVENT_HEAD_LEN. */
 enum pysb_lost {
 	PYSB_LOST_RINGBUF_FULL = 0, /* bpf_ringbuf_reserve failed: consumer too slow */
 	PYSB_LOST_NO_READER = 1,    /* the sandbox's ring buffer is gone (pysb-bpf killed) */
-	PYSB_LOST_MAX = 2,
+	PYSB_LOST_PREEMPTED = 2,    /* this CPU's event buffer was held by a preempted hook */
+	PYSB_LOST_MAX = 3,
 };
 
 _Static_assert(sizeof(struct pysb_sandbox_cfg) == 8, "pysb_sandbox_cfg layout");

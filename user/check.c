@@ -642,6 +642,9 @@ static const struct bpf_param_doc {
 	  "no socket family besides unix (file rules), TCP/UDP over IPv4/IPv6 (net= rules) "
 	  "and read-only NETLINK_ROUTE" },
 	{ "bpf.unix-abstract", "deny", "abstract unix sockets are denied" },
+	{ "bpf.events-buffer", "4M",
+	  "each sandbox's event ring buffer holds 4 MiB (64 MiB under --learn); events that "
+	  "do not fit are counted as lost" },
 };
 
 static const char *bpf_effect(const struct policy_kv *kv, char *buf, size_t len)
@@ -661,6 +664,10 @@ static const char *bpf_effect(const struct policy_kv *kv, char *buf, size_t len)
 	if (!strcmp(kv->key, "bpf.unix-abstract"))
 		return strcasecmp(kv->value, "allow") ? BPF_DOCS[3].def_effect
 						      : "abstract unix sockets are allowed";
+	if (!strcmp(kv->key, "bpf.events-buffer")) {
+		snprintf(buf, len, "the event ring buffer holds %s (under --learn too)", kv->value);
+		return buf;
+	}
 	return "unknown";
 }
 

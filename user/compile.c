@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +290,7 @@ static const char *const BPF_KEYS[] = {
 	"bpf.implicit",
 	"bpf.socket-family",
 	"bpf.unix-abstract",
+	"bpf.events-buffer",
 };
 #define N_BPF_KEYS (sizeof(BPF_KEYS) / sizeof(BPF_KEYS[0]))
 
@@ -307,6 +309,36 @@ int policy_bpf_bool(const char *v)
 	if (!strcasecmp(v, "false") || !strcmp(v, "0"))
 		return 0;
 	return -1;
+}
+
+uint64_t parse_size(const char *v)
+{
+	char *end;
+	unsigned long long n;
+
+	if (!isdigit((unsigned char)*v))
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || n > (1ull << 40))
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': n <<= 10; end++; break;
+	case 'm': case 'M': n <<= 20; end++; break;
+	case 'g': case 'G': n <<= 30; end++; break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	return *end ? 0 : n;
+}
+
+uint64_t policy_events_buffer(const struct policy *p)
+{
+	const char *v = policy_get(p, "bpf.events-buffer");
+
+	return v ? parse_size(v) : 0;
 }
 
 int policy_check_bpf_params(const struct policy *p)
@@ -340,6 +372,15 @@ int policy_check_bpf_params(const struct policy *p)
 			pr_err("%s:%u:%u: bpf.implicit=%s: expected true or false", kv->src.file,
 			       kv->src.line, kv->src.col, kv->value);
 			ret = -1;
+		} else if (!strcmp(kv->key, "bpf.events-buffer")) {
+			uint64_t n = parse_size(kv->value);
+
+			if (n < PYSB_EVENTS_BUFFER_MIN || n > PYSB_EVENTS_BUFFER_MAX || (n & (n - 1))) {
+				pr_err("%s:%u:%u: bpf.events-buffer=%s: expected a power of two "
+				       "from 64K to 1G (e.g. 4M, 64M)",
+				       kv->src.file, kv->src.line, kv->src.col, kv->value);
+				ret = -1;
+			}
 		}
 	}
 	return ret;

@@ -79,6 +79,8 @@ struct compiled {
 	size_t n_mounts;
 	bool exec_allowed;	    /* python-api grants process-exec */
 	struct policy_src exec_src; /* the python-api line that decided, if any */
+	bool audit_mode;	    /* bpf.mode=audit (set by the daemon's compile) */
+	uint32_t events_buffer;	    /* bpf.events-buffer, 0: the default (idem) */
 	/* network (user/compile_net.c) */
 	struct compiled_net_rule *net_rules;
 	size_t n_net_rules;
@@ -111,6 +113,10 @@ void compiled_free(struct compiled *c);
 int policy_check_bpf_params(const struct policy *p);
 /* A bpf.* boolean: true/false (any case), 1/0. Returns 1, 0, or -1 when neither. */
 int policy_bpf_bool(const char *v);
+/* "4M", "64MiB", "1G", "262144" in bytes (K, M, G: powers of 1024); 0 when malformed. */
+uint64_t parse_size(const char *v);
+/* bpf.events-buffer in bytes (checked by policy_check_bpf_params), 0 when not set. */
+uint64_t policy_events_buffer(const struct policy *p);
 
 /* Does python-api grant the process-exec category? (last matching line wins) */
 bool policy_exec_allowed(const struct policy *p, struct policy_src *src);

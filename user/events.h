@@ -39,6 +39,8 @@ struct events_json {
 	struct pysb_event *pending_ev;
 	uint64_t pending_count, pending_last_ns;
 	unsigned long events, records; /* received; JSON lines written */
+	unsigned long synced;	       /* records known to have reached out (last sync) */
+	uint64_t lost_said[PYSB_LOST_MAX]; /* lost events already in "lost" records */
 	bool failed;
 	int err;
 };
@@ -49,16 +51,24 @@ int events_json_init(struct events_json *w, FILE *out, const char *name, const c
 json_t *events_json_render(const struct events_json *w, const struct pysb_event *e);
 /* Writes o, rendered from e, or counts it into the held identical event. */
 void events_json_write(struct events_json *w, const struct pysb_event *e, json_t *o);
-/* Writes the held event, if any (after each batch, so a reader is never behind). */
 /* Is an aggregated event waiting for identical ones (written by events_json_flush)? */
 bool events_json_has_pending(const struct events_json *w);
+/* Writes one record as it is (the daemon's "lost" records). */
+void events_json_put(struct events_json *w, json_t *o);
+/* Writes the held event, if any (at the end of the aggregation window). */
 void events_json_flush(struct events_json *w);
+/* Pushes the written records out (after each batch read from the ring buffer: one
+ * write per batch, not per record, so the reader keeps up with a flood). */
+void events_json_sync(struct events_json *w);
+/* One "lost" record per reason whose counter grew since the last ones: the counts of
+ * every "lost" record of a stream add up to the summary's. */
+void events_json_lost(struct events_json *w, const uint64_t *lost);
 /* The last records: one "lost" record per reason that lost events (lost may be NULL:
  * unknown), then the "summary". Returns -1 when writing failed (said on stderr). */
 int events_json_finish(struct events_json *w, const uint64_t *lost);
 /* RFC 3339 UTC with nanoseconds of a CLOCK_MONOTONIC time. */
 void events_json_time(const struct events_json *w, uint64_t mono_ns, char *buf, size_t len);
-/* "ringbuf-full", "no-reader" */
+/* "ringbuf-full", "no-reader", "preempted" */
 const char *events_lost_name(unsigned reason);
 
 #endif /* PYSB_EVENTS_H */

@@ -25,6 +25,7 @@
 static const char *const lost_names[PYSB_LOST_MAX] = {
 	[PYSB_LOST_RINGBUF_FULL] = "ringbuf-full",
 	[PYSB_LOST_NO_READER] = "no-reader",
+	[PYSB_LOST_PREEMPTED] = "preempted",
 };
 
 static int64_t now_ns(clockid_t clk)
@@ -220,17 +221,47 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 	return o;
 }
 
-static void put(struct events_json *w, json_t *o)
+void events_json_put(struct events_json *w, json_t *o)
 {
 	if (!w->out || w->failed)
 		return;
-	if (json_dumpf(o, w->out, JSON_COMPACT) || fputc('\n', w->out) == EOF ||
-	    fflush(w->out)) {
+	if (json_dumpf(o, w->out, JSON_COMPACT) || fputc('\n', w->out) == EOF) {
 		w->failed = true;
 		w->err = errno;
+		w->records = w->synced;
 		return;
 	}
 	w->records++;
+}
+
+void events_json_sync(struct events_json *w)
+{
+	if (!w->out || w->failed)
+		return;
+	if (fflush(w->out)) {
+		w->failed = true;
+		w->err = errno;
+		w->records = w->synced;
+		return;
+	}
+	w->synced = w->records;
+}
+
+void events_json_lost(struct events_json *w, const uint64_t *lost)
+{
+	char t[64];
+	json_t *o;
+
+	events_json_time(w, (uint64_t)now_ns(CLOCK_MONOTONIC), t, sizeof(t));
+	for (int i = 0; i < PYSB_LOST_MAX; i++) {
+		if (lost[i] <= w->lost_said[i])
+			continue;
+		o = json_pack("{s:s, s:s, s:s, s:I}", "record", "lost", "time", t, "reason",
+			      lost_names[i], "count", (json_int_t)(lost[i] - w->lost_said[i]));
+		events_json_put(w, o);
+		json_decref(o);
+		w->lost_said[i] = lost[i];
+	}
 }
 
 /* Everything but the time (and the fields derived at reception). */
@@ -271,7 +302,7 @@ void events_json_flush(struct events_json *w)
 		set(w->pending, "count", json_integer((json_int_t)w->pending_count));
 		set(w->pending, "last_time", json_string(t));
 	}
-	put(w, w->pending);
+	events_json_put(w, w->pending);
 	json_decref(w->pending);
 	w->pending = NULL;
 }
@@ -302,23 +333,18 @@ int events_json_finish(struct events_json *w, const uint64_t *lost)
 	int ret = 0;
 
 	events_json_flush(w);
+	if (lost)
+		events_json_lost(w, lost);
 	events_json_time(w, (uint64_t)now_ns(CLOCK_MONOTONIC), t, sizeof(t));
-	for (int i = 0; lost && i < PYSB_LOST_MAX; i++) {
-		if (!lost[i])
-			continue;
-		o = json_pack("{s:s, s:s, s:s, s:I}", "record", "lost", "time", t, "reason",
-			      lost_names[i], "count", (json_int_t)lost[i]);
-		put(w, o);
-		json_decref(o);
-	}
 	l = json_object();
 	for (int i = 0; i < PYSB_LOST_MAX; i++)
 		set(l, lost_names[i], json_integer(lost ? (json_int_t)lost[i] : -1));
 	o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "record", "summary", "time", t, "mode",
 		      w->mode, "events", (json_int_t)w->events, "records",
 		      (json_int_t)w->records + 1, "lost", l);
-	put(w, o);
+	events_json_put(w, o);
 	json_decref(o);
+	events_json_sync(w);
 	if (w->failed) {
 		pr_err("cannot write the event stream to %s: %s; events after record %lu are "
 		       "missing from it", w->name, strerror(w->err), w->records);

@@ -95,13 +95,24 @@ static char *parent_of(const char *path)
 
 /* ---------------- records -> needs */
 
+static const char *learn_path_key(const void *paths, size_t i)
+{
+	return ((const struct learn_path *)paths)[i].path;
+}
+
+/* One entry per path (a flood of distinct paths is looked up, not scanned): the accesses
+ * add up, and a path seen as the parent of a created entry is a directory. */
 static int add_path(struct learn_set *s, const char *path, uint32_t access, bool dir)
 {
-	for (size_t i = 0; i < s->n_paths; i++) {
-		if (s->paths[i].dir == dir && !strcmp(s->paths[i].path, path)) {
-			s->paths[i].access |= access;
-			return 0;
-		}
+	size_t *slot;
+
+	if (str_index_reserve(&s->path_index, s->n_paths, learn_path_key, s->paths))
+		return -1;
+	slot = str_index_slot(&s->path_index, path, learn_path_key, s->paths);
+	if (*slot) {
+		s->paths[*slot - 1].access |= access;
+		s->paths[*slot - 1].dir |= dir;
+		return 0;
 	}
 	if (s->n_paths == s->cap_paths) {
 		size_t c = s->cap_paths ? s->cap_paths * 2 : 64;
@@ -117,7 +128,7 @@ static int add_path(struct learn_set *s, const char *path, uint32_t access, bool
 		return -1;
 	s->paths[s->n_paths].access = access;
 	s->paths[s->n_paths].dir = dir;
-	s->n_paths++;
+	*slot = ++s->n_paths;
 	return 0;
 }
 
@@ -282,6 +293,7 @@ void learn_set_free(struct learn_set *s)
 	for (size_t i = 0; i < s->n_paths; i++)
 		free(s->paths[i].path);
 	free(s->paths);
+	str_index_free(&s->path_index);
 	free_strs(s->socket, s->n_socket);
 	s->paths = NULL;
 	s->socket = NULL;
@@ -854,8 +866,9 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 
 	learn_stamp(now, stamp, sizeof(stamp));
 	if (s->lost)
-		pr_warn("learning: %llu events were lost (ring buffer full): the rules below may "
-			"be incomplete; run the program again to learn the rest",
+		pr_warn("learning: %llu events were lost (stderr says why): the rules below may "
+			"be incomplete; run the program again to learn the rest, or raise "
+			"bpf.events-buffer (docs/policy.md)",
 			(unsigned long long)s->lost);
 	if (s->unlearned)
 		pr_warn("learning: %lu events name accesses no rule can allow (self-protection, "

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "strindex.h"
+
 /* What the records asked for. */
 struct learn_path {
 	char *path;	 /* the directory (or file) a rule must expose, canonical */
@@ -26,6 +28,7 @@ struct learn_path {
 struct learn_set {
 	struct learn_path *paths;
 	size_t n_paths, cap_paths;
+	struct str_index path_index; /* of paths, by path */
 	char **socket; /* net= and bpf. lines, as written */
 	size_t n_socket, cap_socket;
 	bool exec;		 /* python-api=ALLOW:process-exec */

@@ -422,7 +422,8 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 
 		for (size_t i = 0; i < n_alive && !found; i++)
 			found = alive[i] == next;
-		if (!found && !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0)) {
+		if (!found && !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
+		    !(cfg.flags & PYSB_SB_DAEMON)) { /* the daemon's are its own to keep */
 			pr_info("removing sandbox %u: its cgroup (id %llu) is gone", cfg.id,
 				(unsigned long long)next);
 			loader_sandbox_free(l, next, cfg.id);
@@ -433,23 +434,18 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 	}
 }
 
-int loader_sandbox_alloc(struct loader *l, uint32_t *id)
+int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id)
 {
 	int outer = bpf_map__fd(l->skel->maps.events);
 	uint32_t start = (uint32_t)getpid() % (PYSB_MAX_SANDBOXES - 1);
 
-	l->ringbuf_fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "pysb_events", 0, 0,
-				       PYSB_RINGBUF_BYTES, NULL);
-	if (l->ringbuf_fd < 0)
-		return -errno;
 	/* Ids 1..MAX-1; the insertion with BPF_NOEXIST is the atomic allocation. */
 	for (uint32_t n = 0; n < PYSB_MAX_SANDBOXES - 1; n++) {
 		uint32_t cand = 1 + (start + n) % (PYSB_MAX_SANDBOXES - 1);
 
-		if (!bpf_map_update_elem(outer, &cand, &l->ringbuf_fd, BPF_NOEXIST)) {
-			l->sandbox_id = cand;
+		if (!bpf_map_update_elem(outer, &cand, &ringbuf_fd, BPF_NOEXIST)) {
 			*id = cand;
-			loader_reset_lost(l);
+			loader_reset_lost_id(l, cand);
 			return 0;
 		}
 		if (errno != EEXIST)
@@ -458,7 +454,44 @@ int loader_sandbox_alloc(struct loader *l, uint32_t *id)
 	return -ENOSPC;
 }
 
+int loader_ringbuf_create(uint32_t ringbuf_bytes)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "pysb_events", 0, 0,
+				ringbuf_bytes ? ringbuf_bytes : PYSB_RINGBUF_BYTES, NULL);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int loader_ringbuf_of(const struct loader *l, uint32_t id)
+{
+	uint32_t map_id;
+	int fd;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.events), &id, &map_id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(map_id);
+	return fd < 0 ? -errno : fd;
+}
+
+int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes)
+{
+	int err;
+
+	l->ringbuf_fd = loader_ringbuf_create(ringbuf_bytes);
+	if (l->ringbuf_fd < 0)
+		return l->ringbuf_fd;
+	err = loader_id_alloc(l, l->ringbuf_fd, id);
+	if (!err)
+		l->sandbox_id = *id;
+	return err;
+}
+
 void loader_reset_lost(struct loader *l)
+{
+	loader_reset_lost_id(l, l->sandbox_id);
+}
+
+void loader_reset_lost_id(struct loader *l, uint32_t id)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *zero;
@@ -466,7 +499,7 @@ void loader_reset_lost(struct loader *l)
 	if (ncpu <= 0 || !(zero = calloc(ncpu, sizeof(*zero))))
 		return;
 	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++) {
-		uint32_t slot = l->sandbox_id * PYSB_LOST_MAX + r;
+		uint32_t slot = id * PYSB_LOST_MAX + r;
 
 		bpf_map__update_elem(l->skel->maps.lost, &slot, sizeof(slot), zero,
 				     sizeof(*zero) * ncpu, 0);
@@ -526,7 +559,8 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 	bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
 }
 
-int loader_attach_cgroup(struct loader *l, int cgroup_fd)
+int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin_prefix,
+				int *link_fds, int *n_links, int max_links)
 {
 	struct bpf_program *prog;
 	char p[PATH_MAX];
@@ -537,7 +571,7 @@ int loader_attach_cgroup(struct loader *l, int cgroup_fd)
 		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
 		    !bpf_program__autoload(prog))
 			continue;
-		if (l->n_cg_links == sizeof(l->cg_link_fds) / sizeof(l->cg_link_fds[0]))
+		if (link_fds && *n_links == max_links)
 			return -E2BIG;
 		pin_path(p, sizeof(p), l->pin_dir, "prog", bpf_program__name(prog));
 		prog_fd = l->loaded ? bpf_program__fd(prog) : bpf_obj_get(p);
@@ -550,28 +584,66 @@ int loader_attach_cgroup(struct loader *l, int cgroup_fd)
 		if (link_fd < 0)
 			return -errno;
 		/* Pinned too: a SIGKILLed supervisor leaves its sandbox's sockets confined. */
-		snprintf(p, sizeof(p), "%s/sb%u-%s", l->pin_dir, l->sandbox_id,
-			 bpf_program__name(prog));
+		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, bpf_program__name(prog));
 		if (bpf_obj_pin(link_fd, p)) {
+			int err = -errno;
+
 			close(link_fd);
-			return -errno;
+			return err;
 		}
-		l->cg_link_fds[l->n_cg_links++] = link_fd;
+		if (link_fds)
+			link_fds[(*n_links)++] = link_fd;
+		else
+			close(link_fd); /* the pin holds it */
 	}
 	return 0;
 }
 
-void loader_stop(struct loader *l)
+int loader_links_pinned(const struct loader *l, const char *pin_prefix)
+{
+	struct bpf_program *prog;
+	char p[PATH_MAX];
+	int n = 0;
+
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
+		    !bpf_program__autoload(prog))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, bpf_program__name(prog));
+		if (access(p, F_OK))
+			return 0;
+		n++;
+	}
+	return n;
+}
+
+void loader_unpin_links(const struct loader *l, const char *pin_prefix)
 {
 	struct bpf_program *prog;
 	char p[PATH_MAX];
 
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, bpf_program__name(prog));
+		unlink(p);
+	}
+}
+
+int loader_attach_cgroup(struct loader *l, int cgroup_fd)
+{
+	char prefix[32];
+
+	snprintf(prefix, sizeof(prefix), "sb%u", l->sandbox_id);
+	return loader_attach_cgroup_pinned(l, cgroup_fd, prefix, l->cg_link_fds, &l->n_cg_links,
+					   sizeof(l->cg_link_fds) / sizeof(l->cg_link_fds[0]));
+}
+
+void loader_stop(struct loader *l)
+{
 	if (l->skel && l->sandbox_id) {
-		bpf_object__for_each_program(prog, l->skel->obj) {
-			snprintf(p, sizeof(p), "%s/sb%u-%s", l->pin_dir, l->sandbox_id,
-				 bpf_program__name(prog));
-			unlink(p);
-		}
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "sb%u", l->sandbox_id);
+		loader_unpin_links(l, prefix);
 	}
 	for (int i = 0; i < l->n_cg_links; i++)
 		close(l->cg_link_fds[i]);
@@ -638,6 +710,11 @@ int loader_events_fd(const struct loader *l)
 
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX])
 {
+	return loader_lost_id(l, l->sandbox_id, lost);
+}
+
+int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_MAX])
+{
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *vals;
 
@@ -647,7 +724,7 @@ int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX])
 	if (!vals)
 		return -ENOMEM;
 	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++) {
-		uint32_t slot = l->sandbox_id * PYSB_LOST_MAX + r;
+		uint32_t slot = id * PYSB_LOST_MAX + r;
 
 		lost[r] = 0;
 		if (bpf_map__lookup_elem(l->skel->maps.lost, &slot, sizeof(slot), vals,

@@ -46,13 +46,27 @@ void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, uint32_t s
 void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive);
 
 /* Allocates a sandbox id and its event ring buffer. */
-int loader_sandbox_alloc(struct loader *l, uint32_t *id);
+int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes);
+/* The parts, for sandboxes pysb-bpf does not run itself (the daemon): a new ring buffer
+ * (fd, or -errno); a fresh id whose events go to ringbuf_fd (lost counters zeroed); the
+ * ring buffer of an existing id (a new fd, or -errno). */
+int loader_ringbuf_create(uint32_t ringbuf_bytes);
+int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id);
+int loader_ringbuf_of(const struct loader *l, uint32_t id);
 /* Removes everything of sandbox `id` (and cgroup `cgid` if not 0) from the maps. */
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
 void loader_reset_lost(struct loader *l);
+void loader_reset_lost_id(struct loader *l, uint32_t id);
 
 /* Attaches every `cgroup/` program (socket hooks) to the cgroup; undone by loader_stop. */
 int loader_attach_cgroup(struct loader *l, int cgroup_fd);
+/* The same with the links pinned as <pin dir>/<pin_prefix>-<program>; their fds are kept
+ * in link_fds (NULL: closed, the pins hold them). How many of those pins exist (0 unless
+ * all do), and their removal (which detaches them once no fd is left). */
+int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin_prefix,
+				int *link_fds, int *n_links, int max_links);
+int loader_links_pinned(const struct loader *l, const char *pin_prefix);
+void loader_unpin_links(const struct loader *l, const char *pin_prefix);
 
 int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
 			 const struct pysb_file_rule *rule);
@@ -72,6 +86,7 @@ void loader_net_forget(struct loader *l, uint32_t sandbox);
 int loader_events_fd(const struct loader *l);
 /* Events of this sandbox that could not be delivered, per reason, summed over CPUs. */
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
+int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_MAX]);
 
 /* The sections ("lsm/file_open ...") of the programs for this kernel; returns how many. */
 int loader_hooks(const struct loader *l, char *buf, size_t len);

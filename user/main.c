@@ -17,6 +17,7 @@
 #include "check.h"
 #include "compile.h"
 #include "events.h"
+#include "daemon.h"
 #include "learn.h"
 #include "log.h"
 #include "policy.h"
@@ -61,6 +62,13 @@ static void usage(FILE *f)
 		"  probe [-v]                   can this kernel enforce? one line per check\n"
 		"  learn --from EVENTS.jsonl [--policy FILE]   merge the rules a stream recorded\n"
 		"      with run --events in audit mode needs into FILE (docs/policy.md, Learning)\n"
+		"  daemon --config DIR [--events FILE|-] [--events-max-size SIZE] [--events-keep N]\n"
+		"      [--metrics ADDR:PORT] [--rescan-ms N] [--check] [--once]\n"
+		"        keep the policies of DIR's bindings (NAME.json) on their cgroups, systemd\n"
+		"        units or cgroup patterns; reload on SIGHUP and when DIR changes; events\n"
+		"        as JSON lines, counters for Prometheus (docs/fleet.md). --check: read and\n"
+		"        compile every binding, confine nothing; --once: confine, adopt and\n"
+		"        release once, then exit (the cgroups stay confined)\n"
 		"  version | help\n"
 		"\n"
 		"The default policy is %s. --KEY=VALUE adds a policy line KEY=VALUE\n"
@@ -524,6 +532,9 @@ static int cmd_run(int argc, char **argv)
 		.envp = envp,
 		.compiled = &compiled,
 		.audit = audit,
+		.ringbuf_bytes = policy_events_buffer(p) ? (uint32_t)policy_events_buffer(p)
+			       : c.learn		  ? PYSB_RINGBUF_LEARN
+							  : PYSB_RINGBUF_BYTES,
 		.events = c.events || c.learn ? &ev : NULL,
 		.learn = c.learn ? &ls : NULL,
 		.uid = id.uid,
@@ -597,6 +608,48 @@ static int cmd_probe(int argc, char **argv)
 	return probe_run(true, true) ? 1 : 0;
 }
 
+static int cmd_daemon(int argc, char **argv)
+{
+	struct daemon_opts o = { .events = "-", .events_keep = 5, .rescan_ms = 1000 };
+
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+
+		if (!strcmp(a, "--check") || !strcmp(a, "--once")) {
+			o.check |= !strcmp(a, "--check");
+			o.once |= !strcmp(a, "--once");
+			continue;
+		}
+		if (!v || strncmp(a, "--", 2)) {
+			pr_err("daemon: '%s': %s; see 'pysb-bpf help'", a,
+			       strncmp(a, "--", 2) ? "unexpected argument" : "needs a value");
+			return 2;
+		}
+		i++;
+		if (!strcmp(a, "--config"))
+			o.config_dir = v;
+		else if (!strcmp(a, "--events"))
+			o.events = v;
+		else if (!strcmp(a, "--metrics"))
+			o.metrics = v;
+		else if (!strcmp(a, "--events-max-size") && parse_size(v))
+			o.events_max_size = parse_size(v);
+		else if (!strcmp(a, "--events-keep") && atoi(v) > 0 && atoi(v) < 1000)
+			o.events_keep = (unsigned)atoi(v);
+		else if (!strcmp(a, "--rescan-ms") && atoi(v) >= 50)
+			o.rescan_ms = (unsigned)atoi(v);
+		else {
+			pr_err("daemon: %s %s: unknown option or bad value; see 'pysb-bpf help'", a, v);
+			return 2;
+		}
+	}
+	if (!o.config_dir) {
+		pr_err("daemon: --config DIR is required (the bindings, docs/fleet.md)");
+		return 2;
+	}
+	return daemon_main(&o);
+}
+
 static int cmd_version(int argc, char **argv)
 {
 	(void)argc;
@@ -618,7 +671,7 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 } cmds[] = {
 	{ "run", cmd_run },	    { "check", cmd_check }, { "probe", cmd_probe },
-	{ "learn", cmd_learn },
+	{ "learn", cmd_learn },	    { "daemon", cmd_daemon },
 	{ "version", cmd_version }, { "help", cmd_help },
 };
 

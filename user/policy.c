@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "strindex.h"
 
 #define MAX_FILE	  (16 * 1024 * 1024)
 #define MAX_INCLUDE_DEPTH 32
@@ -55,8 +56,7 @@ struct parser {
 	size_t n_overrides;
 	/* canonical path -> index + 1 in p->paths (0: empty slot), open addressing, so the
 	 * duplicate check of each expose rule is O(1), not a scan of all the rules before it */
-	size_t *path_index;
-	size_t path_index_size; /* a power of two, at least twice p->n_paths */
+	struct str_index path_index; /* of p->paths, by canonical path */
 	struct dir_cache *dirs; /* canonical forms of the directories holding exposed paths */
 	size_t n_dirs, dirs_size;
 	bool full; /* MAX_ERRORS reached: stop reading */
@@ -479,15 +479,6 @@ static char *dir_of(const char *abs)
 	return slash == abs ? strdup("/") : strndup(abs, (size_t)(slash - abs));
 }
 
-static size_t hash_str(const char *s)
-{
-	uint64_t h = 14695981039346656037ull; /* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return (size_t)h;
-}
-
 /* "/a//b/./c" -> "/a/b/c"; NULL when a component is "..", or the path ends with "/" or
  * "/." (those need realpath's own rules). */
 static char *clean_abs(const char *abs)
@@ -525,7 +516,7 @@ static char *clean_abs(const char *abs)
 /* The cache slot of `dir`, or the empty slot where it belongs. */
 static struct dir_cache *dir_slot(const struct parser *ps, const char *dir)
 {
-	size_t mask = ps->dirs_size - 1, i = hash_str(dir) & mask;
+	size_t mask = ps->dirs_size - 1, i = str_hash(dir) & mask;
 
 	while (ps->dirs[i].dir && strcmp(ps->dirs[i].dir, dir))
 		i = (i + 1) & mask;
@@ -936,36 +927,9 @@ static char *single_path(struct parser *ps, struct line *ln, const char *key, si
 	return strndup(v, l);
 }
 
-/* The slot of path_index holding `canon`, or the empty slot where it belongs. */
-static size_t *path_slot(const struct parser *ps, const char *canon)
+static const char *path_key(const void *paths, size_t i)
 {
-	size_t mask = ps->path_index_size - 1, i = hash_str(canon) & mask;
-
-	while (ps->path_index[i] && strcmp(ps->p->paths[ps->path_index[i] - 1].path, canon))
-		i = (i + 1) & mask;
-	return &ps->path_index[i];
-}
-
-/* Keeps path_index at most half full (it grows with p->paths, before each push). */
-static int path_index_reserve(struct parser *ps)
-{
-	size_t size = ps->path_index_size ? ps->path_index_size : 64;
-	size_t *old = ps->path_index;
-
-	if (2 * (ps->p->n_paths + 1) <= ps->path_index_size)
-		return 0;
-	while (2 * (ps->p->n_paths + 1) > size)
-		size *= 2;
-	ps->path_index = calloc(size, sizeof(*ps->path_index));
-	if (!ps->path_index) {
-		ps->path_index = old;
-		return -1;
-	}
-	free(old);
-	ps->path_index_size = size;
-	for (size_t i = 0; i < ps->p->n_paths; i++)
-		*path_slot(ps, ps->p->paths[i].path) = i + 1;
-	return 0;
+	return ((const struct policy_path *)paths)[i].path;
 }
 
 static void store_path(struct parser *ps, struct line *ln, const struct keydef *kd, size_t voff,
@@ -975,11 +939,11 @@ static void store_path(struct parser *ps, struct line *ln, const struct keydef *
 	struct policy_path *pp, *prev;
 	size_t *slot;
 
-	if (path_index_reserve(ps)) {
+	if (str_index_reserve(&ps->path_index, p->n_paths, path_key, p->paths)) {
 		ps->oom = true;
 		goto drop;
 	}
-	slot = path_slot(ps, canon);
+	slot = str_index_slot(&ps->path_index, canon, path_key, p->paths);
 	if (*slot) {
 		prev = &p->paths[*slot - 1];
 		if (prev->access != (enum policy_access)kd->arg)
@@ -2045,7 +2009,7 @@ static int parser_finish(struct parser *ps, struct policy **out)
 	for (size_t i = 0; i < ps->n_visited; i++)
 		free(ps->visited[i]);
 	free(ps->visited);
-	free(ps->path_index);
+	str_index_free(&ps->path_index);
 	for (size_t i = 0; i < ps->dirs_size; i++) {
 		free(ps->dirs[i].dir);
 		free(ps->dirs[i].canon);

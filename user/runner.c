@@ -42,10 +42,16 @@ static int on_event(void *ctx, void *data, size_t len)
 {
 	struct event_sink *sink = ctx;
 	const struct run_opts *o = sink->o;
+	static struct pysb_event e; /* records come at their real size: the rest zeroed */
 	json_t *j = NULL;
 
-	if (len < sizeof(struct pysb_event))
+	if (len < PYSB_EVENT_HEAD_LEN) {
+		pr_warn("an event record of %zu bytes, less than its header: ignored", len);
 		return 0;
+	}
+	memset(&e, 0, sizeof(e));
+	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
+	data = &e;
 	sink->delivered++;
 	event_print_line(stderr, data);
 	if (o->events)
@@ -59,7 +65,7 @@ static int on_event(void *ctx, void *data, size_t len)
 }
 /* ---- end of events ---- */
 
-static int fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbox_id)
+int sandbox_fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbox_id)
 {
 	char acc[32];
 
@@ -222,20 +228,37 @@ static void forward_signal(int pidfd, const struct signalfd_siginfo *si)
 	syscall(SYS_pidfd_send_signal, pidfd, si->ssi_signo, NULL, 0);
 }
 
-static int wait_child(const struct run_opts *o, pid_t pid, int pidfd, int sigfd,
-		      struct ring_buffer *rb)
+/* The end of a batch read from the ring buffer: one write of the lines and records it
+ * made (stderr is fully buffered while the program runs), and, at most once a second,
+ * "lost" records for events the kernel could not deliver since the last ones. */
+static void batch_done(const struct run_opts *o, const struct loader *l, bool tick)
+{
+	uint64_t lost[PYSB_LOST_MAX];
+
+	fflush(stderr);
+	if (!o->events || !o->events->out)
+		return;
+	if (tick && !loader_lost(l, lost))
+		events_json_lost(o->events, lost);
+	events_json_sync(o->events);
+}
+
+static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pid, int pidfd,
+		      int sigfd, struct ring_buffer *rb)
 {
 	struct pollfd fds[3] = {
 		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
 		{ .fd = pidfd, .events = POLLIN },
 		{ .fd = sigfd, .events = POLLIN },
 	};
+	struct timespec last = { 0 }, now;
 	int status;
 
 	for (;;) {
-		/* An aggregated JSON event waits at most one window for identical ones. */
-		bool pending = o->events && events_json_has_pending(o->events);
-		int n = poll(fds, 3, pending ? 1000 : -1);
+		/* Wakes at least once a second: an aggregated JSON event waits at most one
+		 * window for identical ones, and lost events are said while they happen. */
+		int n = poll(fds, 3, 1000);
+		bool tick;
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -243,19 +266,22 @@ static int wait_child(const struct run_opts *o, pid_t pid, int pidfd, int sigfd,
 			pr_err("poll: %s", strerror(errno));
 			break;
 		}
-		if (n == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		tick = now.tv_sec != last.tv_sec;
+		if (tick)
+			last = now;
+		if (n == 0 && o->events)
 			events_json_flush(o->events);
-			continue;
-		}
-		if (fds[0].revents)
+		if (n > 0 && fds[0].revents)
 			ring_buffer__consume(rb);
-		if (fds[2].revents & POLLIN) {
+		batch_done(o, l, tick);
+		if (n > 0 && (fds[2].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 
 			if (read(sigfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD)
 				forward_signal(pidfd, &si);
 		}
-		if (fds[1].revents)
+		if (n > 0 && fds[1].revents)
 			break;
 	}
 	if (waitpid(pid, &status, 0) < 0) {
@@ -263,6 +289,7 @@ static int wait_child(const struct run_opts *o, pid_t pid, int pidfd, int sigfd,
 		return EXIT_PYSB_ERROR;
 	}
 	ring_buffer__consume(rb);
+	fflush(stderr);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))
@@ -286,13 +313,14 @@ static void report_lost(const struct run_opts *o, const struct loader *l, unsign
 					 : "denials still applied");
 	if (o->events && o->events->out)
 		events_json_finish(o->events, known ? lost : NULL);
-	if (o->learn && known)
-		o->learn->lost = lost[PYSB_LOST_RINGBUF_FULL] + lost[PYSB_LOST_NO_READER];
+	for (int i = 0; o->learn && known && i < PYSB_LOST_MAX; i++)
+		o->learn->lost += lost[i];
 	pr_info("%lu denial events", delivered);
 }
 
 int sandbox_run(const struct run_opts *o)
 {
+	static char errbuf[1 << 16];
 	struct sandbox_cgroup cg = { .fd = -1 };
 	struct pysb_sandbox_cfg cfg = {
 		.flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0),
@@ -330,7 +358,7 @@ int sandbox_run(const struct run_opts *o)
 		if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
 			loader_gc(&l, alive, n_alive);
 	}
-	err = loader_sandbox_alloc(&l, &cfg.id);
+	err = loader_sandbox_alloc(&l, &cfg.id, o->ringbuf_bytes);
 	if (err) {
 		pr_err("cannot register a new sandbox: %s%s", strerror(-err),
 		       err == -ENOSPC ? " (all sandbox slots in use)" : "");
@@ -341,7 +369,7 @@ int sandbox_run(const struct run_opts *o)
 		pr_err("cannot attach the socket programs to cgroup %s: %s", cg.path, strerror(-err));
 		goto out_loader;
 	}
-	if (fill_maps(&l, o->compiled, cfg.id))
+	if (sandbox_fill_maps(&l, o->compiled, cfg.id))
 		goto out_loader;
 	err = loader_add_sandbox(&l, cg.id, &cfg);
 	if (err) {
@@ -370,7 +398,12 @@ int sandbox_run(const struct run_opts *o)
 	pid = spawn(o, &l, cg.fd, &old, &pidfd);
 	if (pid < 0)
 		goto out_signals;
-	ret = wait_child(o, pid, pidfd, sigfd, rb);
+	/* One write per batch of denial lines, not one per piece of a line. */
+	fflush(stderr);
+	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
+	ret = wait_child(o, &l, pid, pidfd, sigfd, rb);
+	fflush(stderr);
+	setvbuf(stderr, NULL, _IONBF, 0);
 	report_lost(o, &l, sink.delivered);
 out_signals:
 	if (pidfd >= 0)

@@ -21,6 +21,7 @@ struct run_opts {
 	char *const *envp;    /* the program's environment */
 	const struct compiled *compiled;
 	bool audit;
+	uint32_t ringbuf_bytes; /* the sandbox's event ring buffer; 0: PYSB_RINGBUF_BYTES */
 	struct events_json *events; /* JSON rendering of events (--events, --learn), or NULL */
 	struct learn_set *learn;    /* --learn: collects what the policy lacks, or NULL */
 	uid_t uid; /* (uid_t)-1: keep the caller's identity */
@@ -28,6 +29,11 @@ struct run_opts {
 	const gid_t *groups;
 	size_t n_groups;
 };
+
+/* Puts the compiled rules into the maps under sandbox id `sandbox_id` (before the
+ * cgroup is switched to that id). Returns 0, or -1 after saying what failed. */
+struct loader;
+int sandbox_fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbox_id);
 
 /* Returns the exit status to exit with: the program's, or 125/126/127. */
 int sandbox_run(const struct run_opts *o);

@@ -376,6 +376,8 @@ static void test_bpf_params_valid(void **state)
 		"bpf.implicit=true\n",	     "bpf.implicit=FALSE\n",
 		"bpf.implicit=0\n",	     "bpf.socket-family=netlink\n",
 		"bpf.unix-abstract=allow\n", "qemu.memory=1G\nfirejail.net=br0\n",
+		"bpf.events-buffer=64K\n",  "bpf.events-buffer=1G\n",
+		"bpf.events-buffer=16MiB\n", "bpf.events-buffer=262144\n",
 	};
 
 	(void)state;
@@ -385,6 +387,14 @@ static void test_bpf_params_valid(void **state)
 		if (r->ret)
 			fail_msg("%s: %s", ok[i], r->err);
 		assert_int_equal(policy_check_bpf_params(r->p), 0);
+		done(r);
+	}
+	{
+		struct result *r = compile_text_opts("bpf.events-buffer=8M\nbpf.events-buffer=32M\n",
+						     false, NULL);
+
+		assert_int_equal(r->ret, 0); /* the last line wins */
+		assert_int_equal(policy_events_buffer(r->p), 32u << 20);
 		done(r);
 	}
 	assert_int_equal(policy_bpf_bool("True"), 1);
@@ -406,6 +416,11 @@ static void test_bpf_params_errors(void **state)
 		{ "bpf.implicit=maybe\n", "t.pysb:1:14:", "expected true or false" },
 		{ "bpf.unix-abstract=yes\n", "t.pysb:1:", "expected allow or deny" },
 		{ "bpf.socket-family=nope\n", "t.pysb:1:", "unknown socket family" },
+		{ "bpf.events-buffer=3M\n", "t.pysb:1:19:", "expected a power of two" },
+		{ "bpf.events-buffer=32K\n", "t.pysb:1:19:", "from 64K to 1G" },
+		{ "bpf.events-buffer=2G\n", "t.pysb:1:19:", "from 64K to 1G" },
+		{ "bpf.events-buffer=4 M\n", "t.pysb:1:19:", "expected a power of two" },
+		{ "bpf.events-buffer=big\n", "t.pysb:1:19:", "expected a power of two" },
 	};
 
 	(void)state;

@@ -1,0 +1,800 @@
+// SPDX-License-Identifier: MIT
+/*
+ * pysb-bpf daemon --config DIR: keeps each binding's policy on its service cgroups
+ * (docs/fleet.md).
+ *
+ * A target cgroup is confined the way `run` confines its own: the cgroup's id in the
+ * `sandboxes` map names a sandbox id, under which the rules sit in the shared maps, and
+ * the socket programs are attached to the cgroup. Everything is pinned, so a daemon that
+ * dies leaves every service confined; a new one adopts what it finds (the entry is
+ * flagged PYSB_SB_DAEMON) instead of attaching twice.
+ *
+ * A reload never edits the rules in place: the new policy is written under a fresh
+ * sandbox id, then one map update switches the cgroup to it, then the old id's entries
+ * are removed. A hook sees the old policy or the new one, never a mix, and never none.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <linux/membarrier.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgroup.h"
+#include "compile.h"
+#include "daemon.h"
+#include "daemon_metrics.h"
+#include "events.h"
+#include "loader.h"
+#include "log.h"
+#include "policy.h"
+#include "probe.h"
+#include "pysb.skel.h"
+#include "runner.h"
+
+struct target {
+	char path[PATH_MAX]; /* the cgroup directory */
+	uint64_t cgid;
+	uint32_t id;	     /* the sandbox id its entry names now */
+	int ringbuf_fd;
+	uint64_t lost_base[PYSB_LOST_MAX]; /* lost under ids since replaced */
+	uint64_t lost_said[PYSB_LOST_MAX];
+	bool seen; /* found by the last scan */
+	struct binding *b;
+};
+
+struct binding {
+	struct binding_conf conf;
+	struct compiled c;
+	struct target **t;
+	size_t n_t;
+	bool seen; /* its file was in the last read of the directory */
+	struct binding_metrics m;
+};
+
+struct daemon {
+	const struct daemon_opts *o;
+	char cgroot[PATH_MAX];
+	struct loader l;
+	struct binding **b;
+	size_t n_b;
+	struct ring_buffer *rb;
+	bool rb_stale;
+	struct events_json ev;
+	FILE *out;
+	struct daemon_metrics m;
+};
+
+/* ---------------- events */
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct target *t = ctx;
+	struct daemon *d = t->b ? (struct daemon *)t->b->m.owner : NULL;
+	static struct pysb_event e;
+	json_t *o;
+
+	if (!d || len < PYSB_EVENT_HEAD_LEN)
+		return 0;
+	memset(&e, 0, sizeof(e));
+	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
+	metrics_count_event(&t->b->m, e.decision == PYSB_AUDIT, e.kind);
+	d->ev.compiled = &t->b->c; /* net denials name their rule */
+	o = events_json_render(&d->ev, &e);
+	if (!o)
+		return 0;
+	json_object_set_new(o, "mode", json_string(t->b->conf.audit ? "audit" : "enforce"));
+	json_object_set_new(o, "binding", json_string(t->b->conf.name));
+	json_object_set_new(o, "target", json_string(t->path));
+	events_json_write(&d->ev, &e, o);
+	json_decref(o);
+	return 0;
+}
+
+/* The ring buffers of every target, read by one poller; rebuilt when the set changes
+ * (what was not read yet stays in each ring: its read position is the ring's own). */
+static void rb_rebuild(struct daemon *d)
+{
+	if (d->rb) {
+		ring_buffer__consume(d->rb);
+		ring_buffer__free(d->rb);
+		d->rb = NULL;
+	}
+	for (size_t i = 0; i < d->n_b; i++) {
+		for (size_t j = 0; j < d->b[i]->n_t; j++) {
+			struct target *t = d->b[i]->t[j];
+
+			if (!d->rb)
+				d->rb = ring_buffer__new(t->ringbuf_fd, on_event, t, NULL);
+			else if (ring_buffer__add(d->rb, t->ringbuf_fd, on_event, t))
+				pr_err("cannot read the events of %s: %s", t->path, strerror(errno));
+		}
+	}
+	d->rb_stale = false;
+}
+
+static void lost_records(struct daemon *d)
+{
+	char tm[64];
+
+	for (size_t i = 0; i < d->n_b; i++) {
+		for (size_t j = 0; j < d->b[i]->n_t; j++) {
+			struct target *t = d->b[i]->t[j];
+			uint64_t lost[PYSB_LOST_MAX];
+
+			if (loader_lost_id(&d->l, t->id, lost))
+				continue;
+			for (int r = 0; r < PYSB_LOST_MAX; r++) {
+				uint64_t total = t->lost_base[r] + lost[r];
+				json_t *o;
+
+				if (total <= t->lost_said[r])
+					continue;
+				metrics_count_lost(&d->b[i]->m, r, total - t->lost_said[r]);
+				events_json_time(&d->ev, (uint64_t)now_ms() * 1000000ull, tm, sizeof(tm));
+				o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "record", "lost", "time",
+					      tm, "binding", t->b->conf.name, "target", t->path, "reason",
+					      events_lost_name(r), "count",
+					      (json_int_t)(total - t->lost_said[r]));
+				events_json_put(&d->ev, o);
+				json_decref(o);
+				t->lost_said[r] = total;
+			}
+		}
+	}
+}
+
+/* Beyond the size limit the file becomes FILE.1 (FILE.1 FILE.2, ...) and a new one starts. */
+static void rotate_events(struct daemon *d)
+{
+	const struct daemon_opts *o = d->o;
+	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	FILE *f;
+	long size;
+
+	if (!o->events_max_size || d->out == stdout || (size = ftell(d->out)) < 0 ||
+	    (uint64_t)size < o->events_max_size)
+		return;
+	for (unsigned k = o->events_keep; k >= 1; k--) {
+		snprintf(from, sizeof(from), k == 1 ? "%s" : "%s.%u", o->events, k - 1);
+		snprintf(to, sizeof(to), "%s.%u", o->events, k);
+		if (rename(from, to) && errno != ENOENT)
+			pr_warn("cannot rotate %s to %s: %s", from, to, strerror(errno));
+	}
+	f = fopen(o->events, "ae");
+	if (!f) {
+		pr_err("cannot open the new event file %s: %s; events go on into %s.1", o->events,
+		       strerror(errno), o->events);
+		return;
+	}
+	fclose(d->out);
+	d->out = f;
+	d->ev.out = f;
+}
+
+/* ---------------- confining one cgroup */
+
+/* Until every hook that looked up the old entry has returned: they run inside an RCU
+ * read-side section, which a global membarrier waits for; the pause covers a hook
+ * preempted on a single CPU, where membarrier returns at once. */
+static void settle(void)
+{
+	syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0);
+	usleep(20 * 1000);
+}
+
+/* Puts `c` on the target under a fresh id, switches the cgroup to it in one update,
+ * then removes the previous id's entries. On failure the previous policy stays. */
+static int target_switch(struct daemon *d, struct target *t, struct binding *b,
+			 const struct compiled *c)
+{
+	struct pysb_sandbox_cfg cfg = { 0 };
+	uint32_t old = t->id;
+	int err;
+
+	err = loader_id_alloc(&d->l, t->ringbuf_fd, &cfg.id);
+	if (err) {
+		pr_err("%s: no free sandbox id for %s: %s", b->conf.name, t->path, strerror(-err));
+		return -1;
+	}
+	if (sandbox_fill_maps(&d->l, c, cfg.id)) {
+		loader_sandbox_free(&d->l, 0, cfg.id);
+		return -1;
+	}
+	cfg.flags = PYSB_SB_DAEMON | (b->conf.audit ? PYSB_SB_AUDIT : 0) |
+		    (c->exec_allowed ? PYSB_SB_EXEC : 0);
+	err = bpf_map__update_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), &cfg,
+				   sizeof(cfg), BPF_ANY) ? -errno : 0;
+	if (err) {
+		pr_err("%s: cannot switch %s to its new policy: %s", b->conf.name, t->path,
+		       strerror(-err));
+		loader_sandbox_free(&d->l, 0, cfg.id);
+		return -1;
+	}
+	t->id = cfg.id;
+	if (old) {
+		uint64_t lost[PYSB_LOST_MAX];
+
+		settle();
+		if (!loader_lost_id(&d->l, old, lost))
+			for (int r = 0; r < PYSB_LOST_MAX; r++)
+				t->lost_base[r] += lost[r];
+		loader_sandbox_free(&d->l, 0, old);
+	}
+	return 0;
+}
+
+static void link_prefix(const struct target *t, char *buf, size_t len)
+{
+	snprintf(buf, len, "cg%llu", (unsigned long long)t->cgid);
+}
+
+/* Confines the cgroup at path with b's policy: adopts what a previous daemon left. */
+static struct target *target_add(struct daemon *d, struct binding *b, const char *path)
+{
+	struct target *t = calloc(1, sizeof(*t));
+	struct pysb_sandbox_cfg cfg;
+	char prefix[64];
+	struct stat st;
+	bool adopted = false;
+	int fd = -1, err;
+
+	if (!t)
+		return NULL;
+	t->ringbuf_fd = -1;
+	t->b = b;
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		pr_err("%s: cannot open cgroup %s: %s", b->conf.name, path, strerror(errno));
+		goto fail;
+	}
+	t->cgid = st.st_ino;
+	if (!bpf_map__lookup_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), &cfg,
+				  sizeof(cfg), 0)) {
+		if (!(cfg.flags & PYSB_SB_DAEMON)) {
+			pr_err("%s: cgroup %s is a sandbox of a running 'pysb-bpf run': not bound",
+			       b->conf.name, path);
+			goto fail;
+		}
+		t->ringbuf_fd = loader_ringbuf_of(&d->l, cfg.id);
+		if (t->ringbuf_fd >= 0) {
+			t->id = cfg.id;
+			adopted = true;
+		}
+	}
+	if (t->ringbuf_fd < 0)
+		t->ringbuf_fd = loader_ringbuf_create(b->c.events_buffer);
+	if (t->ringbuf_fd < 0) {
+		pr_err("%s: cannot create the event ring buffer of %s: %s", b->conf.name, path,
+		       strerror(-t->ringbuf_fd));
+		goto fail;
+	}
+	link_prefix(t, prefix, sizeof(prefix));
+	if (!loader_links_pinned(&d->l, prefix)) {
+		loader_unpin_links(&d->l, prefix); /* a partial set: start over */
+		err = loader_attach_cgroup_pinned(&d->l, fd, prefix, NULL, NULL, 0);
+		if (err) {
+			pr_err("%s: cannot attach the socket programs to %s: %s", b->conf.name, path,
+			       strerror(-err));
+			loader_unpin_links(&d->l, prefix);
+			goto fail;
+		}
+	}
+	close(fd);
+	fd = -1;
+	/* Adopted or new, the policy put on is the one read now (it may have changed while
+	 * no daemon ran): the same switch as a reload. */
+	if (target_switch(d, t, b, &b->c))
+		goto fail_attached;
+	pr_info("%s: %s %s (cgroup id %llu, sandbox %u, %s)", b->conf.name,
+		adopted ? "adopted" : "confined", path, (unsigned long long)t->cgid, t->id,
+		b->conf.audit ? "audit" : "enforce");
+	d->rb_stale = true;
+	return t;
+fail_attached:
+	if (!adopted)
+		loader_unpin_links(&d->l, prefix);
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (t->ringbuf_fd >= 0)
+		close(t->ringbuf_fd);
+	free(t);
+	metrics_count_error(&d->m);
+	return NULL;
+}
+
+/* Stops confining: the binding is gone, or the cgroup was removed. */
+static void target_release(struct daemon *d, struct target *t, const char *why)
+{
+	char prefix[64];
+
+	bpf_map__delete_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), 0);
+	settle();
+	loader_sandbox_free(&d->l, 0, t->id);
+	link_prefix(t, prefix, sizeof(prefix));
+	loader_unpin_links(&d->l, prefix);
+	pr_info("%s: released %s (%s)", t->b->conf.name, t->path, why);
+	d->rb_stale = true;
+}
+
+static void target_free(struct target *t)
+{
+	if (t->ringbuf_fd >= 0)
+		close(t->ringbuf_fd);
+	free(t);
+}
+
+/* ---------------- bindings */
+
+static int binding_compile(const struct binding_conf *conf, struct compiled *out)
+{
+	struct policy_diag diag = { 0 };
+	struct policy *p = NULL;
+	struct compile_opts co = {
+		.interpreter = conf->interpreter[0] ? conf->interpreter : NULL,
+		.script = conf->script[0] ? conf->script : NULL,
+	};
+	const char *v;
+	int ret = -1;
+
+	if (policy_parse_file(conf->policy, environ, NULL, NULL, 0, &p, &diag))
+		p = NULL;
+	policy_diag_print(stderr, &diag);
+	policy_diag_free(&diag);
+	if (!p)
+		return -1;
+	if (policy_check_bpf_params(p))
+		goto out;
+	v = policy_get(p, "bpf.implicit");
+	co.implicit = v ? policy_bpf_bool(v) : 1;
+	ret = policy_compile(p, &co, out);
+	if (!ret) {
+		v = policy_get(p, "bpf.mode");
+		out->audit_mode = v && !strcmp(v, "audit");
+		out->events_buffer = (uint32_t)policy_events_buffer(p);
+	}
+out:
+	policy_free(p);
+	return ret;
+}
+
+static struct binding *binding_find(struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->n_b; i++)
+		if (!strcmp(d->b[i]->conf.name, name))
+			return d->b[i];
+	return NULL;
+}
+
+static bool is_binding_file(const char *n)
+{
+	size_t l = strlen(n);
+
+	/* ConfigMap mounts hold ..data and ..<timestamp> entries: never bindings. */
+	return n[0] != '.' && l > 5 && !strcmp(n + l - 5, ".json");
+}
+
+/* Reads every binding file. A binding whose file or policy is broken keeps what it
+ * enforced; one whose file is gone is released. Returns the number of errors. */
+static int read_config(struct daemon *d, bool apply)
+{
+	struct dirent **names = NULL;
+	int n, errors = 0;
+
+	n = scandir(d->o->config_dir, &names, NULL, alphasort);
+	if (n < 0) {
+		pr_err("cannot read the configuration directory %s: %s; nothing changed",
+		       d->o->config_dir, strerror(errno));
+		return 1;
+	}
+	for (size_t i = 0; i < d->n_b; i++)
+		d->b[i]->seen = false;
+	for (int i = 0; i < n; i++) {
+		struct binding_conf conf;
+		struct compiled c = { 0 };
+		struct binding *b;
+
+		if (!is_binding_file(names[i]->d_name))
+			continue;
+		if (binding_read(d->o->config_dir, names[i]->d_name, d->cgroot, &conf) ||
+		    binding_compile(&conf, &c)) {
+			b = binding_find(d, conf.name);
+			if (b)
+				b->seen = true;
+			pr_err("binding %s rejected%s", conf.name[0] ? conf.name : names[i]->d_name,
+			       b ? ": its previous policy stays in force" : "");
+			errors++;
+			continue;
+		}
+		conf.audit |= c.audit_mode;
+		if (!apply) {
+			pr_info("binding %s: %s on %s %s (%zu file rules)", conf.name, conf.policy,
+				conf.kind == TARGET_UNIT ? "unit" : conf.kind == TARGET_PATTERN
+					? "cgroups matching" : "cgroup", conf.target, c.n_files);
+			compiled_free(&c);
+			continue;
+		}
+		b = binding_find(d, conf.name);
+		if (!b) {
+			struct binding **v = realloc(d->b, (d->n_b + 1) * sizeof(*v));
+
+			b = calloc(1, sizeof(*b));
+			if (!v || !b) {
+				free(b);
+				compiled_free(&c);
+				errors++;
+				continue;
+			}
+			d->b = v;
+			d->b[d->n_b++] = b;
+			b->m.owner = d;
+			b->conf = conf;
+			b->c = c;
+			b->seen = true;
+			metrics_binding_added(&d->m, &b->m, conf.name);
+			continue; /* its targets: the scan */
+		}
+		b->seen = true;
+		{
+			struct binding old = *b;
+			bool failed = false;
+
+			b->conf = conf;
+			for (size_t j = 0; j < b->n_t; j++)
+				failed |= target_switch(d, b->t[j], b, &c) != 0;
+			if (failed) {
+				/* Those switched stay on the new policy; put them back on the old. */
+				b->conf = old.conf;
+				for (size_t j = 0; j < b->n_t; j++)
+					target_switch(d, b->t[j], b, &old.c);
+				compiled_free(&c);
+				pr_err("binding %s: the new policy could not be put on every cgroup; "
+				       "the previous one stays in force", conf.name);
+				errors++;
+				continue;
+			}
+			compiled_free(&old.c);
+			b->c = c;
+			pr_info("binding %s: policy %s reloaded on %zu cgroup(s), %s", conf.name,
+				conf.policy, b->n_t, conf.audit ? "audit" : "enforce");
+		}
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	if (!apply)
+		return errors;
+	for (size_t i = 0; i < d->n_b;) {
+		struct binding *b = d->b[i];
+
+		if (b->seen) {
+			i++;
+			continue;
+		}
+		for (size_t j = 0; j < b->n_t; j++) {
+			target_release(d, b->t[j], "its binding file was removed");
+		}
+		if (d->rb_stale)
+			rb_rebuild(d);
+		for (size_t j = 0; j < b->n_t; j++)
+			target_free(b->t[j]);
+		free(b->t);
+		compiled_free(&b->c);
+		metrics_binding_removed(&d->m, &b->m);
+		free(b);
+		d->b[i] = d->b[--d->n_b];
+	}
+	return errors;
+}
+
+/* The cgroup directories a binding names now. */
+static size_t binding_paths(const struct binding *b, const char *cgroot, char ***out)
+{
+	char **v = NULL, one[PATH_MAX];
+	glob_t g;
+	size_t n = 0;
+	struct stat st;
+
+	switch (b->conf.kind) {
+	case TARGET_CGROUP:
+		snprintf(one, sizeof(one), "%s", b->conf.target);
+		break;
+	case TARGET_UNIT:
+		if (unit_cgroup(b->conf.target, cgroot, one, sizeof(one)))
+			one[0] = '\0';
+		break;
+	case TARGET_PATTERN:
+		if (glob(b->conf.target, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
+			return 0;
+		v = calloc(g.gl_pathc + 1, sizeof(*v));
+		for (size_t i = 0; v && i < g.gl_pathc; i++) {
+			char f[PATH_MAX + 32];
+
+			/* only cgroup directories: they hold cgroup.procs */
+			snprintf(f, sizeof(f), "%s/cgroup.procs", g.gl_pathv[i]);
+			if (!stat(f, &st) && (v[n] = strdup(g.gl_pathv[i])))
+				n++;
+		}
+		globfree(&g);
+		*out = v;
+		return n;
+	}
+	if (one[0] && !stat(one, &st) && S_ISDIR(st.st_mode)) {
+		v = calloc(2, sizeof(*v));
+		if (v && (v[0] = strdup(one)))
+			n = 1;
+	}
+	*out = v;
+	return n;
+}
+
+/* Confines the cgroups that appeared, releases those that are gone (or re-created:
+ * a restarted unit gets a new cgroup, with a new id). */
+static void scan(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_b; i++) {
+		struct binding *b = d->b[i];
+		char **paths = NULL;
+		size_t n = binding_paths(b, d->cgroot, &paths);
+
+		for (size_t j = 0; j < b->n_t; j++) {
+			struct stat st;
+
+			b->t[j]->seen = false;
+			for (size_t k = 0; k < n; k++)
+				if (paths[k] && !strcmp(paths[k], b->t[j]->path) &&
+				    !stat(paths[k], &st) && st.st_ino == b->t[j]->cgid) {
+					b->t[j]->seen = true;
+					free(paths[k]);
+					paths[k] = NULL;
+				}
+		}
+		for (size_t j = 0; j < b->n_t;) {
+			if (b->t[j]->seen) {
+				j++;
+				continue;
+			}
+			target_release(d, b->t[j], "the cgroup is gone");
+			rb_rebuild(d);
+			target_free(b->t[j]);
+			b->t[j] = b->t[--b->n_t];
+		}
+		for (size_t k = 0; k < n; k++) {
+			struct target *t, **v;
+
+			if (!paths[k])
+				continue;
+			v = realloc(b->t, (b->n_t + 1) * sizeof(*v));
+			if (v) {
+				b->t = v;
+				t = target_add(d, b, paths[k]);
+				if (t)
+					b->t[b->n_t++] = t;
+			}
+			free(paths[k]);
+		}
+		free(paths);
+		b->m.targets = b->n_t;
+	}
+	if (d->rb_stale)
+		rb_rebuild(d);
+}
+
+/* Entries flagged PYSB_SB_DAEMON that no binding claims: left by a daemon whose binding
+ * was removed while no daemon ran. Released, as a removed binding is. */
+static void release_orphans(struct daemon *d)
+{
+	struct bpf_map *map = d->l.skel->maps.sandboxes;
+	uint64_t key, next, *prev = NULL;
+
+	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
+		struct pysb_sandbox_cfg cfg;
+		bool claimed = false;
+
+		for (size_t i = 0; i < d->n_b && !claimed; i++)
+			for (size_t j = 0; j < d->b[i]->n_t && !claimed; j++)
+				claimed = d->b[i]->t[j]->cgid == next;
+		if (!claimed &&
+		    !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
+		    (cfg.flags & PYSB_SB_DAEMON)) {
+			char prefix[64];
+
+			snprintf(prefix, sizeof(prefix), "cg%llu", (unsigned long long)next);
+			pr_info("releasing cgroup id %llu (sandbox %u): no binding claims it",
+				(unsigned long long)next, cfg.id);
+			loader_sandbox_free(&d->l, next, cfg.id);
+			loader_unpin_links(&d->l, prefix);
+			continue;
+		}
+		key = next;
+		prev = &key;
+	}
+}
+
+/* ---------------- the loop */
+
+
+static void reload(struct daemon *d, const char *why)
+{
+	int errors;
+
+	pr_info("reloading (%s)", why);
+	errors = read_config(d, true);
+	scan(d);
+	metrics_count_reload(&d->m, errors == 0);
+	if (errors)
+		pr_err("reload: %d binding(s) rejected (above); every other binding is in force",
+		       errors);
+}
+
+static int open_output(struct daemon *d)
+{
+	const struct daemon_opts *o = d->o;
+
+	d->out = !o->events || !strcmp(o->events, "-") ? stdout : fopen(o->events, "ae");
+	if (!d->out) {
+		pr_err("cannot open the event file %s: %s", o->events, strerror(errno));
+		return -1;
+	}
+	return events_json_init(&d->ev, d->out, d->out == stdout ? "stdout" : o->events, "daemon",
+				NULL);
+}
+
+int daemon_main(const struct daemon_opts *o)
+{
+	struct daemon d = { .o = o };
+	const char *what;
+	sigset_t mask;
+	int err, ret = 1, sigfd = -1, ino = -1;
+	int64_t next_scan = 0, reload_at = -1;
+	bool stop = false;
+
+	if (cgroup2_mount(d.cgroot, sizeof(d.cgroot))) {
+		pr_err("no cgroup2 file system mounted: the daemon binds cgroup2 directories");
+		return 1;
+	}
+	if (o->check) {
+		d.o = o;
+		return read_config(&d, false) ? 1 : 0;
+	}
+	if (probe_run(false, false))
+		return 125;
+	if (loader_start(&d.l, &what, &err)) {
+		probe_report_load_failure(what, err, false);
+		return 125;
+	}
+	if (open_output(&d) || metrics_init(&d.m, o->metrics))
+		goto out;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (sigfd < 0 || ino < 0 ||
+	    inotify_add_watch(ino, o->config_dir,
+			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
+				      IN_ATTRIB) < 0) {
+		pr_err("cannot watch %s: %s", o->config_dir, strerror(errno));
+		goto out;
+	}
+	metrics_lock(&d.m);
+	read_config(&d, true);
+	scan(&d);
+	release_orphans(&d);
+	metrics_unlock(&d.m);
+	if (o->once) {
+		ret = 0;
+		goto out;
+	}
+	pr_info("watching %s: %zu binding(s)%s%s", o->config_dir, d.n_b,
+		o->metrics ? ", metrics on " : "", o->metrics ? o->metrics : "");
+	next_scan = now_ms() + o->rescan_ms;
+	while (!stop) {
+		struct pollfd fds[3] = {
+			{ .fd = d.rb ? ring_buffer__epoll_fd(d.rb) : -1, .events = POLLIN },
+			{ .fd = sigfd, .events = POLLIN },
+			{ .fd = ino, .events = POLLIN },
+		};
+		int64_t now = now_ms(), wait = next_scan - now;
+		int n;
+
+		if (reload_at >= 0 && reload_at - now < wait)
+			wait = reload_at - now;
+		n = poll(fds, 3, wait < 0 ? 0 : (int)wait);
+		if (n < 0 && errno != EINTR) {
+			pr_err("poll: %s", strerror(errno));
+			break;
+		}
+		metrics_lock(&d.m);
+		if (n > 0 && fds[0].revents && d.rb)
+			ring_buffer__consume(d.rb);
+		if (n > 0 && (fds[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP)
+					reload(&d, "SIGHUP");
+				else
+					stop = true;
+			}
+		}
+		if (n > 0 && (fds[2].revents & POLLIN)) {
+			char buf[4096];
+
+			while (read(ino, buf, sizeof(buf)) > 0)
+				;
+			/* A tool writes several files: settle first, then read them all. */
+			reload_at = now_ms() + 200;
+		}
+		now = now_ms();
+		if (reload_at >= 0 && now >= reload_at) {
+			reload_at = -1;
+			reload(&d, "the configuration directory changed");
+		}
+		if (now >= next_scan) {
+			scan(&d);
+			lost_records(&d);
+			next_scan = now + o->rescan_ms;
+		}
+		if (d.rb)
+			ring_buffer__consume(d.rb);
+		events_json_flush(&d.ev);
+		events_json_sync(&d.ev);
+		rotate_events(&d);
+		metrics_unlock(&d.m);
+	}
+	pr_info("stopping: every bound cgroup stays confined (the programs and maps are pinned)");
+	ret = 0;
+out:
+	metrics_stop(&d.m);
+	if (d.rb) {
+		ring_buffer__consume(d.rb);
+		ring_buffer__free(d.rb);
+	}
+	if (d.out)
+		events_json_sync(&d.ev);
+	for (size_t i = 0; i < d.n_b; i++) {
+		for (size_t j = 0; j < d.b[i]->n_t; j++)
+			target_free(d.b[i]->t[j]);
+		free(d.b[i]->t);
+		compiled_free(&d.b[i]->c);
+		free(d.b[i]);
+	}
+	free(d.b);
+	if (d.out && d.out != stdout)
+		fclose(d.out);
+	if (sigfd >= 0)
+		close(sigfd);
+	if (ino >= 0)
+		close(ino);
+	d.l.sandbox_id = 0; /* nothing of ours to unpin: the targets stay confined */
+	loader_stop(&d.l);
+	return ret;
+}

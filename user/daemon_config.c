@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's bindings: one JSON file per binding in the configuration directory, as
+ * a ConfigMap or a configuration-management tool ships them (docs/fleet.md):
+ *
+ *   { "policy": "web.py-sandboxes", "unit": "web.service", "mode": "enforce" }
+ *
+ * "policy" (relative to the directory or absolute) and exactly one target: "cgroup" (a
+ * directory of the cgroup2 tree, relative to its mount or absolute), "unit" (a systemd
+ * unit) or "cgroup_pattern" (a glob(7) pattern of cgroup directories). Optional: "mode"
+ * (enforce | audit), "interpreter" and "script" (the implicit paths of the service's
+ * Python, docs/policy.md). Any other key is an error: a typo must not weaken a policy.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+
+static int abs_under(const char *base, const char *v, char *out, size_t len)
+{
+	int n = v[0] == '/' ? snprintf(out, len, "%s", v) : snprintf(out, len, "%s/%s", base, v);
+
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+/* A cgroup path: absolute under the mount, or relative to it; never outside. */
+static int cgroup_path(const char *cgroot, const char *v, char *out, size_t len)
+{
+	size_t rl = strlen(cgroot);
+
+	if (strstr(v, "/../") || !strncmp(v, "../", 3) || !strcmp(v, "..") ||
+	    (strlen(v) >= 3 && !strcmp(v + strlen(v) - 3, "/..")))
+		return -1;
+	if (v[0] == '/' && !strncmp(v, cgroot, rl) && (v[rl] == '/' || !v[rl]))
+		return abs_under("", v, out, len);
+	if (v[0] == '/')
+		return abs_under(cgroot, v + 1, out, len); /* "/system.slice/x": systemd's form */
+	return abs_under(cgroot, v, out, len);
+}
+
+int binding_read(const char *dir, const char *fname, const char *cgroot,
+		 struct binding_conf *out)
+{
+	static const char *const known[] = { "policy",	 "cgroup",	"unit",	  "cgroup_pattern",
+					      "mode",	 "interpreter", "script", "comment" };
+	json_error_t jerr;
+	json_t *root, *v;
+	const char *key, *s;
+	size_t n = strlen(fname), targets = 0;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%.*s", (int)(n > 5 ? n - 5 : n), fname);
+	if (abs_under(dir, fname, out->file, sizeof(out->file)))
+		return -1;
+	root = json_load_file(out->file, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		pr_err("%s:%d:%d: %s", out->file, jerr.line, jerr.column, jerr.text);
+		return -1;
+	}
+	if (!json_is_object(root)) {
+		pr_err("%s: a binding is a JSON object: {\"policy\": FILE, \"cgroup\"|\"unit\"|"
+		       "\"cgroup_pattern\": TARGET}", out->file);
+		goto out;
+	}
+	json_object_foreach(root, key, v) {
+		bool ok = false;
+
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= !strcmp(key, known[i]);
+		if (!ok) {
+			pr_err("%s: unknown key \"%s\": a binding knows policy, cgroup, unit, "
+			       "cgroup_pattern, mode, interpreter, script, comment", out->file, key);
+			goto out;
+		}
+		if (!json_is_string(v)) {
+			pr_err("%s: \"%s\" must be a string", out->file, key);
+			goto out;
+		}
+	}
+	s = json_string_value(json_object_get(root, "policy"));
+	if (!s || !*s) {
+		pr_err("%s: no \"policy\": name the .py-sandboxes file to enforce", out->file);
+		goto out;
+	}
+	if (abs_under(dir, s, out->policy, sizeof(out->policy)))
+		goto out;
+	if ((s = json_string_value(json_object_get(root, "cgroup")))) {
+		targets++;
+		out->kind = TARGET_CGROUP;
+		if (cgroup_path(cgroot, s, out->target, sizeof(out->target))) {
+			pr_err("%s: \"cgroup\": \"%s\" is not a cgroup path under %s", out->file, s,
+			       cgroot);
+			goto out;
+		}
+	}
+	if ((s = json_string_value(json_object_get(root, "unit")))) {
+		targets++;
+		out->kind = TARGET_UNIT;
+		if (!*s || strchr(s, '/') || strlen(s) >= sizeof(out->target)) {
+			pr_err("%s: \"unit\": \"%s\" is not a unit name (e.g. web.service)", out->file,
+			       s);
+			goto out;
+		}
+		snprintf(out->target, sizeof(out->target), "%s", s);
+	}
+	if ((s = json_string_value(json_object_get(root, "cgroup_pattern")))) {
+		targets++;
+		out->kind = TARGET_PATTERN;
+		if (cgroup_path(cgroot, s, out->target, sizeof(out->target))) {
+			pr_err("%s: \"cgroup_pattern\": \"%s\" is not a cgroup path under %s",
+			       out->file, s, cgroot);
+			goto out;
+		}
+	}
+	if (targets != 1) {
+		pr_err("%s: %s target: give exactly one of \"cgroup\", \"unit\", \"cgroup_pattern\"",
+		       out->file, targets ? "more than one" : "no");
+		goto out;
+	}
+	s = json_string_value(json_object_get(root, "mode"));
+	if (s && strcmp(s, "enforce") && strcmp(s, "audit")) {
+		pr_err("%s: \"mode\": \"%s\": expected \"enforce\" or \"audit\"", out->file, s);
+		goto out;
+	}
+	out->audit = s && !strcmp(s, "audit");
+	if ((s = json_string_value(json_object_get(root, "interpreter"))) &&
+	    abs_under(dir, s, out->interpreter, sizeof(out->interpreter)))
+		goto out;
+	if ((s = json_string_value(json_object_get(root, "script"))) &&
+	    abs_under(dir, s, out->script, sizeof(out->script)))
+		goto out;
+	ret = 0;
+out:
+	json_decref(root);
+	return ret;
+}
+
+int unit_cgroup(const char *unit, const char *cgroot, char *out, size_t len)
+{
+	char cmd[512], line[PATH_MAX];
+	FILE *f;
+	int st;
+
+	/* Unit names were checked to hold no '/'; quoted for the shell all the same. */
+	if (strchr(unit, '\''))
+		return -1;
+	snprintf(cmd, sizeof(cmd),
+		 "systemctl show --property=ControlGroup --value -- '%s' 2>/dev/null", unit);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = '\0';
+	st = pclose(f);
+	line[strcspn(line, "\n")] = '\0';
+	if (st || line[0] != '/')
+		return -1;
+	return cgroup_path(cgroot, line, out, len);
+}

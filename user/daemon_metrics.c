@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The daemon's counters in the Prometheus text exposition format, served by
+ * libmicrohttpd on the address the user chooses (--metrics ADDR:PORT).
+ */
+#include <microhttpd.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon_metrics.h"
+#include "events.h"
+#include "log.h"
+
+static const char *const kinds[METRICS_KINDS] = { "unknown", "file", "exec", "net", "unix", "self" };
+
+void metrics_lock(struct daemon_metrics *m)
+{
+	pthread_mutex_lock(&m->mu);
+}
+
+void metrics_unlock(struct daemon_metrics *m)
+{
+	pthread_mutex_unlock(&m->mu);
+}
+
+void metrics_binding_added(struct daemon_metrics *m, struct binding_metrics *b, const char *name)
+{
+	snprintf(b->name, sizeof(b->name), "%s", name);
+	b->next = m->head;
+	m->head = b;
+}
+
+void metrics_binding_removed(struct daemon_metrics *m, struct binding_metrics *b)
+{
+	for (struct binding_metrics **p = &m->head; *p; p = &(*p)->next)
+		if (*p == b) {
+			*p = b->next;
+			return;
+		}
+}
+
+void metrics_count_event(struct binding_metrics *b, int audit, unsigned kind)
+{
+	b->events[audit ? 1 : 0][kind < METRICS_KINDS ? kind : 0]++;
+}
+
+void metrics_count_lost(struct binding_metrics *b, int reason, uint64_t n)
+{
+	if (reason >= 0 && reason < PYSB_LOST_MAX)
+		b->lost[reason] += n;
+}
+
+void metrics_count_reload(struct daemon_metrics *m, int ok)
+{
+	if (ok)
+		m->reloads_ok++;
+	else
+		m->reloads_failed++;
+}
+
+void metrics_count_error(struct daemon_metrics *m)
+{
+	m->errors++;
+}
+
+/* A label value: backslash, double quote and newline escaped (the format's rule). */
+static void label(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		if (*s == '\\' || *s == '"')
+			fputc('\\', f);
+		if (*s == '\n')
+			fputs("\\n", f);
+		else
+			fputc(*s, f);
+	}
+}
+
+char *metrics_render(struct daemon_metrics *m)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	size_t n_b = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	fputs("# HELP pysb_events_total Denials (decision deny) and would-be denials (decision "
+	      "audit) reported by the kernel.\n# TYPE pysb_events_total counter\n", f);
+	for (struct binding_metrics *b = m->head; b; b = b->next, n_b++)
+		for (int a = 0; a < 2; a++)
+			for (int k = 1; k < METRICS_KINDS; k++) {
+				fputs("pysb_events_total{binding=\"", f);
+				label(f, b->name);
+				fprintf(f, "\",decision=\"%s\",kind=\"%s\"} %llu\n", a ? "audit" : "deny",
+					kinds[k], (unsigned long long)b->events[a][k]);
+			}
+	fputs("# HELP pysb_events_lost_total Events the kernel could not deliver, by reason.\n"
+	      "# TYPE pysb_events_lost_total counter\n", f);
+	for (struct binding_metrics *b = m->head; b; b = b->next)
+		for (int r = 0; r < PYSB_LOST_MAX; r++) {
+			fputs("pysb_events_lost_total{binding=\"", f);
+			label(f, b->name);
+			fprintf(f, "\",reason=\"%s\"} %llu\n", events_lost_name(r),
+				(unsigned long long)b->lost[r]);
+		}
+	fputs("# HELP pysb_bound_cgroups Cgroups a binding confines now.\n"
+	      "# TYPE pysb_bound_cgroups gauge\n", f);
+	for (struct binding_metrics *b = m->head; b; b = b->next) {
+		fputs("pysb_bound_cgroups{binding=\"", f);
+		label(f, b->name);
+		fprintf(f, "\"} %zu\n", b->targets);
+	}
+	fprintf(f,
+		"# HELP pysb_bindings Bindings in force.\n# TYPE pysb_bindings gauge\n"
+		"pysb_bindings %zu\n"
+		"# HELP pysb_reloads_total Reloads, by result (error: a binding was rejected and "
+		"kept its previous policy).\n# TYPE pysb_reloads_total counter\n"
+		"pysb_reloads_total{result=\"ok\"} %llu\npysb_reloads_total{result=\"error\"} %llu\n"
+		"# HELP pysb_errors_total Cgroups that could not be confined or switched.\n"
+		"# TYPE pysb_errors_total counter\npysb_errors_total %llu\n",
+		n_b, (unsigned long long)m->reloads_ok, (unsigned long long)m->reloads_failed,
+		(unsigned long long)m->errors);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *url,
+			     const char *method, const char *version, const char *upload,
+			     size_t *upload_len, void **state)
+{
+	struct daemon_metrics *m = cls;
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+	char *text;
+	unsigned status = MHD_HTTP_OK;
+
+	(void)version;
+	(void)upload;
+	(void)upload_len;
+	(void)state;
+	if (strcmp(method, "GET") || strcmp(url, "/metrics")) {
+		static char nf[] = "pysb-bpf serves GET /metrics only\n";
+
+		r = MHD_create_response_from_buffer(strlen(nf), nf, MHD_RESPMEM_PERSISTENT);
+		status = MHD_HTTP_NOT_FOUND;
+	} else {
+		metrics_lock(m);
+		text = metrics_render(m);
+		metrics_unlock(m);
+		if (!text)
+			return MHD_NO;
+		r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+		MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+	}
+	if (!r)
+		return MHD_NO;
+	ret = MHD_queue_response(c, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+int metrics_init(struct daemon_metrics *m, const char *addr)
+{
+	struct addrinfo hints = { .ai_flags = AI_PASSIVE | AI_NUMERICHOST | AI_NUMERICSERV,
+				  .ai_socktype = SOCK_STREAM };
+	struct addrinfo *ai = NULL;
+	char host[256];
+	const char *colon;
+	int err;
+
+	pthread_mutex_init(&m->mu, NULL);
+	if (!addr)
+		return 0;
+	colon = strrchr(addr, ':');
+	if (!colon || !colon[1] || (size_t)(colon - addr) >= sizeof(host)) {
+		pr_err("--metrics %s: expected ADDR:PORT, e.g. 127.0.0.1:9464 or [::1]:9464", addr);
+		return -1;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - addr), addr);
+	if (host[0] == '[' && host[strlen(host) - 1] == ']') {
+		memmove(host, host + 1, strlen(host));
+		host[strlen(host) - 1] = '\0';
+	}
+	err = getaddrinfo(host[0] ? host : NULL, colon + 1, &hints, &ai);
+	if (err) {
+		pr_err("--metrics %s: %s", addr, gai_strerror(err));
+		return -1;
+	}
+	m->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+					  (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
+				  0, NULL, NULL, serve, m, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
+				  MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT,
+				  10u, MHD_OPTION_END);
+	freeaddrinfo(ai);
+	if (!m->mhd) {
+		pr_err("--metrics %s: cannot listen there (in use? not an address of this "
+		       "machine?)", addr);
+		return -1;
+	}
+	return 0;
+}
+
+void metrics_stop(struct daemon_metrics *m)
+{
+	if (m->mhd)
+		MHD_stop_daemon(m->mhd);
+	m->mhd = NULL;
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+/* The daemon's counters, served in the Prometheus text format (docs/fleet.md). */
+#ifndef PYSB_DAEMON_METRICS_H
+#define PYSB_DAEMON_METRICS_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pysb_abi.h"
+
+#define METRICS_KINDS 6 /* PYSB_KIND_* up to SELF */
+
+struct binding_metrics {
+	void *owner; /* the daemon, for the event callback */
+	char name[256];
+	uint64_t events[2][METRICS_KINDS]; /* [0 deny, 1 audit][kind] */
+	uint64_t lost[PYSB_LOST_MAX];
+	size_t targets;
+	struct binding_metrics *next;
+};
+
+struct daemon_metrics {
+	pthread_mutex_t mu; /* held by the daemon's loop while it works, by a scrape */
+	struct MHD_Daemon *mhd;
+	uint64_t reloads_ok, reloads_failed, errors;
+	struct binding_metrics *head;
+};
+
+/* Starts serving GET /metrics on addr ("127.0.0.1:9464", "[::1]:9464"), or nothing when
+ * addr is NULL. Returns 0, or -1 after saying why. */
+int metrics_init(struct daemon_metrics *m, const char *addr);
+void metrics_stop(struct daemon_metrics *m);
+void metrics_lock(struct daemon_metrics *m);
+void metrics_unlock(struct daemon_metrics *m);
+
+/* With the lock held: */
+void metrics_binding_added(struct daemon_metrics *m, struct binding_metrics *b, const char *name);
+void metrics_binding_removed(struct daemon_metrics *m, struct binding_metrics *b);
+void metrics_count_event(struct binding_metrics *b, int audit, unsigned kind);
+void metrics_count_lost(struct binding_metrics *b, int reason, uint64_t n);
+void metrics_count_reload(struct daemon_metrics *m, int ok);
+void metrics_count_error(struct daemon_metrics *m);
+/* The text exposition (malloc'd). */
+char *metrics_render(struct daemon_metrics *m);
+
+#endif /* PYSB_DAEMON_METRICS_H */
