@@ -38,7 +38,7 @@ UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/%.o,$(USER_SRCS))
 .DELETE_ON_ERROR:
 # Keep the sanitizer objects between runs of `make unit`.
 .SECONDARY:
-.PHONY: all deps clean check check-kernels unit e2e demo bench bench-native fuzz vmlinux format
+.PHONY: all deps clean check check-kernels unit e2e demo bench bench-native fuzz vmlinux format install
 all: deps $(OUTPUT)/pysb-bpf
 
 deps:
@@ -141,3 +141,17 @@ format:
 
 clean:
 	$(Q)rm -rf $(OUTPUT)
+
+# make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the daemon's systemd unit,
+# /etc/pysb-bpf for its bindings, the documentation.
+PREFIX ?= /usr/local
+SYSTEMD_UNIT_DIR ?= /etc/systemd/system
+install: $(OUTPUT)/pysb-bpf
+	install -D -m 0755 $(OUTPUT)/pysb-bpf $(DESTDIR)$(PREFIX)/bin/pysb-bpf
+	install -d -m 0755 $(DESTDIR)/etc/pysb-bpf $(DESTDIR)$(PREFIX)/share/doc/pysb-bpf
+	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/pysb-bpf.service >$(OUTPUT)/pysb-bpf.service
+	install -D -m 0644 $(OUTPUT)/pysb-bpf.service $(DESTDIR)$(SYSTEMD_UNIT_DIR)/pysb-bpf.service
+	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/pysb-bpf/
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemctl daemon-reload; \
+		echo "installed; start it with: systemctl enable --now pysb-bpf"; fi

@@ -60,6 +60,7 @@ struct target {
 
 struct binding {
 	struct binding_conf conf;
+	uint64_t fingerprint; /* of conf and every policy file read: unchanged = no switch */
 	struct compiled c;
 	struct target **t;
 	size_t n_t;
@@ -67,8 +68,15 @@ struct binding {
 	struct binding_metrics m;
 };
 
+struct retired {
+	struct target *t;
+	uint32_t id;
+};
+
 struct daemon {
 	const struct daemon_opts *o;
+	struct retired *retired; /* ids switched away from, removed after one settle() */
+	size_t n_retired, cap_retired;
 	char cgroot[PATH_MAX];
 	struct loader l;
 	struct binding **b;
@@ -206,15 +214,42 @@ static void settle(void)
 	usleep(20 * 1000);
 }
 
-/* Puts `c` on the target under a fresh id, switches the cgroup to it in one update,
- * then removes the previous id's entries. On failure the previous policy stays. */
+/* Removes the ids cgroups were switched away from, once no hook can still use them:
+ * one wait for a whole reload, however many cgroups it switched. */
+static void retire_flush(struct daemon *d)
+{
+	if (!d->n_retired)
+		return;
+	settle();
+	for (size_t i = 0; i < d->n_retired; i++) {
+		struct target *t = d->retired[i].t;
+		uint64_t lost[PYSB_LOST_MAX];
+
+		if (!loader_lost_id(&d->l, d->retired[i].id, lost))
+			for (int r = 0; r < PYSB_LOST_MAX; r++)
+				t->lost_base[r] += lost[r];
+		loader_sandbox_free(&d->l, 0, d->retired[i].id);
+	}
+	d->n_retired = 0;
+}
+
+/* Puts `c` on the target under a fresh id and switches the cgroup to it in one update;
+ * the previous id is retired (retire_flush). On failure the previous policy stays. */
 static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 			 const struct compiled *c)
 {
 	struct pysb_sandbox_cfg cfg = { 0 };
-	uint32_t old = t->id;
 	int err;
 
+	if (d->n_retired == d->cap_retired) {
+		size_t cap = d->cap_retired ? 2 * d->cap_retired : 64;
+		struct retired *v = realloc(d->retired, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		d->retired = v;
+		d->cap_retired = cap;
+	}
 	err = loader_id_alloc(&d->l, t->ringbuf_fd, &cfg.id);
 	if (err) {
 		pr_err("%s: no free sandbox id for %s: %s", b->conf.name, t->path, strerror(-err));
@@ -234,16 +269,9 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		loader_sandbox_free(&d->l, 0, cfg.id);
 		return -1;
 	}
+	if (t->id)
+		d->retired[d->n_retired++] = (struct retired){ .t = t, .id = t->id };
 	t->id = cfg.id;
-	if (old) {
-		uint64_t lost[PYSB_LOST_MAX];
-
-		settle();
-		if (!loader_lost_id(&d->l, old, lost))
-			for (int r = 0; r < PYSB_LOST_MAX; r++)
-				t->lost_base[r] += lost[r];
-		loader_sandbox_free(&d->l, 0, old);
-	}
 	return 0;
 }
 
@@ -310,6 +338,7 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 	 * no daemon ran): the same switch as a reload. */
 	if (target_switch(d, t, b, &b->c))
 		goto fail_attached;
+	retire_flush(d);
 	pr_info("%s: %s %s (cgroup id %llu, sandbox %u, %s)", b->conf.name,
 		adopted ? "adopted" : "confined", path, (unsigned long long)t->cgid, t->id,
 		b->conf.audit ? "audit" : "enforce");
@@ -351,7 +380,37 @@ static void target_free(struct target *t)
 
 /* ---------------- bindings */
 
-static int binding_compile(const struct binding_conf *conf, struct compiled *out)
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
+
+/* The binding and the text of every file its policy read (includes too). */
+static uint64_t fingerprint(const struct binding_conf *conf, const struct policy *p)
+{
+	uint64_t h = fnv(14695981039346656037ull, conf, sizeof(*conf));
+
+	for (size_t i = 0; i < p->n_files; i++) {
+		char buf[8192];
+		size_t n;
+		FILE *f = fopen(p->files[i], "re");
+
+		h = fnv(h, p->files[i], strlen(p->files[i]) + 1);
+		if (!f)
+			continue;
+		while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+			h = fnv(h, buf, n);
+		fclose(f);
+	}
+	return h;
+}
+
+static int binding_compile(const struct binding_conf *conf, struct compiled *out,
+			   uint64_t *fp)
 {
 	struct policy_diag diag = { 0 };
 	struct policy *p = NULL;
@@ -368,6 +427,7 @@ static int binding_compile(const struct binding_conf *conf, struct compiled *out
 	policy_diag_free(&diag);
 	if (!p)
 		return -1;
+	*fp = fingerprint(conf, p);
 	if (policy_check_bpf_params(p))
 		goto out;
 	v = policy_get(p, "bpf.implicit");
@@ -401,7 +461,7 @@ static bool is_binding_file(const char *n)
 
 /* Reads every binding file. A binding whose file or policy is broken keeps what it
  * enforced; one whose file is gone is released. Returns the number of errors. */
-static int read_config(struct daemon *d, bool apply)
+static int read_config(struct daemon *d, bool apply, bool force)
 {
 	struct dirent **names = NULL;
 	int n, errors = 0;
@@ -418,11 +478,12 @@ static int read_config(struct daemon *d, bool apply)
 		struct binding_conf conf;
 		struct compiled c = { 0 };
 		struct binding *b;
+		uint64_t fp = 0;
 
 		if (!is_binding_file(names[i]->d_name))
 			continue;
 		if (binding_read(d->o->config_dir, names[i]->d_name, d->cgroot, &conf) ||
-		    binding_compile(&conf, &c)) {
+		    binding_compile(&conf, &c, &fp)) {
 			b = binding_find(d, conf.name);
 			if (b)
 				b->seen = true;
@@ -455,11 +516,20 @@ static int read_config(struct daemon *d, bool apply)
 			b->m.owner = d;
 			b->conf = conf;
 			b->c = c;
+			b->fingerprint = fp;
 			b->seen = true;
 			metrics_binding_added(&d->m, &b->m, conf.name);
+			pr_info("binding %s: %s on %s %s, %s", conf.name, conf.policy,
+				conf.kind == TARGET_UNIT ? "unit" : conf.kind == TARGET_PATTERN
+					? "cgroups matching" : "cgroup", conf.target,
+				conf.audit ? "audit" : "enforce");
 			continue; /* its targets: the scan */
 		}
 		b->seen = true;
+		if (!force && fp == b->fingerprint) {
+			compiled_free(&c); /* nothing changed: no switch */
+			continue;
+		}
 		{
 			struct binding old = *b;
 			bool failed = false;
@@ -472,6 +542,7 @@ static int read_config(struct daemon *d, bool apply)
 				b->conf = old.conf;
 				for (size_t j = 0; j < b->n_t; j++)
 					target_switch(d, b->t[j], b, &old.c);
+				retire_flush(d);
 				compiled_free(&c);
 				pr_err("binding %s: the new policy could not be put on every cgroup; "
 				       "the previous one stays in force", conf.name);
@@ -480,6 +551,7 @@ static int read_config(struct daemon *d, bool apply)
 			}
 			compiled_free(&old.c);
 			b->c = c;
+			b->fingerprint = fp;
 			pr_info("binding %s: policy %s reloaded on %zu cgroup(s), %s", conf.name,
 				conf.policy, b->n_t, conf.audit ? "audit" : "enforce");
 		}
@@ -489,6 +561,7 @@ static int read_config(struct daemon *d, bool apply)
 	free(names);
 	if (!apply)
 		return errors;
+	retire_flush(d);
 	for (size_t i = 0; i < d->n_b;) {
 		struct binding *b = d->b[i];
 
@@ -639,12 +712,14 @@ static void release_orphans(struct daemon *d)
 /* ---------------- the loop */
 
 
-static void reload(struct daemon *d, const char *why)
+/* force: every binding is switched, changed or not (SIGHUP: the operator asks; exposed
+ * directories may have been re-created, host names may resolve elsewhere). */
+static void reload(struct daemon *d, const char *why, bool force)
 {
 	int errors;
 
 	pr_info("reloading (%s)", why);
-	errors = read_config(d, true);
+	errors = read_config(d, true, force);
 	scan(d);
 	metrics_count_reload(&d->m, errors == 0);
 	if (errors)
@@ -680,7 +755,7 @@ int daemon_main(const struct daemon_opts *o)
 	}
 	if (o->check) {
 		d.o = o;
-		return read_config(&d, false) ? 1 : 0;
+		return read_config(&d, false, false) ? 1 : 0;
 	}
 	if (probe_run(false, false))
 		return 125;
@@ -688,13 +763,15 @@ int daemon_main(const struct daemon_opts *o)
 		probe_report_load_failure(what, err, false);
 		return 125;
 	}
-	if (open_output(&d) || metrics_init(&d.m, o->metrics))
-		goto out;
+	/* Blocked before any thread starts (the metrics server's): a thread that had them
+	 * unblocked would take SIGHUP's default action, death, instead of a reload. */
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	if (open_output(&d) || metrics_init(&d.m, o->metrics))
+		goto out;
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
 	if (sigfd < 0 || ino < 0 ||
@@ -705,7 +782,7 @@ int daemon_main(const struct daemon_opts *o)
 		goto out;
 	}
 	metrics_lock(&d.m);
-	read_config(&d, true);
+	read_config(&d, true, true);
 	scan(&d);
 	release_orphans(&d);
 	metrics_unlock(&d.m);
@@ -740,7 +817,7 @@ int daemon_main(const struct daemon_opts *o)
 
 			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
 				if (si.ssi_signo == SIGHUP)
-					reload(&d, "SIGHUP");
+					reload(&d, "SIGHUP", true);
 				else
 					stop = true;
 			}
@@ -756,7 +833,7 @@ int daemon_main(const struct daemon_opts *o)
 		now = now_ms();
 		if (reload_at >= 0 && now >= reload_at) {
 			reload_at = -1;
-			reload(&d, "the configuration directory changed");
+			reload(&d, "the configuration directory changed", false);
 		}
 		if (now >= next_scan) {
 			scan(&d);
@@ -788,6 +865,7 @@ out:
 		free(d.b[i]);
 	}
 	free(d.b);
+	free(d.retired);
 	if (d.out && d.out != stdout)
 		fclose(d.out);
 	if (sigfd >= 0)

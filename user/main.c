@@ -647,6 +647,9 @@ static int cmd_daemon(int argc, char **argv)
 		pr_err("daemon: --config DIR is required (the bindings, docs/fleet.md)");
 		return 2;
 	}
+	/* What it confines, reloads and releases is the operator's record (the journal). */
+	if (!getenv("PYSB_BPF_LOG") && log_level < LOG_INFO)
+		log_level = LOG_INFO;
 	return daemon_main(&o);
 }
 

@@ -1,0 +1,245 @@
+# The fleet daemon (issue 7): policies kept on service cgroups, kill -9 and adoption,
+# live reload under load, broken policies rejected, live mode switch, cgroup patterns,
+# 50 cgroups without cross-talk, Prometheus counters.
+
+CGT=/sys/fs/cgroup/pysb-e2e
+
+# daemon_start CONFIG-DIR [ARGS...]: the daemon in the background (DPID); its stderr in
+# $T/daemon.err, its JSON events in $T/events.jsonl.
+daemon_start() {
+	local dir=$1
+	shift
+	"$PYSB" daemon --config "$dir" --rescan-ms 200 --events "$T/events.jsonl" "$@" \
+		>>"$T/daemon.out" 2>>"$T/daemon.err" &
+	DPID=$!
+}
+
+daemon_stop() {
+	kill "$DPID" 2>/dev/null
+	wait "$DPID" 2>/dev/null
+	return 0
+}
+
+# wait_for FILE PATTERN [COUNT [SECONDS]]: until FILE has COUNT lines matching PATTERN.
+wait_for() {
+	local n=${3:-1} i
+	for i in $(seq $((${4:-60} * 10))); do
+		[ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$n" ] && return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for $n x /$2/ in $(basename "$1"): $(tail -5 "$1")"
+}
+
+# A service: bash builtins only (no exec), in cgroup $1, forever: each round reads
+# $T/a/f (allowed) and $T/b/f (denied), and appends "A ok|A denied", "B ok|B denied" to
+# $T/svc/log. Its pid in SPID.
+svc_start() {
+	local cg=$1
+	mkdir -p "$cg" "$T/a" "$T/b" "$T/svc"
+	echo a >"$T/a/f"
+	echo b >"$T/b/f"
+	cat >"$T/svc.sh" <<'SH'
+echo $$ >"$1/cgroup.procs" || exit 1
+exec 9<> <(:)
+exec 8>>"$2/svc/log"
+while :; do
+	if read -r x <"$2/a/f"; then echo "A ok" >&8; else echo "A denied" >&8; fi
+	if read -r x <"$2/b/f"; then echo "B ok" >&8; else echo "B denied" >&8; fi
+	read -t 0.05 -u 9 x
+done 2>/dev/null
+SH
+	bash "$T/svc.sh" "$cg" "$T" &
+	SPID=$!
+}
+
+# svc_mark: remember how far the service's log is; svc_since: its lines since the mark.
+svc_mark() {
+	MARK=$(wc -l <"$T/svc/log")
+}
+svc_since() {
+	tail -n +$((MARK + 1)) "$T/svc/log"
+}
+
+# svc_expect_confined: from the mark on, A always read, B never (and both tried again).
+svc_expect_confined() {
+	local i
+	for i in $(seq 100); do
+		[ "$(svc_since | grep -c '^B denied$')" -ge 3 ] && break
+		sleep 0.1
+	done
+	svc_since | grep -q '^A ok$' || fail "the service's allowed read never happened"
+	svc_since | grep -q '^B denied$' || fail "the service's denied read was never denied"
+	! svc_since | grep -qE '^(A denied|B ok)$' ||
+		fail "wrong outcomes: $(svc_since | grep -cE '^A denied$') A denied, $(svc_since | grep -cE '^B ok$') B ok"
+}
+
+# The service's cgroup and the daemon's state go: the next daemon run releases entries no
+# binding claims, which --once does here.
+svc_cleanup() {
+	trap - EXIT
+	daemon_stop
+	[ -n "${SPID:-}" ] && kill -9 "$SPID" 2>/dev/null
+	wait 2>/dev/null
+	mkdir -p "$T/empty"
+	"$PYSB" daemon --config "$T/empty" --once >/dev/null 2>&1
+	for cg in "$CGT"/*/ "$CGT"; do
+		[ -d "$cg" ] && rmdir "$cg" 2>/dev/null
+	done
+	return 0
+}
+
+binding() {
+	printf '%s\n' "$2" >"$T/conf/$1.json"
+}
+
+links_of() {
+	bpftool cgroup show "$1" 2>/dev/null | grep -c '^[0-9]'
+}
+
+metrics() {
+	python3 -c "import urllib.request; print(urllib.request.urlopen('http://127.0.0.1:$1/metrics', timeout=10).read().decode())"
+}
+
+test_daemon_service_confined_survives_kill9_and_is_adopted() {
+	local cg=$CGT/svc1 before after
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/svc.py-sandboxes"
+	binding svc '{"policy": "svc.py-sandboxes", "cgroup": "pysb-e2e/svc1"}'
+	svc_start "$cg"
+	sleep 0.5
+	svc_mark
+	# unconfined so far: B is read
+	wait_for "$T/svc/log" '^B ok$'
+	daemon_start "$T/conf" --metrics 127.0.0.1:19464
+	wait_for "$T/daemon.err" "svc: confined $cg "
+	svc_mark
+	svc_expect_confined
+	wait_for "$T/events.jsonl" '"binding":"svc"'
+	expect_grep "$T/events.jsonl" "\"decision\":\"deny\",\"kind\":\"file\",\"operation\":\"open\".*\"path\":\"$T/b/f\""
+	metrics 19464 >"$T/metrics" || fail "no metrics"
+	expect_grep "$T/metrics" '^pysb_events_total\{binding="svc",decision="deny",kind="file"\} [1-9]'
+	expect_grep "$T/metrics" '^pysb_bound_cgroups\{binding="svc"\} 1$'
+	before=$(links_of "$cg")
+	[ "$before" -gt 0 ] || fail "no socket program attached to $cg"
+	# kill -9: the service stays confined
+	kill -9 "$DPID"
+	wait "$DPID" 2>/dev/null
+	svc_mark
+	svc_expect_confined
+	# a new daemon adopts: same links, no second attachment
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "svc: adopted $cg "
+	after=$(links_of "$cg")
+	[ "$after" -eq "$before" ] || fail "$after programs attached after the restart, $before before"
+	svc_mark
+	svc_expect_confined
+	svc_cleanup
+}
+
+test_daemon_reload_under_load_atomic_broken_rejected_mode_switch() {
+	local cg=$CGT/svc2 i
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf" "$T/c"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/p.py-sandboxes"
+	binding svc '{"policy": "p.py-sandboxes", "cgroup": "pysb-e2e/svc2"}'
+	svc_start "$cg"
+	daemon_start "$T/conf" --metrics 127.0.0.1:19465
+	wait_for "$T/daemon.err" "svc: confined $cg "
+	svc_mark
+	# 12 reloads while the service reads: a new policy each time (SIGHUP and file changes)
+	for i in $(seq 12); do
+		printf 'expose-ro=%s\nexpose-rw=%s\nexpose-ro=%s/c%d\n' "$T/a" "$T/svc" "$T" "$i" \
+			>"$T/conf/p.py-sandboxes.new"
+		mkdir -p "$T/c$i"
+		mv "$T/conf/p.py-sandboxes.new" "$T/conf/p.py-sandboxes"
+		[ $((i % 2)) -eq 0 ] && kill -HUP "$DPID"
+		sleep 0.3
+	done
+	wait_for "$T/daemon.err" "binding svc: policy .* reloaded" 6
+	svc_expect_confined
+	# a broken policy: rejected, logged, the old one stays
+	printf 'expose-ro=%s\nexpose-rox=%s\n' "$T/a" "$T/b" >"$T/conf/p.py-sandboxes"
+	kill -HUP "$DPID"
+	wait_for "$T/daemon.err" "binding svc rejected: its previous policy stays in force"
+	expect_grep "$T/daemon.err" "p.py-sandboxes:2"
+	svc_mark
+	svc_expect_confined
+	metrics 19465 >"$T/metrics"
+	expect_grep "$T/metrics" '^pysb_reloads_total\{result="error"\} [1-9]'
+	# audit mode, live: B is read, and reported as audit
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/p.py-sandboxes"
+	binding svc '{"policy": "p.py-sandboxes", "cgroup": "pysb-e2e/svc2", "mode": "audit"}'
+	wait_for "$T/daemon.err" "binding svc: policy .* reloaded on 1 cgroup\(s\), audit"
+	svc_mark
+	wait_for "$T/svc/log" '^B ok$' $((MARK + 3))
+	wait_for "$T/events.jsonl" '"decision":"audit".*"binding":"svc"'
+	# and back to enforce
+	binding svc '{"policy": "p.py-sandboxes", "cgroup": "pysb-e2e/svc2", "mode": "enforce"}'
+	wait_for "$T/daemon.err" "binding svc: policy .* reloaded on 1 cgroup\(s\), enforce"
+	sleep 0.2
+	svc_mark
+	svc_expect_confined
+	svc_cleanup
+}
+
+test_daemon_fifty_cgroups_no_cross_talk_and_patterns() {
+	local i j out
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf" "$CGT"
+	for i in $(seq 50); do
+		mkdir -p "$T/d$i" "$CGT/m$i"
+		echo "$i" >"$T/d$i/f"
+		printf 'expose-ro=%s\n' "$T/d$i" >"$T/conf/m$i.py-sandboxes"
+		binding "m$i" "{\"policy\": \"m$i.py-sandboxes\", \"cgroup\": \"pysb-e2e/m$i\"}"
+	done
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" ": confined $CGT/m[0-9]+ " 50 120
+	for i in $(seq 50); do
+		j=$((i % 50 + 1))
+		out=$(bash -c 'echo $$ >"$1/cgroup.procs" || exit 9
+			read -r x <"$2" && echo "own $x"
+			{ read -r y <"$3"; } 2>/dev/null && echo "other $y" || echo "other denied"' \
+			_ "$CGT/m$i" "$T/d$i/f" "$T/d$j/f" 2>&1)
+		[ "$out" = "own $i
+other denied" ] || fail "cgroup m$i: $out"
+	done
+	# a pattern: cgroups created later are confined too
+	printf 'expose-ro=%s\n' "$T/d1" >"$T/conf/pat.py-sandboxes"
+	binding pat '{"policy": "pat.py-sandboxes", "cgroup_pattern": "pysb-e2e/pat-*"}'
+	wait_for "$T/daemon.err" "binding pat"
+	mkdir "$CGT/pat-late"
+	wait_for "$T/daemon.err" "pat: confined $CGT/pat-late "
+	out=$(bash -c 'echo $$ >"$1/cgroup.procs"; read -r x <"$2" && echo "d1 $x"; { read -r y <"$3"; } 2>/dev/null || echo "d2 denied"' \
+		_ "$CGT/pat-late" "$T/d1/f" "$T/d2/f" 2>&1)
+	[ "$out" = "d1 1
+d2 denied" ] || fail "pattern cgroup: $out"
+	# removing the cgroup releases it; removing a binding releases its cgroup
+	rmdir "$CGT/pat-late"
+	wait_for "$T/daemon.err" "pat: released $CGT/pat-late \(the cgroup is gone\)"
+	rm "$T/conf/m7.json"
+	wait_for "$T/daemon.err" "m7: released $CGT/m7 \(its binding file was removed\)"
+	out=$(bash -c 'echo $$ >"$1/cgroup.procs"; read -r y <"$2" && echo "read $y"' _ "$CGT/m7" "$T/d8/f" 2>&1)
+	[ "$out" = "read 8" ] || fail "m7 still confined after its binding went: $out"
+	svc_cleanup
+}
+
+test_daemon_check_rejects_bad_bindings() {
+	mkdir -p "$T/conf"
+	printf 'expose-ro=/usr\n' >"$T/conf/ok.py-sandboxes"
+	binding ok '{"policy": "ok.py-sandboxes", "unit": "web.service"}'
+	"$PYSB" daemon --config "$T/conf" --check >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	binding typo '{"policy": "ok.py-sandboxes", "cgroupp": "x"}'
+	binding two '{"policy": "ok.py-sandboxes", "cgroup": "x", "unit": "y.service"}'
+	binding mode '{"policy": "ok.py-sandboxes", "cgroup": "x", "mode": "permissive"}'
+	printf '{"policy": ' >"$T/conf/cut.json"
+	"$PYSB" daemon --config "$T/conf" --check >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_grep "$T/err" "typo.json: unknown key \"cgroupp\""
+	expect_grep "$T/err" "two.json: more than one target"
+	expect_grep "$T/err" "mode.json: \"mode\": \"permissive\": expected \"enforce\" or \"audit\""
+	expect_grep "$T/err" "cut.json:1:"
+}
