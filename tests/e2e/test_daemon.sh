@@ -243,3 +243,41 @@ test_daemon_check_rejects_bad_bindings() {
 	expect_grep "$T/err" "mode.json: \"mode\": \"permissive\": expected \"enforce\" or \"audit\""
 	expect_grep "$T/err" "cut.json:1:"
 }
+
+# The directory as the kubelet mounts a ConfigMap: the files are links into ..data, a link
+# to a timestamped directory, and an update swaps ..data with a rename. The daemon reads
+# those bindings (never ..data itself) and reloads on the swap. Events rotate by size.
+test_daemon_configmap_update_and_event_rotation() {
+	local cg=$CGT/cm
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf/..v1"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/..v1/svc.py-sandboxes"
+	echo '{"policy": "svc.py-sandboxes", "cgroup": "pysb-e2e/cm"}' >"$T/conf/..v1/svc.json"
+	ln -s ..v1 "$T/conf/..data"
+	ln -s ..data/svc.json "$T/conf/svc.json"
+	ln -s ..data/svc.py-sandboxes "$T/conf/svc.py-sandboxes"
+	svc_start "$cg"
+	daemon_start "$T/conf" --events-max-size 4K --events-keep 3
+	wait_for "$T/daemon.err" "svc: confined $cg "
+	expect_grep "$T/daemon.err" "watching $T/conf: 1 binding\(s\)"
+	svc_mark
+	svc_expect_confined
+	# the update: v2 exposes b too
+	mkdir -p "$T/conf/..v2"
+	printf 'expose-ro=%s\nexpose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/b" "$T/svc" >"$T/conf/..v2/svc.py-sandboxes"
+	cp "$T/conf/..v1/svc.json" "$T/conf/..v2/svc.json"
+	ln -s ..v2 "$T/conf/..data_tmp"
+	mv -T "$T/conf/..data_tmp" "$T/conf/..data"
+	rm -rf "$T/conf/..v1"
+	wait_for "$T/daemon.err" "binding svc: policy .* reloaded on 1 cgroup"
+	sleep 0.3
+	svc_mark
+	wait_for "$T/svc/log" '^B ok$' $((MARK + 3))
+	# the denials of before went to a file rotated at 4 KiB: every line of every file is
+	# a whole JSON record, none beyond .3
+	[ -s "$T/events.jsonl.1" ] || fail "no rotation: $(ls -la "$T"/events.jsonl*)"
+	[ ! -e "$T/events.jsonl.4" ] || fail "more rotated files than --events-keep 3"
+	cat "$T"/events.jsonl* | python3 -c "import json, sys; [json.loads(l) for l in sys.stdin]" ||
+		fail "a rotated event file holds a torn record"
+	svc_cleanup
+}
