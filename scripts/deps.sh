@@ -6,7 +6,8 @@ set -euo pipefail
 packages=(
 	clang llvm make gcc pkg-config
 	libbpf-dev bpftool libelf-dev zlib1g-dev
-	libcmocka-dev libjansson-dev liburing-dev libmicrohttpd-dev
+	libcmocka-dev libjansson-dev liburing-dev libmicrohttpd-dev \
+	bubblewrap firejail gnuplot-nox
 	qemu-system-x86 busybox-static cpio xz-utils kmod binutils util-linux
 	python3 iproute2
 )
