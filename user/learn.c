@@ -7,6 +7,7 @@
  * variables, `~` or `.`.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -486,6 +487,72 @@ out:
 	return ret;
 }
 
+bool learn_env_secret(const char *name)
+{
+	static const char *const words[] = { "TOKEN",	   "SECRET",  "PASSWORD", "PASSWD",
+					     "PASSPHRASE", "CREDENT", "PRIVATE",  "APIKEY",
+					     "API_KEY",	   "_KEY",    "AUTH",	  "COOKIE",
+					     "SESSION",	   "SIGNATURE" };
+	char up[256];
+	size_t i;
+
+	for (i = 0; name[i] && i < sizeof(up) - 1; i++)
+		up[i] = (char)toupper((unsigned char)name[i]);
+	up[i] = '\0';
+	for (i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+		if (strstr(up, words[i]))
+			return true;
+	return false;
+}
+
+bool learn_env_passable(const char *name)
+{
+	static const char *const skip[] = { "_", "SHLVL", "PWD", "OLDPWD", "SUDO_COMMAND",
+					    "SUDO_USER", "SUDO_UID", "SUDO_GID" };
+
+	for (size_t k = 0; k < sizeof(skip) / sizeof(skip[0]); k++)
+		if (!strcmp(name, skip[k]))
+			return false;
+	return *name && strncmp(name, "PYSB_", 5) &&
+	       strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") ==
+		       strlen(name);
+}
+
+/*
+ * The kernel cannot see which variables a program reads, and the program starts with an
+ * empty environment: every variable of the learning run is passed on, as
+ * env=NAME=${NAME} (the value is read again at each launch, never written into the
+ * policy). Names that look like secrets are written commented out, for the user to
+ * pass on purpose. The shell's own bookkeeping and pysb-bpf's are left out.
+ */
+static int gen_envs(const struct learn_env *env, struct learn_rules *out)
+{
+	size_t cap = 0;
+
+	for (size_t i = 0; env->envp && env->envp[i]; i++) {
+		const char *e = env->envp[i], *eq = strchr(e, '=');
+		char name[256], line[600];
+
+		if (!eq || eq == e || (size_t)(eq - e) >= sizeof(name) || !eq[1])
+			continue;
+		memcpy(name, e, (size_t)(eq - e));
+		name[eq - e] = '\0';
+		if (!learn_env_passable(name))
+			continue;
+		if (learn_env_secret(name))
+			snprintf(line, sizeof(line),
+				 "# env=%s=${%s}  # looks like a secret: not passed; uncomment to pass it",
+				 name, name);
+		else
+			snprintf(line, sizeof(line), "env=%s=${%s}", name, name);
+		if (push_str(&out->envs, &out->n_envs, &cap, line))
+			return -1;
+	}
+	if (out->n_envs)
+		qsort(out->envs, out->n_envs, sizeof(char *), cmp_str);
+	return 0;
+}
+
 int learn_generate(const struct learn_set *s, const struct learn_env *env, struct learn_rules *out)
 {
 	size_t cap = 0;
@@ -501,6 +568,8 @@ int learn_generate(const struct learn_set *s, const struct learn_env *env, struc
 	cap = 0;
 	if (s->exec && push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec"))
 		goto fail;
+	if (env->envs && gen_envs(env, out))
+		goto fail;
 	return 0;
 fail:
 	learn_rules_free(out);
@@ -512,6 +581,7 @@ void learn_rules_free(struct learn_rules *r)
 	free_strs(r->files, r->n_files);
 	free_strs(r->socket, r->n_socket);
 	free_strs(r->api, r->n_api);
+	free_strs(r->envs, r->n_envs);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -591,6 +661,40 @@ static bool text_has_line(const char *text, const char *line)
 	return false;
 }
 
+enum { FAM_FILES, FAM_SOCKET, FAM_API, FAM_ENVS, NFAM };
+
+/* A learned env line for NAME is not needed when the policy already decides about NAME:
+ * env=NAME=..., env=*=..., unenv=NAME, or the user's own commented-out env=NAME=. */
+static bool env_covered(const char *text, const char *line)
+{
+	const char *p = strstr(line, "env="), *eq;
+	char name[300], want[320];
+	size_t n;
+
+	if (!p || !(eq = strchr(p + 4, '=')) || (n = (size_t)(eq - p - 4)) >= sizeof(name))
+		return false;
+	memcpy(name, p + 4, n);
+	name[n] = '\0';
+	for (const char *q = text; *q;) {
+		size_t l = line_len(q);
+		char s[4096];
+		const char *t;
+
+		strip(q, l, s, sizeof(s));
+		t = s;
+		if (t[0] == '#')
+			t += 1 + strspn(t + 1, " \t");
+		snprintf(want, sizeof(want), "env=%s=", name);
+		if (!strncmp(t, want, strlen(want)) || !strncmp(t, "env=*=", 6))
+			return true;
+		snprintf(want, sizeof(want), "unenv=%s", name);
+		if (!strcmp(t, want))
+			return true;
+		q += l + (q[l] == '\n');
+	}
+	return false;
+}
+
 static void header(struct buf *b, const char *stamp)
 {
 	put(b, "# Add rules (", 13);
@@ -601,13 +705,14 @@ static void header(struct buf *b, const char *stamp)
 int learn_merge(const char *text, const struct learn_rules *r, const char *stamp, char **out,
 		size_t *added)
 {
-	struct family fam[3] = {
+	struct family fam[NFAM] = {
 		{ "# </learning_guard_files>", NULL, 0, false },
 		{ "# </learning_guard_socket>", NULL, 0, false },
 		{ "# </learning_guard_api>", NULL, 0, false },
+		{ "# </learning_guard_envs>", NULL, 0, false },
 	};
-	char **src[3] = { r->files, r->socket, r->api };
-	size_t nsrc[3] = { r->n_files, r->n_socket, r->n_api };
+	char **src[NFAM] = { r->files, r->socket, r->api, r->envs };
+	size_t nsrc[NFAM] = { r->n_files, r->n_socket, r->n_api, r->n_envs };
 	struct buf b = { 0 };
 	char s[4096], note[4200];
 	bool pending = false;
@@ -615,12 +720,13 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 
 	*added = 0;
 	*out = NULL;
-	for (int f = 0; f < 3; f++) {
+	for (int f = 0; f < NFAM; f++) {
 		fam[f].lines = calloc(nsrc[f] + 1, sizeof(char *));
 		if (!fam[f].lines)
 			goto out;
 		for (size_t i = 0; i < nsrc[f]; i++)
-			if (!text_has_line(text, src[f][i]))
+			if (!text_has_line(text, src[f][i]) &&
+			    (f != FAM_ENVS || !env_covered(text, src[f][i])))
 				fam[f].lines[fam[f].n++] = src[f][i];
 		*added += fam[f].n;
 		pending = pending || fam[f].n;
@@ -630,7 +736,7 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 		bool done = false;
 
 		strip(p, n, s, sizeof(s));
-		for (int f = 0; f < 3; f++) {
+		for (int f = 0; f < NFAM; f++) {
 			if (!fam[f].n || fam[f].placed || strncmp(s, fam[f].marker, strlen(fam[f].marker)))
 				continue;
 			header(&b, stamp);
@@ -661,13 +767,13 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 		p += n + (p[n] == '\n');
 	}
 	if (pending && ((fam[0].n && !fam[0].placed) || (fam[1].n && !fam[1].placed) ||
-			(fam[2].n && !fam[2].placed))) {
+			(fam[2].n && !fam[2].placed) || (fam[3].n && !fam[3].placed))) {
 		if (b.n && b.s[b.n - 1] != '\n')
 			put(&b, "\n", 1);
 		if (b.n >= 2 && b.s[b.n - 2] != '\n')
 			put(&b, "\n", 1);
 		header(&b, stamp);
-		for (int f = 0; f < 3; f++) {
+		for (int f = 0; f < NFAM; f++) {
 			if (!fam[f].n || fam[f].placed)
 				continue;
 			for (size_t i = 0; i < fam[f].n; i++)
@@ -683,7 +789,7 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 	*out = b.s;
 	ret = 0;
 out:
-	for (int f = 0; f < 3; f++)
+	for (int f = 0; f < NFAM; f++)
 		free(fam[f].lines);
 	return ret;
 }

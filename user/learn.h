@@ -50,13 +50,21 @@ struct learn_env {
 	const char *cwd;   /* written "." */
 	const struct learn_covered *covered;
 	size_t n_covered;
+	bool envs; /* a learning run: pass envp on as env= rules (not for `learn --from`) */
 };
 
 /* The generated lines, per family, sorted. */
 struct learn_rules {
 	char **files, **socket, **api;
 	size_t n_files, n_socket, n_api;
+	char **envs; /* env=NAME=${NAME}, or "# env=..." for a name that looks like a secret */
+	size_t n_envs;
 };
+
+/* Does NAME look like it holds a secret (token, password, key, ...)? */
+bool learn_env_secret(const char *name);
+/* Is NAME one learning passes on (not the shell's bookkeeping, not PYSB_*)? */
+bool learn_env_passable(const char *name);
 
 /* Adds one record of the event stream (others than "event" are ignored). 0, or -1: OOM. */
 int learn_add_record(struct learn_set *s, const json_t *rec);
@@ -71,7 +79,7 @@ char *learn_spell_path(const char *path, const struct learn_env *env);
 /*
  * Merges r into text (a policy file's content): lines already present (stripped) are
  * dropped; each family goes before its closing marker (`# </learning_guard_files>`,
- * `_socket`, `_api`) under the header `# Add rules (<stamp>)`, or, without that marker,
+ * `_socket`, `_api`, `_envs`) under the header `# Add rules (<stamp>)`, or, without that marker,
  * to the end of the file. An `expose-ro=X` line superseded by a learned `expose-rw=X` is
  * commented out. *out is the new text (malloc'd); *added the lines added (0: unchanged).
  */

@@ -4,6 +4,7 @@
  * Subcommands dispatch through one table, bpftool style.
  */
 #include <errno.h>
+#include <fnmatch.h>
 #include <grp.h>
 #include <pwd.h>
 #include <limits.h>
@@ -18,6 +19,7 @@
 #include "compile.h"
 #include "events.h"
 #include "daemon.h"
+#include "diff.h"
 #include "learn.h"
 #include "log.h"
 #include "policy.h"
@@ -62,6 +64,8 @@ static void usage(FILE *f)
 		"  probe [-v]                   can this kernel enforce? one line per check\n"
 		"  learn --from EVENTS.jsonl [--policy FILE]   merge the rules a stream recorded\n"
 		"      with run --events in audit mode needs into FILE (docs/policy.md, Learning)\n"
+		"  diff CURRENT CANDIDATE       what CANDIDATE grants that CURRENT does not (+)\n"
+		"      and the reverse (-), rules normalised; exit 0 when equal, 1 when not\n"
 		"  daemon --config DIR [--events FILE|-] [--events-max-size SIZE] [--events-keep N]\n"
 		"      [--metrics ADDR:PORT] [--rescan-ms N] [--check] [--once]\n"
 		"        keep the policies of DIR's bindings (NAME.json) on their cgroups, systemd\n"
@@ -382,13 +386,53 @@ static int learn_prepare(const char *policy, bool *created)
 	return 0;
 }
 
+/*
+ * A learning run sees the environment the learned policy will give: the policy's, plus
+ * every variable learning will write as env=NAME=${NAME} (not secrets, not names an
+ * unenv= rule removes). Otherwise a program needing MYAPP_MODE fails while learning.
+ */
+static int learn_extend_env(const struct policy *p, char ***envp)
+{
+	size_t n = 0, cap;
+	char **v;
+
+	while ((*envp)[n])
+		n++;
+	cap = n + 1;
+	for (size_t i = 0; environ[i]; i++)
+		cap++;
+	v = realloc(*envp, cap * sizeof(*v));
+	if (!v)
+		return -1;
+	*envp = v;
+	for (size_t i = 0; environ[i]; i++) {
+		const char *eq = strchr(environ[i], '=');
+		char name[256];
+		bool skip = false;
+
+		if (!eq || !eq[1] || (size_t)(eq - environ[i]) >= sizeof(name))
+			continue;
+		snprintf(name, sizeof(name), "%.*s", (int)(eq - environ[i]), environ[i]);
+		if (!learn_env_passable(name) || learn_env_secret(name))
+			continue;
+		for (size_t k = 0; k < n && !skip; k++)
+			skip = !strncmp(v[k], environ[i], (size_t)(eq - environ[i]) + 1);
+		for (size_t k = 0; k < p->n_envs && !skip; k++)
+			skip = p->envs[k].unset && !fnmatch(p->envs[k].name, name, 0);
+		if (!skip && !(v[n++] = strdup(environ[i])))
+			return -1;
+	}
+	v[n] = NULL;
+	return 0;
+}
+
 static int learn_write(const char *file, struct learn_set *ls, const struct compiled *c,
-		       bool backup)
+		       bool backup, bool envs)
 {
 	struct learn_covered *cov = covered_of(c);
 	char *cwd = getcwd(NULL, 0);
 	struct learn_env env = { .envp = environ, .cwd = cwd, .covered = cov,
-				 .n_covered = cov ? c->n_files : 0 };
+				 .n_covered = cov ? c->n_files : 0, .envs = envs };
 	int ret = learn_file(file, ls, &env, backup, time(NULL));
 
 	free(cov);
@@ -467,7 +511,7 @@ static int cmd_learn(int argc, char **argv)
 	/* The implicit set of a Python program, as `check` shows it, is never written. */
 	if (resolve_program(&c, &prog) || compile_for(p, &prog, &compiled))
 		goto out;
-	ret = learn_write(policy, &ls, &compiled, !created) ? 1 : 0;
+	ret = learn_write(policy, &ls, &compiled, !created, false) ? 1 : 0;
 out:
 	if (f != stdin)
 		fclose(f);
@@ -519,7 +563,7 @@ static int cmd_run(int argc, char **argv)
 		print_compiled(&compiled);
 		fflush(stdout);
 	}
-	if (policy_build_env(p, environ, &envp)) {
+	if (policy_build_env(p, environ, &envp) || (c.learn && learn_extend_env(p, &envp))) {
 		pr_err("cannot build the program's environment");
 		goto out;
 	}
@@ -545,7 +589,7 @@ static int cmd_run(int argc, char **argv)
 	/* Learn what was recorded, even when the program failed; not when nothing ran. */
 	if (c.learn && (ret != EXIT_PYSB_ERROR || ls.records) &&
 	    learn_write(c.learn_file ? c.learn_file : c.policy, &ls, &compiled,
-			!created || (c.learn_file && strcmp(c.learn_file, c.policy))))
+			!created || (c.learn_file && strcmp(c.learn_file, c.policy)), true))
 		ret = EXIT_PYSB_ERROR;
 out:
 	learn_set_free(&ls);
@@ -653,6 +697,34 @@ static int cmd_daemon(int argc, char **argv)
 	return daemon_main(&o);
 }
 
+/* pysb-bpf diff A B: what B grants that A does not ("+") and the reverse ("-"). */
+static int cmd_diff(int argc, char **argv)
+{
+	struct policy *p[2] = { NULL, NULL };
+	int ret = EXIT_PYSB_ERROR, n;
+
+	if (argc != 2) {
+		pr_err("diff: expected two policy files: pysb-bpf diff CURRENT CANDIDATE");
+		return EXIT_PYSB_ERROR;
+	}
+	for (int i = 0; i < 2; i++) {
+		struct policy_diag diag = { 0 };
+
+		if (policy_parse_file(argv[i], environ, NULL, NULL, 0, &p[i], &diag))
+			p[i] = NULL;
+		policy_diag_print(stderr, &diag);
+		policy_diag_free(&diag);
+		if (!p[i])
+			goto out;
+	}
+	n = policy_diff_print(stdout, p[0], p[1]);
+	ret = n < 0 ? EXIT_PYSB_ERROR : n ? 1 : 0;
+out:
+	policy_free(p[0]);
+	policy_free(p[1]);
+	return ret;
+}
+
 static int cmd_version(int argc, char **argv)
 {
 	(void)argc;
@@ -674,7 +746,7 @@ static const struct cmd {
 	int (*fn)(int argc, char **argv);
 } cmds[] = {
 	{ "run", cmd_run },	    { "check", cmd_check }, { "probe", cmd_probe },
-	{ "learn", cmd_learn },	    { "daemon", cmd_daemon },
+	{ "learn", cmd_learn },	    { "daemon", cmd_daemon }, { "diff", cmd_diff },
 	{ "version", cmd_version }, { "help", cmd_help },
 };
 

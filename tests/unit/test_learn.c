@@ -447,9 +447,62 @@ static void test_spelling_longest_prefix_wins(void **state)
 	free(s);
 }
 
+/* Issue 10 item 5: the learning run's variables become env= rules, secrets commented out,
+ * names the policy already decides about left alone; `learn --from` writes none. */
+static void test_envs_learned_secrets_commented_covered_skipped(void **state)
+{
+	char *envp[] = { "HOME=/h", "MYAPP_MODE=fast", "GITHUB_TOKEN=x", "AWS_SECRET_ACCESS_KEY=y",
+			 "_=/usr/bin/pysb-bpf", "SHLVL=1", "EMPTY=", "PYSB_BPF_LOG=info",
+			 "KEPT=1", NULL };
+	struct learn_env env = { .envp = envp, .cwd = "/nowhere", .envs = true };
+	struct learn_set set = { 0 };
+	struct learn_rules r;
+	char *out, *again;
+	size_t added;
+	const char *text = "env=HOME=${HOME}\nunenv=KEPT\n# <learning_guard_envs>\n"
+			   "# </learning_guard_envs>\n";
+
+	(void)state;
+	assert_int_equal(learn_generate(&set, &env, &r), 0);
+	assert_int_equal(r.n_envs, 5); /* HOME, MYAPP_MODE, the two secrets, KEPT */
+	assert_string_equal(r.envs[0], "# env=AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}  "
+				       "# looks like a secret: not passed; uncomment to pass it");
+	assert_int_equal(learn_merge(text, &r, "2026/12/02 at 10:00", &out, &added), 0);
+	assert_int_equal(added, 3); /* HOME is given, KEPT is removed on purpose */
+	assert_non_null(strstr(out, "# Add rules (2026/12/02 at 10:00)\n"
+				    "# env=AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}  # looks like a "
+				    "secret: not passed; uncomment to pass it\n"
+				    "# env=GITHUB_TOKEN=${GITHUB_TOKEN}  # looks like a secret: not "
+				    "passed; uncomment to pass it\n"
+				    "env=MYAPP_MODE=${MYAPP_MODE}\n\n# </learning_guard_envs>"));
+	assert_null(strstr(out, "KEPT=${KEPT}"));
+	assert_int_equal(learn_merge(out, &r, "2026/12/03 at 10:00", &again, &added), 0);
+	assert_int_equal(added, 0);
+	free(out);
+	free(again);
+	learn_rules_free(&r);
+	/* env=*=${*} (py-sandboxes' "pass everything") covers every name */
+	env.envs = true;
+	assert_int_equal(learn_generate(&set, &env, &r), 0);
+	assert_int_equal(learn_merge("env=*=${*}\n", &r, "s", &out, &added), 0);
+	assert_int_equal(added, 0);
+	free(out);
+	learn_rules_free(&r);
+	/* learn --from: the environment of the reader is not the program's */
+	env.envs = false;
+	assert_int_equal(learn_generate(&set, &env, &r), 0);
+	assert_int_equal(r.n_envs, 0);
+	learn_rules_free(&r);
+	assert_true(learn_env_secret("db_password"));
+	assert_true(learn_env_secret("OPENAI_API_KEY"));
+	assert_false(learn_env_secret("KEYBOARD_LAYOUT"));
+	assert_false(learn_env_secret("PATH"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
 		cmocka_unit_test(test_generate_files),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),
