@@ -53,6 +53,8 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 void events_json_write(struct events_json *w, const struct pysb_event *e, json_t *o);
 /* Is an aggregated event waiting for identical ones (written by events_json_flush)? */
 bool events_json_has_pending(const struct events_json *w);
+/* A "notice" record: something the user must know about this run (os-sandbox=none). */
+void events_json_notice(struct events_json *w, const char *msg);
 /* Writes one record as it is (the daemon's "lost" records). */
 void events_json_put(struct events_json *w, json_t *o);
 /* Writes the held event, if any (at the end of the aggregation window). */

@@ -234,6 +234,18 @@ void events_json_put(struct events_json *w, json_t *o)
 	w->records++;
 }
 
+void events_json_notice(struct events_json *w, const char *msg)
+{
+	char t[64];
+	json_t *o;
+
+	events_json_time(w, (uint64_t)now_ns(CLOCK_MONOTONIC), t, sizeof(t));
+	o = json_pack("{s:s, s:s, s:s, s:s}", "record", "notice", "time", t, "mode", w->mode,
+		      "message", msg);
+	events_json_put(w, o);
+	json_decref(o);
+}
+
 void events_json_sync(struct events_json *w)
 {
 	if (!w->out || w->failed)

@@ -533,7 +533,8 @@ static int cmd_run(int argc, char **argv)
 	char **envp = NULL;
 	struct cli c;
 	int ret = EXIT_PYSB_ERROR, audit;
-	const char *mode;
+	const char *mode, *v;
+	bool os_none = false;
 	struct events_json ev = { 0 };
 	FILE *ev_out = NULL;
 	struct learn_set ls = { .envp = environ };
@@ -550,6 +551,21 @@ static int cmd_run(int argc, char **argv)
 	p = load_policy(&c);
 	if (!p || (c.learn && policy_check_learn(p)))
 		goto out;
+	/* learn=FILE (or learn=true: the policy itself) in the policy: every launch learns,
+	 * as py-sandboxes does. That means nothing is denied: said on every launch. */
+	if (!c.learn && (v = policy_get(p, "learn")) && strcasecmp(v, "false")) {
+		c.learn = true;
+		c.learn_file = strcasecmp(v, "true") ? v : NULL;
+		pr_warn("learn=%s in %s: learning on every launch, so NOTHING is denied; the rules "
+			"this run misses go into %s. Remove the line to enforce", v, c.policy,
+			c.learn_file ? c.learn_file : c.policy);
+	}
+	/* os-sandbox=none turns py-sandboxes' own layer off; the kernel's is not, and says
+	 * so: a warning on every launch (and a notice record in the event stream). */
+	os_none = (v = policy_get(p, "os-sandbox")) && !strcmp(v, "none");
+	if (os_none)
+		pr_warn("os-sandbox=none in %s: py-sandboxes' @sandbox isolation is off; pysb-bpf "
+			"still confines the program in the kernel with this policy", c.policy);
 	ret = resolve_program(&c, &prog);
 	if (ret)
 		goto out;
@@ -571,6 +587,9 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	if (open_events(&c, audit, &compiled, &ev, &ev_out))
 		goto out;
+	if (os_none && ev.out)
+		events_json_notice(&ev, "os-sandbox=none: py-sandboxes' @sandbox isolation is off; "
+					"the kernel confinement of this policy is on");
 	ret = sandbox_run(&(struct run_opts){
 		.argv = prog.argv,
 		.envp = envp,

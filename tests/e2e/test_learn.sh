@@ -275,3 +275,34 @@ PY
 	expect_grep "$T/err" "MYAPP_MODE"
 	unset MYAPP_MODE MYAPP_TOKEN WANT_HOME
 }
+
+# Issue 10 item 9: learn=FILE in the policy learns on every launch (loudly: nothing is
+# denied), into FILE only; os-sandbox=none is honoured loudly and confines all the same.
+test_learn_param_learns_every_launch_os_sandbox_none_loud() {
+	mkdir -p "$T/data"
+	echo x >"$T/data/x"
+	echo 'print(open("'"$T"'/data/x").read().strip())' >"$T/prog.py"
+	printf 'learn=%s/cand\n' "$T" >"$T/policy"
+	cp "$T/policy" "$T/policy.orig"
+	run_sb "$T/policy" "$T/prog.py"
+	expect_rc 0
+	expect_line "$T/out" "x"
+	expect_grep "$T/err" "learn=$T/cand in $T/policy: learning on every launch, so NOTHING is denied"
+	expect_line "$T/cand" "expose-ro=./data"
+	cmp -s "$T/policy" "$T/policy.orig" || fail "learn=FILE wrote into the policy itself"
+	# learn=false: locked against learning and against rules from the command line
+	printf 'learn=false\n' >"$T/policy"
+	"$PYSB" run --policy "$T/policy" --expose-ro="$T/data" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "learn=false"
+	# os-sandbox=none: a warning and a notice record, and the kernel still denies
+	printf 'os-sandbox=none\n' >"$T/policy"
+	"$PYSB" run --events "$T/ev.jsonl" --policy "$T/policy" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_grep "$T/err" "PermissionError"
+	expect_grep "$T/err" "warning: os-sandbox=none in $T/policy: py-sandboxes' @sandbox isolation is off; pysb-bpf still confines"
+	expect_grep "$T/ev.jsonl" '"record":"notice".*os-sandbox=none'
+	expect_grep "$T/ev.jsonl" "\"decision\":\"deny\".*\"path\":\"$T/data/x\""
+}
