@@ -272,6 +272,12 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		free(path);
 		return 0;
 	}
+	{
+		const char *base = strrchr(path, '/');
+
+		if (base && !strcmp(base, "/.env") && !s->dotenv++)
+			snprintf(s->dotenv_example, sizeof(s->dotenv_example), "%s", path);
+	}
 	if (!strcmp(kind, "exec")) {
 		s->exec = true;
 		ret = add_path(s, path, PYSB_ACC_RO, false);
@@ -976,6 +982,12 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 			"be incomplete; run the program again to learn the rest, or raise "
 			"bpf.events-buffer (docs/policy.md)",
 			(unsigned long long)s->lost);
+	if (s->dotenv)
+		pr_warn("learning: %lu access(es) to a .env file (e.g. %s): a library searching "
+			"for .env (python-dotenv's load_dotenv() looks in every parent directory) "
+			"turns those directories into expose-ro= rules; unless the program needs the "
+			"file, learn again with PYTHON_DOTENV_DISABLED=1 (docs/faq.md)",
+			s->dotenv, s->dotenv_example);
 	if (s->unlearned)
 		pr_warn("learning: %lu events name accesses no rule can allow (self-protection, "
 			"anonymous code, truncated paths): see the event lines", s->unlearned);

@@ -35,6 +35,8 @@ struct learn_set {
 	unsigned long records;	 /* event records read */
 	unsigned long unlearned; /* records no rule can allow (self-protection, memfd exec) */
 	uint64_t lost;		 /* events the kernel could not deliver */
+	unsigned long dotenv;	 /* accesses to a file named .env (a library's upward search) */
+	char dotenv_example[4096];
 	char *const *envp;	 /* *PORT* variables for net= ports; NULL: none */
 };
 

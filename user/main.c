@@ -26,7 +26,7 @@
 #include "probe.h"
 #include "runner.h"
 
-#define PYSB_VERSION "0.1.0"
+#define PYSB_VERSION "0.4.0" /* CHANGELOG.md: the minor grows with each new kind of denial */
 #define DEFAULT_POLICY "./.py-sandboxes"
 
 extern char **environ;

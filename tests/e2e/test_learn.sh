@@ -306,3 +306,24 @@ test_learn_param_learns_every_launch_os_sandbox_none_loud() {
 	expect_grep "$T/ev.jsonl" '"record":"notice".*os-sandbox=none'
 	expect_grep "$T/ev.jsonl" "\"decision\":\"deny\".*\"path\":\"$T/data/x\""
 }
+
+# Issue 10 item 4: a library's upward search for .env becomes rules of parent directories
+# only with a warning that says why and how to avoid it.
+test_learn_dotenv_upward_search_said() {
+	mkdir -p "$T/proj/pkg"
+	echo "X=1" >"$T/.env"
+	cat >"$T/proj/pkg/app.py" <<'PY'
+import os
+d = os.path.dirname(os.path.abspath(__file__))
+while d != "/":
+    try:
+        open(os.path.join(d, ".env")).read()
+        break
+    except FileNotFoundError:
+        d = os.path.dirname(d)
+PY
+	cd "$T/proj" || fail "no project directory"
+	learn_run "$T/proj/policy" "$T/proj/pkg/app.py"
+	expect_rc 0
+	expect_grep "$T/err" "learning: [0-9]+ access\(es\) to a .env file \(e.g. $T/.env\).*PYTHON_DOTENV_DISABLED=1"
+}
