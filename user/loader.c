@@ -424,9 +424,14 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 			found = alive[i] == next;
 		if (!found && !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
 		    !(cfg.flags & PYSB_SB_DAEMON)) { /* the daemon's are its own to keep */
+			char prefix[32];
+
 			pr_info("removing sandbox %u: its cgroup (id %llu) is gone", cfg.id,
 				(unsigned long long)next);
 			loader_sandbox_free(l, next, cfg.id);
+			/* its supervisor died before unpinning the socket links */
+			snprintf(prefix, sizeof(prefix), "sb%u", cfg.id);
+			loader_unpin_links(l, prefix);
 			continue;
 		}
 		key = next;
@@ -632,7 +637,10 @@ int loader_attach_cgroup(struct loader *l, int cgroup_fd)
 {
 	char prefix[32];
 
+	/* The id is ours alone (allocated with BPF_NOEXIST): pins under its name are left
+	 * by a run that died with that id, and would make the pinning fail. */
 	snprintf(prefix, sizeof(prefix), "sb%u", l->sandbox_id);
+	loader_unpin_links(l, prefix);
 	return loader_attach_cgroup_pinned(l, cgroup_fd, prefix, l->cg_link_fds, &l->n_cg_links,
 					   sizeof(l->cg_link_fds) / sizeof(l->cg_link_fds[0]));
 }
