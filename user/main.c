@@ -64,6 +64,8 @@ static void usage(FILE *f)
 		"  probe [-v]                   can this kernel enforce? one line per check\n"
 		"  learn --from EVENTS.jsonl [--policy FILE]   merge the rules a stream recorded\n"
 		"      with run --events in audit mode needs into FILE (docs/policy.md, Learning)\n"
+		"  attach --pid PID [--policy FILE] [--audit] [--events FILE|-]   confine a running\n"
+		"      process (a notebook kernel) from now on; interrupting pysb-bpf detaches it\n"
 		"  diff CURRENT CANDIDATE       what CANDIDATE grants that CURRENT does not (+)\n"
 		"      and the reverse (-), rules normalised; exit 0 when equal, 1 when not\n"
 		"  daemon --config DIR [--events FILE|-] [--events-max-size SIZE] [--events-keep N]\n"
@@ -716,6 +718,74 @@ static int cmd_daemon(int argc, char **argv)
 	return daemon_main(&o);
 }
 
+/* pysb-bpf attach --pid PID [--policy FILE] [--audit] [--events FILE|-]: a running process
+ * (a notebook's kernel between two cells) is confined from then on; Ctrl-C detaches it. */
+static int cmd_attach(int argc, char **argv)
+{
+	char **args = calloc(argc + 1, sizeof(*args)), exe[PATH_MAX];
+	struct compiled compiled = { 0 };
+	struct events_json ev = { 0 };
+	struct program prog = { 0 };
+	struct policy *p = NULL;
+	FILE *ev_out = NULL;
+	struct cli c = { 0 };
+	long pid = 0;
+	int n = 0, ret = EXIT_PYSB_ERROR, audit;
+	const char *mode;
+	ssize_t len;
+
+	if (!args)
+		return ret;
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--pid") && i + 1 < argc)
+			pid = strtol(argv[++i], NULL, 10);
+		else if (!strncmp(argv[i], "--pid=", 6))
+			pid = strtol(argv[i] + 6, NULL, 10);
+		else
+			args[n++] = argv[i];
+	}
+	if (pid <= 0) {
+		pr_err("attach: --pid PID is required (the process to confine from now on)");
+		goto out;
+	}
+	if (parse_cli(n, args, &c))
+		goto out;
+	if (c.learn || c.user || c.n_rest) {
+		pr_err("attach takes --policy, --audit, --events and --KEY=VALUE; not --learn, "
+		       "--user or a program");
+		goto out;
+	}
+	p = load_policy(&c);
+	if (!p)
+		goto out;
+	/* Its executable decides the implicit paths, as the interpreter does for run. */
+	snprintf(exe, sizeof(exe), "/proc/%ld/exe", pid);
+	len = readlink(exe, prog.interp, sizeof(prog.interp) - 1);
+	if (len <= 0) {
+		pr_err("attach: no process %ld (or not ours to see): %s", pid, strerror(errno));
+		goto out;
+	}
+	prog.interp[len] = '\0';
+	if (compile_for(p, &prog, &compiled))
+		goto out;
+	mode = policy_get(p, "bpf.mode");
+	audit = c.audit || (mode && !strcmp(mode, "audit"));
+	if (open_events(&c, audit, &compiled, &ev, &ev_out))
+		goto out;
+	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled, .audit = audit,
+						 .events = c.events ? &ev : NULL,
+						 .uid = (uid_t)-1, .gid = (gid_t)-1 },
+			     (pid_t)pid);
+out:
+	if (ev_out && ev_out != stdout)
+		fclose(ev_out);
+	compiled_free(&compiled);
+	policy_free(p);
+	free(c.overrides);
+	free(args);
+	return ret;
+}
+
 /* pysb-bpf diff A B: what B grants that A does not ("+") and the reverse ("-"). */
 static int cmd_diff(int argc, char **argv)
 {
@@ -766,6 +836,7 @@ static const struct cmd {
 } cmds[] = {
 	{ "run", cmd_run },	    { "check", cmd_check }, { "probe", cmd_probe },
 	{ "learn", cmd_learn },	    { "daemon", cmd_daemon }, { "diff", cmd_diff },
+	{ "attach", cmd_attach },
 	{ "version", cmd_version }, { "help", cmd_help },
 };
 

@@ -318,6 +318,69 @@ static void report_lost(const struct run_opts *o, const struct loader *l, unsign
 	pr_info("%lu denial events", delivered);
 }
 
+/* The sandbox cgroup "run-<our pid>" (the gc's convention), registered and confined with
+ * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
+ * everything is undone and -1 returned after saying what failed. */
+static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
+			 struct pysb_sandbox_cfg *cfg)
+{
+	const char *what;
+	char name[64];
+	int err;
+
+	if (probe_run(false, false))
+		return -1;
+	snprintf(name, sizeof(name), "run-%d", getpid());
+	if (sandbox_cgroup_create(cg, name))
+		return -1;
+	if (loader_start(l, &what, &err)) {
+		probe_report_load_failure(what, err, false);
+		goto fail_cgroup;
+	}
+	if (log_level >= LOG_INFO) {
+		char hooks[1024];
+		int n = loader_hooks(l, hooks, sizeof(hooks));
+
+		pr_info("cgroup %s (id %llu)", cg->path, (unsigned long long)cg->id);
+		pr_info("%d BPF programs attached (no lsm_cgroup slot used): %s", n, hooks);
+	}
+	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
+	{
+		uint64_t alive[PYSB_MAX_SANDBOXES];
+		size_t n_alive;
+
+		if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
+			loader_gc(l, alive, n_alive);
+	}
+	err = loader_sandbox_alloc(l, &cfg->id, o->ringbuf_bytes);
+	if (err) {
+		pr_err("cannot register a new sandbox: %s%s", strerror(-err),
+		       err == -ENOSPC ? " (all sandbox slots in use)" : "");
+		goto fail_loader;
+	}
+	err = loader_attach_cgroup(l, cg->fd);
+	if (err) {
+		pr_err("cannot attach the socket programs to cgroup %s: %s", cg->path, strerror(-err));
+		goto fail_loader;
+	}
+	if (sandbox_fill_maps(l, o->compiled, cfg->id))
+		goto fail_loader;
+	err = loader_add_sandbox(l, cg->id, cfg);
+	if (err) {
+		pr_err("cannot register cgroup %s as a sandbox: %s", cg->path, strerror(-err));
+		goto fail_loader;
+	}
+	return 0;
+fail_loader:
+	if (sandbox_cgroup_destroy(cg) == 0 && cfg->id)
+		loader_sandbox_free(l, cg->id, cfg->id);
+	loader_stop(l);
+	return -1;
+fail_cgroup:
+	sandbox_cgroup_destroy(cg);
+	return -1;
+}
+
 int sandbox_run(const struct run_opts *o)
 {
 	static char errbuf[1 << 16];
@@ -329,53 +392,11 @@ int sandbox_run(const struct run_opts *o)
 	struct ring_buffer *rb = NULL;
 	struct event_sink sink = { .o = o };
 	sigset_t mask, old;
-	char name[64];
-	const char *what;
-	int err, ret = EXIT_PYSB_ERROR, pidfd = -1, sigfd = -1;
+	int ret = EXIT_PYSB_ERROR, pidfd = -1, sigfd = -1;
 	pid_t pid;
 
-	if (probe_run(false, false))
-		return EXIT_PYSB_ERROR;
-	snprintf(name, sizeof(name), "run-%d", getpid());
-	if (sandbox_cgroup_create(&cg, name))
-		return EXIT_PYSB_ERROR;
-	if (loader_start(&l, &what, &err)) {
-		probe_report_load_failure(what, err, false);
-		goto out_cgroup;
-	}
-	if (log_level >= LOG_INFO) {
-		char hooks[1024];
-		int n = loader_hooks(&l, hooks, sizeof(hooks));
-
-		pr_info("cgroup %s (id %llu)", cg.path, (unsigned long long)cg.id);
-		pr_info("%d BPF programs attached (no lsm_cgroup slot used): %s", n, hooks);
-	}
-	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
-	{
-		uint64_t alive[PYSB_MAX_SANDBOXES];
-		size_t n_alive;
-
-		if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
-			loader_gc(&l, alive, n_alive);
-	}
-	err = loader_sandbox_alloc(&l, &cfg.id, o->ringbuf_bytes);
-	if (err) {
-		pr_err("cannot register a new sandbox: %s%s", strerror(-err),
-		       err == -ENOSPC ? " (all sandbox slots in use)" : "");
-		goto out_loader;
-	}
-	err = loader_attach_cgroup(&l, cg.fd);
-	if (err) {
-		pr_err("cannot attach the socket programs to cgroup %s: %s", cg.path, strerror(-err));
-		goto out_loader;
-	}
-	if (sandbox_fill_maps(&l, o->compiled, cfg.id))
-		goto out_loader;
-	err = loader_add_sandbox(&l, cg.id, &cfg);
-	if (err) {
-		pr_err("cannot register cgroup %s as a sandbox: %s", cg.path, strerror(-err));
-		goto out_loader;
-	}
+	if (sandbox_setup(o, &cg, &l, &cfg))
+		return ret;
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	if (!rb) {
 		pr_err("cannot open the event ring buffer: %s", strerror(errno));
@@ -419,7 +440,150 @@ out_loader:
 	ring_buffer__free(rb);
 	loader_stop(&l);
 	return ret;
-out_cgroup:
-	sandbox_cgroup_destroy(&cg);
+}
+
+/* The cgroup directory `pid` is in now (cgroup2: the "0::" line), absolute. */
+static int cgroup_of(pid_t pid, char *out, size_t len)
+{
+	char root[PATH_MAX], f[64], line[PATH_MAX];
+	FILE *fp;
+	int ret = -1;
+
+	if (cgroup2_mount(root, sizeof(root)))
+		return -1;
+	snprintf(f, sizeof(f), "/proc/%d/cgroup", pid);
+	fp = fopen(f, "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			ret = (size_t)snprintf(out, len, "%s%s", root, line + 3) < len ? 0 : -1;
+		}
+	fclose(fp);
+	return ret;
+}
+
+/* Moves the whole process (every thread) into the cgroup directory dir. */
+static int move_pid(const char *dir, pid_t pid)
+{
+	char f[PATH_MAX + 32], v[32];
+	int fd, n, ret = 0;
+
+	snprintf(f, sizeof(f), "%s/cgroup.procs", dir);
+	fd = open(f, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(v, sizeof(v), "%d", pid);
+	if (write(fd, v, (size_t)n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+int sandbox_attach(const struct run_opts *o, pid_t target)
+{
+	static char errbuf[1 << 16];
+	struct sandbox_cgroup cg = { .fd = -1 };
+	struct pysb_sandbox_cfg cfg = {
+		.flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0),
+	};
+	struct loader l = { 0 };
+	struct ring_buffer *rb = NULL;
+	struct event_sink sink = { .o = o };
+	char home[PATH_MAX];
+	sigset_t mask, old;
+	int ret = EXIT_PYSB_ERROR, pidfd, sigfd = -1, err;
+	bool moved = false, release = true;
+
+	pidfd = (int)syscall(SYS_pidfd_open, target, 0);
+	if (pidfd < 0 || cgroup_of(target, home, sizeof(home))) {
+		pr_err("no process %d to attach to: %s", target, strerror(errno));
+		if (pidfd >= 0)
+			close(pidfd);
+		return ret;
+	}
+	if (sandbox_setup(o, &cg, &l, &cfg)) {
+		close(pidfd);
+		return ret;
+	}
+	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (!rb || sigfd < 0) {
+		pr_err("cannot read the events: %s", strerror(errno));
+		goto out;
+	}
+	err = move_pid(cg.path, target);
+	if (err) {
+		pr_err("cannot move process %d into %s: %s", target, cg.path, strerror(-err));
+		goto out;
+	}
+	moved = true;
+	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
+		"open. Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it", target, cg.path);
+	fflush(stderr);
+	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
+	for (bool done = false; !done;) {
+		struct pollfd fds[3] = {
+			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+			{ .fd = pidfd, .events = POLLIN },
+			{ .fd = sigfd, .events = POLLIN },
+		};
+		int n = poll(fds, 3, 1000);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && fds[0].revents)
+			ring_buffer__consume(rb);
+		if (n == 0 && o->events)
+			events_json_flush(o->events);
+		batch_done(o, &l, true);
+		if (n > 0 && fds[1].revents) {
+			ret = 0; /* it exited: its children go with the cgroup, as under run */
+			done = true;
+		} else if (n > 0 && (fds[2].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			/* Detach: back where it was. Only this process can do it: the
+			 * sandboxed one may neither signal it nor leave its cgroup. */
+			err = move_pid(home, target);
+			if (err) {
+				pr_err("cannot move process %d back to %s: %s; it stays confined",
+				       target, home, strerror(-err));
+				release = false;
+			} else {
+				pr_warn("process %d detached (back in %s)", target, home);
+			}
+			ret = 0;
+			done = true;
+		}
+	}
+	ring_buffer__consume(rb);
+	fflush(stderr);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	report_lost(o, &l, sink.delivered);
+out:
+	close(pidfd);
+	if (sigfd >= 0)
+		close(sigfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* Never unconfine by tearing down: a process that could not be moved back keeps
+	 * its sandbox (pinned), as a run whose pysb-bpf is killed does. */
+	if (release || !moved) {
+		if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id)
+			loader_sandbox_free(&l, cg.id, cfg.id);
+	} else {
+		l.sandbox_id = 0; /* keep its pinned socket links */
+	}
+	ring_buffer__free(rb);
+	loader_stop(&l);
 	return ret;
 }

@@ -35,6 +35,11 @@ struct run_opts {
 struct loader;
 int sandbox_fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbox_id);
 
+/* Puts the running process `pid` (all its threads; not its existing children) under
+ * o->compiled from now on, until it exits or pysb-bpf is interrupted (detach: it goes
+ * back to its cgroup). Returns 0, or 125 on pysb-bpf errors. */
+int sandbox_attach(const struct run_opts *o, pid_t pid);
+
 /* Returns the exit status to exit with: the program's, or 125/126/127. */
 int sandbox_run(const struct run_opts *o);
 

@@ -25,3 +25,65 @@ test_cli_no_cgroup_left_behind() {
 	[ -z "$(ls -d /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null)" ] || fail "cgroup left behind"
 	! pgrep -x sleep >/dev/null || fail "a sandboxed child survived the sandbox"
 }
+
+# Issue 10 item 3: a running process (a notebook kernel between two cells) is put under a
+# policy from then on; what it opened before stays open; only the administrator detaches
+# it (interrupting pysb-bpf), never the process itself.
+test_cli_attach_running_process_then_detach() {
+	mkdir -p "$T/ok" "$T/secret" "$T/run"
+	echo ok >"$T/ok/f"
+	echo s >"$T/secret/f"
+	mkfifo "$T/cmd"
+	cat >"$T/kernel.py" <<PY
+import os, sys, time
+held = open("$T/secret/f")        # opened before the attach
+out = open("$T/run/log", "a", buffering=1)
+for line in open("$T/cmd"):
+    cell = line.strip()
+    if cell == "quit":
+        break
+    for label, path in (("ok", "$T/ok/f"), ("secret", "$T/secret/f")):
+        try:
+            open(path).read()
+            out.write(f"{cell} {label} read\n")
+        except PermissionError:
+            out.write(f"{cell} {label} denied\n")
+    held.seek(0)
+    out.write(f"{cell} held {held.read().strip()}\n")
+    try:
+        with open("/sys/fs/cgroup/cgroup.procs", "w") as f:
+            f.write(str(os.getpid()))
+        out.write(f"{cell} escape done\n")
+    except OSError:
+        out.write(f"{cell} escape refused\n")
+PY
+	python3 "$T/kernel.py" &
+	local kpid=$! apid
+	exec 7>"$T/cmd"
+	echo c1 >&7
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ok" "$T/run" >"$T/policy"
+	"$PYSB" attach --pid "$kpid" --policy "$T/policy" --events "$T/ev.jsonl" >"$T/out" 2>"$T/err" &
+	apid=$!
+	for _ in $(seq 100); do grep -q "is confined from now on" "$T/err" 2>/dev/null && break; sleep 0.1; done
+	expect_grep "$T/err" "process $kpid is confined from now on"
+	echo c2 >&7
+	for _ in $(seq 100); do grep -q "^c2 escape" "$T/run/log" 2>/dev/null && break; sleep 0.1; done
+	kill -INT "$apid"
+	wait "$apid"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/err" "process $kpid detached"
+	echo c3 >&7
+	echo quit >&7
+	exec 7>&-
+	wait "$kpid"
+	# before the attach everything was read; under it only ok, the held file still reads,
+	# leaving the cgroup is refused; after the detach everything again
+	expect_line "$T/run/log" "c1 secret read"
+	expect_line "$T/run/log" "c2 ok read"
+	expect_line "$T/run/log" "c2 secret denied"
+	expect_line "$T/run/log" "c2 held s"
+	expect_line "$T/run/log" "c2 escape refused"
+	expect_line "$T/run/log" "c3 secret read"
+	expect_grep "$T/ev.jsonl" "\"decision\":\"deny\".*\"path\":\"$T/secret/f\""
+}
