@@ -711,6 +711,21 @@ int loader_exec_pending(struct loader *l, uint32_t tgid, bool add)
 	return ret ? -errno : 0;
 }
 
+void loader_print_maps(const struct loader *l)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, l->skel->obj) {
+		const char *name = bpf_map__name(map);
+
+		if (strchr(name, '.'))
+			continue; /* .bss, .rodata: the programs' own variables */
+		pr_info("map %-16s %-14s max %u entries, key %u B, value %u B", name,
+			libbpf_bpf_map_type_str(bpf_map__type(map)), bpf_map__max_entries(map),
+			bpf_map__key_size(map), bpf_map__value_size(map));
+	}
+}
+
 int loader_events_fd(const struct loader *l)
 {
 	return l->ringbuf_fd;

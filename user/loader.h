@@ -84,6 +84,8 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 void loader_net_forget(struct loader *l, uint32_t sandbox);
 
 int loader_events_fd(const struct loader *l);
+/* One pr_info line per map of the shared instance: type, entries, key and value sizes. */
+void loader_print_maps(const struct loader *l);
 /* Events of this sandbox that could not be delivered, per reason, summed over CPUs. */
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
 int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_MAX]);

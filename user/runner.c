@@ -343,6 +343,7 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 
 		pr_info("cgroup %s (id %llu)", cg->path, (unsigned long long)cg->id);
 		pr_info("%d BPF programs attached (no lsm_cgroup slot used): %s", n, hooks);
+		loader_print_maps(l);
 	}
 	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
 	{
@@ -358,6 +359,8 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 		       err == -ENOSPC ? " (all sandbox slots in use)" : "");
 		goto fail_loader;
 	}
+	pr_info("sandbox %u: its event ring buffer holds %u bytes", cfg->id,
+		o->ringbuf_bytes ? o->ringbuf_bytes : PYSB_RINGBUF_BYTES);
 	err = loader_attach_cgroup(l, cg->fd);
 	if (err) {
 		pr_err("cannot attach the socket programs to cgroup %s: %s", cg->path, strerror(-err));

@@ -87,3 +87,28 @@ PY
 	expect_line "$T/run/log" "c3 secret read"
 	expect_grep "$T/ev.jsonl" "\"decision\":\"deny\".*\"path\":\"$T/secret/f\""
 }
+
+# Issue 10 items 1 and 8: two log levels, -v (how the sandbox was set up: cgroup,
+# programs, maps and their sizes) and -vv (every map entry with its origin), also chosen
+# by PYSB_BPF_LOG for programs that start pysb-bpf themselves.
+test_cli_log_levels_show_the_setup() {
+	mkdir -p "$T/d"
+	printf 'expose-ro=%s\n' "$T/d" >"$T/policy"
+	"$PYSB" run -v --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/err" "cgroup /sys/fs/cgroup/pysb-bpf/run-[0-9]+ \(id [0-9]+\)"
+	expect_grep "$T/err" "BPF programs attached \(no lsm_cgroup slot used\): .*lsm/file_open"
+	expect_grep "$T/err" "map file_rules +hash +max [0-9]+ entries, key 16 B, value 8 B"
+	expect_grep "$T/err" "its event ring buffer holds 4194304 bytes"
+	expect_no_grep "$T/err" "map file_rules: dev"
+	PYSB_BPF_LOG=debug "$PYSB" run --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/err" "map file_rules: dev [0-9]+:[0-9]+ ino [0-9]+ -> read,exec +$T/d"
+	"$PYSB" run -vv --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
+	expect_grep "$T/err" "map file_rules: dev [0-9]+:[0-9]+ ino [0-9]+ -> read,exec +$T/d"
+	# the default level: nothing but what was denied
+	"$PYSB" run --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
+	[ ! -s "$T/err" ] || fail "the default level printed: $(cat "$T/err")"
+}
