@@ -327,3 +327,51 @@ PY
 	expect_rc 0
 	expect_grep "$T/err" "learning: [0-9]+ access\(es\) to a .env file \(e.g. $T/.env\).*PYTHON_DOTENV_DISABLED=1"
 }
+
+# Issue 10 items 6 and 7: after an update, an audit run against the current policy lists
+# exactly the new accesses; a test suite (with subprocesses) learns into a separate
+# candidate only, and `diff` shows what the candidate would add before promotion.
+test_learn_update_audit_and_test_suite_candidate() {
+	mkdir -p "$T/app/cfg" "$T/newdep" "$T/tests"
+	echo c >"$T/app/cfg/c"
+	echo n >"$T/newdep/n"
+	cat >"$T/app/main.py" <<PY
+import os
+open("$T/app/cfg/c").read()
+if os.environ.get("APP_VERSION") == "2":
+    open("$T/newdep/n").read()   # what the update brings
+PY
+	cd "$T/tests" || fail "no tests directory"
+	# learned with the variable set, so the policy passes it on (env=APP_VERSION=...)
+	APP_VERSION=1 learn_run "$T/policy" "$T/app/main.py"
+	expect_rc 0
+	# the update: audit against the current policy, every new access and only them
+	APP_VERSION=2 "$PYSB" run --audit --events "$T/new.jsonl" --policy "$T/policy" -- "$T/app/main.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	python3 - "$T/new.jsonl" "$T/newdep/n" <<'PY' || fail "the audit run did not list exactly the new access: $(cat "$T/new.jsonl")"
+import json, sys
+ev = [json.loads(l) for l in open(sys.argv[1])]
+paths = {e["path"] for e in ev if e["record"] == "event"}
+assert paths == {sys.argv[2]}, paths
+PY
+	# the test suite: a runner starting each test in a subprocess, learning into the
+	# candidate only; the application profile is untouched
+	cat >"$T/tests/run_tests.py" <<PY
+import subprocess, sys
+for env in ({"APP_VERSION": "1"}, {"APP_VERSION": "2"}):
+    subprocess.run([sys.executable, "$T/app/main.py"], env=env, check=True)
+PY
+	cp "$T/policy" "$T/policy.tests"
+	echo "python-api=ALLOW:process-exec" >>"$T/policy.tests"
+	cp "$T/policy" "$T/policy.before"
+	"$PYSB" run --policy "$T/policy.tests" --learn="$T/policy.learn" -- "$T/tests/run_tests.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	cmp -s "$T/policy" "$T/policy.before" || fail "--learn=FILE wrote into the application profile"
+	expect_grep "$T/policy.learn" "^expose-ro=.*/newdep$"
+	"$PYSB" diff "$T/policy" "$T/policy.learn" >"$T/diff" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_grep "$T/diff" "^\+ expose-ro=$T/newdep  \($T/policy.learn:[0-9]+\)$"
+}
