@@ -21,6 +21,7 @@
 
 #include <cmocka.h>
 
+#include "compile.h"
 #include "policy.h"
 
 static char tmp[] = "/tmp/pysb-test-policy-XXXXXX";
@@ -768,6 +769,41 @@ static struct parsed parse_file_at(const char *rel, const struct policy_override
 	return r;
 }
 
+/* Issue 10 item 9: every setting of the FAQ's "generic acceptance" list is accepted with
+ * its meaning: the legacy expose-rw=/,/ means expose-rw=/ (with a warning naming it). */
+static void test_faq_generic_acceptance_settings(void **state)
+{
+	struct parsed r;
+
+	(void)state;
+	r = parse_ok("env=*=${*}\n"
+		     "expose-rw=/,/\n"
+		     "net=ALLOW|*|*|*|*\n"
+		     "python-import=*\n"
+		     "python-api=ALLOW:*\n"
+		     "eval-namespace=caller\n"
+		     "remote-result-mode=objects\n"
+		     "remote-result-guard=false\n"
+		     "learn=.py-sandboxes\n"
+		     "os-sandbox=none\n");
+	assert_int_equal(r.p->n_paths, 1);
+	assert_string_equal(r.p->paths[0].path, "/");
+	assert_int_equal(r.p->paths[0].access, POLICY_RW);
+	assert_int_equal(r.d.n_warnings >= 1, 1);
+	assert_non_null(strstr(r.d.warnings[0].msg, "the modern form is expose-rw=/"));
+	assert_int_equal(r.p->n_nets, 1);
+	assert_int_equal(r.p->nets[0].protos, POLICY_PROTO_TCP | POLICY_PROTO_UDP);
+	assert_int_equal(r.p->nets[0].dirs, POLICY_DIR_IN | POLICY_DIR_OUT);
+	assert_string_equal(r.p->envs[0].name, "*");
+	assert_true(policy_exec_allowed(r.p, NULL));
+	assert_string_equal(policy_get(r.p, "learn"), ".py-sandboxes");
+	assert_string_equal(policy_get(r.p, "os-sandbox"), "none");
+	done(&r);
+	/* each alone too: python-api=ALLOW:dynamic-code */
+	r = parse_ok("python-api=ALLOW:dynamic-code\n");
+	done(&r);
+}
+
 static void test_include_resolution(void **state)
 {
 	struct parsed r;
@@ -1234,6 +1270,7 @@ int main(void)
 		cmocka_unit_test(test_subst_error_location_and_map),
 		cmocka_unit_test(test_subst_nesting_limit),
 		cmocka_unit_test(test_include_resolution),
+		cmocka_unit_test(test_faq_generic_acceptance_settings),
 		cmocka_unit_test(test_include_splice_and_origin),
 		cmocka_unit_test(test_include_loops),
 		cmocka_unit_test(test_include_optional_missing_unreadable),
