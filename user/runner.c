@@ -328,6 +328,7 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	char name[64];
 	int err;
 
+	cfg->flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0);
 	if (probe_run(false, false))
 		return -1;
 	snprintf(name, sizeof(name), "run-%d", getpid());
@@ -388,9 +389,7 @@ int sandbox_run(const struct run_opts *o)
 {
 	static char errbuf[1 << 16];
 	struct sandbox_cgroup cg = { .fd = -1 };
-	struct pysb_sandbox_cfg cfg = {
-		.flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0),
-	};
+	struct pysb_sandbox_cfg cfg = { 0 };
 	struct loader l = { 0 };
 	struct ring_buffer *rb = NULL;
 	struct event_sink sink = { .o = o };
@@ -488,9 +487,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 {
 	static char errbuf[1 << 16];
 	struct sandbox_cgroup cg = { .fd = -1 };
-	struct pysb_sandbox_cfg cfg = {
-		.flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0),
-	};
+	struct pysb_sandbox_cfg cfg = { 0 };
 	struct loader l = { 0 };
 	struct ring_buffer *rb = NULL;
 	struct event_sink sink = { .o = o };
