@@ -100,13 +100,28 @@ check-kernels: all $(E2E_HELPERS)
 demo: all
 	$(Q)scripts/demo
 
-$(OUTPUT)/bench/syscall_loop: tests/bench/syscall_loop.c | $(OUTPUT)/bench
+# Benchmark helpers: the syscall loops (and their TCP/UDP peer), a Landlock wrapper.
+BENCH_BINS := $(OUTPUT)/bench/syscall_loop $(OUTPUT)/bench/landlock_run
+$(BENCH_BINS): $(OUTPUT)/bench/%: tests/bench/%.c | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
 
-bench: all $(OUTPUT)/bench/syscall_loop $(OUTPUT)/bench/bench_parse
-	$(Q)$(OUTPUT)/bench/bench_parse -b $(OUTPUT)/pysb-bpf $(BENCH_ARGS)
-	$(Q)scripts/vm-run -- scripts/bench
+# make bench: parse + compile natively (bench_parse), then every other figure in ONE VM run
+# (scripts/bench: pysb-bpf, bwrap, firejail side by side), raw results in build/bench-results,
+# then the tables, docs/benchmarks.md and docs/bench-*.png from them (scripts/bench-report).
+# Knobs: BENCH_ARGS (bench_parse's -n -r), the BENCH_* variables below (scripts/bench says
+# what each does), BENCH_TIMEOUT (seconds the VM may run).
+BENCH_OUT := $(OUTPUT)/bench-results
+BENCH_VARS := BENCH_COUNT BENCH_ROUNDS BENCH_STARTUP_ROUNDS BENCH_EVENTS BENCH_MEM_ROUNDS \
+	BENCH_FILE_RULES BENCH_NET_RULES BENCH_PORT BENCH_ONLY
+BENCH_TIMEOUT ?= 3600
+bench: all $(BENCH_BINS) $(OUTPUT)/bench/bench_parse
+	$(Q)rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
+	$(Q)$(OUTPUT)/bench/bench_parse -b $(OUTPUT)/pysb-bpf $(BENCH_ARGS) >$(BENCH_OUT)/parse.txt; \
+		rc=$$?; cat $(BENCH_OUT)/parse.txt; exit $$rc
+	$(Q)PYSB_VM_RW_DIRS=$(abspath $(BENCH_OUT)) PYSB_VM_PASSENV="$$PYSB_VM_PASSENV $(BENCH_VARS)" \
+		scripts/vm-run --timeout $(BENCH_TIMEOUT) -- scripts/bench $(abspath $(BENCH_OUT))
+	$(Q)scripts/bench-report $(BENCH_OUT) docs
 
 # Parse + compile of a generated 10,000-rule policy on this machine (no BPF, no root):
 # median/min/max time and peak RSS against the targets (100 ms, 20 MB). BENCH_ARGS: -n -r.
