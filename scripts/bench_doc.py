@@ -20,15 +20,17 @@ def binary_facts(path):
 
 
 def pct(x):
-    return f"{(x - 1) * 100:+.0f} %"
+    return f"{(x - 1) * 100:+.1f} %"
 
 
 def section_targets(r, rep):
     out = ["## The targets", "",
            "Reported, not asserted: `make bench` computes each verdict from the run's own "
            "numbers. A ratio is *time sandboxed / time bare* for the same operation in the same "
-           "round; a miss is judged against the noise floor, the ratio of a second unsandboxed "
-           "loop measured exactly like the sandboxes (it would be 1.00 on a quiet machine).", ""]
+           "round. A miss is judged against the noise: the ratio of a second unsandboxed loop "
+           "measured exactly like the sandboxes (it would be 1.00 on a quiet machine), and a "
+           "sign test (in how many rounds the sandboxed pass was the slower of the pair; p is "
+           "the chance of a count at least that lopsided with no effect at all).", ""]
     for t, lines in rep.targets(r):
         out.append(f"**{t}**")
         out.append("")
@@ -58,17 +60,23 @@ def why_overhead(r, rep):
         if met:
             continue
         label = rep.OP_LABEL[op]
-        if noise and noise.lo <= s.med <= noise.hi:
-            out.append(f"- {label}: missed by {(s.med - 1.05) * 100:.1f} points, but inside this run's "
-                       f"noise: the second bare loop ranged {pct(noise.lo)} to {pct(noise.hi)} "
-                       f"around the bare one. This run cannot tell a cost below that spread from "
-                       f"none; {reasons[op]}.")
+        k, n, p = rep.sign_test(s.v)
+        if not rep.real_cost(s):
+            out.append(f"- {label}: the median misses by {(s.med - 1.05) * 100:.1f} points, but the "
+                       f"sandboxed pass was slower than the bare one in only {k} of {n} rounds "
+                       f"(sign test p={p:.2f}) and the second bare loop itself ranged "
+                       f"{pct(noise.lo) if noise else '?'} to {pct(noise.hi) if noise else '?'}: "
+                       f"this run cannot tell the cost from TCG noise. What the check does: "
+                       f"{reasons[op]}.")
         else:
-            out.append(f"- {label}: missed by {(s.med - 1.05) * 100:.1f} points, beyond this run's "
-                       f"noise floor ({pct(noise.med) if noise else '?'}): a real cost, "
-                       f"{added.med / 1000:,.1f} µs added per operation under TCG (median; "
-                       f"{added.lo / 1000:,.1f} to {added.hi / 1000:,.1f}) on "
-                       f"{r.bare_ns(op).med / 1000:,.1f} µs bare. Why: {reasons[op]}.")
+            out.append(f"- {label}: missed by {(s.med - 1.05) * 100:.1f} points, and a real cost: "
+                       f"slower than bare in {k} of {n} rounds (sign test p={p:.3f}), while the "
+                       f"second bare loop sits at {pct(noise.med) if noise else '?'}; "
+                       f"{added.med / 1000:,.1f} µs added per operation under TCG (median) on "
+                       f"{r.bare_ns(op).med / 1000:,.1f} µs bare. The min-max range is wide "
+                       f"({pct(s.lo)} to {pct(s.hi)}) because a few rounds ran while other VMs "
+                       f"loaded the host; the median and the sign test are what to read. "
+                       f"Why: {reasons[op]}.")
     if out:
         out = ["Why the misses:", ""] + out + [
             "", "Under TCG the BPF programs (JIT-compiled to x86) are emulated like the rest of "
@@ -217,7 +225,12 @@ def render(r, rep, plots):
               "Time per operation, sandboxed / bare in the same round. *10+10 rules*: 10 file "
               "and 10 net rules; *1,000 rules*: 1,000 file rules for the file operations and "
               "exec, 1,000 net rules for connect and sendto. `bare, ns/op` is the absolute "
-              "time under TCG, for scale only.", "", rep.t_overhead(r), ""]
+              "time under TCG, for scale only.", "", rep.t_overhead(r), "",
+              "The min-max ranges are wide when other VMs share the host during part of the "
+              "run. A steady effect shows better in how many rounds each configuration was "
+              "slower than bare (the two passes seconds apart): with no effect that is a coin "
+              "toss. The sign test's p is shown where it is below 0.05 (with 36 cells, one "
+              "or two such cells are expected by chance alone):", "", rep.t_signs(r), ""]
         if "bench-overhead.png" in plots:
             o += ["![Per-syscall ratios](bench-overhead.png)", ""]
         o += ["What each sandbox checks on these operations (kernel 6.1):", "",
@@ -232,13 +245,14 @@ def render(r, rep, plots):
               "bwrap and firejail enforce by building a different view (namespaces) once, so "
               "their per-call ratios are the noise floor plus whatever the mount namespace "
               "changes in path lookup. Landlock, like pysb-bpf, checks at each call.", "",
-              "Debian 12's firejail 0.9.72 has no Landlock options: they were merged in 2022, "
-              "reverted before the 0.9.72 release, and came back in 0.9.74 as "
-              "`--landlock.enforce --landlock.fs.read=... --landlock.fs.write=...` "
-              "(netblue30/firejail #5315, #6078). `firejail --help` and the binary have no "
-              "trace of them. The *firejail + Landlock* column therefore runs "
+              "Debian 12's firejail 0.9.72 has no Landlock options: a first version was merged "
+              "in 2022 (netblue30/firejail #5315) but is not in the 0.9.72 release (its "
+              "RELNOTES do not list it, `firejail --help` and the binary have no trace of it); "
+              "Landlock support came back in later releases as `--landlock.enforce "
+              "--landlock.fs.read=... --landlock.fs.write=...` (#6078). The *firejail + "
+              "Landlock* column therefore runs "
               "`firejail --noprofile --quiet build/bench/landlock_run -r / -w RW -- LOOP`: "
-              "tests/bench/landlock_run.c applies the ruleset firejail 0.9.74 would (every "
+              "tests/bench/landlock_run.c applies the ruleset those options describe (every "
               "file-system right of the kernel's Landlock ABI handled; read and execute "
               "beneath `/`, everything beneath the loop's scratch directory), then execs. "
               "Landlock is in the VM kernel's LSM list (above); `scripts/vm-run` needed no "
@@ -249,7 +263,28 @@ def render(r, rep, plots):
               "Net rules are an LPM trie keyed by (sandbox, address): a lookup is bounded by "
               "the key length, not the rule count.", "", rep.t_scaling(r), "",
               "The slope, as the ratio of the largest to the smallest policy within each "
-              "round (a drift of the machine cancels out):", "", rep.t_slopes(r), ""]
+              "round (a drift of the machine cancels out). A slope counts as measured when the "
+              "larger policy was the slower (or the faster) one in more rounds than chance "
+              "allows: sign test at 5 %, divided by the number of slopes tested together "
+              "(Bonferroni), since each extra test is another chance of a false alarm:", "",
+              rep.t_slopes(r), ""]
+        sl = rep.slopes(r)
+        if sl:
+            worst = max(abs(s.med - 1) for _, _, s in sl)
+            o += [f"The resolution of this run: the medians of these ratios lie within "
+                  f"{worst * 100:.0f} % of 1, so a slope smaller than that would not show."]
+            leans = [(what, op, s) for what, op, s in sl
+                     if rep.sign_test(s.v)[2] < 0.05 and not rep.slope_measurable(s, len(sl))]
+            for what, op, s in leans:
+                k, n, p = rep.sign_test(s.v)
+                o[-1] += (f" {rep.OP_LABEL[op]} ({what}) leans {'up' if k > n / 2 else 'down'} "
+                          f"(x{s.med:.3f}, p={p:.3f} uncorrected): "
+                          + ("cheaper with more rules, which the design cannot produce (a hash "
+                             "lookup per level, whatever the table size), so read it as the one "
+                             "false alarm in six tests that chance allows."
+                             if k < n / 2 else "below the corrected threshold; a longer run "
+                             "(BENCH_ROUNDS) would settle it."))
+            o.append("")
         if "bench-scaling.png" in plots:
             o += ["![Scaling](bench-scaling.png)", ""]
     if r.d.get("startup"):
@@ -258,7 +293,8 @@ def render(r, rep, plots):
               "equivalent read-only view: `bwrap --ro-bind / / --dev /dev --proc /proc`, "
               "`firejail --noprofile --quiet`, and for pysb-bpf the policy `expose-ro=/`, "
               "`env=HOME=${HOME}`, `env=PATH=${PATH}` (pysb-bpf starts programs with an empty "
-              "environment). The two parenthesised rows split pysb-bpf's own cost (see above).",
+              "environment). The two parenthesised rows split pysb-bpf's own cost: the loader's "
+              "start, then the policy's parse and compile.",
               "", rep.t_startup(r), ""]
         if "first_run_s" in m:
             o += [f"Not in the table: the first `pysb-bpf run` after boot loads, verifies, "
@@ -286,7 +322,7 @@ def render(r, rep, plots):
               rep.t_added(r), ""]
         if p:
             o += ["Per 1,000 rules (difference between the largest and smallest policy, "
-                  "entries x element size): " + ", ".join(
+                  "entries x element size, allocator rounding not counted): " + ", ".join(
                       f"**{v / 1024:,.0f} KiB per 1,000 {k} rules**" for k, v in p.items())
                   + ". File rules go into preallocated `file_rules`, so they use memory "
                   "already reserved (65,536 entries shared by all sandboxes) rather than "
@@ -301,12 +337,15 @@ def render(r, rep, plots):
     o += section_commands(r)
     o += ["## Regenerating", "",
           "```",
-          "make bench                                    # everything: about 12-15 minutes here",
+          "make bench                                    # everything (see below for the time)",
           "BENCH_ROUNDS=25 BENCH_COUNT=4000 make bench   # tighter medians, longer",
           "BENCH_ONLY=syscall,startup make bench         # some sections only (partial report)",
           "scripts/bench-report build/bench-results docs # re-render from the last raw results",
           "scripts/bench-report --print build/bench-results",
           "```", "",
+          f"`make bench` takes about 8 to 12 minutes on this 2-CPU machine, depending on what "
+          f"else runs on it ({m.get('total_s', '?')} s inside the VM for the run above, plus "
+          "about half a minute of boot, bench_parse and rendering). "
           "Knobs (scripts/bench lists them): `BENCH_COUNT`, `BENCH_ROUNDS`, "
           "`BENCH_STARTUP_ROUNDS`, `BENCH_EVENTS`, `BENCH_MEM_ROUNDS`, `BENCH_FILE_RULES`, "
           "`BENCH_NET_RULES`, `BENCH_PORT`, `BENCH_ONLY`; `BENCH_ARGS` for bench_parse; "

@@ -7,9 +7,9 @@
  *
  * Every file-system access right the running kernel's Landlock ABI knows is handled
  * (denied unless granted); -r grants reading and executing beneath PATH, -w everything.
- * This is what firejail's --landlock.enforce --landlock.fs.read=PATH
- * --landlock.fs.execute=PATH --landlock.fs.write=PATH does (firejail >= 0.9.74; Debian
- * 12's firejail 0.9.72 was released without its Landlock support), so
+ * This is the ruleset firejail's --landlock.enforce --landlock.fs.read=PATH
+ * --landlock.fs.execute=PATH --landlock.fs.write=PATH describes (firejail releases after
+ * 0.9.72; Debian 12's firejail 0.9.72 was released without Landlock support), so
  * `firejail ... landlock_run ... -- CMD` stands in for it.
  */
 #include <errno.h>
