@@ -17,7 +17,7 @@ endif
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
 CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUTPUT)
-LDLIBS := -lbpf -lelf -lz -ljansson -lmicrohttpd -lpthread
+LDLIBS := -lbpf -lelf -lz -ljansson -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Iinclude -Ivmlinux
 

@@ -3,6 +3,7 @@
  * The daemon's counters in the Prometheus text exposition format, served by
  * libmicrohttpd on the address the user chooses (--metrics ADDR:PORT).
  */
+#include <dlfcn.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <stdio.h>
@@ -12,6 +13,44 @@
 #include "daemon_metrics.h"
 #include "events.h"
 #include "log.h"
+
+/*
+ * libmicrohttpd is opened when --metrics asks for it, not linked: linked, it brings GnuTLS
+ * and seven more libraries into the start of every `pysb-bpf run`.
+ */
+#define MHD_SONAME "libmicrohttpd.so.12"
+static struct {
+	__typeof__(&MHD_start_daemon) start_daemon;
+	__typeof__(&MHD_stop_daemon) stop_daemon;
+	__typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
+	__typeof__(&MHD_add_response_header) add_response_header;
+	__typeof__(&MHD_queue_response) queue_response;
+	__typeof__(&MHD_destroy_response) destroy_response;
+} mhd;
+
+static int mhd_open(void)
+{
+	void *h = dlopen(MHD_SONAME, RTLD_NOW | RTLD_LOCAL);
+
+	if (!h) {
+		pr_err("--metrics needs libmicrohttpd: %s; install it (apt-get install "
+		       "libmicrohttpd12) or leave --metrics out", dlerror());
+		return -1;
+	}
+#define MHD_SYM(name)                                                                      \
+	if (!(*(void **)&mhd.name = dlsym(h, "MHD_" #name))) {                             \
+		pr_err("--metrics: %s has no MHD_" #name, MHD_SONAME);                       \
+		return -1;                                                                 \
+	}
+	MHD_SYM(start_daemon)
+	MHD_SYM(stop_daemon)
+	MHD_SYM(create_response_from_buffer)
+	MHD_SYM(add_response_header)
+	MHD_SYM(queue_response)
+	MHD_SYM(destroy_response)
+#undef MHD_SYM
+	return 0;
+}
 
 static const char *const kinds[METRICS_KINDS] = { "unknown", "file", "exec", "net", "unix", "self" };
 
@@ -147,7 +186,7 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	if (strcmp(method, "GET") || strcmp(url, "/metrics")) {
 		static char nf[] = "pysb-bpf serves GET /metrics only\n";
 
-		r = MHD_create_response_from_buffer(strlen(nf), nf, MHD_RESPMEM_PERSISTENT);
+		r = mhd.create_response_from_buffer(strlen(nf), nf, MHD_RESPMEM_PERSISTENT);
 		status = MHD_HTTP_NOT_FOUND;
 	} else {
 		metrics_lock(m);
@@ -155,13 +194,13 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 		metrics_unlock(m);
 		if (!text)
 			return MHD_NO;
-		r = MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
-		MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+		r = mhd.create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE);
+		mhd.add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
 	}
 	if (!r)
 		return MHD_NO;
-	ret = MHD_queue_response(c, status, r);
-	MHD_destroy_response(r);
+	ret = mhd.queue_response(c, status, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -192,7 +231,11 @@ int metrics_init(struct daemon_metrics *m, const char *addr)
 		pr_err("--metrics %s: %s", addr, gai_strerror(err));
 		return -1;
 	}
-	m->mhd = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
+	if (mhd_open()) {
+		freeaddrinfo(ai);
+		return -1;
+	}
+	m->mhd = mhd.start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG |
 					  (ai->ai_family == AF_INET6 ? MHD_USE_IPv6 : 0),
 				  0, NULL, NULL, serve, m, MHD_OPTION_SOCK_ADDR, ai->ai_addr,
 				  MHD_OPTION_CONNECTION_LIMIT, 16u, MHD_OPTION_CONNECTION_TIMEOUT,
@@ -209,6 +252,6 @@ int metrics_init(struct daemon_metrics *m, const char *addr)
 void metrics_stop(struct daemon_metrics *m)
 {
 	if (m->mhd)
-		MHD_stop_daemon(m->mhd);
+		mhd.stop_daemon(m->mhd);
 	m->mhd = NULL;
 }

@@ -351,6 +351,53 @@ static void remove_idle_instances(const char *keep)
 	closedir(d);
 }
 
+/*
+ * The object of a pinned instance, without reading the kernel's BTF again (the costliest
+ * part of a start): what the instance loaded for this kernel is what is pinned.
+ */
+static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err)
+{
+	struct bpf_program *prog;
+	struct pysb_bpf *skel;
+	char p[PATH_MAX];
+
+	libbpf_set_print(libbpf_print);
+	*what = "open";
+	skel = pysb_bpf__open();
+	if (!skel) {
+		*err = errno;
+		return NULL;
+	}
+	bpf_object__for_each_program(prog, skel->obj) {
+		bool cg = !strncmp(bpf_program__section_name(prog), "cgroup/", 7);
+
+		const char *name = bpf_program__name(prog);
+		bool pinned;
+
+		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", name);
+		pinned = !access(p, F_OK);
+		bpf_program__set_autoload(prog, pinned);
+		/* Only a hook this kernel lacks, or the other inode_setattr signature, may be
+		 * missing: anything else would be a hole in the sandbox. */
+		if (!pinned && (cg || !is_optional(bpf_program__section_name(prog) + 4)) &&
+		    prog != skel->progs.pysb_inode_setattr &&
+		    prog != skel->progs.pysb_inode_setattr_idmap) {
+			pr_err("the pinned pysb-bpf instance %s lacks %s; remove it (rm -r %s) "
+			       "once no sandbox runs, and run again", dir, p, dir);
+			*err = ENOENT;
+			pysb_bpf__destroy(skel);
+			return NULL;
+		}
+	}
+	*what = "reuse pinned";
+	*err = -reuse_pinned(skel, dir);
+	if (*err) {
+		pysb_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
 int loader_start(struct loader *l, const char **what, int *err)
 {
 	char tmp[128];
@@ -358,13 +405,10 @@ int loader_start(struct loader *l, const char **what, int *err)
 
 	memset(l, 0, sizeof(*l));
 	l->ringbuf_fd = -1;
-	l->skel = open_adapted(what, err);
-	if (!l->skel)
-		return -1;
 	*what = "bpffs";
 	*err = EIO;
 	if (ensure_bpffs())
-		goto out;
+		return -1;
 	mkdir(PIN_ROOT, 0700);
 	snprintf(l->pin_dir, sizeof(l->pin_dir), "%s/%016llx", PIN_ROOT,
 		 (unsigned long long)object_hash());
@@ -377,14 +421,16 @@ int loader_start(struct loader *l, const char **what, int *err)
 	remove_stale_tmp();
 	remove_idle_instances(l->pin_dir);
 	if (!access(l->pin_dir, F_OK)) {
-		*what = "reuse pinned";
-		ret = reuse_pinned(l->skel, l->pin_dir);
-		if (ret)
-			*err = -ret;
-		else
+		l->skel = open_pinned(l->pin_dir, what, err);
+		if (l->skel) {
+			ret = 0;
 			pr_info("using the pysb-bpf programs pinned in %s", l->pin_dir);
+		}
 		goto out;
 	}
+	l->skel = open_adapted(what, err);
+	if (!l->skel)
+		goto out;
 	ret = load_and_attach(l->skel, what, err);
 	if (ret)
 		goto out;
