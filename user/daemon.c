@@ -218,6 +218,8 @@ static void settle(void)
  * one wait for a whole reload, however many cgroups it switched. */
 static void retire_flush(struct daemon *d)
 {
+	struct sandbox_set set = { 0 };
+
 	if (!d->n_retired)
 		return;
 	settle();
@@ -228,8 +230,9 @@ static void retire_flush(struct daemon *d)
 		if (!loader_lost_id(&d->l, d->retired[i].id, lost))
 			for (int r = 0; r < PYSB_LOST_MAX; r++)
 				t->lost_base[r] += lost[r];
-		loader_sandbox_free(&d->l, 0, d->retired[i].id);
+		sandbox_set_add(&set, d->retired[i].id);
 	}
+	loader_sandboxes_free(&d->l, &set);
 	d->n_retired = 0;
 }
 
@@ -335,10 +338,10 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 	close(fd);
 	fd = -1;
 	/* Adopted or new, the policy put on is the one read now (it may have changed while
-	 * no daemon ran): the same switch as a reload. */
+	 * no daemon ran): the same switch as a reload. The id an adopted cgroup had is
+	 * retired at the end of the scan, with the others. */
 	if (target_switch(d, t, b, &b->c))
 		goto fail_attached;
-	retire_flush(d);
 	pr_info("%s: %s %s (cgroup id %llu, sandbox %u, %s)", b->conf.name,
 		adopted ? "adopted" : "confined", path, (unsigned long long)t->cgid, t->id,
 		b->conf.audit ? "audit" : "enforce");
@@ -674,6 +677,7 @@ static void scan(struct daemon *d)
 		free(paths);
 		b->m.targets = b->n_t;
 	}
+	retire_flush(d); /* the ids of the cgroups adopted: one settle, one pass over the maps */
 	if (d->rb_stale)
 		rb_rebuild(d);
 }

@@ -488,14 +488,19 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id)
 {
 	int outer = bpf_map__fd(l->skel->maps.events);
-	uint32_t start = (uint32_t)getpid() % (PYSB_MAX_SANDBOXES - 1);
+	uint32_t start = l->last_id ? l->last_id : (uint32_t)getpid() % (PYSB_MAX_SANDBOXES - 1);
 
-	/* Ids 1..MAX-1; the insertion with BPF_NOEXIST is the atomic allocation. */
+	/* Ids 1..MAX-1; the insertion with BPF_NOEXIST is the atomic allocation. An insertion
+	 * that fails costs the kernel as much as one that succeeds (the inner map is taken and
+	 * released), so ids seen in use are passed over with a lookup first. */
 	for (uint32_t n = 0; n < PYSB_MAX_SANDBOXES - 1; n++) {
-		uint32_t cand = 1 + (start + n) % (PYSB_MAX_SANDBOXES - 1);
+		uint32_t cand = 1 + (start + n) % (PYSB_MAX_SANDBOXES - 1), inner;
 
+		if (!bpf_map_lookup_elem(outer, &cand, &inner))
+			continue;
 		if (!bpf_map_update_elem(outer, &cand, &ringbuf_fd, BPF_NOEXIST)) {
 			*id = cand;
+			l->last_id = cand;
 			loader_reset_lost_id(l, cand);
 			return 0;
 		}
@@ -562,7 +567,8 @@ void loader_reset_lost_id(struct loader *l, uint32_t id)
  * Deletes every key of `map` whose u32 at `off` is `sandbox`. Keys are collected first:
  * deleting while walking would restart the walk.
  */
-void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, uint32_t sandbox)
+void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
+			const struct sandbox_set *set)
 {
 	size_t n = 0, cap = 0;
 	unsigned char *keys = NULL, *nk;
@@ -577,14 +583,14 @@ void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, uint32_t s
 
 		memcpy(key, next, klen);
 		memcpy(&id, key + off, sizeof(id));
-		if (id != sandbox)
+		if (!sandbox_set_has(set, id))
 			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 64;
 			nk = realloc(keys, cap * klen);
 			if (!nk) {
-				pr_err("out of memory removing the entries of sandbox %u from %s",
-				       sandbox, bpf_map__name(map));
+				pr_err("out of memory removing sandbox entries from %s",
+				       bpf_map__name(map));
 				break;
 			}
 			keys = nk;
@@ -596,18 +602,30 @@ void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, uint32_t s
 	free(keys);
 }
 
+void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
+{
+	loader_forget_keys(l->skel->maps.file_rules, sizeof(struct pysb_file_key),
+			   offsetof(struct pysb_file_key, sandbox), set);
+	loader_forget_keys(l->skel->maps.mount_access, sizeof(struct pysb_mount_key),
+			   offsetof(struct pysb_mount_key, sandbox), set);
+	loader_net_forget(l, set);
+	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++) {
+		if (!sandbox_set_has(set, id))
+			continue;
+		bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
+		bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
+	}
+}
+
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 {
+	struct sandbox_set one = { 0 };
+
 	/* The switch first: from here on the cgroup is not a sandbox any more. */
 	if (cgid)
 		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
-	loader_forget_keys(l->skel->maps.file_rules, sizeof(struct pysb_file_key),
-			   offsetof(struct pysb_file_key, sandbox), id);
-	loader_forget_keys(l->skel->maps.mount_access, sizeof(struct pysb_mount_key),
-			   offsetof(struct pysb_mount_key, sandbox), id);
-	loader_net_forget(l, id);
-	bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
-	bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
+	sandbox_set_add(&one, id);
+	loader_sandboxes_free(l, &one);
 }
 
 int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin_prefix,
@@ -674,6 +692,8 @@ void loader_unpin_links(const struct loader *l, const char *pin_prefix)
 	char p[PATH_MAX];
 
 	bpf_object__for_each_program(prog, l->skel->obj) {
+		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7))
+			continue; /* only the socket programs are attached per cgroup */
 		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, bpf_program__name(prog));
 		unlink(p);
 	}

@@ -20,6 +20,7 @@ struct loader {
 	bool loaded;
 	char pin_dir[64]; /* PIN_ROOT/<16 hex digits> */
 	uint32_t sandbox_id; /* 0 until loader_sandbox_alloc */
+	uint32_t last_id;    /* the last id this process allocated: the next search starts there */
 	int ringbuf_fd;	     /* this sandbox's events */
 	int cg_link_fds[32]; /* cgroup/ programs attached to the sandbox cgroup */
 	int n_cg_links;
@@ -38,9 +39,24 @@ void loader_stop(struct loader *l);
 /* A fresh, private load + attach + detach: can this kernel run the programs? */
 int loader_probe(const char **what, int *err, char *hooks, size_t len);
 
-/* Deletes every key of `map` whose u32 at offset `off` is `sandbox`. */
+/* A set of sandbox ids: removing many sandboxes costs one pass over each map. */
+struct sandbox_set {
+	uint64_t bits[PYSB_MAX_SANDBOXES / 64];
+};
+static inline void sandbox_set_add(struct sandbox_set *s, uint32_t id)
+{
+	if (id < PYSB_MAX_SANDBOXES)
+		s->bits[id / 64] |= 1ull << (id % 64);
+}
+static inline bool sandbox_set_has(const struct sandbox_set *s, uint32_t id)
+{
+	return id < PYSB_MAX_SANDBOXES && (s->bits[id / 64] >> (id % 64) & 1);
+}
+
+/* Deletes every key of `map` whose u32 at offset `off` is in `set`. */
 struct bpf_map;
-void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, uint32_t sandbox);
+void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
+			const struct sandbox_set *set);
 
 /* Forgets the sandboxes whose cgroup is not in `alive` (left by a pysb-bpf that died). */
 void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive);
@@ -55,6 +71,8 @@ int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id);
 int loader_ringbuf_of(const struct loader *l, uint32_t id);
 /* Removes everything of sandbox `id` (and cgroup `cgid` if not 0) from the maps. */
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
+/* The same for every sandbox of `set` (their cgroups already switched away). */
+void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set);
 void loader_reset_lost(struct loader *l);
 void loader_reset_lost_id(struct loader *l, uint32_t id);
 
@@ -81,7 +99,7 @@ int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
  * of that id), and remove. */
 struct compiled;
 int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox);
-void loader_net_forget(struct loader *l, uint32_t sandbox);
+void loader_net_forget(struct loader *l, const struct sandbox_set *set);
 
 int loader_events_fd(const struct loader *l);
 /* One pr_info line per map of the shared instance: type, entries, key and value sizes. */

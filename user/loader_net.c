@@ -30,26 +30,30 @@ static int put(struct bpf_map *map, const void *key, size_t klen, const void *va
 	return -1;
 }
 
-void loader_net_forget(struct loader *l, uint32_t sandbox)
+void loader_net_forget(struct loader *l, const struct sandbox_set *set)
 {
 	struct pysb_bpf *skel = l->skel;
 
 	loader_forget_keys(skel->maps.net4_rules, sizeof(struct pysb_net4_key),
-	       offsetof(struct pysb_net4_key, sandbox), sandbox);
+			   offsetof(struct pysb_net4_key, sandbox), set);
 	loader_forget_keys(skel->maps.net6_rules, sizeof(struct pysb_net6_key),
-	       offsetof(struct pysb_net6_key, sandbox), sandbox);
+			   offsetof(struct pysb_net6_key, sandbox), set);
 	loader_forget_keys(skel->maps.net_ports, sizeof(struct pysb_net_ports_key),
-	       offsetof(struct pysb_net_ports_key, sandbox), sandbox);
-	bpf_map__delete_elem(skel->maps.net_cfg, &sandbox, sizeof(sandbox), 0);
+			   offsetof(struct pysb_net_ports_key, sandbox), set);
+	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
+		if (sandbox_set_has(set, id))
+			bpf_map__delete_elem(skel->maps.net_cfg, &id, sizeof(id), 0);
 }
 
 int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox)
 {
 	struct pysb_bpf *skel = l->skel;
 	char text[INET6_ADDRSTRLEN + 8];
+	struct sandbox_set one = { 0 };
 
 	/* Whatever a sandbox that had this id before left behind must not apply here. */
-	loader_net_forget(l, sandbox);
+	sandbox_set_add(&one, sandbox);
+	loader_net_forget(l, &one);
 	for (uint32_t i = 0; i < c->n_net_ports; i++) {
 		struct pysb_net_ports_key k = { .sandbox = sandbox, .id = i };
 

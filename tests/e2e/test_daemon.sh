@@ -60,6 +60,16 @@ svc_since() {
 	tail -n +$((MARK + 1)) "$T/svc/log"
 }
 
+# svc_wait_since LINE COUNT: until the service has logged LINE COUNT times since the mark.
+svc_wait_since() {
+	local i
+	for i in $(seq 300); do
+		[ "$(svc_since | grep -cxF -- "$1")" -ge "$2" ] && return 0
+		sleep 0.1
+	done
+	fail "timed out waiting for $2 x '$1' in the service's log since line $MARK: $(svc_since | tail -5)"
+}
+
 # svc_expect_confined: from the mark on, A always read, B never (and both tried again).
 svc_expect_confined() {
 	local i
@@ -172,7 +182,7 @@ test_daemon_reload_under_load_atomic_broken_rejected_mode_switch() {
 	binding svc '{"policy": "p.py-sandboxes", "cgroup": "pysb-e2e/svc2", "mode": "audit"}'
 	wait_for "$T/daemon.err" "binding svc: policy .* reloaded on 1 cgroup\(s\), audit"
 	svc_mark
-	wait_for "$T/svc/log" '^B ok$' $((MARK + 3))
+	svc_wait_since 'B ok' 3
 	wait_for "$T/events.jsonl" '"decision":"audit".*"binding":"svc"'
 	# and back to enforce
 	binding svc '{"policy": "p.py-sandboxes", "cgroup": "pysb-e2e/svc2", "mode": "enforce"}'
@@ -272,7 +282,7 @@ test_daemon_configmap_update_and_event_rotation() {
 	wait_for "$T/daemon.err" "binding svc: policy .* reloaded on 1 cgroup"
 	sleep 0.3
 	svc_mark
-	wait_for "$T/svc/log" '^B ok$' $((MARK + 3))
+	svc_wait_since 'B ok' 3
 	# the denials of before went to a file rotated at 4 KiB: every line of every file is
 	# a whole JSON record, none beyond .3
 	[ -s "$T/events.jsonl.1" ] || fail "no rotation: $(ls -la "$T"/events.jsonl*)"
