@@ -1,11 +1,15 @@
 /* SPDX-License-Identifier: MIT */
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/utsname.h>
 #include <unistd.h>
+
+#include <bpf/btf.h>
 
 #include "cgroup.h"
 #include "loader.h"
@@ -17,10 +21,11 @@
 static void report(bool verbose, bool ok, const char *check, const char *detail)
 {
 	if (ok && verbose)
-		printf("ok    %-22s %s\n", check, detail);
+		printf("ok    %-38s %s\n", check, detail);
+	else if (!ok && verbose)
+		printf("FAIL  %-38s %s\n", check, detail);
 	else if (!ok)
-		fprintf(verbose ? stdout : stderr, "%s%-22s %s\n", verbose ? "FAIL  " : "pysb-bpf: check failed: ",
-			check, detail);
+		fprintf(stderr, "pysb-bpf: check failed: %s: %s\n", check, detail);
 }
 
 static int check_lsm(bool verbose)
@@ -84,10 +89,90 @@ static int check_cgroup2(bool verbose)
 	return ok ? 0 : -1;
 }
 
+/*
+ * What the BPF side uses of the kernel, looked up by name in the kernel's own BTF (the
+ * enums of helper ids, map types and attach types), with the release that brought it.
+ * The load that follows is the proof; this list says what is missing before it fails.
+ */
+static const struct feature {
+	const char *type, *name, *since, *use;
+} features[] = {
+	{ "bpf_attach_type", "BPF_LSM_MAC", "5.7", "the LSM programs (global, no lsm_cgroup slot)" },
+	{ "bpf_func_id", "BPF_FUNC_get_current_ancestor_cgroup_id", "5.6", "telling sandboxed tasks apart" },
+	{ "bpf_func_id", "BPF_FUNC_d_path", "5.10", "the path of an opened or executed file" },
+	{ "bpf_func_id", "BPF_FUNC_get_current_task_btf", "5.11", "the task's root, for path walks" },
+	{ "bpf_func_id", "BPF_FUNC_loop", "5.17", "path walks of any depth" },
+	{ "bpf_func_id", "BPF_FUNC_ringbuf_output", "5.8", "events" },
+	{ "bpf_map_type", "BPF_MAP_TYPE_RINGBUF", "5.8", "one event ring buffer per sandbox" },
+	{ "bpf_map_type", "BPF_MAP_TYPE_HASH_OF_MAPS", "4.12", "ring buffers by sandbox id" },
+	{ "bpf_map_type", "BPF_MAP_TYPE_LPM_TRIE", "4.11", "net= address prefixes" },
+	{ "bpf_attach_type", "BPF_CGROUP_INET4_CONNECT", "4.17", "net= rules (socket address hooks)" },
+	{ "bpf_attach_type", "BPF_CGROUP_UDP6_SENDMSG", "4.18", "net= rules for UDP" },
+};
+
+static bool btf_has_enum_value(const struct btf *btf, const char *type, const char *name)
+{
+	int id = btf__find_by_name_kind(btf, type, BTF_KIND_ENUM);
+	const struct btf_type *t;
+	const struct btf_enum *e;
+
+	if (id < 0)
+		return false;
+	t = btf__type_by_id(btf, id);
+	e = btf_enum(t);
+	for (int i = 0; i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+			return true;
+	return false;
+}
+
+int probe_features(const struct btf *btf, bool verbose)
+{
+	char check[64], detail[256];
+	int failed = 0;
+
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++) {
+		const struct feature *f = &features[i];
+		bool ok = btf_has_enum_value(btf, f->type, f->name);
+
+		if (!strncmp(f->name, "BPF_FUNC_", 9))
+			snprintf(check, sizeof(check), "helper bpf_%s()", f->name + 9);
+		else if (!strncmp(f->name, "BPF_MAP_TYPE_", 13))
+			snprintf(check, sizeof(check), "map %s", f->name + 13);
+		else
+			snprintf(check, sizeof(check), "attach %s", f->name + 4);
+		for (char *c = check; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		if (ok)
+			snprintf(detail, sizeof(detail), "used for %s", f->use);
+		else
+			snprintf(detail, sizeof(detail), "missing (Linux %s+), needed for %s", f->since,
+				 f->use);
+		report(verbose, ok, check, detail);
+		failed |= !ok;
+	}
+	return failed ? -1 : 0;
+}
+
+static int check_features(bool verbose)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	int ret;
+
+	if (!btf)
+		return -1; /* said by check_btf */
+	ret = probe_features(btf, verbose);
+	btf__free(btf);
+	return ret;
+}
+
 void probe_report_load_failure(const char *what, int err, bool verbose)
 {
 	char detail[512];
 
+	/* A kernel too old for a helper, map or attach type: that is the exact cause. */
+	if (!verbose && check_features(false))
+		return;
 	if (err == EPERM)
 		snprintf(detail, sizeof(detail),
 			 "%s refused with EPERM: this kernel does not let BPF LSM programs load "
@@ -123,14 +208,20 @@ static int check_load(bool verbose)
 
 int probe_run(bool load, bool verbose)
 {
+	struct utsname u;
 	int failed = 0;
+
+	if (verbose && !uname(&u))
+		printf("info  %-38s %s %s\n", "kernel", u.release, u.version);
 
 	failed |= check_lsm(verbose);
 	failed |= check_btf(verbose);
+	if (load && !failed) /* run and the daemon: only if the load fails (below) */
+		failed |= check_features(verbose);
 	failed |= check_cgroup2(verbose);
 	if (load && !failed)
 		failed |= check_load(verbose);
 	else if (load && verbose)
-		printf("skip  %-22s an earlier check failed\n", "LSM programs load");
+		printf("skip  %-38s an earlier check failed\n", "LSM programs load");
 	return failed ? -1 : 0;
 }

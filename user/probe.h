@@ -12,6 +12,14 @@
  */
 int probe_run(bool load, bool verbose);
 
+/*
+ * The helpers, map types and attach types the BPF side uses, looked up in `btf` (the
+ * kernel's): a line for each ("ok ... used for ..." with `verbose`, "... missing (Linux
+ * X+), needed for ..." when absent). Returns 0 when the kernel has them all.
+ */
+struct btf;
+int probe_features(const struct btf *btf, bool verbose);
+
 /* The "LSM programs load" failure line, with what to do (EPERM: use a VM). */
 void probe_report_load_failure(const char *what, int err, bool verbose);
 

@@ -5,7 +5,13 @@ test_cli_probe_passes_here() {
 	RC=$?
 	expect_rc 0
 	expect_grep "$T/out" "^ok +bpf in LSM list"
-	expect_grep "$T/out" "^ok +LSM programs load"
+	expect_grep "$T/out" "^info +kernel +$(uname -r) "
+	# what this kernel offers, and what pysb-bpf uses it for
+	for f in "attach lsm_mac" "helper bpf_loop\\(\\)" "helper bpf_d_path\\(\\)" "map ringbuf" \
+		"map hash_of_maps" "attach cgroup_inet4_connect"; do
+		expect_grep "$T/out" "^ok +$f +used for "
+	done
+	expect_grep "$T/out" "^ok +LSM programs load +loaded and attached: .*lsm/file_open"
 }
 
 test_cli_missing_policy_is_125_and_runs_nothing() {

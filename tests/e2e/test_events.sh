@@ -195,7 +195,14 @@ flood_run() {
 import json, sys
 events = flood = lost = 0
 summary = None
+# 200,000 lines: json.loads on each takes a quarter of a minute under TCG. A plain event
+# line (no count, one "path") is counted from its text; anything else is parsed.
+plain, in_flood = '{"record":"event",', '"path":"%s' % sys.argv[2]
 for line in open(sys.argv[1]):
+    if line.startswith(plain) and '"count"' not in line and line.count('"path"') == 1:
+        events += 1
+        flood += in_flood in line
+        continue
     r = json.loads(line)
     if r["record"] == "event":
         events += r.get("count", 1)

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+/* probe_features: what the BPF side needs, found or named as missing in a kernel's BTF. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+#include <bpf/btf.h>
+
+#include "probe.h"
+
+/* A BTF with the three enums, holding every value named in `values` (NULL-terminated). */
+static struct btf *kernel_btf(const char *const *values)
+{
+	static const char *const enums[] = { "bpf_func_id", "bpf_map_type", "bpf_attach_type" };
+	struct btf *btf = btf__new_empty();
+
+	assert_non_null(btf);
+	for (size_t e = 0; e < 3; e++) {
+		int n = 0;
+
+		assert_true(btf__add_enum(btf, enums[e], 4) > 0);
+		for (const char *const *v = values; *v; v++)
+			if ((e == 0 && !strncmp(*v, "BPF_FUNC_", 9)) ||
+			    (e == 1 && !strncmp(*v, "BPF_MAP_TYPE_", 13)) ||
+			    (e == 2 && strncmp(*v, "BPF_FUNC_", 9) && strncmp(*v, "BPF_MAP_TYPE_", 13)))
+				assert_int_equal(btf__add_enum_value(btf, *v, n++), 0);
+	}
+	return btf;
+}
+
+static const char *const all[] = {
+	"BPF_LSM_MAC", "BPF_FUNC_get_current_ancestor_cgroup_id", "BPF_FUNC_d_path",
+	"BPF_FUNC_get_current_task_btf", "BPF_FUNC_loop", "BPF_FUNC_ringbuf_output",
+	"BPF_MAP_TYPE_RINGBUF", "BPF_MAP_TYPE_HASH_OF_MAPS", "BPF_MAP_TYPE_LPM_TRIE",
+	"BPF_CGROUP_INET4_CONNECT", "BPF_CGROUP_UDP6_SENDMSG", NULL,
+};
+
+/* Runs probe_features with stdout and stderr captured into `out`. */
+static int features(const struct btf *btf, bool verbose, char *out, size_t len)
+{
+	FILE *f = tmpfile();
+	int saved_out = dup(1), saved_err = dup(2), ret;
+	size_t n;
+
+	assert_non_null(f);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(fileno(f), 1);
+	dup2(fileno(f), 2);
+	ret = probe_features(btf, verbose);
+	fflush(stdout);
+	fflush(stderr);
+	dup2(saved_out, 1);
+	dup2(saved_err, 2);
+	close(saved_out);
+	close(saved_err);
+	rewind(f);
+	n = fread(out, 1, len - 1, f);
+	out[n] = '\0';
+	fclose(f);
+	return ret;
+}
+
+static void kernel_with_everything_passes(void **state)
+{
+	struct btf *btf = kernel_btf(all);
+	char out[8192];
+
+	(void)state;
+	assert_int_equal(features(btf, true, out, sizeof(out)), 0);
+	assert_non_null(strstr(out, "ok    helper bpf_loop()"));
+	assert_non_null(strstr(out, "used for path walks of any depth"));
+	assert_null(strstr(out, "missing"));
+	/* not verbose: nothing to say */
+	assert_int_equal(features(btf, false, out, sizeof(out)), 0);
+	assert_string_equal(out, "");
+	btf__free(btf);
+}
+
+/* A 5.15 kernel: everything but bpf_loop. The refusal names it and the release to get. */
+static void kernel_without_bpf_loop_is_refused_by_name(void **state)
+{
+	const char *older[sizeof(all) / sizeof(all[0])];
+	struct btf *btf;
+	char out[8192];
+	size_t n = 0;
+
+	(void)state;
+	for (const char *const *v = all; *v; v++)
+		if (strcmp(*v, "BPF_FUNC_loop"))
+			older[n++] = *v;
+	older[n] = NULL;
+	btf = kernel_btf(older);
+	assert_int_equal(features(btf, false, out, sizeof(out)), -1);
+	assert_non_null(strstr(out, "helper bpf_loop"));
+	assert_non_null(strstr(out, "missing (Linux 5.17+), needed for path walks of any depth"));
+	/* only the missing one is said */
+	assert_null(strstr(out, "bpf_d_path"));
+	btf__free(btf);
+}
+
+static void kernel_without_lsm_attach_type_is_refused(void **state)
+{
+	static const char *const none[] = { NULL };
+	struct btf *btf = kernel_btf(none);
+	char out[8192];
+
+	(void)state;
+	assert_int_equal(features(btf, false, out, sizeof(out)), -1);
+	assert_non_null(strstr(out, "attach lsm_mac"));
+	assert_non_null(strstr(out, "missing (Linux 5.7+)"));
+	btf__free(btf);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(kernel_with_everything_passes),
+		cmocka_unit_test(kernel_without_bpf_loop_is_refused_by_name),
+		cmocka_unit_test(kernel_without_lsm_attach_type_is_refused),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
