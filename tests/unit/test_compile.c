@@ -32,6 +32,7 @@ static char tmp[] = "/tmp/pysb-test-compile-XXXXXX";
 static char home_var[sizeof(tmp) + 16];
 static char *envp[] = { home_var, "LANG=C.UTF-8", "SECRET=s3cr3t", "API_KEY=k", NULL };
 
+#include "capture.h"
 #include "fixture.h"
 
 static int group_setup(void **state)
@@ -60,29 +61,6 @@ struct result {
 	char err[8192]; /* what the compiler printed on stderr */
 };
 
-/* Runs fn(arg) with stderr going to `err` (NUL-terminated). */
-static int with_stderr(int (*fn)(void *), void *arg, char *err, size_t len)
-{
-	FILE *f = tmpfile();
-	int saved, ret;
-	size_t n;
-
-	assert_non_null(f);
-	fflush(stderr);
-	saved = dup(2);
-	assert_true(saved >= 0);
-	dup2(fileno(f), 2);
-	ret = fn(arg);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(f);
-	n = fread(err, 1, len - 1, f);
-	err[n] = '\0';
-	fclose(f);
-	return ret;
-}
-
 struct compile_call {
 	struct result *r;
 	bool implicit;
@@ -110,7 +88,7 @@ static struct result *compile_text_opts(const char *text, bool implicit, const c
 		fail_msg("policy does not parse: %s", text);
 	}
 	policy_diag_free(&d);
-	r->ret = with_stderr(do_compile, &cc, r->err, sizeof(r->err));
+	r->ret = capture_output(do_compile, &cc, false, r->err, sizeof(r->err));
 	return r;
 }
 
@@ -499,7 +477,7 @@ static struct check_run *check(const char *name, bool json, bool verbose,
 	json_error_t jerr;
 
 	assert_non_null(run);
-	run->ret = with_stderr(do_check, &cc, run->err, sizeof(run->err));
+	run->ret = capture_output(do_check, &cc, false, run->err, sizeof(run->err));
 	if (json) {
 		run->doc = json_loads(run->out, 0, &jerr);
 		if (!run->doc)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 #include <bpf/btf.h>
 
+#include "capture.h"
 #include "probe.h"
 
 /* A BTF with the three enums, holding every value named in `values` (NULL-terminated). */
@@ -40,30 +41,24 @@ static const char *const all[] = {
 	"BPF_CGROUP_INET4_CONNECT", "BPF_CGROUP_UDP6_SENDMSG", NULL,
 };
 
-/* Runs probe_features with stdout and stderr captured into `out`. */
+struct features_call {
+	const struct btf *btf;
+	bool verbose;
+};
+
+static int do_features(void *arg)
+{
+	struct features_call *fc = arg;
+
+	return probe_features(fc->btf, fc->verbose);
+}
+
+/* probe_features, with what it prints (stdout and stderr) into `out`. */
 static int features(const struct btf *btf, bool verbose, char *out, size_t len)
 {
-	FILE *f = tmpfile();
-	int saved_out = dup(1), saved_err = dup(2), ret;
-	size_t n;
+	struct features_call fc = { btf, verbose };
 
-	assert_non_null(f);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(fileno(f), 1);
-	dup2(fileno(f), 2);
-	ret = probe_features(btf, verbose);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(saved_out, 1);
-	dup2(saved_err, 2);
-	close(saved_out);
-	close(saved_err);
-	rewind(f);
-	n = fread(out, 1, len - 1, f);
-	out[n] = '\0';
-	fclose(f);
-	return ret;
+	return capture_output(do_features, &fc, true, out, len);
 }
 
 static void kernel_with_everything_passes(void **state)
