@@ -9,7 +9,7 @@ packages=(
 	libcmocka-dev libjansson-dev liburing-dev libmicrohttpd-dev \
 	bubblewrap firejail gnuplot-nox
 	qemu-system-x86 busybox-static cpio xz-utils kmod binutils util-linux
-	python3 iproute2
+	python3 iproute2 bash-builtins
 )
 
 missing=()

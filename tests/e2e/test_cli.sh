@@ -41,7 +41,7 @@ test_cli_attach_running_process_then_detach() {
 	echo ok >"$T/ok/f"
 	echo s >"$T/secret/f"
 	mkfifo "$T/cmd"
-	cat >"$T/kernel.py" <<PY
+	write_file "$T/kernel.py" <<PY
 import os, sys, time
 held = open("$T/secret/f")        # opened before the attach
 out = open("$T/run/log", "a", buffering=1)

@@ -24,7 +24,7 @@ daemon_stop() {
 wait_for() {
 	local n=${3:-1} i
 	for i in $(seq $((${4:-60} * 10))); do
-		[ "$(grep -cE -- "$2" "$1" 2>/dev/null)" -ge "$n" ] && return 0
+		[ "$(count_lines "$1" "$2")" -ge "$n" ] && return 0
 		sleep 0.1
 	done
 	fail "timed out waiting for $n x /$2/ in $(basename "$1"): $(tail -5 "$1")"
@@ -38,7 +38,7 @@ svc_start() {
 	mkdir -p "$cg" "$T/a" "$T/b" "$T/svc"
 	echo a >"$T/a/f"
 	echo b >"$T/b/f"
-	cat >"$T/svc.sh" <<'SH'
+	write_file "$T/svc.sh" <<'SH'
 echo $$ >"$1/cgroup.procs" || exit 1
 exec 9<> <(:)
 exec 8>>"$2/svc/log"
@@ -92,9 +92,9 @@ svc_cleanup() {
 	wait 2>/dev/null
 	mkdir -p "$T/empty"
 	"$PYSB" daemon --config "$T/empty" --once >/dev/null 2>&1
-	for cg in "$CGT"/*/ "$CGT"; do
-		[ -d "$cg" ] && rmdir "$cg" 2>/dev/null
-	done
+	# one rmdir for all (a process costs a tenth of a second under TCG)
+	rmdir "$CGT"/*/ 2>/dev/null
+	rmdir "$CGT" 2>/dev/null
 	return 0
 }
 

@@ -165,7 +165,7 @@ test_escape_received_fd_judged_as_open() {
 	escape_setup
 	# Outside the sandbox, a process hands the sandboxed program descriptors of a secret
 	# file and of an exposed one over a socketpair the program inherited.
-	cat >"$T/sender.py" <<EOF
+	write_file "$T/sender.py" <<EOF
 import os, socket, subprocess, sys
 a, b = socket.socketpair()
 p = subprocess.Popen(["$PYSB", "run", "--policy", "$T/policy", "--", "$T/app.py", str(b.fileno())], pass_fds=[b.fileno()])
@@ -268,7 +268,7 @@ test_escape_fail_closed_when_pysb_bpf_is_killed() {
 	! pgrep -f "$T/app.py" >/dev/null || fail "the program outlived its killed supervisor"
 	! grep -q "after-kill-secret ok" "$T/out" || fail "ran unconfined"
 	# A grandchild that outlives both stays confined by the pinned programs.
-	cat >"$T/app2.py" <<EOF
+	write_file "$T/app2.py" <<EOF
 import os, time, sys
 sys.path.insert(0, '$T/lib')
 from probe_lib import *

@@ -46,7 +46,7 @@ learn_again_adds_nothing() {
 test_learn_config_reader_writer_round_trip() {
 	mkdir -p "$T/cfg" "$T/results"
 	echo "level=3" >"$T/cfg/app.conf"
-	cat >"$T/prog.py" <<PY
+	write_file "$T/prog.py" <<PY
 conf = open("$T/cfg/app.conf").read()
 with open("$T/results/result.txt", "w") as f:
     f.write(conf.upper())
@@ -77,7 +77,7 @@ PY
 test_learn_subprocess_round_trip_and_backup() {
 	mkdir -p "$T/data"
 	echo hi >"$T/data/a.txt"
-	cat >"$T/prog.py" <<PY
+	write_file "$T/prog.py" <<PY
 import subprocess, sys
 out = subprocess.run(["/usr/bin/cat", "$T/data/a.txt"], capture_output=True, check=True).stdout
 sys.exit(0 if out == b"hi\n" else 3)
@@ -102,7 +102,7 @@ PY
 test_learn_from_recorded_audit_stream() {
 	mkdir -p "$T/cfg" "$T/state"
 	echo "x" >"$T/cfg/c.ini"
-	cat >"$T/prog.py" <<PY
+	write_file "$T/prog.py" <<PY
 import os, sqlite3
 open("$T/cfg/c.ini").read()
 db = sqlite3.connect("$T/state/app.db")
@@ -157,7 +157,7 @@ test_learn_http_client_round_trip() {
 		python3 -c "import socket; socket.create_connection(('127.0.0.1', $port), 1).close()" 2>/dev/null && break
 		sleep 0.1
 	done
-	cat >"$T/prog.py" <<PY
+	write_file "$T/prog.py" <<PY
 import sys, urllib.request
 body = urllib.request.urlopen("http://127.0.0.1:%s/index.txt" % sys.argv[1], timeout=10).read()
 sys.exit(0 if body == b"served\n" else 3)
@@ -187,7 +187,7 @@ test_learn_home_and_virtualenv_config_round_trip() {
 	mkdir -p "$T/home/.config/myapp" "$T/venv/etc/myapp" "$T/work" "$T/app"
 	echo "colour=blue" >"$T/home/.config/myapp/settings.ini"
 	echo '{"model": 1}' >"$T/venv/etc/myapp/model.json"
-	cat >"$T/app/prog.py" <<'PY'
+	write_file "$T/app/prog.py" <<'PY'
 import json, os, sys
 a = open(os.path.expanduser("~/.config/myapp/settings.ini")).read()
 b = json.load(open(os.path.join(os.environ["VIRTUAL_ENV"], "etc/myapp/model.json")))
@@ -216,7 +216,7 @@ PY
 # multiprocessing: a pool of workers (semaphores in /dev/shm, pipes, fork) writing results.
 test_learn_multiprocessing_round_trip() {
 	mkdir -p "$T/parts"
-	cat >"$T/prog.py" <<PY
+	write_file "$T/prog.py" <<PY
 import multiprocessing as mp
 
 def work(i):
@@ -251,7 +251,7 @@ PY
 # (secrets commented out), and the learned policy runs a program needing HOME, PATH and
 # one variable of its own.
 test_learn_environment_learned_secrets_withheld() {
-	cat >"$T/prog.py" <<'PY'
+	write_file "$T/prog.py" <<'PY'
 import os, shutil, sys
 assert os.environ["HOME"] == os.environ["WANT_HOME"], os.environ.get("HOME")
 assert shutil.which("true"), "no PATH"
@@ -312,7 +312,7 @@ test_learn_param_learns_every_launch_os_sandbox_none_loud() {
 test_learn_dotenv_upward_search_said() {
 	mkdir -p "$T/proj/pkg"
 	echo "X=1" >"$T/.env"
-	cat >"$T/proj/pkg/app.py" <<'PY'
+	write_file "$T/proj/pkg/app.py" <<'PY'
 import os
 d = os.path.dirname(os.path.abspath(__file__))
 while d != "/":
@@ -335,7 +335,7 @@ test_learn_update_audit_and_test_suite_candidate() {
 	mkdir -p "$T/app/cfg" "$T/newdep" "$T/tests"
 	echo c >"$T/app/cfg/c"
 	echo n >"$T/newdep/n"
-	cat >"$T/app/main.py" <<PY
+	write_file "$T/app/main.py" <<PY
 import os
 open("$T/app/cfg/c").read()
 if os.environ.get("APP_VERSION") == "2":
@@ -357,7 +357,7 @@ assert paths == {sys.argv[2]}, paths
 PY
 	# the test suite: a runner starting each test in a subprocess, learning into the
 	# candidate only; the application profile is untouched
-	cat >"$T/tests/run_tests.py" <<PY
+	write_file "$T/tests/run_tests.py" <<PY
 import subprocess, sys
 for env in ({"APP_VERSION": "1"}, {"APP_VERSION": "2"}):
     subprocess.run([sys.executable, "$T/app/main.py"], env=env, check=True)

@@ -28,7 +28,7 @@ net_cleanup() {
 net_setup() {
 	trap net_cleanup EXIT
 	write_probe_lib
-	cat >"$T/lib/net_lib.py" <<'PY'
+	write_file "$T/lib/net_lib.py" <<'PY'
 import ctypes, errno, socket, sys
 
 # attempt() is the one every e2e program uses (tests/e2e/lib.sh, write_probe_lib)
@@ -117,7 +117,7 @@ net_servers() {
 	fi
 	ready=$(mktemp "$T/ready.XXXXXX")
 	rm -f "$ready"
-	[ -f "$T/srv.py" ] || cat >"$T/srv.py" <<'PY'
+	[ -f "$T/srv.py" ] || write_file "$T/srv.py" <<'PY'
 import socket, sys, threading
 
 def serve_stream(s):
@@ -360,7 +360,7 @@ test_net_hostnames_hosts_file_and_dns() {
 	net_edit /etc/resolv.conf
 	printf '10.199.0.2 svc.pysb.test\n10.199.0.3 other.pysb.test\n' >>/etc/hosts
 	printf 'nameserver 127.0.0.53\noptions timeout:2 attempts:1\n' >/etc/resolv.conf
-	cat >"$T/dns.py" <<'PY'
+	write_file "$T/dns.py" <<'PY'
 import socket, struct, sys
 names = {"dns.pysb.test": "10.199.0.2"}
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -533,7 +533,7 @@ test_net_native_code() {
 	net_setup "net=ALLOW|tcp|127.0.0.1|20081|OUT" "net=ALLOW|udp|127.0.0.1|20083|OUT" \
 		"net=ALLOW|tcp|127.0.0.1|20085|IN"
 	net_servers tcp:127.0.0.1:20081 tcp:127.0.0.1:20082 udp:127.0.0.1:20083 udp:127.0.0.1:20084
-	cat >"$T/app.py" <<PY
+	write_file "$T/app.py" <<PY
 import ctypes, socket, struct
 libc = ctypes.CDLL(None, use_errno=True)
 
