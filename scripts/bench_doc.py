@@ -121,7 +121,7 @@ def why_startup(r, rep):
         facts = ""
         if pysb and bwrap:
             facts = (f" `build/pysb-bpf` is {pysb[0]:,} KiB and loads {pysb[1]} shared libraries "
-                     f"(libbpf, libelf, zlib, jansson; libmicrohttpd is opened only by the "
+                     f"(libbpf, libelf, zlib, jansson, libc; libmicrohttpd is opened only by the "
                      f"daemon's `--metrics`); `bwrap` is {bwrap[0]:,} KiB with "
                      f"{bwrap[1]}. Each is read through the VM's 9p root and relocated under "
                      f"emulation.")
