@@ -369,17 +369,15 @@ static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err
 		return NULL;
 	}
 	bpf_object__for_each_program(prog, skel->obj) {
-		bool cg = !strncmp(bpf_program__section_name(prog), "cgroup/", 7);
+		const char *sec = bpf_program__section_name(prog);
+		bool cg = !strncmp(sec, "cgroup/", 7), pinned;
 
-		const char *name = bpf_program__name(prog);
-		bool pinned;
-
-		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", name);
+		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", bpf_program__name(prog));
 		pinned = !access(p, F_OK);
 		bpf_program__set_autoload(prog, pinned);
 		/* Only a hook this kernel lacks, or the other inode_setattr signature, may be
 		 * missing: anything else would be a hole in the sandbox. */
-		if (!pinned && (cg || !is_optional(bpf_program__section_name(prog) + 4)) &&
+		if (!pinned && (cg || !is_optional(sec + 4)) &&
 		    prog != skel->progs.pysb_inode_setattr &&
 		    prog != skel->progs.pysb_inode_setattr_idmap) {
 			pr_err("the pinned pysb-bpf instance %s lacks %s; remove it (rm -r %s) "
@@ -564,7 +562,7 @@ void loader_reset_lost_id(struct loader *l, uint32_t id)
 }
 
 /*
- * Deletes every key of `map` whose u32 at `off` is `sandbox`. Keys are collected first:
+ * Deletes every key of `map` whose u32 at `off` is in `set`. Keys are collected first:
  * deleting while walking would restart the walk.
  */
 void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
