@@ -188,7 +188,7 @@ int loader_probe(const char **what, int *err, char *hooks, size_t len)
 #define LOCK_FILE "/run/pysb-bpf.lock"
 #define BPF_FS_MAGIC 0xcafe4a11
 
-static uint64_t object_hash(void)
+uint64_t loader_object_hash(void)
 {
 	size_t sz;
 	const unsigned char *p = pysb_bpf__elf_bytes(&sz);
@@ -409,7 +409,7 @@ int loader_start(struct loader *l, const char **what, int *err)
 		return -1;
 	mkdir(PIN_ROOT, 0700);
 	snprintf(l->pin_dir, sizeof(l->pin_dir), "%s/%016llx", PIN_ROOT,
-		 (unsigned long long)object_hash());
+		 (unsigned long long)loader_object_hash());
 	/* One loader at a time decides whether the shared instance exists. */
 	lock = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX)) {

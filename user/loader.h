@@ -33,6 +33,9 @@ struct loader {
  * pin, ...) and `err` the errno, for probe's report.
  */
 int loader_start(struct loader *l, const char **what, int *err);
+/* FNV-1a of the BPF object this binary carries: the name of its pinned instance. */
+uint64_t loader_object_hash(void);
+
 /* Releases this process's references; the shared instance stays (pinned). */
 void loader_stop(struct loader *l);
 

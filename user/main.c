@@ -14,146 +14,26 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
+
+#include <bpf/libbpf.h>
 
 #include "check.h"
+#include "cli.h"
 #include "compile.h"
 #include "events.h"
 #include "daemon.h"
 #include "diff.h"
 #include "learn.h"
+#include "loader.h"
 #include "log.h"
 #include "policy.h"
 #include "probe.h"
 #include "runner.h"
 
 #define PYSB_VERSION "0.4.0" /* CHANGELOG.md: the minor grows with each new kind of denial */
-#define DEFAULT_POLICY "./.py-sandboxes"
 
 extern char **environ;
-
-struct cli {
-	const char *policy;
-	const char *user; /* --user NAME|UID */
-	bool audit;
-	const char *events; /* --events FILE|- */
-	bool learn;	    /* --learn[=FILE] */
-	const char *learn_file;
-	struct policy_override *overrides;
-	size_t n_overrides;
-	char **rest; /* PROGRAM [ARGS...] */
-	int n_rest;
-};
-
-static void usage(FILE *f)
-{
-	fprintf(f,
-		"Usage: pysb-bpf COMMAND [OPTIONS]\n"
-		"\n"
-		"Commands:\n"
-		"  run [--policy FILE] [--audit] [--events FILE|-] [--learn[=FILE]] [--user USER]\n"
-		"      [-v|-vv] [--KEY=VALUE...] [--] PROGRAM [ARGS...]\n"
-		"        run PROGRAM (a .py file runs with python3) under the policy, enforced in\n"
-		"        the kernel; exits with PROGRAM's status, 125 on pysb-bpf errors,\n"
-		"        126/127 when PROGRAM cannot be executed / found. Started through sudo,\n"
-		"        PROGRAM runs as the invoking user (--user to choose), always with\n"
-		"        no_new_privs. --events: every denial as one JSON line (docs/events.md);\n"
-		"        --audit: deny nothing, report what would be denied; --learn: audit, then\n"
-		"        write the missing rules into FILE (default: the policy)\n"
-		"  check [--policy FILE] [--json] [-v]   parse and compile; print what the kernel\n"
-		"      enforces, each rule with its file:line, and what is left to the Python layer\n"
-		"  probe [-v]                   can this kernel enforce? one line per check\n"
-		"  learn --from EVENTS.jsonl [--policy FILE]   merge the rules a stream recorded\n"
-		"      with run --events in audit mode needs into FILE (docs/policy.md, Learning)\n"
-		"  attach --pid PID [--policy FILE] [--audit] [--events FILE|-]   confine a running\n"
-		"      process (a notebook kernel) from now on; interrupting pysb-bpf detaches it\n"
-		"  diff CURRENT CANDIDATE       what CANDIDATE grants that CURRENT does not (+)\n"
-		"      and the reverse (-), rules normalised; exit 0 when equal, 1 when not\n"
-		"  daemon --config DIR [--events FILE|-] [--events-max-size SIZE] [--events-keep N]\n"
-		"      [--metrics ADDR:PORT] [--rescan-ms N] [--check] [--once]\n"
-		"        keep the policies of DIR's bindings (NAME.json) on their cgroups, systemd\n"
-		"        units or cgroup patterns; reload on SIGHUP and when DIR changes; events\n"
-		"        as JSON lines, counters for Prometheus (docs/fleet.md). --check: read and\n"
-		"        compile every binding, confine nothing; --once: confine, adopt and\n"
-		"        release once, then exit (the cgroups stay confined)\n"
-		"  version | help\n"
-		"\n"
-		"The default policy is %s. --KEY=VALUE adds a policy line KEY=VALUE\n"
-		"(e.g. --expose-ro=/data). PYSB_BPF_LOG=quiet|info|debug sets the log level.\n",
-		DEFAULT_POLICY);
-}
-
-static bool is_verbose_flag(const char *a)
-{
-	return !strcmp(a, "-v") || !strcmp(a, "-vv") || !strcmp(a, "--verbose");
-}
-
-/* Options stop at "--" or at the first argument that is not an option (the program). */
-static int parse_cli(int argc, char **argv, struct cli *c)
-{
-	int i;
-
-	memset(c, 0, sizeof(*c));
-	c->policy = DEFAULT_POLICY;
-	c->overrides = calloc(argc, sizeof(*c->overrides));
-	if (!c->overrides)
-		return -1;
-	for (i = 0; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		if (is_verbose_flag(a)) {
-			log_level += !strcmp(a, "-vv") ? 2 : 1;
-		} else if (!strcmp(a, "--policy") || !strcmp(a, "-p")) {
-			if (++i == argc) {
-				pr_err("%s needs a file name", a);
-				return -1;
-			}
-			c->policy = argv[i];
-		} else if (!strncmp(a, "--policy=", 9)) {
-			c->policy = a + 9;
-		} else if (!strcmp(a, "--user")) {
-			if (++i == argc) {
-				pr_err("--user needs a user name or uid");
-				return -1;
-			}
-			c->user = argv[i];
-		} else if (!strncmp(a, "--user=", 7)) {
-			c->user = a + 7;
-		} else if (!strcmp(a, "--audit")) {
-			c->audit = true;
-		} else if (!strcmp(a, "--events")) { /* events, learning (issue 6) */
-			if (++i == argc) {
-				pr_err("--events needs a file name, or - for stdout");
-				return -1;
-			}
-			c->events = argv[i];
-		} else if (!strncmp(a, "--events=", 9)) {
-			c->events = a + 9;
-		} else if (!strcmp(a, "--learn")) {
-			c->learn = true;
-		} else if (!strncmp(a, "--learn=", 8)) {
-			c->learn = true;
-			c->learn_file = a + 8;
-		} else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			exit(0);
-		} else if (!strncmp(a, "--", 2) && strchr(a, '=')) {
-			/* python-sb style command-line rule: --expose-ro=/data */
-			c->overrides[c->n_overrides++].line = a + 2;
-		} else {
-			pr_err("unknown option '%s'; see 'pysb-bpf help'", a);
-			return -1;
-		}
-	}
-	c->rest = argv + i;
-	c->n_rest = argc - i;
-	return 0;
-}
 
 static struct policy *load_policy(const struct cli *c)
 {
@@ -442,9 +322,9 @@ static int learn_write(const char *file, struct learn_set *ls, const struct comp
 	return ret;
 }
 
-static int cmd_learn(int argc, char **argv)
+static int cmd_learn(struct cli *cli)
 {
-	const char *from = NULL, *policy = DEFAULT_POLICY;
+	const char *from = cli->from, *policy = cli->policy;
 	struct learn_set ls = { .envp = environ };
 	struct compiled compiled = { 0 };
 	struct program prog = { 0 };
@@ -454,28 +334,19 @@ static int cmd_learn(int argc, char **argv)
 	size_t cap = 0, lineno = 0;
 	bool created = false;
 	int ret = 1;
+	struct stat st;
 	FILE *f;
 
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--from") && i + 1 < argc)
-			from = argv[++i];
-		else if (!strncmp(argv[i], "--from=", 7))
-			from = argv[i] + 7;
-		else if ((!strcmp(argv[i], "--policy") || !strcmp(argv[i], "-p")) && i + 1 < argc)
-			policy = argv[++i];
-		else if (!strncmp(argv[i], "--policy=", 9))
-			policy = argv[i] + 9;
-		else if (is_verbose_flag(argv[i]))
-			log_level++;
-		else {
-			pr_err("learn: unknown argument '%s'; usage: pysb-bpf learn --from "
-			       "EVENTS.jsonl [--policy FILE]", argv[i]);
-			return 2;
-		}
-	}
 	if (!from) {
-		pr_err("learn: --from EVENTS.jsonl is needed (a stream of run --events)");
-		return 2;
+		pr_err("learn: --from EVENTS.jsonl is needed (a stream written by run --events); "
+		       "see 'pysb-bpf learn --help'");
+		return EXIT_USAGE;
+	}
+	/* A directory or a device is a mistake in the command, not a stream to wait on. */
+	if (strcmp(from, "-") && !stat(from, &st) && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+		pr_err("learn: --from %s is %s, not an event stream; give the file run --events "
+		       "wrote (or - for stdin)", from, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+		return EXIT_USAGE;
 	}
 	f = strcmp(from, "-") ? fopen(from, "re") : stdin;
 	if (!f) {
@@ -526,14 +397,14 @@ out:
 }
 /* ---- end of learning ---- */
 
-static int cmd_run(int argc, char **argv)
+static int cmd_run(struct cli *cli)
 {
 	struct compiled compiled = { 0 };
 	struct policy *p = NULL;
 	struct program prog = { 0 };
 	struct identity id;
 	char **envp = NULL;
-	struct cli c;
+	struct cli c = *cli;
 	int ret = EXIT_PYSB_ERROR, audit;
 	const char *mode, *v;
 	bool os_none = false;
@@ -542,12 +413,6 @@ static int cmd_run(int argc, char **argv)
 	struct learn_set ls = { .envp = environ };
 	bool created = false;
 
-	if (parse_cli(argc, argv, &c))
-		goto out;
-	if (c.n_rest < 1) {
-		pr_err("run: no program given; usage: pysb-bpf run [--policy FILE] [--] PROGRAM [ARGS...]");
-		goto out;
-	}
 	if (c.learn && learn_prepare(c.policy, &created))
 		goto out;
 	p = load_policy(&c);
@@ -620,97 +485,47 @@ out:
 	compiled_free(&compiled);
 	policy_free(p);
 	free(prog.argv);
-	free(c.overrides);
 	return ret;
 }
 
-static int cmd_check(int argc, char **argv)
+static int cmd_check(struct cli *c)
 {
 	struct check_opts o = { .envp = environ };
-	char **args = calloc(argc + 1, sizeof(*args));
-	struct cli c = { 0 };
-	bool dashes = false;
-	int n = 0, ret = 1;
 
-	if (!args)
-		goto out;
-	/* --json is check's own; everything else is parsed as `run` parses it */
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--json") && !dashes)
-			o.json = true;
-		else
-			args[n++] = argv[i];
-		dashes = dashes || !strcmp(argv[i], "--");
-	}
-	if (parse_cli(n, args, &c))
-		goto out;
-	if (c.n_rest) {
-		pr_err("check: unexpected argument '%s'; usage: pysb-bpf check [--policy FILE] "
-		       "[--json] [-v] [--KEY=VALUE...]", c.rest[0]);
-		goto out;
-	}
-	o.policy = c.policy;
-	o.overrides = c.overrides;
-	o.n_overrides = c.n_overrides;
+	o.policy = c->policy;
+	o.overrides = c->overrides;
+	o.n_overrides = c->n_overrides;
+	o.json = c->json;
 	o.verbose = log_level >= LOG_INFO;
-	ret = check_main(&o);
-out:
-	free(args);
-	free(c.overrides);
-	return ret;
+	return check_main(&o);
 }
 
-static int cmd_probe(int argc, char **argv)
+static int cmd_probe(struct cli *c)
 {
-	for (int i = 0; i < argc; i++) {
-		if (is_verbose_flag(argv[i])) {
-			log_level++;
-		} else {
-			pr_err("probe: unknown argument '%s'", argv[i]);
-			return 2;
-		}
+	if (c->json) {
+		pr_err("probe: --json is not available in this build");
+		return EXIT_USAGE;
 	}
 	return probe_run(true, true) ? 1 : 0;
 }
 
-static int cmd_daemon(int argc, char **argv)
+static int cmd_daemon(struct cli *c)
 {
-	struct daemon_opts o = { .events = "-", .events_keep = 5, .rescan_ms = 1000 };
+	struct daemon_opts o = {
+		.config_dir = c->config_dir,
+		.events = c->events ? c->events : "-",
+		.metrics = c->metrics,
+		.events_max_size = c->events_max_size,
+		.events_keep = c->events_keep,
+		.rescan_ms = c->rescan_ms,
+		.check = c->check,
+		.once = c->once,
+	};
 
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-
-		if (!strcmp(a, "--check") || !strcmp(a, "--once")) {
-			o.check |= !strcmp(a, "--check");
-			o.once |= !strcmp(a, "--once");
-			continue;
-		}
-		if (!v || strncmp(a, "--", 2)) {
-			pr_err("daemon: '%s': %s; see 'pysb-bpf help'", a,
-			       strncmp(a, "--", 2) ? "unexpected argument" : "needs a value");
-			return 2;
-		}
-		i++;
-		if (!strcmp(a, "--config"))
-			o.config_dir = v;
-		else if (!strcmp(a, "--events"))
-			o.events = v;
-		else if (!strcmp(a, "--metrics"))
-			o.metrics = v;
-		else if (!strcmp(a, "--events-max-size") && parse_size(v))
-			o.events_max_size = parse_size(v);
-		else if (!strcmp(a, "--events-keep") && atoi(v) > 0 && atoi(v) < 1000)
-			o.events_keep = (unsigned)atoi(v);
-		else if (!strcmp(a, "--rescan-ms") && atoi(v) >= 50)
-			o.rescan_ms = (unsigned)atoi(v);
-		else {
-			pr_err("daemon: %s %s: unknown option or bad value; see 'pysb-bpf help'", a, v);
-			return 2;
-		}
-	}
 	if (!o.config_dir) {
-		pr_err("daemon: --config DIR is required (the bindings, docs/fleet.md)");
-		return 2;
+		pr_err("daemon: --config DIR is required (the bindings, docs/fleet.md); see "
+		       "'pysb-bpf daemon --help'");
+		return EXIT_USAGE;
 	}
 	/* What it confines, reloads and releases is the operator's record (the journal). */
 	if (!getenv("PYSB_BPF_LOG") && log_level < LOG_INFO)
@@ -720,40 +535,24 @@ static int cmd_daemon(int argc, char **argv)
 
 /* pysb-bpf attach --pid PID [--policy FILE] [--audit] [--events FILE|-]: a running process
  * (a notebook's kernel between two cells) is confined from then on; Ctrl-C detaches it. */
-static int cmd_attach(int argc, char **argv)
+static int cmd_attach(struct cli *cli)
 {
-	char **args = calloc(argc + 1, sizeof(*args)), exe[PATH_MAX];
 	struct compiled compiled = { 0 };
 	struct events_json ev = { 0 };
 	struct program prog = { 0 };
 	struct policy *p = NULL;
 	FILE *ev_out = NULL;
-	struct cli c = { 0 };
-	long pid = 0;
-	int n = 0, ret = EXIT_PYSB_ERROR, audit;
+	struct cli c = *cli;
+	long pid = c.pid;
+	int ret = EXIT_PYSB_ERROR, audit;
 	const char *mode;
+	char exe[64];
 	ssize_t len;
 
-	if (!args)
-		return ret;
-	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--pid") && i + 1 < argc)
-			pid = strtol(argv[++i], NULL, 10);
-		else if (!strncmp(argv[i], "--pid=", 6))
-			pid = strtol(argv[i] + 6, NULL, 10);
-		else
-			args[n++] = argv[i];
-	}
 	if (pid <= 0) {
-		pr_err("attach: --pid PID is required (the process to confine from now on)");
-		goto out;
-	}
-	if (parse_cli(n, args, &c))
-		goto out;
-	if (c.learn || c.user || c.n_rest) {
-		pr_err("attach takes --policy, --audit, --events and --KEY=VALUE; not --learn, "
-		       "--user or a program");
-		goto out;
+		pr_err("attach: --pid PID is required (the process to confine from now on); see "
+		       "'pysb-bpf attach --help'");
+		return EXIT_USAGE;
 	}
 	p = load_policy(&c);
 	if (!p)
@@ -781,25 +580,23 @@ out:
 		fclose(ev_out);
 	compiled_free(&compiled);
 	policy_free(p);
-	free(c.overrides);
-	free(args);
 	return ret;
 }
 
 /* pysb-bpf diff A B: what B grants that A does not ("+") and the reverse ("-"). */
-static int cmd_diff(int argc, char **argv)
+static int cmd_diff(struct cli *c)
 {
 	struct policy *p[2] = { NULL, NULL };
 	int ret = EXIT_PYSB_ERROR, n;
 
-	if (argc != 2) {
-		pr_err("diff: expected two policy files: pysb-bpf diff CURRENT CANDIDATE");
-		return EXIT_PYSB_ERROR;
+	if (c->json) {
+		pr_err("diff: --json is not available in this build");
+		return EXIT_USAGE;
 	}
 	for (int i = 0; i < 2; i++) {
 		struct policy_diag diag = { 0 };
 
-		if (policy_parse_file(argv[i], environ, NULL, NULL, 0, &p[i], &diag))
+		if (policy_parse_file(c->rest[i], environ, NULL, NULL, 0, &p[i], &diag))
 			p[i] = NULL;
 		policy_diag_print(stderr, &diag);
 		policy_diag_free(&diag);
@@ -814,42 +611,107 @@ out:
 	return ret;
 }
 
-static int cmd_version(int argc, char **argv)
+static int cmd_status(struct cli *c)
 {
-	(void)argc;
-	(void)argv;
-	printf("pysb-bpf %s (ABI %d)\n", PYSB_VERSION, PYSB_ABI_VERSION);
+	(void)c;
+	pr_err("status: not available in this build");
+	return 1;
+}
+
+static int cmd_version(struct cli *c)
+{
+	const char *lv = libbpf_version_string();
+
+	(void)c;
+	printf("pysb-bpf %s (ABI %d)\nlibbpf %s\nBPF object %016llx\n", PYSB_VERSION,
+	       PYSB_ABI_VERSION, lv + (*lv == 'v'),
+	       (unsigned long long)loader_object_hash());
 	return 0;
 }
 
-static int cmd_help(int argc, char **argv)
+static const struct cli_command *suggest_command(const char *name);
+
+static int cmd_help(struct cli *c)
 {
-	(void)argc;
-	(void)argv;
-	usage(stdout);
+	const struct cli_command *cmd;
+
+	if (!c->n_rest) {
+		cli_usage(stdout);
+		return 0;
+	}
+	cmd = cli_find(c->rest[0]);
+	if (!cmd)
+		cmd = suggest_command(c->rest[0]);
+	if (!cmd)
+		return EXIT_USAGE;
+	cli_command_help(stdout, cmd);
 	return 0;
 }
 
-static const struct cmd {
+static const struct {
 	const char *name;
-	int (*fn)(int argc, char **argv);
-} cmds[] = {
-	{ "run", cmd_run },	    { "check", cmd_check }, { "probe", cmd_probe },
-	{ "learn", cmd_learn },	    { "daemon", cmd_daemon }, { "diff", cmd_diff },
-	{ "attach", cmd_attach },
-	{ "version", cmd_version }, { "help", cmd_help },
+	int (*fn)(struct cli *c);
+} handlers[] = {
+	{ "run", cmd_run },	  { "check", cmd_check },   { "probe", cmd_probe },
+	{ "learn", cmd_learn },	  { "attach", cmd_attach }, { "diff", cmd_diff },
+	{ "status", cmd_status }, { "daemon", cmd_daemon }, { "version", cmd_version },
+	{ "help", cmd_help },
 };
+
+/* An unknown command: say so, with the nearest one. Always NULL (the caller exits). */
+static const struct cli_command *suggest_command(const char *name)
+{
+	const char *names[sizeof(handlers) / sizeof(handlers[0]) + 1];
+	const char *hint;
+
+	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)
+		names[i] = handlers[i].name;
+	names[sizeof(handlers) / sizeof(handlers[0])] = NULL;
+	hint = cli_closest(name, names);
+	if (hint)
+		pr_err("unknown command '%s'; did you mean '%s'? (see 'pysb-bpf --help')", name,
+		       hint);
+	else
+		pr_err("unknown command '%s'; see 'pysb-bpf --help'", name);
+	return NULL;
+}
 
 int main(int argc, char **argv)
 {
+	const struct cli_command *cmd;
+	struct cli c;
+	int ret;
+
 	log_init_from_env();
 	if (argc < 2) {
-		usage(stderr);
-		return EXIT_PYSB_ERROR;
+		cli_usage(stderr);
+		return EXIT_USAGE;
 	}
-	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
-		if (!strcmp(argv[1], cmds[i].name))
-			return cmds[i].fn(argc - 2, argv + 2);
-	pr_err("unknown command '%s'; see 'pysb-bpf help'", argv[1]);
-	return EXIT_PYSB_ERROR;
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		cli_usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version"))
+		argv[1] = "version";
+	cmd = cli_find(argv[1]);
+	if (!cmd) {
+		if (argv[1][0] == '-')
+			pr_err("unknown option '%s' before the command; see 'pysb-bpf --help'",
+			       argv[1]);
+		else
+			suggest_command(argv[1]);
+		return EXIT_USAGE;
+	}
+	ret = cli_parse(cmd, argc - 1, argv + 1, &c);
+	if (ret) {
+		cli_free(&c);
+		return ret == 1 ? 0 : ret;
+	}
+	log_level += c.verbose;
+	ret = EXIT_USAGE;
+	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)
+		if (!strcmp(handlers[i].name, cli_command_name(cmd)))
+			ret = handlers[i].fn(&c);
+	cli_free(&c);
+	return ret;
 }

@@ -1508,36 +1508,37 @@ static bool on_legacy_key(struct parser *ps, struct line *ln)
 	return fix != NULL;
 }
 
-static unsigned edit_distance(const char *a, const char *b)
+unsigned policy_edit_distance(const char *a, const char *b)
 {
 	size_t la = strlen(a), lb = strlen(b);
-	unsigned row[64];
+	unsigned d[33][33];
 
-	/* Only distances up to 2 matter, and the distance is at least the length difference. */
-	if (la >= 64 || lb >= 64 || la > lb + 2 || lb > la + 2)
+	/* Only distances up to 2 matter, and the distance is at least the length difference.
+	 * Optimal string alignment: a swap of two neighbours ("plociy") is one edit. */
+	if (la > 32 || lb > 32 || la > lb + 2 || lb > la + 2)
 		return UINT_MAX;
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = (unsigned)i;
 	for (size_t j = 0; j <= lb; j++)
-		row[j] = (unsigned)j;
-	for (size_t i = 1; i <= la; i++) {
-		unsigned prev = row[0];
-
-		row[0] = (unsigned)i;
+		d[0][j] = (unsigned)j;
+	for (size_t i = 1; i <= la; i++)
 		for (size_t j = 1; j <= lb; j++) {
-			unsigned cur = row[j], best = prev + (a[i - 1] != b[j - 1]);
+			unsigned best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
 
-			if (row[j] + 1 < best)
-				best = row[j] + 1;
-			if (row[j - 1] + 1 < best)
-				best = row[j - 1] + 1;
-			row[j] = best;
-			prev = cur;
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
 		}
-	}
-	return row[lb];
+	return d[la][lb] > 2 ? UINT_MAX : d[la][lb];
 }
 
 /* The known key `key` was most likely meant to be, or NULL. */
-static const char *closest_key(const char *key)
+const char *policy_closest_key(const char *key)
 {
 	static const char *const extra[] = { "env", "unenv", "include" };
 	const char *best = NULL;
@@ -1545,7 +1546,7 @@ static const char *closest_key(const char *key)
 
 	for (size_t i = 0; i < N_KEYS + 3; i++) {
 		const char *k = i < N_KEYS ? KEYS[i].key : extra[i - N_KEYS];
-		unsigned d = strcasecmp(k, key) == 0 ? 0 : edit_distance(k, key);
+		unsigned d = strcasecmp(k, key) == 0 ? 0 : policy_edit_distance(k, key);
 
 		if (d < best_d && d * 3 <= strlen(k)) {
 			best = k;
@@ -1557,7 +1558,7 @@ static const char *closest_key(const char *key)
 
 static void unknown_key(struct parser *ps, struct line *ln, const char *key, bool has_eq)
 {
-	const char *hint = closest_key(key);
+	const char *hint = policy_closest_key(key);
 
 	if (hint && strcmp(hint, key) == 0 && strcmp(key, "include") == 0)
 		lerror(ps, ln, 0, "expected include \"PATH\" or include? \"PATH\" (no '=')");
@@ -1602,6 +1603,14 @@ static const struct keydef *find_eval_key(const char *key)
 	if (!kd && starts_with(name, "eval-max-") && name[9])
 		kd = &EVAL_MAX_ANY;
 	return kd;
+}
+
+bool policy_key_known(const char *key)
+{
+	const char *dot = strchr(key, '.');
+
+	return find_key(key) || find_eval_key(key) || !strcmp(key, "env") ||
+	       !strcmp(key, "unenv") || (dot && dot != key && dot[1]);
 }
 
 static void on_param(struct parser *ps, struct line *ln, const char *key, size_t voff)

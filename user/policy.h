@@ -187,4 +187,12 @@ size_t policy_utf8_seq(const char *s, size_t n);
 /* py-sandboxes' GlobPattern: '*' is the only wildcard, anchored on both ends. */
 bool policy_glob_match(const char *glob, const char *s);
 
+/* Is key a policy key (expose-ro, net, eval-timeout:llm, a provider's bpf.mode, env...)?
+ * The CLI tells --KEY=VALUE policy lines from mistyped options with it. */
+bool policy_key_known(const char *key);
+/* The policy key `key` most likely meant, or NULL. */
+const char *policy_closest_key(const char *key);
+/* Edit distance of two short strings, UINT_MAX when over 2 (typo suggestions). */
+unsigned policy_edit_distance(const char *a, const char *b);
+
 #endif /* PYSB_POLICY_H */
