@@ -119,3 +119,52 @@ test_cli_log_levels_show_the_setup() {
 	"$PYSB" run --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
 	[ ! -s "$T/err" ] || fail "the default level printed: $(cat "$T/err")"
 }
+
+# Issue 15: the conventions of bpftool and systemctl. Every subcommand answers --help
+# (exit 0, on stdout), `help CMD` says the same, and a usage error exits 125 in every
+# subcommand, runs nothing, and says where to look.
+test_cli_help_and_usage_errors_every_command() {
+	local cmd
+	for cmd in run check probe learn attach diff status daemon version help; do
+		"$PYSB" "$cmd" --help >"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 0
+		expect_grep "$T/out" "^Usage: pysb-bpf $cmd "
+		"$PYSB" help "$cmd" >"$T/out2" 2>&1 || fail "help $cmd failed"
+		[ "$(<"$T/out")" = "$(<"$T/out2")" ] || fail "help $cmd differs from $cmd --help"
+		"$PYSB" "$cmd" --no-such-option >"$T/out" 2>"$T/err"
+		RC=$?
+		expect_rc 125
+		expect_grep "$T/err" "^pysb-bpf: error: $cmd: unknown option '--no-such-option'.*pysb-bpf $cmd --help"
+	done
+	"$PYSB" --help >"$T/out" 2>&1 || fail "--help failed"
+	expect_grep "$T/out" "^  125  usage error"
+	"$PYSB" --version >"$T/out" 2>&1 || fail "--version failed"
+	expect_grep "$T/out" "^pysb-bpf [0-9]+\.[0-9]+\.[0-9]+ \(ABI [0-9]+\)$"
+	expect_grep "$T/out" "^libbpf [0-9]+\.[0-9]+"
+	expect_grep "$T/out" "^BPF object [0-9a-f]{16}$"
+	"$PYSB" -V >"$T/out2" 2>&1 && [ "$(<"$T/out")" = "$(<"$T/out2")" ] || fail "-V differs"
+	"$PYSB" rnu >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "did you mean 'run'\?"
+}
+
+# A mistyped option is answered, never turned into a policy line, and nothing runs.
+test_cli_option_typo_is_not_a_policy_line() {
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	echo 'open("/tmp/ran-typo", "w")' >"$T/app.py"
+	"$PYSB" run --polcy="$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "unknown option '--polcy'; did you mean '--policy'\?"
+	[ ! -e /tmp/ran-typo ] || fail "the program ran after a typo"
+	# --opt=value and --opt value alike, in run and daemon
+	"$PYSB" run --policy="$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	mkdir -p "$T/conf"
+	"$PYSB" daemon --config="$T/conf" --check >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+}
