@@ -107,6 +107,16 @@ PYSB_MAP struct {
 
 /* ---- end of network ---- */
 
+/* SysV IPC objects created by sandboxed tasks: kern_ipc_perm address -> sandbox id
+ * (bpf/sysv.bpf.c). Full: the creation fails, never an object left unplaced. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PYSB_MAX_IPC_OBJECTS);
+	__type(key, __u64);
+	__type(value, __u32);
+} ipc_owner SEC(".maps");
+
 /*
  * Events: one ring buffer per sandbox (each `pysb-bpf run` reads only its own), found
  * by sandbox id. The loader creates it and inserts it with BPF_NOEXIST, which is also

@@ -47,6 +47,9 @@
 #define PYSB_EVENTS_BUFFER_MAX (1u << 30)
 #define PYSB_MAX_FILE_RULES 65536
 #define PYSB_MAX_MOUNTS	    16384 /* (file system, sandbox) pairs in mount_access */
+/* SysV IPC objects created in sandboxes, all sandboxes together (the kernel's own
+ * defaults allow 4,096 segments and 32,000 queues and semaphore sets per namespace). */
+#define PYSB_MAX_IPC_OBJECTS 65536
 
 struct pysb_sandbox_cfg {
 	__u32 id;    /* sandbox id, part of every rule key of this sandbox */
@@ -133,12 +136,15 @@ enum pysb_op {
 	PYSB_OP_SIGNAL = 24,
 	PYSB_OP_CGROUP_ESCAPE = 25,
 	PYSB_OP_KERNEL_LOAD = 26, /* modules, firmware, kexec images */
+	PYSB_OP_IPC = 27,	  /* a SysV IPC object created outside the sandbox */
 	PYSB_OP_MAX,
 };
 
 /* Why an exec was denied (pysb_event.flags, kind EXEC). */
 #define PYSB_EV_EXEC_POLICY    0x10u /* the policy does not allow process-exec */
 #define PYSB_EV_EXEC_ANONYMOUS 0x20u /* memfd, deleted or unlinked file */
+/* kind SELF, op IPC: target_pid holds the SysV IPC object's id, not a pid. */
+#define PYSB_EV_TARGET_IPC 0x40u
 
 enum pysb_decision {
 	PYSB_DENY = 1,

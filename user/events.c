@@ -69,6 +69,7 @@ const char *op_str(unsigned op)
 		[PYSB_OP_SIGNAL] = "signal",
 		[PYSB_OP_CGROUP_ESCAPE] = "cgroup-escape",
 		[PYSB_OP_KERNEL_LOAD] = "kernel-load",
+		[PYSB_OP_IPC] = "ipc",
 	};
 
 	return op < PYSB_OP_MAX && names[op] ? names[op] : "unknown";
@@ -246,6 +247,8 @@ static void event_format_line(FILE *f, const struct pysb_event *e)
 		fprintf(f, "%s", (e->flags & PYSB_EV_PATH_TRUNC) ? "..." : "");
 	if (path)
 		print_escaped(f, path);
+	else if (e->flags & PYSB_EV_TARGET_IPC)
+		fprintf(f, "ipc-id=%u", e->target_pid);
 	else if (e->target_pid)
 		fprintf(f, "target-pid=%u", e->target_pid);
 	else

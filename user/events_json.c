@@ -209,7 +209,9 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 		if (e->flags & PYSB_EV_PATH_TRUNC)
 			set(o, "path_truncated", json_true());
 	}
-	if (e->target_pid)
+	if (e->flags & PYSB_EV_TARGET_IPC)
+		set(o, "ipc_id", json_integer(e->target_pid));
+	else if (e->target_pid)
 		set(o, "target_pid", json_integer(e->target_pid));
 	set(o, "access", access_json(e->access));
 	if (e->kind == PYSB_KIND_FILE)

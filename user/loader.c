@@ -600,6 +600,38 @@ void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
 	free(keys);
 }
 
+/* SysV IPC objects of retired sandboxes stay (in the host's IPC namespace, for a daemon
+ * binding); their record goes, so no later sandbox that reuses the id reaches them. */
+static void forget_ipc_owners(struct loader *l, const struct sandbox_set *set)
+{
+	struct bpf_map *map = l->skel->maps.ipc_owner;
+	uint64_t key, next, *keys = NULL, *nk;
+	size_t n = 0, cap = 0;
+	uint32_t id;
+	int err;
+
+	for (err = bpf_map__get_next_key(map, NULL, &next, sizeof(next)); !err;
+	     err = bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
+		key = next;
+		if (bpf_map__lookup_elem(map, &key, sizeof(key), &id, sizeof(id), 0) ||
+		    !sandbox_set_has(set, id))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nk = realloc(keys, cap * sizeof(*keys));
+			if (!nk) {
+				pr_err("out of memory removing the SysV IPC records of a sandbox");
+				break;
+			}
+			keys = nk;
+		}
+		keys[n++] = key;
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map__delete_elem(map, &keys[i], sizeof(keys[i]), 0);
+	free(keys);
+}
+
 void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
 {
 	loader_forget_keys(l->skel->maps.file_rules, sizeof(struct pysb_file_key),
@@ -607,6 +639,7 @@ void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
 	loader_forget_keys(l->skel->maps.mount_access, sizeof(struct pysb_mount_key),
 			   offsetof(struct pysb_mount_key, sandbox), set);
 	loader_net_forget(l, set);
+	forget_ipc_owners(l, set);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++) {
 		if (!sandbox_set_has(set, id))
 			continue;

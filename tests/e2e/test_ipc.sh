@@ -1,0 +1,163 @@
+# SysV IPC (bpf/sysv.bpf.c): a sandboxed task reaches only the segments, queues and
+# semaphore sets created in its own sandbox. Shown on a process confined in place (attach:
+# it keeps the caller's IPC namespace, as the daemon's services do), where nothing but the
+# kernel hooks stands between it and the host's objects, and on a run.
+
+# The probe's ctypes calls: each prints "LABEL ok" or "LABEL <errno name>".
+write_sysv_lib() {
+	mkdir -p "$T/lib"
+	write_file "$T/lib/sysv.py" <<'PY'
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+IPC_PRIVATE, IPC_CREAT, IPC_RMID, IPC_STAT, SHM_RDONLY, GETVAL = 0, 0o1000, 0, 2, 0o10000, 12
+
+def say(out, label, ok):
+    e = ctypes.get_errno()
+    out.write(f"{label} {'ok' if ok else errno.errorcode.get(e, str(e))}\n")
+
+def probe(out, cell, shm, q, sem, destroy=False):
+    buf = ctypes.create_string_buffer(512)
+    addr = libc.shmat(shm, None, SHM_RDONLY)
+    ok = addr not in (None, ctypes.c_void_p(-1).value)
+    say(out, f"{cell} shmat", ok)
+    if ok:
+        out.write(f"{cell} shm-data {ctypes.string_at(addr, 6).decode(errors='replace')}\n")
+        libc.shmdt(ctypes.c_void_p(addr))
+    say(out, f"{cell} shm-stat", libc.shmctl(shm, IPC_STAT, buf) == 0)
+    say(out, f"{cell} msg-stat", libc.msgctl(q, IPC_STAT, buf) == 0)
+    say(out, f"{cell} sem-getval", libc.semctl(sem, 0, GETVAL) >= 0)
+    if destroy:
+        say(out, f"{cell} shm-rmid", libc.shmctl(shm, IPC_RMID, None) == 0)
+        say(out, f"{cell} msg-rmid", libc.msgctl(q, IPC_RMID, None) == 0)
+    # its own objects: created, used, removed
+    own = libc.shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0o600)
+    a = libc.shmat(own, None, 0) if own >= 0 else None
+    ok = own >= 0 and a not in (None, ctypes.c_void_p(-1).value)
+    if ok:
+        ctypes.memmove(a, b"mine", 4)
+        ok = ctypes.string_at(a, 4) == b"mine"
+        libc.shmdt(ctypes.c_void_p(a))
+    say(out, f"{cell} own-shm", ok and libc.shmctl(own, IPC_RMID, None) == 0)
+    mq = libc.msgget(IPC_PRIVATE, IPC_CREAT | 0o600)
+    msg = ctypes.create_string_buffer(b"\x01\0\0\0\0\0\0\0hello", 16)
+    ok = mq >= 0 and libc.msgsnd(mq, msg, 5, 0) == 0
+    back = ctypes.create_string_buffer(16)
+    ok = ok and libc.msgrcv(mq, back, 8, 0, 0) == 5 and back.raw[8:13] == b"hello"
+    say(out, f"{cell} own-msg", ok and libc.msgctl(mq, IPC_RMID, None) == 0)
+PY
+}
+
+# Victims made outside any sandbox (by user $1, default root), readable and writable by
+# every user (mode 0666), the segment holding "secret": their ids in SHM, Q and SEM.
+make_sysv_victims() {
+	local as=(setpriv --reuid "${1:-root}" --regid "${1:-root}" --clear-groups)
+	[ "${1:-root}" = nobody ] && as=(setpriv --reuid nobody --regid nogroup --clear-groups)
+	SHM=$("${as[@]}" ipcmk -M 4096 -p 0666 | awk '{print $NF}')
+	Q=$("${as[@]}" ipcmk -Q -p 0666 | awk '{print $NF}')
+	SEM=$("${as[@]}" ipcmk -S 1 -p 0666 | awk '{print $NF}')
+	[ -n "$SHM" ] && [ -n "$Q" ] && [ -n "$SEM" ] || fail "ipcmk failed"
+	python3 - "$SHM" <<'PY' || fail "cannot write the victim segment"
+import ctypes, sys
+libc = ctypes.CDLL(None)
+libc.shmat.restype = ctypes.c_void_p
+a = libc.shmat(int(sys.argv[1]), None, 0)
+ctypes.memmove(a, b"secret", 6)
+PY
+}
+
+remove_sysv_victims() {
+	ipcrm -m "$SHM" -q "$Q" -s "$SEM" 2>/dev/null
+}
+
+# A long-lived process (a notebook kernel, a service) as `nobody`, confined in place by
+# attach, and objects of the same user outside it: before, everything is reachable;
+# under it, only its own objects, and the user's others cannot be removed; after the
+# detach, reachable again.
+test_ipc_attached_process_reaches_only_its_own_sysv_objects() {
+	write_sysv_lib
+	make_sysv_victims nobody
+	mkdir -p "$T/run" && chmod 777 "$T/run"
+	mkfifo -m 666 "$T/cmd"
+	write_file "$T/svc.py" <<PY
+import sys
+sys.path.insert(0, "$T/lib")
+import sysv
+out = open("$T/run/log", "a", buffering=1)
+for line in open("$T/cmd"):
+    cell = line.strip()
+    if cell == "quit":
+        break
+    sysv.probe(out, cell, $SHM, $Q, $SEM, destroy=(cell == "c2"))
+    out.write(f"{cell} done\n")
+PY
+	setpriv --reuid nobody --regid nogroup --clear-groups python3 "$T/svc.py" &
+	local kpid=$! apid
+	exec 7>"$T/cmd"
+	echo c1 >&7
+	for _ in $(seq 100); do grep -q "^c1 done" "$T/run/log" 2>/dev/null && break; sleep 0.1; done
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/lib" "$T/run" >"$T/policy"
+	"$PYSB" attach --pid "$kpid" --policy "$T/policy" --events "$T/ev.jsonl" >"$T/out" 2>"$T/err" &
+	apid=$!
+	for _ in $(seq 100); do grep -q "is confined from now on" "$T/err" 2>/dev/null && break; sleep 0.1; done
+	expect_grep "$T/err" "process $kpid is confined from now on"
+	echo c2 >&7
+	for _ in $(seq 100); do grep -q "^c2 done" "$T/run/log" 2>/dev/null && break; sleep 0.1; done
+	kill -INT "$apid"
+	wait "$apid"
+	echo c3 >&7
+	echo quit >&7
+	exec 7>&-
+	wait "$kpid"
+	# unconfined, as nobody: the host's objects are read (and could be removed)
+	expect_line "$T/run/log" "c1 shmat ok"
+	expect_line "$T/run/log" "c1 shm-data secret"
+	expect_line "$T/run/log" "c1 msg-stat ok"
+	expect_line "$T/run/log" "c1 sem-getval ok"
+	# confined: each refused by the kernel, the program's own objects still work
+	for op in shmat shm-stat msg-stat sem-getval shm-rmid msg-rmid; do
+		expect_line "$T/run/log" "c2 $op EACCES"
+	done
+	expect_no_grep "$T/run/log" "^c2 shm-data"
+	expect_line "$T/run/log" "c2 own-shm ok"
+	expect_line "$T/run/log" "c2 own-msg ok"
+	# the host's objects survived the attempt, and read again after the detach
+	ipcs -m -i "$SHM" >/dev/null 2>&1 || fail "the host's segment was removed"
+	ipcs -q -i "$Q" >/dev/null 2>&1 || fail "the host's queue was removed"
+	expect_line "$T/run/log" "c3 shmat ok"
+	expect_line "$T/run/log" "c3 msg-stat ok"
+	expect_grep "$T/ev.jsonl" "\"operation\":\"ipc\".*\"ipc_id\":$SHM"
+	expect_grep "$T/err" "deny self ipc ipc-id=$SHM "
+	remove_sysv_victims
+}
+
+# The same attempts from a program pysb-bpf starts (as root): the host's objects are out of
+# reach, its own work.
+test_ipc_run_reaches_only_its_own_sysv_objects() {
+	write_sysv_lib
+	make_sysv_victims
+	write_file "$T/app.py" <<PY
+import sys
+sys.path.insert(0, "$T/lib")
+import sysv
+sysv.probe(sys.stdout, "x", $SHM, $Q, $SEM, destroy=True)
+PY
+	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "x shm-data secret"
+	expect_line "$T/out" "x shm-rmid ok"
+	remove_sysv_victims
+	make_sysv_victims
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	for op in shmat shm-stat msg-stat sem-getval shm-rmid msg-rmid; do
+		expect_grep "$T/out" "^x $op E[A-Z]+$"
+	done
+	expect_no_grep "$T/out" "^x shm-data"
+	expect_line "$T/out" "x own-shm ok"
+	expect_line "$T/out" "x own-msg ok"
+	ipcs -m -i "$SHM" >/dev/null 2>&1 || fail "the host's segment was removed"
+	remove_sysv_victims
+}
