@@ -117,6 +117,16 @@ PYSB_MAP struct {
 	__type(value, __u32);
 } ipc_owner SEC(".maps");
 
+/* Kernel keys created by sandboxed tasks: struct key address -> sandbox id
+ * (bpf/keys.bpf.c). LRU: kernels without the key_free hook leave the records of freed
+ * keys behind; evicting a live one only denies its sandbox that key (fail closed). */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, PYSB_MAX_KEYS);
+	__type(key, __u64);
+	__type(value, __u32);
+} key_owner SEC(".maps");
+
 /*
  * Events: one ring buffer per sandbox (each `pysb-bpf run` reads only its own), found
  * by sandbox id. The loader creates it and inserts it with BPF_NOEXIST, which is also

@@ -50,6 +50,8 @@
 /* SysV IPC objects created in sandboxes, all sandboxes together (the kernel's own
  * defaults allow 4,096 segments and 32,000 queues and semaphore sets per namespace). */
 #define PYSB_MAX_IPC_OBJECTS 65536
+/* Kernel keys created in sandboxes, all sandboxes together (LRU: see bpf/keys.bpf.c). */
+#define PYSB_MAX_KEYS 65536
 
 struct pysb_sandbox_cfg {
 	__u32 id;    /* sandbox id, part of every rule key of this sandbox */
@@ -137,6 +139,7 @@ enum pysb_op {
 	PYSB_OP_CGROUP_ESCAPE = 25,
 	PYSB_OP_KERNEL_LOAD = 26, /* modules, firmware, kexec images */
 	PYSB_OP_IPC = 27,	  /* a SysV IPC object created outside the sandbox */
+	PYSB_OP_KEY = 28,	  /* a kernel key or keyring created outside the sandbox */
 	PYSB_OP_MAX,
 };
 
@@ -145,6 +148,8 @@ enum pysb_op {
 #define PYSB_EV_EXEC_ANONYMOUS 0x20u /* memfd, deleted or unlinked file */
 /* kind SELF, op IPC: target_pid holds the SysV IPC object's id, not a pid. */
 #define PYSB_EV_TARGET_IPC 0x40u
+/* kind SELF, op KEY: target_pid holds the key's serial number. */
+#define PYSB_EV_TARGET_KEY 0x80u
 
 enum pysb_decision {
 	PYSB_DENY = 1,

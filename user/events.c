@@ -70,6 +70,7 @@ const char *op_str(unsigned op)
 		[PYSB_OP_CGROUP_ESCAPE] = "cgroup-escape",
 		[PYSB_OP_KERNEL_LOAD] = "kernel-load",
 		[PYSB_OP_IPC] = "ipc",
+		[PYSB_OP_KEY] = "key",
 	};
 
 	return op < PYSB_OP_MAX && names[op] ? names[op] : "unknown";
@@ -249,6 +250,8 @@ static void event_format_line(FILE *f, const struct pysb_event *e)
 		print_escaped(f, path);
 	else if (e->flags & PYSB_EV_TARGET_IPC)
 		fprintf(f, "ipc-id=%u", e->target_pid);
+	else if (e->flags & PYSB_EV_TARGET_KEY)
+		fprintf(f, "key-serial=%u", e->target_pid);
 	else if (e->target_pid)
 		fprintf(f, "target-pid=%u", e->target_pid);
 	else

@@ -211,6 +211,8 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 	}
 	if (e->flags & PYSB_EV_TARGET_IPC)
 		set(o, "ipc_id", json_integer(e->target_pid));
+	else if (e->flags & PYSB_EV_TARGET_KEY)
+		set(o, "key_serial", json_integer(e->target_pid));
 	else if (e->target_pid)
 		set(o, "target_pid", json_integer(e->target_pid));
 	set(o, "access", access_json(e->access));

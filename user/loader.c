@@ -50,9 +50,11 @@ static int hooks_of(struct pysb_bpf *skel, char *buf, size_t len)
 	return n;
 }
 
-/* Hooks that newer kernels add; older ones cover the same operation elsewhere. */
+/* Hooks some kernels lack: another hook covers the operation there, or the program
+ * copes without (each says which). */
 static const char *const optional_hooks[] = {
 	"file_truncate", /* 6.2+; ftruncate goes through path_truncate before */
+	"key_free",	 /* gone in later kernels: bpf/keys.bpf.c copes without it */
 };
 
 static bool is_optional(const char *hook)
@@ -600,11 +602,11 @@ void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
 	free(keys);
 }
 
-/* SysV IPC objects of retired sandboxes stay (in the host's IPC namespace, for a daemon
- * binding); their record goes, so no later sandbox that reuses the id reaches them. */
-static void forget_ipc_owners(struct loader *l, const struct sandbox_set *set)
+/* SysV IPC objects and keys of retired sandboxes may stay (in the host's IPC namespace,
+ * for a daemon binding); their record goes, so no later sandbox that reuses the id
+ * reaches them. `map` holds address -> sandbox id. */
+static void forget_owners(struct bpf_map *map, const struct sandbox_set *set)
 {
-	struct bpf_map *map = l->skel->maps.ipc_owner;
 	uint64_t key, next, *keys = NULL, *nk;
 	size_t n = 0, cap = 0;
 	uint32_t id;
@@ -620,7 +622,8 @@ static void forget_ipc_owners(struct loader *l, const struct sandbox_set *set)
 			cap = cap ? cap * 2 : 64;
 			nk = realloc(keys, cap * sizeof(*keys));
 			if (!nk) {
-				pr_err("out of memory removing the SysV IPC records of a sandbox");
+				pr_err("out of memory removing the records of a sandbox from %s",
+				       bpf_map__name(map));
 				break;
 			}
 			keys = nk;
@@ -639,7 +642,8 @@ void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
 	loader_forget_keys(l->skel->maps.mount_access, sizeof(struct pysb_mount_key),
 			   offsetof(struct pysb_mount_key, sandbox), set);
 	loader_net_forget(l, set);
-	forget_ipc_owners(l, set);
+	forget_owners(l->skel->maps.ipc_owner, set);
+	forget_owners(l->skel->maps.key_owner, set);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++) {
 		if (!sandbox_set_has(set, id))
 			continue;
