@@ -980,9 +980,9 @@ static int learn_fallback(const char *file, const char *merged, size_t added)
 		       file, strerror(errno));
 		return -1;
 	}
-	pr_err("learning: the %zu rules of this run are saved in %s (%s with them merged); fix "
+	pr_err("learning: the %zu rule%s of this run are saved in %s (%s with them merged); fix "
 	       "what stopped the write, review it, then: cp %s %s",
-	       added, saved, file, saved, file);
+	       added, added == 1 ? "" : "s", saved, file, saved, file);
 	return 1;
 }
 
@@ -1039,8 +1039,10 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 	}
 	/* What is granted, for review, before anything can fail. */
 	if (added && review) {
-		fprintf(stderr, "pysb-bpf: learning: the %zu lines added to %s%s:\n", added, file,
-			review == stdout ? " (on standard output)" : "");
+		fprintf(stderr,
+			"pysb-bpf: learning: %zu rule%s added to %s, as diff -u shows them%s:\n",
+			added, added == 1 ? "" : "s", file,
+			review == stdout ? " on standard output" : "");
 		if (learn_diff(review, file, text, merged) < 0)
 			pr_err("learning: out of memory rendering the lines added");
 		fflush(review);
@@ -1064,9 +1066,10 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 		fprintf(stderr, "pysb-bpf: learning: nothing to add (%lu events); %s created from "
 				"the template\n", s->records, file);
 	else
-		fprintf(stderr, "pysb-bpf: learning: %zu rules written into %s%s%s; review them "
+		fprintf(stderr, "pysb-bpf: learning: %zu rule%s written into %s%s%s; review them "
 				"(above), then run without --learn to enforce\n",
-			added, file, old[0] ? ", previous version in " : "", old);
+			added, added == 1 ? "" : "s", file, old[0] ? ", previous version in " : "",
+			old);
 	ret = 0;
 out:
 	learn_rules_free(&r);
@@ -1205,12 +1208,15 @@ int learn_check_source(const char *from)
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		pr_err("learn: %s is not a regular file (%s); --from takes the events file that run "
-		       "--events FILE wrote; to read a pipe, give --from - and pipe it in",
-		       from, S_ISFIFO(st.st_mode) ? "a fifo" : S_ISSOCK(st.st_mode) ? "a socket"
-						  : S_ISCHR(st.st_mode)	 ? "a character device"
-						  : S_ISBLK(st.st_mode)	 ? "a block device"
-									 : "an unknown type");
+		const char *type = S_ISFIFO(st.st_mode)	  ? "a fifo"
+				   : S_ISSOCK(st.st_mode) ? "a socket"
+				   : S_ISCHR(st.st_mode)  ? "a character device"
+				   : S_ISBLK(st.st_mode)  ? "a block device"
+							  : "an unknown type";
+
+		pr_err("learn: %s is not a regular file (%s); --from takes the events file that "
+		       "run --events FILE wrote; to read a pipe, give --from - and pipe it in",
+		       from, type);
 		return -1;
 	}
 	if (access(from, R_OK)) {
@@ -1357,7 +1363,8 @@ static struct edit *edit_script(const struct text_lines *a, const struct text_li
 			if (i < n && j < m && same_line(a, head + i, b, head + j)) {
 				e[k++] = (struct edit){ '=', head + i, head + j };
 				i++, j++;
-			} else if (i < n && (j == m || L[(i + 1) * (m + 1) + j] >= L[i * (m + 1) + j + 1])) {
+			} else if (i < n &&
+				   (j == m || L[(i + 1) * (m + 1) + j] >= L[i * (m + 1) + j + 1])) {
 				/* deletions first, as diff prints a changed line */
 				e[k++] = (struct edit){ '-', head + i, head + j };
 				i++;
@@ -1408,8 +1415,9 @@ int learn_diff(FILE *out, const char *file, const char *old, const char *new)
 
 	if (split_text(old, &a) || split_text(new, &b) || !(e = edit_script(&a, &b, &n)))
 		goto out;
-	while (*label == '/')
-		label++;
+	/* a/etc/x, a/data/x: git's labels, without a leading "/" or "./" */
+	while (*label == '/' || (label[0] == '.' && label[1] == '/'))
+		label += *label == '/' ? 1 : 2;
 	for (size_t i = 0; i < n; i++) {
 		size_t start, end, last, oa = 0, nb = 0;
 
@@ -1437,7 +1445,8 @@ int learn_diff(FILE *out, const char *file, const char *old, const char *new)
 			if (e[j].op == '+')
 				diff_line(out, '+', b.s[e[j].b], b.len[e[j].b]);
 			else
-				diff_line(out, e[j].op == '-' ? '-' : ' ', a.s[e[j].a], a.len[e[j].a]);
+				diff_line(out, e[j].op == '-' ? '-' : ' ', a.s[e[j].a],
+					  a.len[e[j].a]);
 		}
 		i = end - 1;
 	}

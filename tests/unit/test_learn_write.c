@@ -315,6 +315,7 @@ static const struct diff_case diff_cases[] = {
 	{ "a superseded line commented out: - and +", "a\nexpose-ro=/x\nb\n",
 	  "a\n# expose-ro=/x\nb\nexpose-rw=/x\n",
 	  "--- a/p\n+++ b/p\n@@ -1,3 +1,4 @@\n a\n-expose-ro=/x\n+# expose-ro=/x\n b\n+expose-rw=/x\n" },
+	{ "./ is left out of the labels, like /", "", "x\n", "--- a/p\n+++ b/p\n@@ -0,0 +1 @@\n+x\n" },
 	{ "no newline at the end of the old file", "a\nb", "a\nb\nc\n",
 	  "--- a/p\n+++ b/p\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+c\n" },
 };
@@ -327,7 +328,7 @@ static void test_diff_unified_format(void **state)
 		char *out = NULL;
 		size_t len = 0;
 		FILE *f = open_memstream(&out, &len);
-		int r = learn_diff(f, "p", c->old, c->new);
+		int r = learn_diff(f, i % 2 ? "p" : "./p", c->old, c->new);
 
 		fclose(f);
 		if (r != (*c->want ? 1 : 0) || strcmp(out, c->want))
