@@ -1101,6 +1101,7 @@ static const char *dir_fix(int err)
 int learn_check_target(const char *file, bool before_run)
 {
 	const char *after = before_run ? " (the program was not started)" : "";
+	const char *other = before_run ? "--learn=FILE" : "--policy FILE";
 	char tmp[PATH_MAX], dir[PATH_MAX], probe[PATH_MAX + 32];
 	struct stat st;
 	int fd, flags = 0;
@@ -1116,9 +1117,9 @@ int learn_check_target(const char *file, bool before_run)
 		int e = errno;
 
 		pr_err("learning: cannot write the rules into %s: its directory %s: %s%s; %s, or "
-		       "learn into another file (--learn=FILE)",
+		       "learn into another file (%s)",
 		       file, dir, strerror(e), after,
-		       e == ENOENT ? "create the directory (mkdir -p)" : "fix the path");
+		       e == ENOENT ? "create the directory (mkdir -p)" : "fix the path", other);
 		return -1;
 	}
 	if (!S_ISDIR(st.st_mode)) {
@@ -1140,11 +1141,12 @@ int learn_check_target(const char *file, bool before_run)
 			int e = errno;
 
 			pr_err("learning: cannot write the rules into %s: %s%s; %s, or learn into "
-			       "another file (--learn=FILE)",
+			       "another file (%s)",
 			       file, strerror(e), after,
 			       e == EROFS   ? "remount its file system read-write"
 			       : e == EPERM ? "it is immutable (lsattr shows it): chattr -i it"
-					    : "make it readable and writable (chmod u+rw)");
+					    : "make it readable and writable (chmod u+rw)",
+			       other);
 			return -1;
 		}
 		fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -1153,9 +1155,9 @@ int learn_check_target(const char *file, bool before_run)
 		    (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL))) {
 			close(fd);
 			pr_err("learning: cannot write the rules into %s: it is %s (lsattr shows "
-			       "it)%s; chattr -%c it, or learn into another file (--learn=FILE)",
+			       "it)%s; chattr -%c it, or learn into another file (%s)",
 			       file, flags & FS_IMMUTABLE_FL ? "immutable" : "append-only", after,
-			       flags & FS_IMMUTABLE_FL ? 'i' : 'a');
+			       flags & FS_IMMUTABLE_FL ? 'i' : 'a', other);
 			return -1;
 		}
 		if (fd >= 0)
@@ -1173,8 +1175,8 @@ int learn_check_target(const char *file, bool before_run)
 		int e = errno;
 
 		pr_err("learning: cannot write the rules into %s: cannot create files in %s: %s%s; "
-		       "%s, or learn into another file (--learn=FILE)",
-		       file, dir, strerror(e), after, dir_fix(e));
+		       "%s, or learn into another file (%s)",
+		       file, dir, strerror(e), after, dir_fix(e), other);
 		return -1;
 	}
 	close(fd);
