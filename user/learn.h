@@ -5,7 +5,9 @@
  * the way py-sandboxes' learning does (tests/corpus/pysandboxes/FORMAT-NOTES.md, section 3):
  * inside the `# <learning_guard_...>` marker pairs, else at the end, under a dated
  * `# Add rules (YYYY/MM/DD at HH:MM)` header; the previous file kept as `.old`, the new one
- * written atomically. Everything but learn_file() is pure (no root, no BPF): unit-tested.
+ * written atomically; the lines added shown as a unified diff. Nothing here needs root
+ * or BPF: unit-tested. Before a run, the target is checked (learn_check_target); a write
+ * that fails after it saves the rules to a fallback file, so a run is never lost.
  */
 #ifndef PYSB_LEARN_H
 #define PYSB_LEARN_H
@@ -14,6 +16,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "strindex.h"
@@ -104,10 +107,39 @@ int learn_write_atomic(const char *path, const char *text);
 
 /*
  * The whole merge into FILE: read it (a missing file starts from the template), merge,
- * back up (`backup`: when the file existed before this run), write atomically, and say
- * on stderr what was written where. 0, or -1 after saying what failed.
+ * print the lines added to `review` (NULL: not) as a unified diff, back up (`backup`: when
+ * the file existed before this run), write atomically, and say on stderr what was written
+ * where. A write that fails saves the merged file to a fallback (learn_save_fallback) and
+ * names it. 0: FILE is up to date; 1: it is not, said why (the rules, if any, are in the
+ * fallback); -1: the rules are lost (said, and shown in the review).
  */
 int learn_file(const char *file, const struct learn_set *s, const struct learn_env *env,
-	       bool backup, time_t now);
+	       bool backup, time_t now, FILE *review);
+
+/*
+ * Before a learning run: can `file` be created or replaced the way learn_file does it (a
+ * regular file or none, read and write access, not immutable or append-only, a directory
+ * where a temporary file and the .old backup can be created and removed)? Creates and
+ * removes `<file>.<pid>.check`. 0, or -1 after saying what, where and what to do
+ * (`before_run`: adds that the program was not started).
+ */
+int learn_check_target(const char *file, bool before_run);
+
+/* `learn --from FILE`: a readable regular file, or "-" (stdin). 0, or -1 after saying why. */
+int learn_check_source(const char *from);
+
+/*
+ * Saves text (the merged policy) where learn_file could not: `<file>.learned`, else
+ * `${TMPDIR:-/tmp}/<name>.learned`, else `./<name>.learned`, with _1, _2, ... rather than
+ * over an existing file; mode 0600, owned like FILE. 0 and the name in out, or -1 (errno).
+ */
+int learn_save_fallback(const char *file, const char *text, char *out, size_t len);
+
+/*
+ * Prints how new differs from old as `diff -u` does (--- a/FILE, +++ b/FILE, @@ hunks
+ * with 3 lines of context); FILE loses its leading '/'. 1: printed, 0: no difference
+ * (nothing printed), -1: out of memory.
+ */
+int learn_diff(FILE *out, const char *file, const char *old, const char *new);
 
 #endif /* PYSB_LEARN_H */

@@ -308,14 +308,15 @@ static int learn_extend_env(const struct policy *p, char ***envp)
 	return 0;
 }
 
+/* learn_file's status: 0 written, 1 not (the rules in a fallback file), -1 lost. */
 static int learn_write(const char *file, struct learn_set *ls, const struct compiled *c,
-		       bool backup, bool envs)
+		       bool backup, bool envs, FILE *review)
 {
 	struct learn_covered *cov = covered_of(c);
 	char *cwd = getcwd(NULL, 0);
 	struct learn_env env = { .envp = environ, .cwd = cwd, .covered = cov,
 				 .n_covered = cov ? c->n_files : 0, .envs = envs };
-	int ret = learn_file(file, ls, &env, backup, time(NULL));
+	int ret = learn_file(file, ls, &env, backup, time(NULL), review);
 
 	free(cov);
 	free(cwd);
@@ -334,7 +335,6 @@ static int cmd_learn(struct cli *cli)
 	size_t cap = 0, lineno = 0;
 	bool created = false;
 	int ret = 1;
-	struct stat st;
 	FILE *f;
 
 	if (!from) {
@@ -342,12 +342,9 @@ static int cmd_learn(struct cli *cli)
 		       "see 'pysb-bpf learn --help'");
 		return EXIT_USAGE;
 	}
-	/* A directory or a device is a mistake in the command, not a stream to wait on. */
-	if (strcmp(from, "-") && !stat(from, &st) && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-		pr_err("learn: --from %s is %s, not an event stream; give the file run --events "
-		       "wrote (or - for stdin)", from, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file");
+	/* A directory, a fifo or a missing file: a usage error, before anything is read. */
+	if (learn_check_source(from) || learn_check_target(policy, false))
 		return EXIT_USAGE;
-	}
 	f = strcmp(from, "-") ? fopen(from, "re") : stdin;
 	if (!f) {
 		pr_err("learn: cannot open %s: %s", from, strerror(errno));
@@ -384,7 +381,8 @@ static int cmd_learn(struct cli *cli)
 	/* The implicit set of a Python program, as `check` shows it, is never written. */
 	if (resolve_program(&c, &prog) || compile_for(p, &prog, &compiled))
 		goto out;
-	ret = learn_write(policy, &ls, &compiled, !created, false) ? 1 : 0;
+	/* The lines added on stdout: the command's output, to review or to keep. */
+	ret = learn_write(policy, &ls, &compiled, !created, false, stdout) ? 1 : 0;
 out:
 	if (f != stdin)
 		fclose(f);
@@ -413,7 +411,9 @@ static int cmd_run(struct cli *cli)
 	struct learn_set ls = { .envp = environ };
 	bool created = false;
 
-	if (c.learn && learn_prepare(c.policy, &created))
+	/* An unwritable target fails now, not after the run. */
+	if (c.learn && (learn_check_target(c.learn_file ? c.learn_file : c.policy, true) ||
+			learn_prepare(c.policy, &created)))
 		goto out;
 	p = load_policy(&c);
 	if (!p || (c.learn && policy_check_learn(p)))
@@ -426,6 +426,8 @@ static int cmd_run(struct cli *cli)
 		pr_warn("learn=%s in %s: learning on every launch, so NOTHING is denied; the rules "
 			"this run misses go into %s. Remove the line to enforce", v, c.policy,
 			c.learn_file ? c.learn_file : c.policy);
+		if (learn_check_target(c.learn_file ? c.learn_file : c.policy, true))
+			goto out;
 	}
 	/* os-sandbox=none turns py-sandboxes' own layer off; the kernel's is not, and says
 	 * so: a warning on every launch (and a notice record in the event stream). */
@@ -472,10 +474,13 @@ static int cmd_run(struct cli *cli)
 		.groups = id.groups,
 		.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups,
 	});
-	/* Learn what was recorded, even when the program failed; not when nothing ran. */
+	/* Learn what was recorded, even when the program failed; not when nothing ran. The
+	 * lines added on stderr (stdout is the program's). A write that fails saves them to
+	 * a fallback file and keeps the program's status; 125 only when they are lost. */
 	if (c.learn && (ret != EXIT_PYSB_ERROR || ls.records) &&
 	    learn_write(c.learn_file ? c.learn_file : c.policy, &ls, &compiled,
-			!created || (c.learn_file && strcmp(c.learn_file, c.policy)), true))
+			!created || (c.learn_file && strcmp(c.learn_file, c.policy)), true,
+			stderr) < 0)
 		ret = EXIT_PYSB_ERROR;
 out:
 	learn_set_free(&ls);

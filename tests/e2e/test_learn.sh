@@ -375,3 +375,207 @@ PY
 	expect_rc 1
 	expect_grep "$T/diff" "^\+ expose-ro=$T/newdep  \($T/policy.learn:[0-9]+\)$"
 }
+
+# ---- Issue 15 item 3: learning never loses a run.
+
+# marker_prog: $T/prog.py leaves $T/ran behind: the proof that the program started.
+marker_prog() {
+	write_file "$T/prog.py" <<PY
+open("$T/ran", "w").write("ran")
+PY
+}
+
+# not_started: the run before was refused with 125, said so, and the program never ran.
+not_started() {
+	expect_rc 125
+	expect_grep "$T/err" "^pysb-bpf: error: learning: cannot write the rules into $1: .*\\(the program was not started\\)"
+	[ ! -e "$T/ran" ] || fail "the program ran although its learning target cannot be written"
+}
+
+# A read-only tmpfs (the policy, or a new one there), a read-only bind mount (--learn=FILE)
+# and learn=FILE in the policy: refused with 125 before the program starts. The same runs
+# learn normally while the mounts are writable.
+test_learn_read_only_target_refused_before_the_run() {
+	mkdir -p "$T/ro" "$T/bindsrc" "$T/robind"
+	mount -t tmpfs tmpfs "$T/ro" || fail "cannot mount a tmpfs"
+	mount --bind "$T/bindsrc" "$T/robind" || fail "cannot bind-mount"
+	trap 'umount "$T/robind"; umount "$T/ro"' EXIT
+	marker_prog
+	printf '# mine\n' >"$T/ro/policy"
+	printf 'learn=%s/ro/cand\n' "$T" >"$T/policy-learn-param"
+	# writable: each one learns and the program runs
+	learn_run "$T/ro/policy" "$T/prog.py"
+	expect_rc 0
+	[ -e "$T/ran" ] || fail "the program did not run"
+	expect_grep "$T/ro/policy" "^expose-rw="
+	rm "$T/ran"
+	"$PYSB" run --policy "$T/policy-learn-param" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	[ -e "$T/ran" ] && [ -e "$T/ro/cand" ] || fail "learn=FILE did not learn into a writable target"
+	rm "$T/ran" "$T/ro/cand"
+	: >"$T/policy"
+	"$PYSB" run --policy "$T/policy" --learn="$T/robind/cand" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	[ -e "$T/ran" ] && [ -e "$T/robind/cand" ] || fail "--learn=FILE did not learn into a writable target"
+	rm "$T/ran" "$T/robind/cand"
+	cp "$T/ro/policy" "$T/policy.before"
+	mount -o remount,ro "$T/ro" || fail "cannot remount the tmpfs read-only"
+	mount -o remount,bind,ro "$T/robind" || fail "cannot remount the bind mount read-only"
+
+	learn_run "$T/ro/policy" "$T/prog.py"
+	not_started "$T/ro/policy"
+	expect_grep "$T/err" "Read-only file system.*remount its file system read-write, or learn into another file \\(--learn=FILE\\)"
+	cmp -s "$T/ro/policy" "$T/policy.before" || fail "the read-only policy changed"
+	learn_run "$T/ro/new-policy" "$T/prog.py"
+	not_started "$T/ro/new-policy"
+	expect_grep "$T/err" "cannot create files in $T/ro: Read-only file system"
+	"$PYSB" run --policy "$T/policy" --learn="$T/robind/cand" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	not_started "$T/robind/cand"
+	expect_grep "$T/err" "cannot create files in $T/robind: Read-only file system"
+	"$PYSB" run --policy "$T/policy-learn-param" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	not_started "$T/ro/cand"
+	expect_grep "$T/err" "learn=$T/ro/cand in $T/policy-learn-param: learning on every launch"
+}
+
+# A missing parent directory, a directory where the file goes, an immutable and an
+# append-only policy: refused with 125 before the program starts, each saying what to do.
+test_learn_missing_parent_directory_immutable_refused_before_the_run() {
+	mkdir -p "$T/adir" "$T/attr"
+	mount -t tmpfs tmpfs "$T/attr" || fail "cannot mount a tmpfs"
+	trap 'chattr -i -a "$T/attr/imm" "$T/attr/app" 2>/dev/null; umount "$T/attr"' EXIT
+	marker_prog
+	: >"$T/policy"
+	"$PYSB" run --policy "$T/policy" --learn="$T/nodir/cand" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	not_started "$T/nodir/cand"
+	expect_grep "$T/err" "its directory $T/nodir: No such file or directory \\(the program was not started\\); create the directory \\(mkdir -p\\)"
+	"$PYSB" run --policy "$T/policy" --learn="$T/adir" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	not_started "$T/adir"
+	expect_grep "$T/err" "it is a directory, not a policy file"
+	printf '# mine\n' >"$T/attr/imm"
+	printf '# mine\n' >"$T/attr/app"
+	chattr +i "$T/attr/imm" || fail "chattr +i failed"
+	chattr +a "$T/attr/app" || fail "chattr +a failed"
+	learn_run "$T/attr/imm" "$T/prog.py"
+	not_started "$T/attr/imm"
+	expect_grep "$T/err" "chattr -i it"
+	learn_run "$T/attr/app" "$T/prog.py"
+	not_started "$T/attr/app"
+	expect_grep "$T/err" "it is append-only .*chattr -a it"
+	# the same file, writable again: learned, and the program ran
+	chattr -a "$T/attr/app"
+	learn_run "$T/attr/app" "$T/prog.py"
+	expect_rc 0
+	[ -e "$T/ran" ] || fail "the program did not run"
+}
+
+# The target's file system turns read-only while the program runs (the test remounts it
+# between the program's two steps): the rules go to a fallback file in $TMPDIR, named on
+# stderr, the policy is unchanged, and the exit status is the program's own (3), not 125.
+test_learn_write_fails_after_the_run_rules_saved_program_status_kept() {
+	local pid
+	mkdir -p "$T/mnt" "$T/sync" "$T/tmpd"
+	mount -t tmpfs tmpfs "$T/mnt" || fail "cannot mount a tmpfs"
+	trap 'umount "$T/mnt"' EXIT
+	printf '# mine\n' >"$T/mnt/policy"
+	write_file "$T/prog.py" <<PY
+import os, sys, time
+open("$T/sync/started", "w").close()
+for _ in range(6000):  # until the test has remounted the policy's file system
+    if os.path.exists("$T/sync/go"):
+        break
+    time.sleep(0.1)
+sys.exit(3)
+PY
+	TMPDIR=$T/tmpd "$PYSB" run --learn --policy "$T/mnt/policy" -- "$T/prog.py" >"$T/out" 2>"$T/err" &
+	pid=$!
+	for _ in $(seq 6000); do
+		[ -e "$T/sync/started" ] && break
+		sleep 0.1
+	done
+	[ -e "$T/sync/started" ] || fail "the program did not start: $(cat "$T/err")"
+	mount -o remount,ro "$T/mnt" || fail "cannot remount read-only"
+	: >"$T/sync/go"
+	wait "$pid"
+	RC=$?
+	expect_rc 3
+	expect_grep "$T/err" "^pysb-bpf: error: learning: cannot (keep the previous|write) $T/mnt/policy.*Read-only file system"
+	expect_grep "$T/err" "^pysb-bpf: error: learning: the [0-9]+ rules? of this run are saved in $T/tmpd/policy.learned \\($T/mnt/policy with them merged\\).*cp $T/tmpd/policy.learned $T/mnt/policy"
+	expect_line "$T/tmpd/policy.learned" "# mine"
+	expect_line "$T/tmpd/policy.learned" "expose-rw=./sync"
+	[ "$(cat "$T/mnt/policy")" = "# mine" ] || fail "the policy changed"
+	expect_line "$T/err" "+expose-rw=./sync"
+}
+
+# At the end of a learning run the lines added are shown as diff -u shows them (the same
+# text as diff -u between the .old backup and the new file); nothing when nothing was
+# added, and it says so. `learn --from` prints them on stdout.
+test_learn_lines_added_shown_as_unified_diff() {
+	mkdir -p "$T/results"
+	write_file "$T/prog.py" <<PY
+with open("$T/results/r.txt", "w") as f:
+    f.write("r")
+PY
+	printf '# my policy\n\n# <learning_guard_files>\nexpose-ro=/etc\n# </learning_guard_files>\n' >"$T/policy"
+	learn_run "$T/policy" "$T/prog.py"
+	expect_rc 0
+	expect_grep "$T/err" "^pysb-bpf: learning: [0-9]+ rules? added to $T/policy, as diff -u shows them:$"
+	sed -n '/^--- a\//,/^pysb-bpf: learning: [0-9]* rules* written/p' "$T/err" | sed '$d' >"$T/shown"
+	expect_line "$T/shown" "--- a$T/policy"
+	expect_line "$T/shown" "+++ b$T/policy"
+	expect_grep "$T/shown" "^@@ -[0-9]+(,[0-9]+)? \\+[0-9]+(,[0-9]+)? @@$"
+	expect_line "$T/shown" "+expose-rw=./results"
+	diff -u --label "a$T/policy" --label "b$T/policy" "$T/policy.old" "$T/policy" >"$T/want"
+	cmp -s "$T/shown" "$T/want" || fail "not what diff -u shows: $(diff "$T/want" "$T/shown")"
+	# nothing added: no diff, and it says so
+	learn_run "$T/policy" "$T/prog.py"
+	expect_rc 0
+	expect_grep "$T/err" "learning: nothing to add to $T/policy"
+	expect_no_grep "$T/err" "^(\\+\\+\\+|---|@@) "
+	# learn --from: on stdout
+	: >"$T/empty-policy"
+	"$PYSB" run --audit --events "$T/ev.jsonl" --policy "$T/empty-policy" -- "$T/prog.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	printf '# fresh\n' >"$T/policy2"
+	"$PYSB" learn --from "$T/ev.jsonl" --policy "$T/policy2" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "--- a$T/policy2"
+	expect_line "$T/out" "+expose-rw=./results"
+	diff -u --label "a$T/policy2" --label "b$T/policy2" "$T/policy2.old" "$T/policy2" >"$T/want"
+	cmp -s "$T/out" "$T/want" || fail "learn --from: not what diff -u shows: $(diff "$T/want" "$T/out")"
+}
+
+# learn --from takes the events file run --events wrote: a directory, a fifo (which would
+# block) and a missing file are refused with the usage status 125, and no policy is made.
+test_learn_from_refuses_directory_fifo_missing_file() {
+	mkdir "$T/evdir"
+	mkfifo "$T/evfifo"
+	"$PYSB" learn --from "$T/evdir" --policy "$T/policy" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "learn: $T/evdir is a directory; --from takes the events file that run --events FILE wrote"
+	timeout 60 "$PYSB" learn --from "$T/evfifo" --policy "$T/policy" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "learn: $T/evfifo is not a regular file \\(a fifo\\).*give --from - and pipe it in"
+	"$PYSB" learn --from "$T/missing.jsonl" --policy "$T/policy" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "learn: cannot read the events $T/missing.jsonl: No such file or directory"
+	[ ! -e "$T/policy" ] || fail "a refused learn --from created the policy"
+	# a regular (empty) file and a pipe on stdin are read
+	: >"$T/empty.jsonl"
+	"$PYSB" learn --from "$T/empty.jsonl" --policy "$T/policy" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	"$PYSB" learn --from - --policy "$T/policy" <"$T/empty.jsonl" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+}

@@ -407,13 +407,13 @@ static void test_learn_file_end_to_end_and_second_run_adds_nothing(void **state)
 	assert_int_equal(learn_write_atomic(p, "# mine\nexpose-ro=/etc\n"), 0);
 	assert_int_equal(learn_add_record(&s, j), 0);
 	json_decref(j);
-	assert_int_equal(learn_file(p, &s, &env, true, 0), 0);
+	assert_int_equal(learn_file(p, &s, &env, true, 0, NULL), 0);
 	assert_non_null(strstr(slurp(p), "# mine\nexpose-ro=/etc\n\n# Add rules ("));
 	assert_non_null(strstr(slurp(p), ")\nexpose-ro=./cfg\n"));
 	snprintf(old, sizeof(old), "%s.old", p);
 	assert_string_equal(slurp(old), "# mine\nexpose-ro=/etc\n");
 	/* again: nothing added, no second backup */
-	assert_int_equal(learn_file(p, &s, &env, true, 0), 0);
+	assert_int_equal(learn_file(p, &s, &env, true, 0, NULL), 0);
 	snprintf(old, sizeof(old), "%s.old_1", p);
 	assert_int_not_equal(stat(old, &st), 0);
 	learn_set_free(&s);
