@@ -15,6 +15,7 @@
 
 static char tmp[] = "/tmp/pysb-program-XXXXXX";
 
+#include "compile.h"
 #include "fixture.h"
 #include "program.h"
 
@@ -336,6 +337,69 @@ static void test_pyenv_style_shim_resolves_to_the_real_interpreter(void **state)
 	assert_int_equal(resolve(&p, (char *[]){ "python3", NULL }), 126);
 }
 
+static bool granted(const struct implicit_path *v, size_t n, const char *rel, uint32_t access)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(tpath(rel), real))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(v[i].path, real) && (v[i].access & access) == access)
+			return true;
+	return false;
+}
+
+/* uv: .venv/bin/python -> <uv>/python/cpython-X/bin/python3.X; conda: envs/NAME/bin/python
+ * a real binary. The interpreter resolved is what decides the implicit set: the venv
+ * (pyvenv.cfg, site-packages) and the base installation both. */
+static void test_uv_and_conda_layouts_grant_their_prefixes(void **state)
+{
+	const char *uv = "uv/python/cpython-3.12.1-linux-x86_64-gnu";
+	char rel[256], target[3 * PATH_MAX];
+	struct implicit_path *v;
+	struct program p;
+	size_t n;
+
+	(void)state;
+	snprintf(rel, sizeof(rel), "%s/lib/python3.12", uv);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "%s/bin", uv);
+	mkdirs(rel);
+	snprintf(rel, sizeof(rel), "%s/bin/python3.12", uv);
+	link_to("TRUE", "true-link"); /* makes tmp/true */
+	snprintf(target, sizeof(target), "cp %s '%s'", tpath("true"), tpath(rel));
+	assert_int_equal(system(target), 0);
+	mkdirs("proj/.venv/bin");
+	mkdirs("proj/.venv/lib/python3.12/site-packages");
+	put("proj/.venv/pyvenv.cfg", "home = x\nuv = 0.4\n");
+	snprintf(target, sizeof(target), "%s", tpath(rel));
+	link_to(target, "proj/.venv/bin/python");
+	assert_int_equal(resolve(&p, (char *[]){ "proj/.venv/bin/python", NULL }), 0);
+	assert_string_equal(p.interp, tpath("proj/.venv/bin/python"));
+	assert_int_equal(implicit_paths(p.interp, NULL, &v, &n), 0);
+	assert_true(granted(v, n, "proj/.venv", PYSB_ACC_READ));
+	assert_true(granted(v, n, uv, PYSB_ACC_READ));
+	snprintf(rel, sizeof(rel), "%s/lib/python3.12", uv);
+	assert_true(granted(v, n, rel, PYSB_ACC_READ));
+	assert_false(granted(v, n, "proj", PYSB_ACC_READ));
+	implicit_paths_free(v, n);
+	program_free(&p);
+
+	mkdirs("conda/envs/ml/bin");
+	mkdirs("conda/envs/ml/lib/python3.11/site-packages");
+	snprintf(target, sizeof(target), "cp %s '%s'", tpath("true"),
+		 tpath("conda/envs/ml/bin/python3.11"));
+	assert_int_equal(system(target), 0);
+	link_to("python3.11", "conda/envs/ml/bin/python");
+	assert_int_equal(resolve(&p, (char *[]){ "conda/envs/ml/bin/python", NULL }), 0);
+	assert_int_equal(implicit_paths(p.interp, NULL, &v, &n), 0);
+	assert_true(granted(v, n, "conda/envs/ml", PYSB_ACC_READ | PYSB_ACC_EXEC));
+	assert_true(granted(v, n, "conda/envs/ml/lib/python3.11", PYSB_ACC_READ));
+	assert_false(granted(v, n, "conda", PYSB_ACC_READ));
+	implicit_paths_free(v, n);
+	program_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_direct_shebang_and_loops),
 		cmocka_unit_test(test_venv_python_keeps_its_path),
 		cmocka_unit_test(test_pyenv_style_shim_resolves_to_the_real_interpreter),
+		cmocka_unit_test(test_uv_and_conda_layouts_grant_their_prefixes),
 	};
 
 	if (!mkdtemp(tmp))
