@@ -515,9 +515,10 @@ static int cmd_run(int argc, char **argv)
 	ret = EXIT_PYSB_ERROR;
 	if (compile_for(p, &prog, &compiled))
 		goto out;
-	program_warn(&prog, compiled.exec_allowed);
 	mode = policy_get(p, "bpf.mode"); /* checked by compile_for */
 	audit = c.audit || c.learn || (mode && !strcmp(mode, "audit"));
+	if (program_check(&prog, &compiled, audit))
+		goto out;
 	if (log_level >= LOG_INFO) {
 		pr_info("policy %s compiled:", c.policy);
 		print_compiled(&compiled);

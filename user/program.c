@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compile.h"
 #include "log.h"
 #include "program.h"
 #include "runner.h"
@@ -69,17 +70,59 @@ const char *program_exec_reason(const char *path)
 	return NULL;
 }
 
-void program_warn(const struct program *p, bool exec_allowed)
+/* The access the compiled rules give `path` (canonical): the deepest rule at or above it,
+ * as the kernel's walk up the dentries finds it. */
+static uint32_t granted(const struct compiled *c, const char *path)
 {
+	size_t best = 0;
+	uint32_t acc = 0;
+
+	for (size_t i = 0; i < c->n_files; i++) {
+		const char *r = c->files[i].path;
+		size_t n = strlen(r);
+
+		if (n >= best && !strncmp(path, r, n) &&
+		    (path[n] == '/' || !path[n] || !strcmp(r, "/"))) {
+			best = n;
+			acc = c->files[i].access;
+		}
+	}
+	return acc;
+}
+
+int program_check(const struct program *p, const struct compiled *c, bool audit)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+
 	pr_info("program: %s", p->how);
-	if (!p->needs_exec || exec_allowed)
-		return;
+	if (realpath(p->interp, real) && !(granted(c, real) & PYSB_ACC_EXEC)) {
+		snprintf(dir, sizeof(dir), "%s", real);
+		*strrchr(dir, '/') = '\0';
+		(audit ? pr_warn : pr_err)("%s (%s) is under no directory the policy grants exec: "
+					   "the kernel %s start it. Write expose-ro=%s (or keep "
+					   "bpf.implicit=true, which grants the program's "
+					   "interpreter)", p->interp, real,
+					   audit ? "would report" : "would refuse to",
+					   dir[0] ? dir : "/");
+		if (!audit)
+			return -1;
+	}
+	if (p->has_script && !(granted(c, p->script) & PYSB_ACC_READ)) {
+		snprintf(dir, sizeof(dir), "%s", p->script);
+		*strrchr(dir, '/') = '\0';
+		pr_warn("%s is under no directory the policy lets the program read: the "
+			"interpreter cannot open it. Write expose-ro=%s", p->script,
+			dir[0] ? dir : "/");
+	}
+	if (!p->needs_exec || c->exec_allowed)
+		return 0;
 	pr_warn("%s%s%s: %s; the policy denies every exec after the program's start (no "
 		"python-api=ALLOW:process-exec), so that will fail. Run the Python program "
 		"directly (pysb-bpf run -- python3 app.py, or a venv's .venv/bin/python), or "
 		"allow it: python-api=ALLOW:process-exec and expose-ro= the directories of what "
 		"it runs", p->interp, p->has_script ? " " : "", p->has_script ? p->script : "",
 		p->needs_exec);
+	return 0;
 }
 
 static void how_add(struct chain *c, const char *fmt, ...)

@@ -41,11 +41,15 @@ struct program {
 	const char *needs_exec;
 };
 
+struct compiled;
 /*
- * When the program will exec again (p->needs_exec) and the policy denies it (!exec_allowed):
- * a warning saying why it will fail and what to write. -v: the chain p->how.
+ * What will make the program fail under the compiled policy, said before it starts, with
+ * what to write: its interpreter (or script) under no rule granting exec (read), as with
+ * bpf.implicit=false; a program that will exec again (p->needs_exec) while the policy
+ * denies it. Returns -1 when the program cannot start at all (the interpreter is not
+ * granted) and !audit (then it is a warning), 0 otherwise. -v: the chain p->how.
  */
-void program_warn(const struct program *p, bool exec_allowed);
+int program_check(const struct program *p, const struct compiled *c, bool audit);
 
 /* Shell names and launchers whose work is a second exec; NULL when `name` is neither. */
 const char *program_exec_reason(const char *path);

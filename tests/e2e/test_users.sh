@@ -196,3 +196,24 @@ test_users_shell_script_says_what_to_write() {
 	expect_line "$T/out" "data.txt"
 	expect_no_grep "$T/err" "shell script"
 }
+
+# A program under no directory the policy grants (bpf.implicit=false: not even its own
+# file): refused before the start with the line to write; with that line it runs, and
+# the policy still denies what it does not grant. busybox is static: no loader, no libc.
+test_users_program_under_no_exposed_directory() {
+	users_setup
+	[ -x /bin/busybox ] || fail "no /bin/busybox (busybox-static, scripts/deps.sh)"
+	mkdir -p "$T/opt"
+	cp /bin/busybox "$T/opt/busybox"
+	printf 'bpf.implicit=false\n' >>"$T/policy"
+	run_sb "$T/policy" "$T/opt/busybox" cat "$T/ro/data.txt"
+	expect_rc 125
+	expect_grep "$T/err" "opt/busybox .* is under no directory the policy grants exec: .*Write expose-ro=$T/opt "
+	printf 'expose-ro=%s\n' "$T/opt" >>"$T/policy"
+	run_sb "$T/policy" "$T/opt/busybox" cat "$T/ro/data.txt"
+	expect_rc 0
+	expect_line "$T/out" "public"
+	run_sb "$T/policy" "$T/opt/busybox" cat "$T/other/secret.txt"
+	expect_rc 1
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
+}
