@@ -98,10 +98,13 @@ int program_check(const struct program *p, const struct compiled *c, bool audit)
 	if (realpath(p->interp, real) && !(granted(c, real) & PYSB_ACC_EXEC)) {
 		snprintf(dir, sizeof(dir), "%s", real);
 		*strrchr(dir, '/') = '\0';
-		(audit ? pr_warn : pr_err)("%s (%s) is under no directory the policy grants exec: "
+		(audit ? pr_warn : pr_err)("%s%s%s%s is under no directory the policy grants exec: "
 					   "the kernel %s start it. Write expose-ro=%s (or keep "
 					   "bpf.implicit=true, which grants the program's "
-					   "interpreter)", p->interp, real,
+					   "interpreter)", p->interp,
+					   strcmp(real, p->interp) ? " (" : "",
+					   strcmp(real, p->interp) ? real : "",
+					   strcmp(real, p->interp) ? ")" : "",
 					   audit ? "would report" : "would refuse to",
 					   dir[0] ? dir : "/");
 		if (!audit)

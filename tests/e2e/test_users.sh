@@ -208,7 +208,7 @@ test_users_program_under_no_exposed_directory() {
 	printf 'bpf.implicit=false\n' >>"$T/policy"
 	run_sb "$T/policy" "$T/opt/busybox" cat "$T/ro/data.txt"
 	expect_rc 125
-	expect_grep "$T/err" "opt/busybox .* is under no directory the policy grants exec: .*Write expose-ro=$T/opt "
+	expect_grep "$T/err" "opt/busybox is under no directory the policy grants exec: .*Write expose-ro=$T/opt "
 	printf 'expose-ro=%s\n' "$T/opt" >>"$T/policy"
 	run_sb "$T/policy" "$T/opt/busybox" cat "$T/ro/data.txt"
 	expect_rc 0
