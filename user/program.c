@@ -486,7 +486,14 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0,
 	}
 	len = read_all(fd, text, SHIM_MAX);
 	close(fd);
-	if (len < 2 || text[0] != '#' || text[1] != '!') {
+	/* The kernel runs a #! script only when it may execute it; NAME.py is then read by
+	 * python3 as before. */
+	if (len >= 2 && text[0] == '#' && text[1] == '!' && access(file, X_OK) && !py_default) {
+		pr_err("cannot execute %s: %s", file, strerror(errno));
+		ret = EXIT_CANNOT_EXEC;
+		goto out;
+	}
+	if (len < 2 || text[0] != '#' || text[1] != '!' || access(file, X_OK)) {
 		if (py_default) { /* NAME.py without a #! line: python3 runs it */
 			if (program_find_in_path("python3", c->o ? c->o->path_env : NULL, path,
 						 sizeof(path))) {

@@ -270,6 +270,17 @@ static void test_direct_shebang_and_loops(void **state)
 		put_exec("loop-b", a);
 	}
 	assert_int_equal(resolve(&p, (char *[]){ "./loop-a", NULL }), 126);
+	/* a script that may not be executed is not, as execve would refuse it; NAME.py is
+	 * still read by python3 */
+	put("noexec", "#!/bin/sh\n");
+	assert_int_equal(resolve(&p, (char *[]){ "./noexec", NULL }), 126);
+	mkdirs("bin");
+	link_to("TRUE", "bin/python3");
+	put("noexec.py", "#!/usr/bin/env nothing-like-this\n");
+	assert_int_equal(resolve(&p, (char *[]){ "./noexec.py", NULL }), 0);
+	assert_string_equal(p.argv[0], tpath("bin/python3"));
+	assert_string_equal(p.argv[1], "./noexec.py");
+	program_free(&p);
 	/* a shell script: it will exec again, which is said */
 	put_exec("run.sh", "#!/bin/sh\nls\n");
 	assert_int_equal(resolve(&p, (char *[]){ "./run.sh", NULL }), 0);
