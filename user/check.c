@@ -26,6 +26,7 @@
 #include "compile.h"
 #include "json_bytes.h"
 #include "log.h"
+#include "program.h"
 
 #define CHECK_FORMAT 1 /* "format" of the JSON document; bumped on incompatible changes */
 
@@ -33,6 +34,7 @@ struct report {
 	const struct check_opts *o;
 	const struct policy *p;
 	const struct compiled *c;
+	const struct program *prog; /* NULL: none resolved (check_opts.interpreter given) */
 	json_t *root, *warnings, *errors;
 	/* Values shared by many entries (jansson counts references): a 10,000-rule report
 	 * then costs about half the allocations. */
@@ -845,6 +847,37 @@ static json_t *policy_json(struct report *r, const struct check_opts *o,
 	return pol;
 }
 
+/* What `run` would execute: the program as typed, the interpreter that really starts
+ * (it decides the implicit paths), the script, the chain followed to find them. */
+static void add_program(struct report *r, json_t *root)
+{
+	const struct program *pr = r->prog;
+	json_t *o = new_object(r, root, "program"), *argv;
+
+	if (!o || !pr)
+		return;
+	argv = new_array(r, o, "argv");
+	for (int i = 0; argv && pr->argv[i]; i++) {
+		json_t *a = json_object(), *v;
+
+		/* plain strings in the array: set_bytes needs an object, so go through one */
+		set_bytes(r, a, "v", pr->argv[i]);
+		v = json_object_get(a, "v");
+		push(r, argv, json_incref(v));
+		json_decref(a);
+	}
+	set_bytes(r, o, "interpreter", pr->interp);
+	if (pr->has_script)
+		set_bytes(r, o, "script", pr->script);
+	else
+		set_new(r, o, "script", json_null());
+	set_bytes(r, o, "resolved", pr->how);
+	if (pr->needs_exec)
+		set_bytes(r, o, "exec_after_start", pr->needs_exec);
+	else
+		set_new(r, o, "exec_after_start", json_null());
+}
+
 static void build_report(struct report *r)
 {
 	json_t *kernel = new_object(r, r->root, "kernel");
@@ -857,6 +890,7 @@ static void build_report(struct report *r)
 			add_mounts(r, kernel);
 		add_net(r, kernel);
 	}
+	add_program(r, r->root);
 	add_environment(r, r->root);
 	add_bpf_params(r, r->root);
 	add_python_layer(r, r->root);
@@ -1089,6 +1123,23 @@ static void render_text(FILE *f, const json_t *root, bool verbose)
 		put_text(f, jstr(v, "name"));
 	}
 	fputs(")\n", f);
+	v = json_object_get(root, "program");
+	if (json_is_string(json_object_get(v, "interpreter"))) {
+		fputs("program ", f);
+		put_text(f, jstr(v, "interpreter"));
+		if (json_is_string(json_object_get(v, "script"))) {
+			fputs(" ", f);
+			put_text(f, jstr(v, "script"));
+		}
+		fputs("  (", f);
+		put_text(f, jstr(v, "resolved"));
+		fputs(")\n", f);
+		if (json_is_string(json_object_get(v, "exec_after_start"))) {
+			fputs("program exec after the start: ", f);
+			put_text(f, jstr(v, "exec_after_start"));
+			fputc('\n', f);
+		}
+	}
 	render_kernel(f, json_object_get(root, "kernel"), verbose);
 
 	env = json_object_get(root, "environment");
@@ -1192,24 +1243,6 @@ static void render_errors(FILE *f, const json_t *root)
 	}
 }
 
-/* python3 along PATH, as `run` finds the interpreter of a .py program. */
-static const char *find_python(char *buf, size_t len)
-{
-	const char *path = getenv("PATH");
-
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		if (n && (size_t)snprintf(buf, len, "%.*s/python3", (int)n, path) < len &&
-		    !access(buf, X_OK))
-			return buf;
-		path += n + (path[n] == ':');
-	}
-	return NULL;
-}
-
 int check_main(const struct check_opts *o)
 {
 	struct report r = { .o = o };
@@ -1218,7 +1251,8 @@ int check_main(const struct check_opts *o)
 	struct policy *p = NULL;
 	struct capture cap;
 	FILE *out = o->out ? o->out : stdout;
-	char interp[4096], *captured;
+	struct program prog = { 0 };
+	char *captured;
 	const char *v;
 	bool valid = false;
 	int ret = 1, rc;
@@ -1239,12 +1273,29 @@ int check_main(const struct check_opts *o)
 	if (rc)
 		goto report;
 
+	if (!o->interpreter) {
+		/* as `run` resolves it; python3 by default, and then only shown if found */
+		rc = o->program ? program_resolve(o->program, o->n_program, NULL, &prog)
+				: program_resolve((char *[]){ "python3", NULL }, 1, NULL, &prog);
+		if (rc && o->program) {
+			json_t *e = json_object();
+
+			if (e)
+				set_bytes(&r, e, "message", "the program cannot be resolved (see "
+							    "stderr)");
+			push(&r, r.errors, e);
+			goto report;
+		}
+		r.prog = rc ? NULL : &prog;
+	}
 	capture_begin(&cap);
 	v = policy_get(p, "bpf.implicit");
 	rc = policy_compile(p,
 			    &(struct compile_opts){
 				    .interpreter = o->interpreter ? o->interpreter
-								  : find_python(interp, sizeof(interp)),
+						   : r.prog	  ? prog.interp
+								  : NULL,
+				    .script = r.prog && prog.has_script ? prog.script : NULL,
 				    .implicit = !v || policy_bpf_bool(v) != 0,
 				    .resolve = o->resolve,
 				    .resolv_conf = o->resolv_conf,
@@ -1295,6 +1346,7 @@ out:
 	json_decref(r.file_json);
 	json_decref(r.root);
 	compiled_free(&c);
+	program_free(&prog);
 	policy_free(p);
 	policy_diag_free(&diag);
 	return ret;

@@ -24,8 +24,12 @@ struct check_opts {
 	size_t n_overrides;
 	char *const *envp; /* ${VAR} substitution and the environment env= builds */
 	const char *cwd;   /* base of relative paths; NULL: the working directory */
-	/* The implicit set shown is the one this program gets; NULL: python3 from PATH. */
+	/* The implicit set shown is the one this program gets; NULL: the program's. */
 	const char *interpreter;
+	/* The program as `run` would be given it (resolved as run does, user/program.h);
+	 * NULL: python3. */
+	char *const *program;
+	int n_program;
 	bool json;    /* one JSON document instead of text */
 	bool verbose; /* also the mount entries (mount_access) */
 	FILE *out;    /* the report; NULL: stdout. Errors of an invalid text run: stderr */

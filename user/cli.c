@@ -44,6 +44,7 @@ enum {
 enum rest_kind {
 	REST_NONE,    /* nothing */
 	REST_PROGRAM, /* PROGRAM [ARGS...], at least the program */
+	REST_ANY,     /* [PROGRAM [ARGS...]] */
 	REST_TWO,     /* exactly two arguments (diff) */
 	REST_ONE_OPT, /* at most one (help [CMD]) */
 };
@@ -102,7 +103,9 @@ static const struct cli_command commands[] = {
 	  "run PROGRAM under the policy, enforced in the kernel",
 	  "Runs PROGRAM confined by the policy: files, exec and network, denied by default.\n"
 	  "PROGRAM is named as in a shell: a command on PATH (python3, pytest), a path\n"
-	  "(./tool, .venv/bin/python), or a .py file (run with python3). Started through\n"
+	  "(./tool, .venv/bin/python), or a .py file (with no #! line, run with python3).\n"
+	  "Scripts, #!/usr/bin/env lines and pyenv/asdf shims are resolved to their\n"
+	  "interpreter, which pysb-bpf starts itself (one exec). Started through\n"
 	  "sudo, PROGRAM runs as the invoking user (--user to choose), always with\n"
 	  "no_new_privs. Exits with PROGRAM's status.\n"
 	  "\n"
@@ -113,13 +116,16 @@ static const struct cli_command commands[] = {
 	  "                      (default: the policy), in py-sandboxes' format\n"
 	  "  --user USER|UID     run PROGRAM as this user\n" COMMON_HELP,
 	  "+:p:vh", run_opts, true, REST_PROGRAM },
-	{ "check", "[OPTIONS]", "parse and compile the policy; show what the kernel enforces",
+	{ "check", "[OPTIONS] [[--] PROGRAM [ARGS...]]",
+	  "parse and compile the policy; show what the kernel enforces",
 	  "Parses and compiles the policy without loading anything (no root needed) and\n"
 	  "prints what the kernel enforces, each rule with its file:line, and what is left\n"
-	  "to py-sandboxes' Python layer. Exit 1 when the policy has errors.\n"
+	  "to py-sandboxes' Python layer. With PROGRAM (named as run names it; python3 by\n"
+	  "default), also how it resolves: the interpreter whose files the policy grants\n"
+	  "implicitly, and whether it needs a second exec. Exit 1 when the policy has errors.\n"
 	  "\n"
 	  "Options:\n" POLICY_HELP "  --json              the report as one JSON document\n" COMMON_HELP,
-	  "+:p:vh", check_opts, true, REST_NONE },
+	  "+:p:vh", check_opts, true, REST_ANY },
 	{ "probe", "[OPTIONS]", "can this kernel enforce? one line per check",
 	  "Checks, one line each, what enforcing needs: BPF LSM, BTF, cgroup v2, the BPF file\n"
 	  "system, and every helper, map and attach type the programs use. Exit 1 when this\n"
@@ -323,6 +329,8 @@ static int check_rest(const struct cli_command *cmd, struct cli *c)
 		if (!c->n_rest)
 			return usage_error(cmd, "no program given: pysb-bpf %s %s", cmd->name,
 					   cmd->synopsis);
+		break;
+	case REST_ANY:
 		break;
 	case REST_TWO:
 		if (c->n_rest != 2)

@@ -29,6 +29,7 @@
 #include "log.h"
 #include "policy.h"
 #include "probe.h"
+#include "program.h"
 #include "runner.h"
 
 #define PYSB_VERSION "0.4.0" /* CHANGELOG.md: the minor grows with each new kind of denial */
@@ -57,74 +58,6 @@ static int policy_check_learn(const struct policy *p)
 		       "line to learn");
 		return -1;
 	}
-	return 0;
-}
-
-/* PATH lookup as execvp does it, but in the parent so "not found" is known before spawning. */
-static int find_program(const char *name, char *out, size_t len)
-{
-	const char *path = getenv("PATH");
-	char buf[PATH_MAX];
-
-	if (strchr(name, '/')) {
-		if (access(name, F_OK))
-			return -1;
-		return realpath(name, out) ? 0 : -1;
-	}
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		size_t n = strcspn(path, ":");
-
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, name);
-		if (n && !access(buf, X_OK) && (size_t)snprintf(out, len, "%s", buf) < len)
-			return 0;
-		path += n + (path[n] == ':');
-	}
-	return -1;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t a = strlen(s), b = strlen(suffix);
-
-	return a >= b && !strcmp(s + a - b, suffix);
-}
-
-struct program {
-	char interp[PATH_MAX];
-	char script[PATH_MAX];
-	bool has_script;
-	char **argv;
-};
-
-static int resolve_program(const struct cli *c, struct program *prog)
-{
-	const char *name = c->rest[0];
-	int extra;
-
-	memset(prog, 0, sizeof(*prog));
-	if (ends_with(name, ".py")) {
-		if (!realpath(name, prog->script)) {
-			pr_err("cannot open %s: %s", name, strerror(errno));
-			return EXIT_NOT_FOUND;
-		}
-		prog->has_script = true;
-		name = "python3";
-	}
-	if (find_program(name, prog->interp, sizeof(prog->interp))) {
-		pr_err("%s: command not found", name);
-		return EXIT_NOT_FOUND;
-	}
-	extra = prog->has_script ? 1 : 0;
-	prog->argv = calloc(c->n_rest + extra + 1, sizeof(char *));
-	if (!prog->argv)
-		return EXIT_PYSB_ERROR;
-	prog->argv[0] = prog->interp;
-	for (int i = 0; i < c->n_rest; i++)
-		prog->argv[i + extra] = c->rest[i];
-	if (prog->has_script)
-		prog->argv[1] = c->rest[0];
 	return 0;
 }
 
@@ -379,7 +312,7 @@ static int cmd_learn(struct cli *cli)
 	c.rest = (char *[]){ "python3", NULL };
 	c.n_rest = 1;
 	/* The implicit set of a Python program, as `check` shows it, is never written. */
-	if (resolve_program(&c, &prog) || compile_for(p, &prog, &compiled))
+	if (program_resolve(c.rest, c.n_rest, NULL, &prog) || compile_for(p, &prog, &compiled))
 		goto out;
 	/* The lines added on stdout: the command's output, to review or to keep. */
 	ret = learn_write(policy, &ls, &compiled, !created, false, stdout) ? 1 : 0;
@@ -390,7 +323,7 @@ out:
 	learn_set_free(&ls);
 	compiled_free(&compiled);
 	policy_free(p);
-	free(prog.argv);
+	program_free(&prog);
 	return ret;
 }
 /* ---- end of learning ---- */
@@ -435,7 +368,15 @@ static int cmd_run(struct cli *cli)
 	if (os_none)
 		pr_warn("os-sandbox=none in %s: py-sandboxes' @sandbox isolation is off; pysb-bpf "
 			"still confines the program in the kernel with this policy", c.policy);
-	ret = resolve_program(&c, &prog);
+	/* Who runs it first: a pyenv/asdf shim is resolved as that user (user/program.c). */
+	if (resolve_identity(c.user, &id))
+		goto out;
+	ret = program_resolve(c.rest, c.n_rest,
+			      &(struct program_opts){ .uid = id.uid, .gid = id.gid,
+						      .groups = id.groups,
+						      .n_groups = id.uid == (uid_t)-1
+								  ? 0 : (size_t)id.n_groups },
+			      &prog);
 	if (ret)
 		goto out;
 	ret = EXIT_PYSB_ERROR;
@@ -443,6 +384,8 @@ static int cmd_run(struct cli *cli)
 		goto out;
 	mode = policy_get(p, "bpf.mode"); /* checked by compile_for */
 	audit = c.audit || c.learn || (mode && !strcmp(mode, "audit"));
+	if (program_check(&prog, &compiled, audit))
+		goto out;
 	if (log_level >= LOG_INFO) {
 		pr_info("policy %s compiled:", c.policy);
 		print_compiled(&compiled);
@@ -452,14 +395,13 @@ static int cmd_run(struct cli *cli)
 		pr_err("cannot build the program's environment");
 		goto out;
 	}
-	if (resolve_identity(c.user, &id))
-		goto out;
 	if (open_events(&c, audit, &compiled, &ev, &ev_out))
 		goto out;
 	if (os_none && ev.out)
 		events_json_notice(&ev, "os-sandbox=none: py-sandboxes' @sandbox isolation is off; "
 					"the kernel confinement of this policy is on");
 	ret = sandbox_run(&(struct run_opts){
+		.path = prog.interp,
 		.argv = prog.argv,
 		.envp = envp,
 		.compiled = &compiled,
@@ -489,7 +431,7 @@ out:
 	policy_env_free(envp);
 	compiled_free(&compiled);
 	policy_free(p);
-	free(prog.argv);
+	program_free(&prog);
 	return ret;
 }
 
@@ -502,6 +444,8 @@ static int cmd_check(struct cli *c)
 	o.n_overrides = c->n_overrides;
 	o.json = c->json;
 	o.verbose = log_level >= LOG_INFO;
+	o.program = c->rest;
+	o.n_program = c->n_rest;
 	return check_main(&o);
 }
 

@@ -156,7 +156,7 @@ static void child_exec(const struct run_opts *o, const sigset_t *mask, int gopip
 		goto fail;
 	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
-	execve(o->argv[0], o->argv, o->envp);
+	execve(o->path ? o->path : o->argv[0], o->argv, o->envp);
 	err = errno;
 fail:
 	if (write(errpipe, &err, sizeof(err)) < 0)
@@ -210,8 +210,12 @@ static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
 	}
 	n = read(errpipe[0], &err, sizeof(err));
 	if (n == sizeof(err))
-		pr_err("cannot execute %s: %s%s", o->argv[0], strerror(err),
-		       err == EACCES ? " (is it under an exposed directory? see pysb-bpf check)" : "");
+		pr_err("cannot execute %s: %s%s", o->path ? o->path : o->argv[0], strerror(err),
+		       err == EACCES ? "; a 'deny' line naming it or its interpreter: the policy "
+				       "must grant it (expose-ro= its directory, or keep "
+				       "bpf.implicit=true); none: it is not executable for the "
+				       "user it runs as"
+		       : err == ENOEXEC ? "; not a binary, and no #! line" : "");
 	/* Exec done or failed: the mark must not outlive it. */
 	loader_exec_pending(l, pid, false);
 out:

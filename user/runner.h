@@ -17,7 +17,8 @@ struct events_json;
 struct learn_set;
 
 struct run_opts {
-	char *const *argv;    /* argv[0] is an absolute path */
+	const char *path;     /* what execve runs (absolute); NULL: argv[0] */
+	char *const *argv;    /* argv[0] as the user typed it (user/program.h) */
 	char *const *envp;    /* the program's environment */
 	const struct compiled *compiled;
 	bool audit;

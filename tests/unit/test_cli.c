@@ -163,7 +163,7 @@ static void test_usage_errors_share_one_code(void **state)
 		ARGS("run"),			     /* no program */
 		ARGS("run", "-p"),		     /* no value */
 		ARGS("run", "--audit=yes", "x"),     /* a value it does not take */
-		ARGS("check", "extra"),		     /* unexpected argument */
+		ARGS("probe", "extra"),		     /* unexpected argument */
 		ARGS("check", "-x"),		     /* unknown short option */
 		ARGS("diff", "one"),		     /* two needed */
 		ARGS("attach", "--pid", "12x"),	     /* not a number */

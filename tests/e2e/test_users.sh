@@ -1,0 +1,219 @@
+# Programs named as users type them (issue 15): `python3 -c`, `python`, `ls`, a console
+# script on PATH, ./script.py, app.py, /abs/path, a venv's .venv/bin/python, pyenv-style
+# shims and #!/usr/bin/env scripts. Each run shows an allowed read succeeding and a denied
+# one failing in the kernel (EACCES and pysb-bpf's deny line), in the same program.
+
+users_setup() {
+	mkdir -p "$T/ro" "$T/other" "$T/tools/bin"
+	echo "public" >"$T/ro/data.txt"
+	echo "secret" >"$T/other/secret.txt"
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/ro" "$T/lib" >"$T/policy"
+	write_probe_lib
+	# The probe every Python program below runs: one allowed read, one denied.
+	USERS_PROBE="import sys; sys.path.insert(0, '$T/lib'); from probe_lib import *
+attempt('allowed', lambda: read('$T/ro/data.txt'))
+attempt('denied', lambda: read('$T/other/secret.txt'))"
+}
+
+# users_script FILE SHEBANG: an executable Python script running the probe.
+users_script() {
+	printf '%s\n%s\n' "$2" "$USERS_PROBE" >"$1"
+	chmod 755 "$1"
+}
+
+users_expect_pair() {
+	expect_rc 0
+	expect_line "$T/out" "allowed ok"
+	expect_line "$T/out" "denied EACCES"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
+}
+
+test_users_python3_dash_c_from_path() {
+	users_setup
+	run_sb "$T/policy" python3 -c "$USERS_PROBE"
+	users_expect_pair
+}
+
+test_users_python_on_path() {
+	users_setup
+	# `python` where the guest has one, else a link on PATH as python-is-python3 makes
+	p=$(command -v python) || {
+		ln -s /usr/bin/python3 "$T/tools/bin/python"
+		p=$T/tools/bin/python
+	}
+	PATH="$T/tools/bin:$PATH" run_sb "$T/policy" python -c "$USERS_PROBE"
+	users_expect_pair
+	[ "$p" = "$T/tools/bin/python" ] || return 0
+	expect_no_grep "$T/err" "command not found"
+}
+
+test_users_binary_without_slash_ls() {
+	users_setup
+	run_sb "$T/policy" ls "$T/ro"
+	expect_rc 0
+	expect_line "$T/out" "data.txt"
+	run_sb "$T/policy" ls "$T/other"
+	expect_rc 2
+	expect_grep "$T/err" "^ls: cannot open directory .*$T/other.*: Permission denied"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other "
+	# the same command outside the sandbox lists it
+	run_plain ls "$T/other"
+	expect_rc 0
+	expect_line "$T/out" "secret.txt"
+}
+
+# pip's console scripts: "#!/usr/bin/python3" (or a venv's python) on PATH.
+test_users_console_script_on_path() {
+	users_setup
+	users_script "$T/tools/bin/mytool" "#!/usr/bin/python3"
+	PATH="$T/tools/bin:$PATH" run_sb "$T/policy" mytool
+	users_expect_pair
+}
+
+test_users_dot_slash_script_with_env_shebang() {
+	users_setup
+	users_script "$T/script.py" "#!/usr/bin/env python3"
+	run_sb "$T/policy" ./script.py
+	users_expect_pair
+}
+
+# "#!/usr/bin/env python3" and "-S python3 -B" scripts named without .py, on PATH: env
+# would be a second exec; the interpreter runs directly.
+test_users_env_shebang_script_on_path() {
+	users_setup
+	users_script "$T/tools/bin/envtool" "#!/usr/bin/env python3"
+	users_script "$T/tools/bin/envtool-s" "#!/usr/bin/env -S python3 -B"
+	printf '%s\n' "print('dont_write_bytecode', sys.dont_write_bytecode)" >>"$T/tools/bin/envtool-s"
+	PATH="$T/tools/bin:$PATH" run_sb "$T/policy" envtool
+	users_expect_pair
+	PATH="$T/tools/bin:$PATH" run_sb "$T/policy" envtool-s
+	users_expect_pair
+	expect_line "$T/out" "dont_write_bytecode True"
+	expect_no_grep "$T/err" "/usr/bin/env"
+}
+
+test_users_app_py() {
+	users_setup
+	printf '%s\n' "$USERS_PROBE" >"$T/app.py"
+	run_sb "$T/policy" app.py
+	users_expect_pair
+}
+
+test_users_absolute_paths() {
+	users_setup
+	printf '%s\n' "$USERS_PROBE" >"$T/app.py"
+	run_sb "$T/policy" "$T/app.py"
+	users_expect_pair
+	run_sb "$T/policy" /usr/bin/python3 -c "$USERS_PROBE
+print('argv0', sys.orig_argv[0])"
+	users_expect_pair
+	expect_line "$T/out" "argv0 /usr/bin/python3"
+}
+
+test_users_venv_python() {
+	users_setup
+	python3 -m venv --without-pip "$T/.venv" || fail "python3 -m venv failed"
+	run_sb "$T/policy" .venv/bin/python -c "$USERS_PROBE
+import site
+print('prefix', sys.prefix)
+attempt('site-packages', lambda: os.listdir(site.getsitepackages()[0]))
+attempt('pyvenv.cfg', lambda: read('$T/.venv/pyvenv.cfg'))"
+	users_expect_pair
+	expect_line "$T/out" "prefix $T/.venv"
+	expect_line "$T/out" "site-packages ok"
+	expect_line "$T/out" "pyvenv.cfg ok"
+}
+
+# A pyenv shim exactly as pyenv writes them (a bash script: env, bash, pyenv exec), with a
+# fake pyenv whose `which` names a Python under the PYENV_ROOT the shim exports.
+test_users_pyenv_style_shim() {
+	users_setup
+	mkdir -p "$T/shims" "$T/fakepyenv/libexec" "$T/root/versions/3.x/bin"
+	ln -s /usr/bin/python3 "$T/root/versions/3.x/bin/python3"
+	write_file "$T/fakepyenv/libexec/pyenv" <<'EOF'
+#!/usr/bin/env bash
+case "$1" in
+which) echo "$PYENV_ROOT/versions/3.x/bin/$2" ;;
+exec) shift; p=$1; shift; exec "$PYENV_ROOT/versions/3.x/bin/$p" "$@" ;;
+*) exit 1 ;;
+esac
+EOF
+	write_file "$T/shims/python3" <<EOF
+#!/usr/bin/env bash
+set -e
+[ -n "\$PYENV_DEBUG" ] && set -x
+
+program="\${0##*/}"
+
+export PYENV_ROOT="$T/root"
+exec "$T/fakepyenv/libexec/pyenv" exec "\$program" "\$@"
+EOF
+	chmod 755 "$T/fakepyenv/libexec/pyenv" "$T/shims/python3"
+	# the shim works unconfined, through three execs (env, bash, pyenv's exec)
+	PATH="$T/shims:$PATH" run_plain python3 -c "import sys; print('exe', sys.executable)"
+	expect_rc 0
+	expect_line "$T/out" "exe $T/root/versions/3.x/bin/python3"
+	PATH="$T/shims:$PATH" run_sb "$T/policy" python3 -c "$USERS_PROBE
+print('exe', sys.executable)"
+	users_expect_pair
+	expect_line "$T/out" "exe $T/root/versions/3.x/bin/python3"
+	expect_no_grep "$T/err" "/usr/bin/env"
+	# ... and behind a #!/usr/bin/env python3 script
+	users_script "$T/tools/bin/viashim" "#!/usr/bin/env python3"
+	PATH="$T/shims:$T/tools/bin:$PATH" run_sb "$T/policy" viashim
+	users_expect_pair
+}
+
+# The machine's own pyenv (/root/.pyenv on the development hosts, shared with the VM).
+test_users_real_pyenv_shim_when_present() {
+	[ -x /root/.pyenv/shims/python3 ] || {
+		echo "no /root/.pyenv/shims/python3 here: nothing to test"
+		return 0
+	}
+	users_setup
+	real=$(PATH="/root/.pyenv/shims:$PATH" /root/.pyenv/libexec/pyenv which python3) ||
+		fail "pyenv which python3 failed"
+	PATH="/root/.pyenv/shims:$PATH" run_sb "$T/policy" python3 -c "$USERS_PROBE
+print('exe', sys.executable)"
+	users_expect_pair
+	expect_line "$T/out" "exe $real"
+}
+
+# A shell-script program needs a second exec for each command: said before the start,
+# and it works once the policy allows exec.
+test_users_shell_script_says_what_to_write() {
+	users_setup
+	printf '#!/bin/sh\nls %s\n' "$T/ro" >"$T/list.sh"
+	chmod 755 "$T/list.sh"
+	run_sb "$T/policy" ./list.sh
+	[ "$RC" -ne 0 ] || fail "ls ran without exec allowed"
+	expect_grep "$T/err" "list.sh: it is a shell script: each command it runs is an exec .*python-api=ALLOW:process-exec"
+	expect_grep "$T/err" "^pysb-bpf: deny (file open\(read\)|exec exec\(exec\)) [^ ]*/ls "
+	expect_grep "$T/err" "ls: Permission denied"
+	printf 'python-api=ALLOW:process-exec\nexpose-ro=/usr/bin\n' >>"$T/policy"
+	run_sb "$T/policy" ./list.sh
+	expect_rc 0
+	expect_line "$T/out" "data.txt"
+	expect_no_grep "$T/err" "shell script"
+}
+
+# A program under no directory the policy grants (bpf.implicit=false: not even its own
+# file): refused before the start with the line to write; with that line it runs, and
+# the policy still denies what it does not grant. busybox is static: no loader, no libc.
+test_users_program_under_no_exposed_directory() {
+	users_setup
+	[ -x /bin/busybox ] || fail "no /bin/busybox (busybox-static, scripts/deps.sh)"
+	mkdir -p "$T/opt"
+	cp /bin/busybox "$T/opt/busybox"
+	printf 'bpf.implicit=false\n' >>"$T/policy"
+	run_sb "$T/policy" "$T/opt/busybox" cat "$T/ro/data.txt"
+	expect_rc 125
+	expect_grep "$T/err" "opt/busybox is under no directory the policy grants exec: .*Write expose-ro=$T/opt "
+	printf 'expose-ro=%s\n' "$T/opt" >>"$T/policy"
+	run_sb "$T/policy" "$T/opt/busybox" cat "$T/ro/data.txt"
+	expect_rc 0
+	expect_line "$T/out" "public"
+	run_sb "$T/policy" "$T/opt/busybox" cat "$T/other/secret.txt"
+	expect_rc 1
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
+}
