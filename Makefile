@@ -85,8 +85,11 @@ $(OUTPUT)/unit/test_%: tests/unit/test_%.c $(UNIT_OBJS) | $(OUTPUT)/unit
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
 
+# The docs' markup too: a command outside a ```console block would escape the docs test
+# (tests/e2e/test_docs.sh runs the marked ones in the VM).
 unit: deps-test $(UNIT_BINS)
 	$(Q)tests/e2e/lib-selftest
+	$(Q)scripts/doc-examples --lint README.md docs/*.md
 	$(Q)scripts/run-unit $(UNIT_BINS)
 
 # Native helpers the end-to-end tests run inside the sandbox (escapes Python cannot try).
