@@ -42,7 +42,7 @@ UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/%.o,$(USER_SRCS))
 # Keep the sanitizer objects between runs of `make unit`.
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench clean check check-kernels unit e2e e2e-kernels demo bench \
-	bench-native fuzz vmlinux format man install uninstall
+	bench-native fuzz vmlinux format man install uninstall FORCE
 all: $(OUTPUT)/pysb-bpf
 
 # Every set (what `make deps` did before the split); the targets below ask for their own.
@@ -85,11 +85,13 @@ $(OUTPUT)/unit/test_%: tests/unit/test_%.c $(UNIT_OBJS) | $(OUTPUT)/unit
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
 
-# The docs' markup too: a command outside a ```console block would escape the docs test
-# (tests/e2e/test_docs.sh runs the marked ones in the VM).
+# The docs' markup too (a command outside a ```console block would escape the docs test,
+# tests/e2e/test_docs.sh, which runs the marked ones in the VM), and make install/uninstall
+# into a scratch DESTDIR with the man page and completion they install.
 unit: deps-test $(UNIT_BINS)
 	$(Q)tests/e2e/lib-selftest
 	$(Q)scripts/doc-examples --lint README.md docs/*.md
+	$(Q)tests/install-selftest
 	$(Q)scripts/run-unit $(UNIT_BINS)
 
 # Native helpers the end-to-end tests run inside the sandbox (escapes Python cannot try).
