@@ -27,10 +27,11 @@ _pysb_bpf_help() {
 		on'
 }
 
-# The commands: the indented words of the top-level help.
+# The commands: the indented words of the top-level help (those of 0.4 when it has none).
 _pysb_bpf_commands() {
-	_pysb_bpf_help "$1" | sed -n 's/^ \{1,4\}\([a-z][a-z-]*\)\([ ,|].*\)\{0,1\}$/\1/p' |
-		sort -u
+	local c
+	c=$(_pysb_bpf_help "$1" | sed -n 's/^ \{1,4\}\([a-z][a-z-]*\)\([ ,|].*\)\{0,1\}$/\1/p' | sort -u)
+	printf '%s\n' "${c:-run check probe learn attach diff daemon help version}"
 }
 
 # "OPTION KIND" lines for CMD: KIND is the word the help shows after the option (FILE, DIR,
