@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
 # pysb-bpf build. `make` builds build/pysb-bpf; `make check` runs unit tests natively and
-# the end-to-end suite inside the VM (scripts/vm-run); `make demo`; `make bench`; `make fuzz`.
+# the end-to-end suite inside the VM (scripts/vm-run); `make demo`; `make bench`; `make fuzz`;
+# `make man`; `make install` / `make uninstall` (DESTDIR, PREFIX).
+# Plain `make` installs no packages: the targets that need more than a compiler (check, unit,
+# e2e, demo, bench) first run scripts/deps.sh with the sets they need (build, test, bench).
 OUTPUT := build
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -38,11 +41,17 @@ UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/%.o,$(USER_SRCS))
 .DELETE_ON_ERROR:
 # Keep the sanitizer objects between runs of `make unit`.
 .SECONDARY:
-.PHONY: all deps clean check check-kernels unit e2e e2e-kernels demo bench bench-native fuzz vmlinux format install
-all: deps $(OUTPUT)/pysb-bpf
+.PHONY: all deps deps-test deps-bench clean check check-kernels unit e2e e2e-kernels demo bench \
+	bench-native fuzz vmlinux format man install uninstall FORCE
+all: $(OUTPUT)/pysb-bpf
 
+# Every set (what `make deps` did before the split); the targets below ask for their own.
 deps:
-	$(Q)scripts/deps.sh
+	$(Q)scripts/deps.sh build test bench
+deps-test:
+	$(Q)scripts/deps.sh build test
+deps-bench:
+	$(Q)scripts/deps.sh build test bench
 
 $(OUTPUT) $(OUTPUT)/unit $(OUTPUT)/bpf $(OUTPUT)/bench:
 	$(Q)mkdir -p $@
@@ -76,8 +85,13 @@ $(OUTPUT)/unit/test_%: tests/unit/test_%.c $(UNIT_OBJS) | $(OUTPUT)/unit
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
 
-unit: deps $(UNIT_BINS)
+# The docs' markup too (a command outside a ```console block would escape the docs test,
+# tests/e2e/test_docs.sh, which runs the marked ones in the VM), and make install/uninstall
+# into a scratch DESTDIR with the man page and completion they install.
+unit: deps-test $(UNIT_BINS)
 	$(Q)tests/e2e/lib-selftest
+	$(Q)scripts/doc-examples --lint README.md docs/*.md
+	$(Q)tests/install-selftest
 	$(Q)scripts/run-unit $(UNIT_BINS)
 
 # Native helpers the end-to-end tests run inside the sandbox (escapes Python cannot try).
@@ -89,19 +103,19 @@ $(OUTPUT)/e2e/%: tests/e2e/helpers/%.c
 	$(Q)$(CC) $(CFLAGS) $< -luring -o $@
 
 # The end-to-end suite on one kernel (6.1): the quick loop while developing.
-e2e: all $(E2E_HELPERS)
+e2e: deps-test all $(E2E_HELPERS)
 	$(Q)scripts/vm-run -- tests/e2e/run
 
 # The same suite on Debian's 6.1, 6.12 and 7.2 kernels (docs/kernels.md), one VM after
 # the other: a summary line per kernel, then the overall count.
-e2e-kernels: all $(E2E_HELPERS)
+e2e-kernels: deps-test all $(E2E_HELPERS)
 	$(Q)scripts/e2e-matrix
 
 check: unit e2e-kernels
 
 check-kernels: e2e-kernels
 
-demo: all
+demo: deps-test all
 	$(Q)scripts/demo
 
 # Benchmark helpers: the syscall loops (and their TCP/UDP peer), a Landlock wrapper.
@@ -119,7 +133,7 @@ BENCH_OUT := $(OUTPUT)/bench-results
 BENCH_VARS := BENCH_COUNT BENCH_ROUNDS BENCH_STARTUP_ROUNDS BENCH_EVENTS BENCH_MEM_ROUNDS \
 	BENCH_FILE_RULES BENCH_NET_RULES BENCH_PORT BENCH_ONLY
 BENCH_TIMEOUT ?= 3600
-bench: all $(BENCH_BINS) $(OUTPUT)/bench/bench_parse
+bench: deps-bench all $(BENCH_BINS) $(OUTPUT)/bench/bench_parse
 	$(Q)rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	$(Q)$(OUTPUT)/bench/bench_parse -b $(OUTPUT)/pysb-bpf $(BENCH_ARGS) >$(BENCH_OUT)/parse.txt; \
 		rc=$$?; cat $(BENCH_OUT)/parse.txt; exit $$rc
@@ -161,16 +175,53 @@ format:
 clean:
 	$(Q)rm -rf $(OUTPUT)
 
-# make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, the daemon's systemd unit,
-# /etc/pysb-bpf for its bindings, the documentation.
+# make install [DESTDIR=...] [PREFIX=/usr/local]: the binary, its man page (make man), bash
+# completion, the daemon's systemd unit, /etc/pysb-bpf for its bindings, the documentation.
+# make uninstall [DESTDIR=...] [PREFIX=...] removes them again, except /etc/pysb-bpf when it
+# holds bindings. Each directory can be moved alone (BINDIR=, MANDIR=, ...).
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/pysb-bpf
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+SYSCONFDIR ?= /etc
 SYSTEMD_UNIT_DIR ?= /etc/systemd/system
-install: $(OUTPUT)/pysb-bpf
-	install -D -m 0755 $(OUTPUT)/pysb-bpf $(DESTDIR)$(PREFIX)/bin/pysb-bpf
-	install -d -m 0755 $(DESTDIR)/etc/pysb-bpf $(DESTDIR)$(PREFIX)/share/doc/pysb-bpf
-	sed 's|@BINDIR@|$(PREFIX)/bin|g' dist/pysb-bpf.service >$(OUTPUT)/pysb-bpf.service
+
+# The man page names DOCDIR: rebuilt when it changes.
+$(OUTPUT)/docdir: FORCE | $(OUTPUT)
+	$(Q)echo '$(DOCDIR)' | cmp -s - $@ || echo '$(DOCDIR)' >$@
+
+# help2man, from the binary's own help (scripts/mkman says why).
+$(OUTPUT)/pysb-bpf.1: $(OUTPUT)/pysb-bpf scripts/mkman $(OUTPUT)/docdir
+	$(call msg,MAN,$@)
+	$(Q)scripts/mkman $(OUTPUT)/pysb-bpf $@ '$(DOCDIR)'
+
+man: $(OUTPUT)/pysb-bpf.1
+
+$(OUTPUT)/pysb-bpf.service: dist/pysb-bpf.service FORCE | $(OUTPUT)
+	$(Q)sed 's|@BINDIR@|$(BINDIR)|g' $< >$@
+
+install: $(OUTPUT)/pysb-bpf $(OUTPUT)/pysb-bpf.1 $(OUTPUT)/pysb-bpf.service
+	install -D -m 0755 $(OUTPUT)/pysb-bpf $(DESTDIR)$(BINDIR)/pysb-bpf
+	install -D -m 0644 $(OUTPUT)/pysb-bpf.1 $(DESTDIR)$(MANDIR)/man1/pysb-bpf.1
+	install -D -m 0644 dist/pysb-bpf.bash $(DESTDIR)$(BASHCOMPDIR)/pysb-bpf
 	install -D -m 0644 $(OUTPUT)/pysb-bpf.service $(DESTDIR)$(SYSTEMD_UNIT_DIR)/pysb-bpf.service
-	install -m 0644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/pysb-bpf/
+	install -d -m 0755 $(DESTDIR)$(SYSCONFDIR)/pysb-bpf $(DESTDIR)$(DOCDIR)
+	install -m 0644 README.md CHANGELOG.md docs/*.md docs/*.png $(DESTDIR)$(DOCDIR)/
 	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
 		systemctl daemon-reload; \
 		echo "installed; start it with: systemctl enable --now pysb-bpf"; fi
+
+uninstall:
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemctl disable --now pysb-bpf 2>/dev/null || true; fi
+	rm -f $(DESTDIR)$(BINDIR)/pysb-bpf $(DESTDIR)$(MANDIR)/man1/pysb-bpf.1 \
+		$(DESTDIR)$(BASHCOMPDIR)/pysb-bpf $(DESTDIR)$(SYSTEMD_UNIT_DIR)/pysb-bpf.service
+	rm -rf $(DESTDIR)$(DOCDIR)
+	@rmdir $(DESTDIR)$(SYSCONFDIR)/pysb-bpf 2>/dev/null || \
+		[ ! -d $(DESTDIR)$(SYSCONFDIR)/pysb-bpf ] || \
+		echo "kept $(DESTDIR)$(SYSCONFDIR)/pysb-bpf: it holds bindings; remove it by hand"
+	@if [ -z "$(DESTDIR)" ] && command -v systemctl >/dev/null && [ -d /run/systemd/system ]; then \
+		systemctl daemon-reload; fi
+
+FORCE:

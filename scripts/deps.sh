@@ -1,16 +1,46 @@
 #!/usr/bin/env bash
-# Installs what building and testing pysb-bpf needs on Debian 12, as root.
-# Idempotent and silent when nothing is missing; the make targets call it.
+# Installs the Debian 12 packages one or more sets need, as root:
+#   scripts/deps.sh [--check] [SET...]     SET: build, test, bench (none: all three)
+# build: compile pysb-bpf and its man page (plain `make` needs this set; it installs nothing).
+# test:  unit tests (cmocka) and the VM the end-to-end suite boots (make check, make e2e).
+# bench: the peers make bench measures against, and its plots.
+# Idempotent and silent when nothing is missing; make check/e2e/bench/demo call it with the
+# sets they need. --check lists what is missing and exits 1 instead of installing.
 set -euo pipefail
 
-packages=(
-	clang llvm make gcc pkg-config
-	libbpf-dev bpftool libelf-dev zlib1g-dev
-	libcmocka-dev libjansson-dev liburing-dev libmicrohttpd-dev \
-	bubblewrap firejail gnuplot-nox
-	qemu-system-x86 busybox-static cpio xz-utils kmod binutils util-linux
-	python3 iproute2 bash-builtins
+usage() {
+	echo "usage: scripts/deps.sh [--check] [build|test|bench]..." >&2
+	exit 2
+}
+
+declare -A sets=(
+	[build]="clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
+		libjansson-dev libmicrohttpd-dev help2man"
+	[test]="libcmocka-dev liburing-dev qemu-system-x86 busybox-static cpio xz-utils kmod
+		binutils util-linux python3 python3-pytest iproute2 bash-builtins jq"
+	[bench]="bubblewrap firejail gnuplot-nox"
 )
+
+check_only=0
+want=()
+for a in "$@"; do
+	case $a in
+	--check) check_only=1 ;;
+	build | test | bench) want+=("$a") ;;
+	-h | --help) usage ;;
+	*)
+		echo "deps: unknown set '$a'" >&2
+		usage
+		;;
+	esac
+done
+[ ${#want[@]} -gt 0 ] || want=(build test bench)
+
+packages=()
+for s in "${want[@]}"; do
+	# shellcheck disable=SC2206 # the sets are whitespace-separated package names
+	packages+=(${sets[$s]})
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -21,8 +51,9 @@ for p in "${packages[@]}"; do
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 
-if [ "$(id -u)" -ne 0 ]; then
-	echo "deps: missing packages: ${missing[*]}; run 'scripts/deps.sh' as root (apt-get install)" >&2
+if [ $check_only -eq 1 ] || [ "$(id -u)" -ne 0 ]; then
+	echo "deps: missing packages for '${want[*]}': ${missing[*]};" \
+		"run 'scripts/deps.sh ${want[*]}' as root (apt-get install)" >&2
 	exit 1
 fi
 echo "deps: installing ${missing[*]}" >&2
