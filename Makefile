@@ -104,7 +104,7 @@ $(OUTPUT)/e2e/%: tests/e2e/helpers/%.c
 
 # The end-to-end suite on one kernel (6.1): the quick loop while developing.
 e2e: deps-test all $(E2E_HELPERS)
-	$(Q)scripts/vm-run -- tests/e2e/run
+	$(Q)scripts/vm-run --timeout $${PYSB_E2E_TIMEOUT:-2400} -- tests/e2e/run
 
 # The same suite on Debian's 6.1, 6.12 and 7.2 kernels (docs/kernels.md), one VM after
 # the other: a summary line per kernel, then the overall count.
