@@ -413,3 +413,141 @@ b denied" ] || fail "inner cgroup: $out"
 	[ "$out" = "b b" ] || fail "outer cgroup: $out"
 	svc_cleanup
 }
+
+# ---- cause 5: source routing to hosts no net= rule allows ----
+
+# bnd_sniffer: records the destination of every IP packet on the namespace's wire
+# ($T/wire: "ipv4 ADDR" / "ipv6 ADDR"), as the unlisted hosts would see it.
+bnd_sniffer() {
+	local ready=$T/sniffer.ready i
+	write_file "$T/sniffer.py" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))
+s.bind(("pysb-n", 0))
+out = open(sys.argv[2], "a", buffering=1)
+open(sys.argv[1], "w").write("ready\n")
+while True:
+    data, addr = s.recvfrom(65535)
+    if addr[1] == 0x0800 and len(data) >= 20:
+        out.write("ipv4 %s\n" % socket.inet_ntop(socket.AF_INET, data[16:20]))
+    elif addr[1] == 0x86DD and len(data) >= 40:
+        out.write("ipv6 %s\n" % socket.inet_ntop(socket.AF_INET6, data[24:40]))
+PY
+	: >"$T/wire"
+	ip netns exec "$NET_NS" python3 "$T/sniffer.py" "$ready" "$T/wire" 2>"$T/sniffer.err" &
+	NET_PIDS+=($!)
+	for i in $(seq 100); do
+		[ -s "$ready" ] && return 0
+		sleep 0.1
+	done
+	fail "the sniffer did not start: $(cat "$T/sniffer.err")"
+}
+
+# The allowed host is 10.199.0.2 / fd00:199::2; each attack routes through its own
+# unlisted first hop, so the wire tells which one got through.
+bnd_srcroute_app() {
+	net_py "$T/app.py" \
+		"import socket" \
+		"MARK = b'pysb-source-route'" \
+		"def lsrr(hop): return bytes([0x83, 7, 4]) + socket.inet_aton(hop) + b'\\0'" \
+		"def rthdr(hop): return bytes([0, 2, 2, 1, 0, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, hop)" \
+		"def v4_sockopt():" \
+		"    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)" \
+		"    s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, lsrr('10.199.7.1'))" \
+		"    s.sendto(MARK, ('10.199.0.2', 9))" \
+		"def v4_cmsg():" \
+		"    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)" \
+		"    s.sendmsg([MARK], [(socket.IPPROTO_IP, 7, lsrr('10.199.7.2'))], 0, ('10.199.0.2', 9))  # IP_RETOPTS" \
+		"def v4_tcp():" \
+		"    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)" \
+		"    s.setsockopt(socket.IPPROTO_IP, socket.IP_OPTIONS, lsrr('10.199.7.3'))" \
+		"    s.setblocking(False)" \
+		"    try: s.sendto(MARK, socket.MSG_FASTOPEN, ('10.199.0.2', 20091))" \
+		"    except BlockingIOError: pass" \
+		"def v6_sockopt():" \
+		"    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)" \
+		"    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RTHDR, rthdr('fd00:199::a'))" \
+		"    s.sendto(MARK, ('fd00:199::2', 9))" \
+		"def v6_cmsg(opt, hop):" \
+		"    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)" \
+		"    s.sendmsg([MARK], [(socket.IPPROTO_IPV6, opt, rthdr(hop))], 0, ('fd00:199::2', 9))" \
+		"def v6_tfo():" \
+		"    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)" \
+		"    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RTHDR, rthdr('fd00:199::c'))" \
+		"    s.setblocking(False)" \
+		"    try: s.sendto(MARK, socket.MSG_FASTOPEN, ('fd00:199::2', 20091))" \
+		"    except BlockingIOError: pass" \
+		"attempt('v4-udp-sockopt', v4_sockopt)" \
+		"attempt('v4-udp-cmsg', v4_cmsg)" \
+		"attempt('v4-tcp-fastopen', v4_tcp)" \
+		"attempt('v6-udp-sockopt', v6_sockopt)" \
+		"attempt('v6-udp-cmsg', lambda: v6_cmsg(socket.IPV6_RTHDR, 'fd00:199::b'))" \
+		"attempt('v6-udp-cmsg-2292', lambda: v6_cmsg(5, 'fd00:199::d'))" \
+		"attempt('v6-tcp-fastopen', v6_tfo)" \
+		"attempt('v6-2292-sockopt', lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).setsockopt(socket.IPPROTO_IPV6, 5, 1))" \
+		"attempt('v4-allowed', lambda: udp_sendto('10.199.0.2', 20092))" \
+		"attempt('v6-allowed', lambda: udp_sendto('fd00:199::2', 20092))" \
+		"attempt('v4-ttl-option-allowed', lambda: socket.socket().setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 9))"
+}
+
+# HOPS: the first hop of each attack, by label
+BND_HOPS=(v4-udp-sockopt:ipv4:10.199.7.1 v4-udp-cmsg:ipv4:10.199.7.2
+	v4-tcp-fastopen:ipv4:10.199.7.3 v6-udp-sockopt:ipv6:fd00:199::a
+	v6-udp-cmsg:ipv6:fd00:199::b v6-tcp-fastopen:ipv6:fd00:199::c
+	v6-udp-cmsg-2292:ipv6:fd00:199::d)
+
+bnd_srcroute_case() {
+	local u=$1 h label w
+	net_setup "net=ALLOW|udp|10.199.0.2|*|OUT" "net=ALLOW|tcp|10.199.0.2|*|OUT" \
+		"net=ALLOW|udp|fd00:199::2|*|OUT" "net=ALLOW|tcp|fd00:199::2|*|OUT"
+	net_ns
+	for a in 10.199.7.1/16 10.199.7.2/16 10.199.7.3/16; do
+		ip -n "$NET_NS" addr add "$a" dev pysb-n
+	done
+	for a in a b c d; do
+		ip -n "$NET_NS" addr add "fd00:199::$a/64" dev pysb-n nodad
+	done
+	net_servers --ns udp:10.199.0.2:20092 "udp:[fd00:199::2]:20092"
+	bnd_sniffer
+	bnd_srcroute_app
+	chmod -R a+rX "$T"
+	bnd_sb "$u" "$T/app.py"
+	expect_rc 0
+	for h in "${BND_HOPS[@]}"; do
+		expect_line "$T/out" "${h%%:*} EPERM"
+	done
+	expect_line "$T/out" "v6-2292-sockopt EPERM"
+	expect_line "$T/out" "v4-allowed ok"
+	expect_line "$T/out" "v6-allowed ok"
+	expect_line "$T/out" "v4-ttl-option-allowed ok"
+	expect_grep "$T/err" "^pysb-bpf: deny net source-route setsockopt level=0 option=4 "
+	expect_grep "$T/err" "^pysb-bpf: deny net source-route sendmsg level=41 option=57 "
+	expect_grep "$T/wire" "^ipv4 10\.199\.0\.2$" # the allowed one went out
+	for h in "${BND_HOPS[@]}"; do
+		w=${h#*:}
+		expect_no_grep "$T/wire" "^${w%%:*} ${w#*:}$"
+	done
+	# unconfined: each option reaches its unlisted first hop
+	bnd_plain "$u" python3 "$T/app.py"
+	for h in "${BND_HOPS[@]}"; do
+		label=${h%%:*}
+		if [ "$u" != root ] && [[ $label == v4-* ]] && ! _has "$T/out" xF "$label ok"; then
+			continue # not for this user: IPv4 options refused by the kernel itself
+		fi
+		w=${h#*:}
+		w="${w%%:*} ${w#*:}"
+		for _ in $(seq 100); do
+			_has "$T/wire" xF "$w" && break
+			sleep 0.1
+		done
+		expect_line "$T/wire" "$w"
+	done
+}
+
+test_boundary_source_routing_refused_root() {
+	bnd_srcroute_case root
+}
+
+test_boundary_source_routing_refused_nobody() {
+	bnd_srcroute_case nobody
+}
