@@ -121,7 +121,8 @@ static int add_entry(struct compiled *c, size_t *cap, struct file_index *ix, con
  * readable. A rule on a link's own inode grants nothing else: path walks never pass
  * through a link's inode, they go to its target.
  */
-static const char *const ROOT_LINKS[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32" };
+static const char *const ROOT_LINKS[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+					  "/etc/localtime", "/etc/resolv.conf" };
 
 static int add_links_along(struct compiled *c, size_t *cap, struct file_index *ix,
 			   const char *path)
