@@ -16,25 +16,18 @@
 #define O_TRUNC	    01000u
 
 /*
- * The sandbox of the current task: its cgroup or the nearest ancestor that is a key of
- * `sandboxes`. Most tasks on the machine are not sandboxed; for them this costs one
- * lookup per cgroup level (a few on a systemd machine).
+ * The sandbox of the current task: its cgroup or the nearest (deepest) ancestor that is a
+ * key of `sandboxes` (bpf/nearest.h, unit-tested in tests/unit/test_nearest.c). Most tasks
+ * on the machine are not sandboxed; for them this costs one lookup per cgroup level (a
+ * few on a systemd machine).
  */
+#define PYSB_ANCESTOR_ID(level)	  bpf_get_current_ancestor_cgroup_id(level)
+#define PYSB_SANDBOX_LOOKUP(idp) ((struct pysb_sandbox_cfg *)bpf_map_lookup_elem(&sandboxes, idp))
+#include "nearest.h"
+
 static __always_inline struct pysb_sandbox_cfg *current_sandbox(__u64 *cgid)
 {
-	for (int level = 1; level <= PYSB_MAX_CGROUP_LEVEL; level++) {
-		__u64 id = bpf_get_current_ancestor_cgroup_id(level);
-		struct pysb_sandbox_cfg *cfg;
-
-		if (!id)
-			break;
-		cfg = bpf_map_lookup_elem(&sandboxes, &id);
-		if (cfg) {
-			*cgid = id;
-			return cfg;
-		}
-	}
-	return NULL;
+	return pysb_nearest_sandbox(cgid);
 }
 
 static __always_inline void count_lost(__u32 sandbox, __u32 reason)

@@ -9,7 +9,7 @@
  *   lsm/sb_umount     umount(2): could uncover what a mount hides     -> -EPERM
  *   lsm/sb_pivotroot  pivot_root(2)                                   -> -EPERM
  */
-#include "common.bpf.h"
+#include "task.bpf.h"
 
 static __always_inline int deny_self(__u16 op)
 {
@@ -57,48 +57,13 @@ int BPF_PROG(pysb_sb_pivotroot, const struct path *old_path, const struct path *
  *   lsm/ptrace_access_check  ptrace, /proc/<pid>/mem and friends of a task outside the
  *                            sandbox                                        -> -EPERM
  *   lsm/ptrace_traceme       PTRACE_TRACEME under a tracer outside          -> -EPERM
- *   lsm/task_kill            a signal to a task outside the sandbox         -> -EPERM
+ *   lsm/task_kill            a signal to a task outside the sandbox, signal 0 (the
+ *                            existence probe) too                           -> -EPERM
  *   lsm/task_alloc           clone3(CLONE_INTO_CGROUP): leaving the cgroup  -> -EPERM
  *   lsm/kernel_load_data, lsm/kernel_read_file, lsm/kernel_module_request
  *                            modules, firmware, kexec images, module autoload -> -EPERM
  */
 #define CLONE_INTO_CGROUP 0x200000000ULL
-
-/* Is task `t` in the cgroup `cgid` or below it? */
-static __always_inline bool task_under(struct task_struct *t, __u64 cgid)
-{
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-
-	for (int i = 0; i < PYSB_MAX_CGROUP_LEVEL && cg; i++) {
-		struct cgroup_subsys_state *parent;
-
-		if (BPF_CORE_READ(cg, kn, id) == cgid)
-			return true;
-		parent = BPF_CORE_READ(cg, self.parent);
-		if (!parent)
-			break;
-		cg = (struct cgroup *)((void *)parent - bpf_core_field_offset(struct cgroup, self));
-	}
-	return false;
-}
-
-/* Denies when `other` is outside the current task's sandbox. */
-static __always_inline int deny_outside(__u16 op, struct task_struct *other)
-{
-	struct pysb_sandbox_cfg *cfg;
-	struct pysb_event *e;
-	__u64 cgid;
-
-	cfg = current_sandbox(&cgid);
-	if (!cfg || task_under(other, cgid))
-		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_SELF, op, 0, decision_of(cfg));
-	if (e) {
-		e->target_pid = BPF_CORE_READ(other, tgid);
-		event_send(e);
-	}
-	return deny_ret(cfg, EPERM);
-}
 
 SEC("lsm/bpf")
 int BPF_PROG(pysb_bpf, int cmd, union bpf_attr *attr, unsigned int size)
@@ -122,8 +87,8 @@ SEC("lsm/task_kill")
 int BPF_PROG(pysb_task_kill, struct task_struct *p, struct kernel_siginfo *info, int sig,
 	     const struct cred *cred)
 {
-	if (sig == 0)
-		return 0; /* existence probe: no effect on the target */
+	/* Signal 0 included: it tells which outside pids exist (issue 16). Signals the kernel
+	 * sends on its own (SIGCHLD to the parent) do not come through here. */
 	return deny_outside(PYSB_OP_SIGNAL, p);
 }
 

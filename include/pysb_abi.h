@@ -138,8 +138,15 @@ enum pysb_op {
 	PYSB_OP_SIGNAL = 24,
 	PYSB_OP_CGROUP_ESCAPE = 25,
 	PYSB_OP_KERNEL_LOAD = 26, /* modules, firmware, kexec images */
-	PYSB_OP_IPC = 27,	  /* a SysV IPC object created outside the sandbox */
-	PYSB_OP_KEY = 28,	  /* a kernel key or keyring created outside the sandbox */
+	PYSB_OP_IPC = 30,	  /* a SysV IPC object created outside the sandbox */
+	PYSB_OP_KEY = 31,	  /* a kernel key or keyring created outside the sandbox */
+	/* Issue 16 (signals, ioctls, names and routes); numbered apart from 27.. so other
+	 * additions to this list do not collide with them. */
+	PYSB_OP_SCHED = 40,	 /* nice, ioprio, scheduler, affinity, rlimit of a task outside */
+	PYSB_OP_TTY_IOCTL = 41,	 /* TIOCSTI, TIOCLINUX, TIOCSETD */
+	PYSB_OP_GETXATTR = 42,	 /* getxattr, listxattr */
+	PYSB_OP_READLINK = 43,
+	PYSB_OP_NOTIFY = 44,	 /* inotify, fanotify, dnotify watch */
 	PYSB_OP_MAX,
 };
 
@@ -241,14 +248,18 @@ enum pysb_net_op {
 	PYSB_OP_LISTEN = 67,
 	PYSB_OP_SOCKET = 68,	   /* socket(): family or type not allowed */
 	PYSB_OP_NETLINK_SEND = 69, /* a NETLINK_ROUTE request that changes something */
+	PYSB_OP_SOURCE_ROUTE = 70, /* IP options or an IPv6 routing header, by setsockopt or
+				      control message: the first hop would go unjudged */
 };
 
 /* What a network event is about (kind NET; kind UNIX uses path). */
 struct pysb_net_event {
 	__u8 addr[16];	 /* as the program gave it, network byte order; IPv4 in addr[0..3] */
 	__u16 family;	 /* AF_INET, AF_INET6; for PYSB_OP_SOCKET the refused family */
-	__u16 port;	 /* host byte order; netlink: the message type refused */
-	__u16 protocol;	 /* IPPROTO_*; socket(): the protocol argument; netlink: NETLINK_* */
+	__u16 port;	 /* host byte order; netlink: the message type refused;
+			    source route: the option or control message type */
+	__u16 protocol;	 /* IPPROTO_*; socket(): the protocol argument; netlink: NETLINK_*;
+			    source route: the level (SOL_IP, SOL_IPV6) */
 	__u16 type;	 /* SOCK_* */
 	__u16 dir;	 /* PYSB_NET_IN / PYSB_NET_OUT, 0 when not about an address */
 	__u16 _pad;

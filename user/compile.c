@@ -7,6 +7,7 @@
 #include <libgen.h>
 #include <limits.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
@@ -96,18 +97,105 @@ static int file_index_reserve(const struct compiled *c, struct file_index *ix)
 	return 0;
 }
 
+/* The inode `st` (of `path`) gets `access`. */
+static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
+			const struct stat *st, uint32_t access, struct compiled_file *proto);
+
 static int add_entry(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
 		     uint32_t access, struct compiled_file *proto)
 {
 	struct stat st;
-	struct compiled_file *f;
-	size_t *slot;
 
 	if (stat_kernel(path, &st)) {
 		/* Checked by the parser for explicit rules; a race or an implicit path gone. */
 		pr_err("cannot stat %s: %s", path, strerror(errno));
 		return -1;
 	}
+	return add_entry_st(c, cap, ix, path, &st, access, proto);
+}
+
+/*
+ * readlink(2) is judged as a read of the link itself (bpf/read.bpf.c), and realpath(3)
+ * reads every link on the way to a file: the links that lead to the runtime's own files
+ * (/lib64, /usr/bin/python3 -> python3.11, the merged-/usr links at the root) are
+ * readable. A rule on a link's own inode grants nothing else: path walks never pass
+ * through a link's inode, they go to its target.
+ */
+static const char *const ROOT_LINKS[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+					  "/etc/localtime", "/etc/resolv.conf" };
+
+static int add_links_along(struct compiled *c, size_t *cap, struct file_index *ix,
+			   const char *path)
+{
+	struct compiled_file proto = { .implicit = true, .why = "symlink leading to the runtime" };
+	char prefix[PATH_MAX];
+	struct stat st, dir;
+	size_t len = strlen(path);
+
+	if (len >= sizeof(prefix) || path[0] != '/')
+		return 0;
+	for (size_t i = 1; i <= len; i++) {
+		if (i < len && path[i] != '/')
+			continue;
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
+			continue;
+		/* as stat_kernel: on overlayfs a non-directory reports a per-layer device */
+		if (!strrchr(prefix, '/') || strrchr(prefix, '/') == prefix) {
+			if (!stat("/", &dir))
+				st.st_dev = dir.st_dev;
+		} else {
+			char parent[PATH_MAX];
+
+			snprintf(parent, sizeof(parent), "%s", prefix);
+			if (!stat(dirname(parent), &dir))
+				st.st_dev = dir.st_dev;
+		}
+		if (add_entry_st(c, cap, ix, prefix, &st, PYSB_ACC_READ, &proto))
+			return -1;
+	}
+	return 0;
+}
+
+/* The links of the interpreter's chain, as found on PATH: /usr/bin/python3 -> python3.11. */
+static int add_interpreter_links(struct compiled *c, size_t *cap, struct file_index *ix,
+				 const char *interp)
+{
+	char cur[PATH_MAX], link[PATH_MAX], next[2 * PATH_MAX + 1];
+	int ret = 0;
+
+	snprintf(cur, sizeof(cur), "%s", interp);
+	for (int hops = 0; hops < 40 && !ret; hops++) {
+		ssize_t n;
+
+		ret = add_links_along(c, cap, ix, cur);
+		n = readlink(cur, link, sizeof(link) - 1);
+		if (n < 0)
+			break;
+		link[n] = '\0';
+		if (link[0] == '/') {
+			snprintf(next, sizeof(next), "%s", link);
+		} else {
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%s", cur);
+			snprintf(next, sizeof(next), "%s/%s", dirname(dir), link);
+		}
+		if (strlen(next) >= sizeof(cur))
+			break;
+		memcpy(cur, next, strlen(next) + 1);
+	}
+	return ret;
+}
+
+static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
+			const struct stat *st_in, uint32_t access, struct compiled_file *proto)
+{
+	struct stat st = *st_in;
+	struct compiled_file *f;
+	size_t *slot;
+
 	if (file_index_reserve(c, ix))
 		goto nomem;
 	slot = file_slot(c, ix, kernel_dev(st.st_dev), st.st_ino);
@@ -413,7 +501,13 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 		uint32_t acc = imp[i].access | compiled_access(out, imp[i].path, true);
 
 		ret = add_entry(out, &cap, &ix, imp[i].path, acc, &proto);
+		if (!ret)
+			ret = add_links_along(out, &cap, &ix, imp[i].path);
 	}
+	if (!ret && o->implicit && o->interpreter)
+		ret = add_interpreter_links(out, &cap, &ix, o->interpreter);
+	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && o->implicit; i++)
+		ret = add_links_along(out, &cap, &ix, ROOT_LINKS[i]);
 	implicit_paths_free(imp, n_imp);
 	free(ix.slots);
 	if (!ret)

@@ -71,6 +71,11 @@ const char *op_str(unsigned op)
 		[PYSB_OP_KERNEL_LOAD] = "kernel-load",
 		[PYSB_OP_IPC] = "ipc",
 		[PYSB_OP_KEY] = "key",
+		[PYSB_OP_SCHED] = "sched",
+		[PYSB_OP_TTY_IOCTL] = "tty-ioctl",
+		[PYSB_OP_GETXATTR] = "getxattr",
+		[PYSB_OP_READLINK] = "readlink",
+		[PYSB_OP_NOTIFY] = "notify",
 	};
 
 	return op < PYSB_OP_MAX && names[op] ? names[op] : "unknown";
@@ -114,6 +119,7 @@ const char *net_op_str(unsigned op)
 	case PYSB_OP_LISTEN: return "listen";
 	case PYSB_OP_SOCKET: return "socket";
 	case PYSB_OP_NETLINK_SEND: return "netlink-send";
+	case PYSB_OP_SOURCE_ROUTE: return "source-route";
 	}
 	return "unknown";
 }
@@ -155,6 +161,11 @@ static void print_net_detail(FILE *f, const struct pysb_event *e)
 	case PYSB_OP_NETLINK_SEND:
 		fprintf(f, "protocol=%u message-type=%u (only RTM_GET requests are allowed; "
 			   "bpf.socket-family=netlink allows all)", n->protocol, n->port);
+		return;
+	case PYSB_OP_SOURCE_ROUTE:
+		fprintf(f, "%s level=%u option=%u (IP options and IPv6 routing headers are "
+			   "refused: the first hop would not be judged by net=)",
+			n->dir ? "sendmsg" : "setsockopt", n->protocol, n->port);
 		return;
 	}
 	fprintf(f, "%s ", n->protocol == IPPROTO_UDP ? "udp" : "tcp");

@@ -129,6 +129,12 @@ static void add_net(const struct events_json *w, json_t *o, const struct pysb_ev
 		set(o, "message_type", json_integer(n->port));
 		return;
 	}
+	if (e->op == PYSB_OP_SOURCE_ROUTE) {
+		set(o, "via", json_string(n->dir ? "sendmsg" : "setsockopt"));
+		set(o, "level", json_integer(n->protocol));
+		set(o, "option", json_integer(n->port));
+		return;
+	}
 	set(o, "protocol", json_string(n->protocol == IPPROTO_UDP ? "udp" : "tcp"));
 	if (inet_ntop(n->family == AF_INET6 ? AF_INET6 : AF_INET, n->addr, a, sizeof(a)))
 		set(o, "address", json_string(a));

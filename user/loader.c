@@ -55,6 +55,7 @@ static int hooks_of(struct pysb_bpf *skel, char *buf, size_t len)
 static const char *const optional_hooks[] = {
 	"file_truncate", /* 6.2+; ftruncate goes through path_truncate before */
 	"key_free",	 /* gone in later kernels: bpf/keys.bpf.c copes without it */
+	"file_ioctl_compat", /* 6.8+ (and Debian's 6.1); 32-bit ioctls go through file_ioctl before */
 };
 
 static bool is_optional(const char *hook)

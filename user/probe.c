@@ -189,7 +189,7 @@ static int check_load(bool verbose)
 {
 	const char *what = "";
 	int err = 0;
-	char detail[1536], hooks[1024];
+	char detail[4608], hooks[4096];
 
 	if (geteuid() != 0) {
 		report(verbose, false, "LSM programs load",

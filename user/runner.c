@@ -343,7 +343,7 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 		goto fail_cgroup;
 	}
 	if (log_level >= LOG_INFO) {
-		char hooks[1024];
+		char hooks[4096];
 		int n = loader_hooks(l, hooks, sizeof(hooks));
 
 		pr_info("cgroup %s (id %llu)", cg->path, (unsigned long long)cg->id);

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Signals and scheduling changes that reach a task outside the sandbox by a way that
+ * task_kill (bpf/self.bpf.c) does not see.
+ *
+ * Hooks (global `lsm/` programs):
+ *   lsm/file_set_fowner      F_SETOWN(_EX), FIOSETOWN, SIOCSPGRP, a tty's O_ASYNC: notes
+ *                            that a sandboxed task set the file's owner, and in which
+ *                            sandbox (the hook cannot refuse; `sigio_owners`)
+ *   lsm/file_send_sigiotask  SIGIO, SIGURG, or the F_SETSIG signal of a file whose owner a
+ *                            sandboxed task set, to a task outside that sandbox: not sent
+ *   lsm/file_free_security   forgets a file that had an owner
+ *   lsm/task_setnice         setpriority(2) of a task outside              -> -EPERM
+ *   lsm/task_setioprio       ioprio_set(2) of a task outside               -> -EPERM
+ *   lsm/task_setscheduler    sched_setscheduler/setattr/setaffinity outside -> -EPERM
+ *   lsm/task_setrlimit       prlimit(2) changing a limit of a task outside -> -EPERM
+ *   lsm/task_movememory      migrate_pages/move_pages of a task outside   -> -EPERM
+ * Each denial is an event (self signal/sched, target-pid). The sender of a SIGIO is
+ * whoever makes the file ready, often not sandboxed: what counts is who set the owner.
+ */
+#include "task.bpf.h"
+
+/*
+ * struct file -> cgroup id of the sandbox whose task set its owner. Written on every
+ * F_SETOWN of the machine (a sandboxed setter adds, any other removes), so a file reused
+ * at the same address never keeps a stale owner; removed when the file is freed. Up to
+ * PYSB_MAX_SIGIO_OWNERS files with an owner set from inside sandboxes at once.
+ */
+#define PYSB_MAX_SIGIO_OWNERS 16384
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PYSB_MAX_SIGIO_OWNERS);
+	__type(key, __u64);
+	__type(value, __u64);
+} sigio_owners SEC(".maps");
+
+/* Before 6.12 the owner is embedded in struct file; later it is allocated on demand and
+ * points back to its file. */
+struct file___embedded_owner {
+	struct fown_struct f_owner;
+} __attribute__((preserve_access_index));
+
+struct fown_struct___file {
+	struct file *file;
+} __attribute__((preserve_access_index));
+
+static __always_inline struct file *file_of_owner(struct fown_struct *fown)
+{
+	if (bpf_core_field_exists(struct fown_struct___file, file))
+		return BPF_CORE_READ((struct fown_struct___file *)fown, file);
+	return (struct file *)((void *)fown -
+			       bpf_core_field_offset(struct file___embedded_owner, f_owner));
+}
+
+static __always_inline bool has_owner(struct file *file)
+{
+	if (bpf_core_field_exists(struct fown_struct___file, file))
+		return BPF_CORE_READ(file, f_owner) != NULL;
+	return BPF_CORE_READ((struct file___embedded_owner *)file, f_owner.pid) != NULL;
+}
+
+SEC("lsm/file_set_fowner")
+int BPF_PROG(pysb_file_set_fowner, struct file *file)
+{
+	__u64 key = (__u64)file, cgid;
+
+	if (current_sandbox(&cgid))
+		bpf_map_update_elem(&sigio_owners, &key, &cgid, BPF_ANY);
+	else
+		bpf_map_delete_elem(&sigio_owners, &key);
+	return 0;
+}
+
+SEC("lsm/file_free_security")
+int BPF_PROG(pysb_file_free_security, struct file *file)
+{
+	__u64 key = (__u64)file;
+
+	/* Most files never had an owner: no map operation for them. */
+	if (has_owner(file))
+		bpf_map_delete_elem(&sigio_owners, &key);
+	return 0;
+}
+
+SEC("lsm/file_send_sigiotask")
+int BPF_PROG(pysb_file_send_sigiotask, struct task_struct *tsk, struct fown_struct *fown,
+	     int sig)
+{
+	__u64 key = (__u64)file_of_owner(fown);
+	struct pysb_sandbox_cfg *cfg;
+	__u64 *owner, cgid;
+
+	owner = bpf_map_lookup_elem(&sigio_owners, &key);
+	if (!owner)
+		return 0;
+	cgid = *owner;
+	if (task_under(tsk, cgid))
+		return 0;
+	cfg = bpf_map_lookup_elem(&sandboxes, &cgid);
+	if (!cfg)
+		return -EPERM; /* that sandbox is gone: its files still signal nobody outside */
+	return outside_denied(cfg, cgid, PYSB_OP_SIGNAL, tsk);
+}
+
+SEC("lsm/task_setnice")
+int BPF_PROG(pysb_task_setnice, struct task_struct *p, int nice)
+{
+	return deny_outside(PYSB_OP_SCHED, p);
+}
+
+SEC("lsm/task_setioprio")
+int BPF_PROG(pysb_task_setioprio, struct task_struct *p, int ioprio)
+{
+	return deny_outside(PYSB_OP_SCHED, p);
+}
+
+SEC("lsm/task_setscheduler")
+int BPF_PROG(pysb_task_setscheduler, struct task_struct *p)
+{
+	return deny_outside(PYSB_OP_SCHED, p);
+}
+
+SEC("lsm/task_setrlimit")
+int BPF_PROG(pysb_task_setrlimit, struct task_struct *p, unsigned int resource,
+	     struct rlimit *new_rlim)
+{
+	return deny_outside(PYSB_OP_SCHED, p);
+}
+
+SEC("lsm/task_movememory")
+int BPF_PROG(pysb_task_movememory, struct task_struct *p)
+{
+	return deny_outside(PYSB_OP_SCHED, p);
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Terminal ioctls that act on what is outside the sandbox, whatever the file.
+ *
+ * Hooks (global `lsm/` programs; the command is compared first, so the machine's other
+ * ioctls cost one comparison):
+ *   lsm/file_ioctl, lsm/file_ioctl_compat (6.8+, optional)
+ *     TIOCSTI   pushes input into the terminal: commands for the shell that ran the program
+ *     TIOCLINUX console selection and paste (the same, on a virtual console)
+ *     TIOCSETD  changes the line discipline: kernel code most programs never reach
+ *     -> -EPERM, with an event naming the terminal
+ * The terminal itself is the program's own pty (user/ side); this is the second wall.
+ */
+#pragma clang diagnostic ignored "-Wunused-function" /* path.bpf.h's walk: not used here */
+#include "path.bpf.h"
+
+#define TIOCSTI	  0x5412
+#define TIOCLINUX 0x541C
+#define TIOCSETD  0x5423
+
+static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_event *e;
+	__u64 cgid;
+
+	if (cmd != TIOCSTI && cmd != TIOCLINUX && cmd != TIOCSETD)
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_TTY_IOCTL, 0, decision_of(cfg));
+	if (e) {
+		event_set_dentry_path(e, BPF_CORE_READ(file, f_path.dentry),
+				      BPF_CORE_READ(file, f_path.mnt));
+		event_send(e);
+	}
+	return deny_ret(cfg, EPERM);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(pysb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return check_tty_ioctl(file, cmd);
+}
+
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(pysb_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return check_tty_ioctl(file, cmd);
+}
