@@ -25,6 +25,7 @@
 #include "policy.h"
 #include "probe.h"
 #include "runner.h"
+#include "status.h"
 
 #define PYSB_VERSION "0.4.0" /* CHANGELOG.md: the minor grows with each new kind of denial */
 #define DEFAULT_POLICY "./.py-sandboxes"
@@ -61,13 +62,15 @@ static void usage(FILE *f)
 		"        write the missing rules into FILE (default: the policy)\n"
 		"  check [--policy FILE] [--json] [-v]   parse and compile; print what the kernel\n"
 		"      enforces, each rule with its file:line, and what is left to the Python layer\n"
-		"  probe [-v]                   can this kernel enforce? one line per check\n"
+		"  probe [-v] [--json]          can this kernel enforce? one line per check\n"
 		"  learn --from EVENTS.jsonl [--policy FILE]   merge the rules a stream recorded\n"
 		"      with run --events in audit mode needs into FILE (docs/policy.md, Learning)\n"
 		"  attach --pid PID [--policy FILE] [--audit] [--events FILE|-]   confine a running\n"
 		"      process (a notebook kernel) from now on; interrupting pysb-bpf detaches it\n"
-		"  diff CURRENT CANDIDATE       what CANDIDATE grants that CURRENT does not (+)\n"
-		"      and the reverse (-), rules normalised; exit 0 when equal, 1 when not\n"
+		"  diff [--json] CURRENT CANDIDATE   what CANDIDATE grants that CURRENT does not\n"
+		"      (+) and the reverse (-), rules normalised; exit 0 when equal, 1 when not\n"
+		"  status [--json]              every confined cgroup: owner (run/attach pid or\n"
+		"      daemon binding), policy, mode, event and lost counts\n"
 		"  daemon --config DIR [--events FILE|-] [--events-max-size SIZE] [--events-keep N]\n"
 		"      [--metrics ADDR:PORT] [--rescan-ms N] [--check] [--once]\n"
 		"        keep the policies of DIR's bindings (NAME.json) on their cgroups, systemd\n"
@@ -597,6 +600,7 @@ static int cmd_run(int argc, char **argv)
 		.envp = envp,
 		.compiled = &compiled,
 		.audit = audit,
+		.policy = c.policy,
 		.ringbuf_bytes = policy_events_buffer(p) ? (uint32_t)policy_events_buffer(p)
 			       : c.learn		  ? PYSB_RINGBUF_LEARN
 							  : PYSB_RINGBUF_BYTES,
@@ -662,15 +666,36 @@ out:
 
 static int cmd_probe(int argc, char **argv)
 {
+	bool json = false;
+
 	for (int i = 0; i < argc; i++) {
 		if (is_verbose_flag(argv[i])) {
 			log_level++;
+		} else if (!strcmp(argv[i], "--json")) {
+			json = true;
 		} else {
 			pr_err("probe: unknown argument '%s'", argv[i]);
 			return 2;
 		}
 	}
-	return probe_run(true, true) ? 1 : 0;
+	return (json ? probe_run_json(stdout) : probe_run(true, true)) ? 1 : 0;
+}
+
+/* pysb-bpf status [--json]: what is confined now (user/status.c). */
+static int cmd_status(int argc, char **argv)
+{
+	bool json = false;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--json")) {
+			json = true;
+		} else {
+			pr_err("status: unknown argument '%s'; usage: pysb-bpf status [--json]",
+			       argv[i]);
+			return EXIT_PYSB_ERROR;
+		}
+	}
+	return status_main(json);
 }
 
 static int cmd_daemon(int argc, char **argv)
@@ -773,6 +798,7 @@ static int cmd_attach(int argc, char **argv)
 	if (open_events(&c, audit, &compiled, &ev, &ev_out))
 		goto out;
 	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled, .audit = audit,
+						 .policy = c.policy,
 						 .events = c.events ? &ev : NULL,
 						 .uid = (uid_t)-1, .gid = (gid_t)-1 },
 			     (pid_t)pid);
@@ -791,9 +817,16 @@ static int cmd_diff(int argc, char **argv)
 {
 	struct policy *p[2] = { NULL, NULL };
 	int ret = EXIT_PYSB_ERROR, n;
+	bool json = argc > 0 && !strcmp(argv[0], "--json");
 
+	argc -= json;
+	argv += json;
+	if (argc == 3 && !strcmp(argv[2], "--json")) {
+		json = true;
+		argc--;
+	}
 	if (argc != 2) {
-		pr_err("diff: expected two policy files: pysb-bpf diff CURRENT CANDIDATE");
+		pr_err("diff: expected two policy files: pysb-bpf diff [--json] CURRENT CANDIDATE");
 		return EXIT_PYSB_ERROR;
 	}
 	for (int i = 0; i < 2; i++) {
@@ -806,7 +839,7 @@ static int cmd_diff(int argc, char **argv)
 		if (!p[i])
 			goto out;
 	}
-	n = policy_diff_print(stdout, p[0], p[1]);
+	n = json ? policy_diff_json(stdout, p[0], p[1]) : policy_diff_print(stdout, p[0], p[1]);
 	ret = n < 0 ? EXIT_PYSB_ERROR : n ? 1 : 0;
 out:
 	policy_free(p[0]);
@@ -836,7 +869,7 @@ static const struct cmd {
 } cmds[] = {
 	{ "run", cmd_run },	    { "check", cmd_check }, { "probe", cmd_probe },
 	{ "learn", cmd_learn },	    { "daemon", cmd_daemon }, { "diff", cmd_diff },
-	{ "attach", cmd_attach },
+	{ "attach", cmd_attach },   { "status", cmd_status },
 	{ "version", cmd_version }, { "help", cmd_help },
 };
 
