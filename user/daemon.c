@@ -284,6 +284,8 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		pr_err("%s: cannot switch %s to its new policy: %s", b->conf.name, t->path,
 		       strerror(-err));
 		loader_sandbox_free(&d->l, 0, cfg.id);
+		if (!t->id) /* never registered (a reload's failure puts the old record back) */
+			sandbox_record_remove(t->cgid);
 		return -1;
 	}
 	if (t->id)

@@ -62,6 +62,8 @@ test_status_lists_two_runs_and_a_daemon_binding() {
 	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/svc.py-sandboxes"
 	binding status-svc '{"policy": "svc.py-sandboxes", "cgroup": "pysb-e2e/status1"}'
 	svc_start "$cg"
+	# its loop set up before it is confined (its pipe is outside the policy)
+	wait_for "$T/svc/log" '^A ok$'
 	daemon_start "$T/conf"
 	wait_for "$T/daemon.err" "status-svc: confined $cg "
 	wait_for "$T/one.out" '^phase0$'
@@ -176,6 +178,18 @@ test_status_run_with_killed_supervisor_listed_as_gone() {
 	status_json
 	[ "$(status_of "$p")" = none ] || fail "the dead run is still listed after the gc"
 	[ ! -e "/run/pysb-bpf/sandboxes/${r[0]}.json" ] || fail "its record is left after the gc"
+}
+
+# Reading the pinned state needs root: a user is told so, with exit 1, not "nothing".
+test_status_as_nobody_says_run_as_root() {
+	setpriv --reuid nobody --regid nogroup --clear-groups "$PYSB" status >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_grep "$T/err" "cannot read /sys/fs/bpf/pysb-bpf.*run it as root"
+	"$PYSB" status >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/out" "^(CGROUP|nothing is confined)"
 }
 
 test_status_probe_json_matches_text() {
