@@ -39,9 +39,9 @@ static __always_inline void count_lost(__u32 sandbox, __u32 reason)
 		(*n)++;
 }
 
-/* Starts an event with the fields every kind shares filled in; NULL (counted) if the
- * sandbox has no reader or this CPU's buffer is taken. Every non-NULL result must be
- * passed to event_send(). */
+/* Starts an event with the fields every kind shares filled in (counted in event_count);
+ * NULL (counted as lost) if the sandbox has no reader or this CPU's buffer is taken.
+ * Every non-NULL result must be passed to event_send(). */
 static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_cfg *cfg,
 						      __u64 cgid, __u16 kind, __u16 op,
 						      __u32 access, __u32 decision)
@@ -50,7 +50,10 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 	struct pysb_event *e;
 	__u64 pid_tgid;
 	__u32 zero = 0;
+	__u64 *count = bpf_map_lookup_elem(&event_count, &cfg->id);
 
+	if (count) /* every event, whether it is delivered or lost */
+		(*count)++;
 	if (!bpf_map_lookup_elem(&events, &cfg->id)) {
 		count_lost(cfg->id, PYSB_LOST_NO_READER);
 		return NULL;

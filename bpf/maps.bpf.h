@@ -152,6 +152,16 @@ PYSB_MAP struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+/* Events the kernel raised per sandbox id (denials; would-be denials in audit mode),
+ * delivered or lost, per CPU: what `pysb-bpf status` shows. Zeroed when an id is
+ * allocated, as `lost` is. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PYSB_MAX_SANDBOXES);
+	__type(key, __u32);
+	__type(value, __u64);
+} event_count SEC(".maps");
+
 /*
  * Events are built in a per-CPU buffer ([0]), then copied at their real size ([1]) into
  * the ring buffer: most records are a few hundred bytes, not the 4 KiB a path may need,

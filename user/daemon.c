@@ -46,6 +46,7 @@
 #include "probe.h"
 #include "pysb.skel.h"
 #include "runner.h"
+#include "status.h"
 
 struct target {
 	char path[PATH_MAX]; /* the cgroup directory */
@@ -264,12 +265,27 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 	}
 	cfg.flags = PYSB_SB_DAEMON | (b->conf.audit ? PYSB_SB_AUDIT : 0) |
 		    (c->exec_allowed ? PYSB_SB_EXEC : 0);
+	{
+		/* For `pysb-bpf status`: who keeps the cgroup, under which policy (the
+		 * record of an adopted cgroup names this daemon from now on). */
+		struct sandbox_record r = { .cgid = t->cgid, .sandbox = cfg.id,
+					    .owner = OWNER_DAEMON };
+
+		sandbox_record_self(&r);
+		snprintf(r.binding, sizeof(r.binding), "%s", b->conf.name);
+		snprintf(r.policy, sizeof(r.policy), "%s", b->conf.policy);
+		snprintf(r.mode, sizeof(r.mode), "%s", b->conf.audit ? "audit" : "enforce");
+		snprintf(r.cgroup, sizeof(r.cgroup), "%s", t->path);
+		sandbox_record_write(&r);
+	}
 	err = bpf_map__update_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), &cfg,
 				   sizeof(cfg), BPF_ANY) ? -errno : 0;
 	if (err) {
 		pr_err("%s: cannot switch %s to its new policy: %s", b->conf.name, t->path,
 		       strerror(-err));
 		loader_sandbox_free(&d->l, 0, cfg.id);
+		if (!t->id) /* never registered (a reload's failure puts the old record back) */
+			sandbox_record_remove(t->cgid);
 		return -1;
 	}
 	if (t->id)
@@ -368,6 +384,7 @@ static void target_release(struct daemon *d, struct target *t, const char *why)
 	bpf_map__delete_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), 0);
 	settle();
 	loader_sandbox_free(&d->l, 0, t->id);
+	sandbox_record_remove(t->cgid);
 	link_prefix(t, prefix, sizeof(prefix));
 	loader_unpin_links(&d->l, prefix);
 	pr_info("%s: released %s (%s)", t->b->conf.name, t->path, why);
@@ -705,6 +722,7 @@ static void release_orphans(struct daemon *d)
 			pr_info("releasing cgroup id %llu (sandbox %u): no binding claims it",
 				(unsigned long long)next, cfg.id);
 			loader_sandbox_free(&d->l, next, cfg.id);
+			sandbox_record_remove(next);
 			loader_unpin_links(&d->l, prefix);
 			continue;
 		}

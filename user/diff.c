@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <jansson.h>
+
 #include "diff.h"
 #include "policy.h"
 
@@ -146,6 +148,56 @@ int policy_diff_print(FILE *out, const struct policy *a, const struct policy *b)
 	fprintf(out, "%d rule%s added, %d removed\n", added, added == 1 ? "" : "s", removed);
 	ret = added + removed;
 out:
+	rules_free(&ra);
+	rules_free(&rb);
+	return ret;
+}
+
+/* The rules of `from` not in `in`, as {"rule", "file", "line"} objects. */
+static json_t *missing_json(const struct rules *from, const struct rules *in)
+{
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < from->n; i++) {
+		const struct policy_src *s = from->v[i].src;
+
+		if (has(in, from->v[i].text))
+			continue;
+		if (json_array_append_new(a, json_pack("{s:s, s:o, s:i}", "rule", from->v[i].text,
+						       "file", s->file ? json_string(s->file)
+								       : json_null(),
+						       "line", (int)s->line))) {
+			json_decref(a);
+			return NULL;
+		}
+	}
+	return a;
+}
+
+int policy_diff_json(FILE *out, const struct policy *a, const struct policy *b)
+{
+	struct rules ra = { 0 }, rb = { 0 };
+	json_t *added = NULL, *removed = NULL, *doc = NULL;
+	int ret = -1;
+
+	collect(a, &ra);
+	collect(b, &rb);
+	if (ra.oom || rb.oom)
+		goto out;
+	added = missing_json(&rb, &ra);
+	removed = missing_json(&ra, &rb);
+	if (!added || !removed)
+		goto out;
+	ret = (int)(json_array_size(added) + json_array_size(removed));
+	doc = json_pack("{s:O, s:O, s:{s:i, s:i}}", "added", added, "removed", removed, "summary",
+			"added", (int)json_array_size(added), "removed",
+			(int)json_array_size(removed));
+	if (!doc || json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
+		ret = -1;
+out:
+	json_decref(doc);
+	json_decref(added);
+	json_decref(removed);
 	rules_free(&ra);
 	rules_free(&rb);
 	return ret;

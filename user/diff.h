@@ -12,4 +12,8 @@ struct policy;
  * summary line. Returns how many lines differ, or -1 (out of memory). */
 int policy_diff_print(FILE *out, const struct policy *a, const struct policy *b);
 
+/* The same facts as one JSON document: {"added": [{"rule", "file", "line"}...],
+ * "removed": [...], "summary": {"added": N, "removed": N}}. Same return value. */
+int policy_diff_json(FILE *out, const struct policy *a, const struct policy *b);
+
 #endif /* PYSB_DIFF_H */

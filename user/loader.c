@@ -20,6 +20,7 @@
 #include "loader.h"
 #include "log.h"
 #include "pysb.skel.h"
+#include "status.h"
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -187,7 +188,7 @@ int loader_probe(const char **what, int *err, char *hooks, size_t len)
  * only add their rules. Pinned links stay attached when pysb-bpf dies, so a sandbox whose
  * supervisor was SIGKILLed stays confined (docs/design.md, "Fail closed").
  */
-#define PIN_ROOT  "/sys/fs/bpf/pysb-bpf"
+#define PIN_ROOT  PYSB_PIN_ROOT
 #define LOCK_FILE "/run/pysb-bpf.lock"
 #define BPF_FS_MAGIC 0xcafe4a11
 
@@ -476,6 +477,7 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 			pr_info("removing sandbox %u: its cgroup (id %llu) is gone", cfg.id,
 				(unsigned long long)next);
 			loader_sandbox_free(l, next, cfg.id);
+			sandbox_record_remove(next);
 			/* its supervisor died before unpinning the socket links */
 			snprintf(prefix, sizeof(prefix), "sb%u", cfg.id);
 			loader_unpin_links(l, prefix);
@@ -561,6 +563,8 @@ void loader_reset_lost_id(struct loader *l, uint32_t id)
 		bpf_map__update_elem(l->skel->maps.lost, &slot, sizeof(slot), zero,
 				     sizeof(*zero) * ncpu, 0);
 	}
+	bpf_map__update_elem(l->skel->maps.event_count, &id, sizeof(id), zero,
+			     sizeof(*zero) * ncpu, 0);
 	free(zero);
 }
 

@@ -13,6 +13,9 @@
 
 #include "pysb_abi.h"
 
+/* Where the shared instances are pinned: one directory per BPF object hash. */
+#define PYSB_PIN_ROOT "/sys/fs/bpf/pysb-bpf"
+
 struct pysb_bpf;
 
 struct loader {
@@ -76,6 +79,7 @@ int loader_ringbuf_of(const struct loader *l, uint32_t id);
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
 /* The same for every sandbox of `set` (their cgroups already switched away). */
 void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set);
+/* Zeroes the id's counters (`lost`, `event_count`). */
 void loader_reset_lost(struct loader *l);
 void loader_reset_lost_id(struct loader *l, uint32_t id);
 

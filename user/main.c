@@ -31,6 +31,7 @@
 #include "probe.h"
 #include "program.h"
 #include "runner.h"
+#include "status.h"
 
 #define PYSB_VERSION "0.4.0" /* CHANGELOG.md: the minor grows with each new kind of denial */
 
@@ -406,6 +407,7 @@ static int cmd_run(struct cli *cli)
 		.envp = envp,
 		.compiled = &compiled,
 		.audit = audit,
+		.policy = c.policy,
 		.ringbuf_bytes = policy_events_buffer(p) ? (uint32_t)policy_events_buffer(p)
 			       : c.learn		  ? PYSB_RINGBUF_LEARN
 							  : PYSB_RINGBUF_BYTES,
@@ -451,11 +453,13 @@ static int cmd_check(struct cli *c)
 
 static int cmd_probe(struct cli *c)
 {
-	if (c->json) {
-		pr_err("probe: --json is not available in this build");
-		return EXIT_USAGE;
-	}
-	return probe_run(true, true) ? 1 : 0;
+	return (c->json ? probe_run_json(stdout) : probe_run(true, true)) ? 1 : 0;
+}
+
+/* pysb-bpf status [--json]: what is confined now (user/status.c). */
+static int cmd_status(struct cli *c)
+{
+	return status_main(c->json);
 }
 
 static int cmd_daemon(struct cli *c)
@@ -521,6 +525,7 @@ static int cmd_attach(struct cli *cli)
 	if (open_events(&c, audit, &compiled, &ev, &ev_out))
 		goto out;
 	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled, .audit = audit,
+						 .policy = c.policy,
 						 .events = c.events ? &ev : NULL,
 						 .uid = (uid_t)-1, .gid = (gid_t)-1 },
 			     (pid_t)pid);
@@ -537,11 +542,8 @@ static int cmd_diff(struct cli *c)
 {
 	struct policy *p[2] = { NULL, NULL };
 	int ret = EXIT_PYSB_ERROR, n;
+	bool json = c->json;
 
-	if (c->json) {
-		pr_err("diff: --json is not available in this build");
-		return EXIT_USAGE;
-	}
 	for (int i = 0; i < 2; i++) {
 		struct policy_diag diag = { 0 };
 
@@ -552,19 +554,12 @@ static int cmd_diff(struct cli *c)
 		if (!p[i])
 			goto out;
 	}
-	n = policy_diff_print(stdout, p[0], p[1]);
+	n = json ? policy_diff_json(stdout, p[0], p[1]) : policy_diff_print(stdout, p[0], p[1]);
 	ret = n < 0 ? EXIT_PYSB_ERROR : n ? 1 : 0;
 out:
 	policy_free(p[0]);
 	policy_free(p[1]);
 	return ret;
-}
-
-static int cmd_status(struct cli *c)
-{
-	(void)c;
-	pr_err("status: not available in this build");
-	return 1;
 }
 
 static int cmd_version(struct cli *c)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <bpf/btf.h>
+#include <jansson.h>
 
 #include "cgroup.h"
 #include "loader.h"
@@ -18,12 +19,24 @@
 
 #define LSM_FILE "/sys/kernel/security/lsm"
 
+/* probe --json: the lines probe prints, collected as {"status", "check", "detail"}. */
+static json_t *json_checks;
+
+/* One line of probe's report: status ok, FAIL, info or skip. */
+static void line(const char *status, const char *check, const char *detail)
+{
+	if (json_checks)
+		json_array_append_new(json_checks,
+				      json_pack("{s:s, s:s, s:s}", "status", status, "check", check,
+						"detail", detail));
+	else
+		printf("%-5s %-38s %s\n", status, check, detail);
+}
+
 static void report(bool verbose, bool ok, const char *check, const char *detail)
 {
-	if (ok && verbose)
-		printf("ok    %-38s %s\n", check, detail);
-	else if (!ok && verbose)
-		printf("FAIL  %-38s %s\n", check, detail);
+	if (verbose)
+		line(ok ? "ok" : "FAIL", check, detail);
 	else if (!ok)
 		fprintf(stderr, "pysb-bpf: check failed: %s: %s\n", check, detail);
 }
@@ -211,8 +224,12 @@ int probe_run(bool load, bool verbose)
 	struct utsname u;
 	int failed = 0;
 
-	if (verbose && !uname(&u))
-		printf("info  %-38s %s %s\n", "kernel", u.release, u.version);
+	if (verbose && !uname(&u)) {
+		char k[sizeof(u.release) + sizeof(u.version) + 2];
+
+		snprintf(k, sizeof(k), "%s %s", u.release, u.version);
+		line("info", "kernel", k);
+	}
 
 	failed |= check_lsm(verbose);
 	failed |= check_btf(verbose);
@@ -222,6 +239,25 @@ int probe_run(bool load, bool verbose)
 	if (load && !failed)
 		failed |= check_load(verbose);
 	else if (load && verbose)
-		printf("skip  %-38s an earlier check failed\n", "LSM programs load");
+		line("skip", "LSM programs load", "an earlier check failed");
 	return failed ? -1 : 0;
+}
+
+int probe_run_json(FILE *out)
+{
+	json_t *doc;
+	int ret;
+
+	json_checks = json_array();
+	if (!json_checks)
+		return -1;
+	ret = probe_run(true, true);
+	doc = json_pack("{s:b, s:o}", "ok", ret == 0, "checks", json_checks);
+	json_checks = NULL;
+	if (!doc || json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF) {
+		pr_err("probe: cannot write the JSON document");
+		ret = -1;
+	}
+	json_decref(doc);
+	return ret;
 }

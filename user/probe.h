@@ -4,6 +4,7 @@
 #define PYSB_PROBE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 /*
  * Runs the checks; with `load`, also loads and attaches the programs (then detaches).
@@ -11,6 +12,11 @@
  * Returns 0 when every check passed.
  */
 int probe_run(bool load, bool verbose);
+
+/* probe --json: the same checks as one JSON document on out,
+ * {"ok": BOOL, "checks": [{"status": "ok|FAIL|info|skip", "check", "detail"}...]}.
+ * Returns 0 when every check passed. */
+int probe_run_json(FILE *out);
 
 /*
  * The helpers, map types and attach types the BPF side uses, looked up in `btf` (the

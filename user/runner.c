@@ -31,6 +31,7 @@
 #include "log.h"
 #include "probe.h"
 #include "runner.h"
+#include "status.h"
 
 /* ---- events: stderr line, JSON stream (--events), learning (--learn) ---- */
 struct event_sink {
@@ -322,11 +323,28 @@ static void report_lost(const struct run_opts *o, const struct loader *l, unsign
 	pr_info("%lu denial events", delivered);
 }
 
+/* What `pysb-bpf status` tells of this sandbox: written before the cgroup is registered,
+ * removed once it is not (user/status.c). */
+static void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
+			 const struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
+{
+	struct sandbox_record r = { .cgid = cg->id, .sandbox = cfg->id, .owner = owner,
+				    .target = target };
+
+	sandbox_record_self(&r);
+	if (!o->policy || !realpath(o->policy, r.policy))
+		snprintf(r.policy, sizeof(r.policy), "%s", o->policy ? o->policy : "");
+	snprintf(r.mode, sizeof(r.mode), "%s", o->learn ? "learn" : o->audit ? "audit" : "enforce");
+	snprintf(r.cgroup, sizeof(r.cgroup), "%s", cg->path);
+	sandbox_record_write(&r);
+}
+
 /* The sandbox cgroup "run-<our pid>" (the gc's convention), registered and confined with
  * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
- * everything is undone and -1 returned after saying what failed. */
+ * everything is undone and -1 returned after saying what failed. `owner` and `target`
+ * are for status. */
 static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
-			 struct pysb_sandbox_cfg *cfg)
+			 struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
 {
 	const char *what;
 	char name[64];
@@ -373,9 +391,11 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	}
 	if (sandbox_fill_maps(l, o->compiled, cfg->id))
 		goto fail_loader;
+	write_record(o, cg, cfg, owner, target);
 	err = loader_add_sandbox(l, cg->id, cfg);
 	if (err) {
 		pr_err("cannot register cgroup %s as a sandbox: %s", cg->path, strerror(-err));
+		sandbox_record_remove(cg->id);
 		goto fail_loader;
 	}
 	return 0;
@@ -401,7 +421,7 @@ int sandbox_run(const struct run_opts *o)
 	int ret = EXIT_PYSB_ERROR, pidfd = -1, sigfd = -1;
 	pid_t pid;
 
-	if (sandbox_setup(o, &cg, &l, &cfg))
+	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_RUN, 0))
 		return ret;
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	if (!rb) {
@@ -441,8 +461,10 @@ out_signals:
 out_loader:
 	/* Kill and remove the cgroup while it is still a sandbox: nothing left in it ever
 	 * runs unconfined. Only then are its rules removed from the shared maps. */
-	if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id)
+	if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
 		loader_sandbox_free(&l, cg.id, cfg.id);
+		sandbox_record_remove(cg.id);
+	}
 	ring_buffer__free(rb);
 	loader_stop(&l);
 	return ret;
@@ -507,7 +529,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 			close(pidfd);
 		return ret;
 	}
-	if (sandbox_setup(o, &cg, &l, &cfg)) {
+	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_ATTACH, target)) {
 		close(pidfd);
 		return ret;
 	}
@@ -582,8 +604,10 @@ out:
 	/* Never unconfine by tearing down: a process that could not be moved back keeps
 	 * its sandbox (pinned), as a run whose pysb-bpf is killed does. */
 	if (release || !moved) {
-		if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id)
+		if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
 			loader_sandbox_free(&l, cg.id, cfg.id);
+			sandbox_record_remove(cg.id);
+		}
 	} else {
 		l.sandbox_id = 0; /* keep its pinned socket links */
 	}

@@ -22,6 +22,7 @@ struct run_opts {
 	char *const *envp;    /* the program's environment */
 	const struct compiled *compiled;
 	bool audit;
+	const char *policy;   /* the policy file, for `pysb-bpf status` (user/status.c) */
 	uint32_t ringbuf_bytes; /* the sandbox's event ring buffer; 0: PYSB_RINGBUF_BYTES */
 	struct events_json *events; /* JSON rendering of events (--events, --learn), or NULL */
 	struct learn_set *learn;    /* --learn: collects what the policy lacks, or NULL */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 static char tmp[] = "/tmp/pysb-diff-XXXXXX";
 
@@ -75,10 +76,65 @@ static void test_diff_names_additions_and_removals(void **state)
 	free(out);
 }
 
+/* diff --json: the same facts as the text, each rule with its file and line. */
+static void test_diff_json_same_facts_as_text(void **state)
+{
+	struct policy *pa, *pb;
+	char *buf = NULL, *text;
+	size_t len = 0;
+	json_t *j, *added, *removed;
+	FILE *f;
+	int n, nt;
+
+	(void)state;
+	mkdir(tpath("d2"), 0755);
+	put("j-cur", "expose-ro=./d2\nnet=ALLOW|tcp|10.0.0.0/8|443|OUT\n");
+	put("j-cand", "# comment\nexpose-rw=./d2\nnet=ALLOW|tcp|10.0.0.0/8|443|OUT\n"
+		      "net=ALLOW|udp|*|53|OUT\n");
+	pa = parse("j-cur");
+	pb = parse("j-cand");
+	f = open_memstream(&buf, &len);
+	n = policy_diff_json(f, pa, pb);
+	fclose(f);
+	policy_free(pa);
+	policy_free(pb);
+	text = diff("j-cur", "j-cand", &nt);
+	assert_int_equal(n, 3);
+	assert_int_equal(n, nt);
+	j = json_loads(buf, 0, NULL);
+	assert_non_null(j);
+	added = json_object_get(j, "added");
+	removed = json_object_get(j, "removed");
+	assert_int_equal(json_array_size(added), 2);
+	assert_int_equal(json_array_size(removed), 1);
+	/* every rule of the text, with its file:line, is in the JSON */
+	for (size_t i = 0; i < 3; i++) {
+		json_t *r = i < 2 ? json_array_get(added, i) : json_array_get(removed, 0);
+		char line[8192];
+
+		snprintf(line, sizeof(line), "%c %s  (%s:%d)\n", i < 2 ? '+' : '-',
+			 json_string_value(json_object_get(r, "rule")),
+			 json_string_value(json_object_get(r, "file")),
+			 (int)json_integer_value(json_object_get(r, "line")));
+		assert_non_null(strstr(text, line));
+	}
+	assert_string_equal(json_string_value(json_object_get(json_array_get(added, 1), "rule")),
+			    "net=ALLOW|UDP|*|53|OUT");
+	assert_int_equal(json_integer_value(json_object_get(json_array_get(added, 0), "line")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "summary"),
+							    "added")), 2);
+	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "summary"),
+							    "removed")), 1);
+	json_decref(j);
+	free(buf);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_diff_names_additions_and_removals),
+		cmocka_unit_test(test_diff_json_same_facts_as_text),
 	};
 
 	if (!mkdtemp(tmp))
