@@ -264,6 +264,9 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 	}
 	cfg.flags = PYSB_SB_DAEMON | (b->conf.audit ? PYSB_SB_AUDIT : 0) |
 		    (c->exec_allowed ? PYSB_SB_EXEC : 0);
+	/* A service confined in place keeps its capability sets: lsm/capable refuses every
+	 * one its policy does not grant (bpf/caps.bpf.c). */
+	cfg.caps = c->caps;
 	err = bpf_map__update_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), &cfg,
 				   sizeof(cfg), BPF_ANY) ? -errno : 0;
 	if (err) {
