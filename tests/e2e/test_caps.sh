@@ -47,11 +47,14 @@ cap_denied_errno() {
 }
 
 # expect_ops FILE OK-OPS: each op of CAP_OPS in OK-OPS worked, each other one was refused
-# with its errno (delete_module of no module: ENOENT when allowed).
+# with its errno (delete_module of no module: ENOENT when allowed). OP? in OK-OPS: either
+# (the kernel's own rule differs between versions).
 expect_ops() {
 	local op ok=" ${2//$'\n'/ } "
 	for op in $CAP_OPS; do
-		if [[ $ok == *" $op "* ]]; then
+		if [[ $ok == *" $op? "* ]]; then
+			expect_grep "$1" "^$op (ok|errno=$(cap_denied_errno "$op"))$"
+		elif [[ $ok == *" $op "* ]]; then
 			if [ "$op" = delete_module ]; then
 				expect_line "$1" "delete_module errno=2"
 			else
@@ -85,12 +88,14 @@ test_caps_granted_capability_makes_exactly_its_operations_work() {
 	caps_setup
 	local grant ok
 	while read -r grant ok; do
+		[ "$grant" = "#" ] && continue
 		cp "$T/policy" "$T/policy-$grant"
 		printf 'bpf.capabilities=%s\n' "$grant" >>"$T/policy-$grant"
 		run_sb "$T/policy-$grant" "${HELPER[@]}" $CAP_OPS
 		expect_rc 0
 		expect_ops "$T/out" "${ok//,/ }"
 	done <<'EOF'
+# syslog? : 6.1 still lets CAP_SYS_ADMIN read the kernel log (with a warning), 6.12 not
 CAP_SYS_PACCT acct
 cap_syslog syslog
 SYS_RAWIO ioperm
@@ -101,7 +106,7 @@ CAP_LINUX_IMMUTABLE immutable
 CAP_NET_ADMIN mtu
 CAP_MKNOD mknod-chr,mknod-blk
 CAP_NET_BIND_SERVICE bind-80
-CAP_SYS_ADMIN sethostname,syslog,perf-system-wide,fanotify-content,fspick,mount_setattr,trusted-xattr,userns-netns
+CAP_SYS_ADMIN sethostname,syslog?,perf-system-wide,fanotify-content,fspick,mount_setattr,trusted-xattr,userns-netns
 EOF
 	# and in the ambient set, so a program it executes keeps it (root's execve adds nothing)
 	printf 'bpf.capabilities=CAP_NET_BIND_SERVICE\npython-api=ALLOW:process-exec\n' >>"$T/policy"
