@@ -208,3 +208,27 @@ test_caps_unknown_name_is_a_policy_error() {
 	expect_rc 0
 	expect_grep "$T/out" "^bpf     bpf.capabilities=net_bind_service: the program keeps CAP_NET_BIND_SERVICE "
 }
+
+# attach: the process keeps its capability sets (they cannot be dropped from outside);
+# lsm/capable refuses them while it is confined, and the detach gives them back.
+test_caps_attached_process_refused_by_lsm_capable() {
+	local apid
+	caps_setup
+	"$T/bin/cap_escape" serve "$T/svc.log" sethostname &
+	SPID=$!
+	trap 'kill -9 $SPID $apid 2>/dev/null; caps_restore' EXIT
+	wait_for "$T/svc.log" '^ready$'
+	kill -USR1 $SPID
+	wait_for "$T/svc.log" '^sethostname ok$'
+	"$PYSB" attach --pid "$SPID" --policy "$T/policy" >"$T/out" 2>"$T/err" &
+	apid=$!
+	wait_for "$T/err" "process $SPID is confined from now on"
+	kill -USR1 $SPID
+	wait_for "$T/svc.log" '^sethostname errno=1$'
+	wait_for "$T/err" "^pysb-bpf: deny capability capable CAP_SYS_ADMIN "
+	kill -INT "$apid"
+	wait "$apid"
+	wait_for "$T/err" "process $SPID detached"
+	kill -USR1 $SPID
+	wait_for "$T/svc.log" '^sethostname ok$' 2
+}
