@@ -341,9 +341,10 @@ static void caps_check_granted(const struct run_opts *o)
 	uint64_t missing = o->compiled->caps & ~caps_permitted();
 	char have[512], lack[512];
 
-	pr_info("capabilities kept by the program: %s%s",
+	pr_info("capabilities the policy grants: %s%s",
 		caps_str(o->compiled->caps, have, sizeof(have)),
-		o->audit ? " (audit: it keeps its own, each other one used is reported)" : "");
+		o->audit ? " (audit: the program keeps its own; each other one used is reported)"
+			 : "");
 	if (missing)
 		pr_warn("bpf.capabilities grants %s, which pysb-bpf does not hold itself: the "
 			"program will not have %s", caps_str(missing, lack, sizeof(lack)),
