@@ -56,7 +56,13 @@
 struct pysb_sandbox_cfg {
 	__u32 id;    /* sandbox id, part of every rule key of this sandbox */
 	__u32 flags; /* PYSB_SB_* */
+	__u64 caps;  /* bit N: capability N granted (bpf.capabilities=); lsm/capable refuses
+			every other one, in every user namespace */
 };
+
+/* Capabilities the kernel numbers (CAP_LAST_CAP is 40 on 6.1 to 7.2); the mask has room
+ * for 64. */
+#define PYSB_CAP_MAX 64
 
 struct pysb_file_key {
 	__u64 ino;
@@ -108,6 +114,7 @@ enum pysb_kind {
 	PYSB_KIND_NET = 3,
 	PYSB_KIND_UNIX = 4,
 	PYSB_KIND_SELF = 5, /* self-protection: bpf(), cgroup escape, ptrace, mount ... */
+	PYSB_KIND_CAP = 6,  /* a capability the policy does not grant (bpf/caps.bpf.c) */
 };
 
 /* What was attempted. Names for people are in user/events.c (op_str). */
@@ -138,6 +145,7 @@ enum pysb_op {
 	PYSB_OP_SIGNAL = 24,
 	PYSB_OP_CGROUP_ESCAPE = 25,
 	PYSB_OP_KERNEL_LOAD = 26, /* modules, firmware, kexec images */
+	PYSB_OP_CAPABLE = 27,	  /* kind CAP: pysb_event.rule is the capability's number */
 	PYSB_OP_IPC = 30,	  /* a SysV IPC object created outside the sandbox */
 	PYSB_OP_KEY = 31,	  /* a kernel key or keyring created outside the sandbox */
 	/* Issue 16 (signals, ioctls, names and routes); numbered apart from 27.. so other
@@ -286,7 +294,8 @@ struct pysb_event {
 	__s32 path_len; /* bytes of the path incl. NUL, or negative errno */
 	__u32 path_off; /* the path starts at path + path_off (paths built backwards) */
 	__u32 rule;	/* file rule that came closest (pysb_file_rule.rule), 0 = none;
-			   kind NET: the 1-based net= rule that denied (pysb_net_range) */
+			   kind NET: the 1-based net= rule that denied (pysb_net_range);
+			   kind CAP: the capability refused (CAP_* number) */
 	__u32 target_pid; /* ptrace, signal: the task outside the sandbox */
 	__u32 _pad;
 	char comm[PYSB_COMM_LEN];
@@ -309,7 +318,7 @@ enum pysb_lost {
 	PYSB_LOST_MAX = 3,
 };
 
-_Static_assert(sizeof(struct pysb_sandbox_cfg) == 8, "pysb_sandbox_cfg layout");
+_Static_assert(sizeof(struct pysb_sandbox_cfg) == 16, "pysb_sandbox_cfg layout");
 _Static_assert(sizeof(struct pysb_file_key) == 16, "pysb_file_key layout");
 _Static_assert(sizeof(struct pysb_file_rule) == 8, "pysb_file_rule layout");
 _Static_assert(sizeof(struct pysb_mount_key) == 8, "pysb_mount_key layout");

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "caps.h"
 #include "compile.h"
 #include "json_bytes.h"
 #include "log.h"
@@ -647,6 +648,9 @@ static const struct bpf_param_doc {
 	{ "bpf.events-buffer", "4M",
 	  "each sandbox's event ring buffer holds 4 MiB (64 MiB under --learn); events that "
 	  "do not fit are counted as lost" },
+	{ "bpf.capabilities", "",
+	  "no capability: the program starts with empty capability sets (root included) and "
+	  "lsm/capable refuses every capability check" },
 };
 
 static const char *bpf_effect(const struct policy_kv *kv, char *buf, size_t len)
@@ -670,7 +674,52 @@ static const char *bpf_effect(const struct policy_kv *kv, char *buf, size_t len)
 		snprintf(buf, len, "the event ring buffer holds %s (under --learn too)", kv->value);
 		return buf;
 	}
+	if (!strcmp(kv->key, "bpf.capabilities")) {
+		struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
+		char names[400];
+		uint64_t m = 0;
+
+		if (policy_capabilities(&one, &m) || !m)
+			return "grants no capability";
+		snprintf(buf, len, "the program keeps %s (bpf.capabilities lines add up); every "
+			 "other capability is refused", caps_str(m, names, sizeof(names)));
+		return buf;
+	}
 	return "unknown";
+}
+
+/* Capabilities that reach past what the other rules confine: said, not refused. */
+static void warn_capabilities(struct report *r, const struct policy_kv *kv)
+{
+	static const struct {
+		const char *name, *why;
+	} wide[] = {
+		{ "CAP_SYS_ADMIN", "namespaces, mount_setattr/fspick, fanotify, quotas, and much else" },
+		{ "CAP_SYS_MODULE", "loading kernel code" },
+		{ "CAP_SYS_RAWIO", "raw I/O ports and device access" },
+		{ "CAP_MKNOD", "device nodes in an expose-rw directory, then raw reads of disks" },
+		{ "CAP_BPF", "BPF programs (pysb-bpf still refuses bpf(2) in the sandbox)" },
+		{ "CAP_PERFMON", "system-wide performance monitoring" },
+		{ "CAP_SYS_PTRACE", "other processes' memory" },
+		{ "CAP_NET_ADMIN", "the machine's network configuration" },
+		{ "CAP_SYS_BOOT", "reboot" },
+		{ "CAP_DAC_READ_SEARCH", "open_by_handle_at" },
+		{ "CAP_SETUID", "any uid" },
+		{ "CAP_SETGID", "any gid" },
+	};
+	struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
+	uint64_t m = 0;
+
+	if (policy_capabilities(&one, &m))
+		return;
+	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++) {
+		int cap = cap_from_name(wide[i].name);
+
+		if (cap < 0 || !(m & (1ull << cap)))
+			continue;
+		warn(r, &kv->src, "bpf.capabilities grants %s: the program reaches %s, beyond "
+		     "what the policy's other rules confine", wide[i].name, wide[i].why);
+	}
 }
 
 static void add_bpf_params(struct report *r, json_t *root)
@@ -680,7 +729,8 @@ static void add_bpf_params(struct report *r, json_t *root)
 
 	for (size_t d = 0; arr && d < sizeof(BPF_DOCS) / sizeof(BPF_DOCS[0]); d++) {
 		const char *key = BPF_DOCS[d].key;
-		bool seen = false, accumulates = !strcmp(key, "bpf.socket-family");
+		bool seen = false, accumulates = !strcmp(key, "bpf.socket-family") ||
+						 !strcmp(key, "bpf.capabilities");
 
 		for (size_t i = 0; i < p->n_params; i++) {
 			const struct policy_kv *kv = &p->params[i];
@@ -707,6 +757,8 @@ static void add_bpf_params(struct report *r, json_t *root)
 				warn(r, &kv->src,
 				     "bpf.mode=audit: the kernel denies NOTHING for this policy; it "
 				     "only reports what it would deny");
+			if (!strcmp(key, "bpf.capabilities"))
+				warn_capabilities(r, kv);
 			if (!later && !strcmp(key, "bpf.implicit") && !policy_bpf_bool(kv->value))
 				warn(r, &kv->src,
 				     "bpf.implicit=false: the interpreter, its libraries and the "

@@ -11,6 +11,7 @@
 #include <sys/statfs.h>
 #include <sys/sysmacros.h>
 
+#include "caps.h"
 #include "compile.h"
 #include "log.h"
 
@@ -379,6 +380,7 @@ static const char *const BPF_KEYS[] = {
 	"bpf.socket-family",
 	"bpf.unix-abstract",
 	"bpf.events-buffer",
+	"bpf.capabilities",
 };
 #define N_BPF_KEYS (sizeof(BPF_KEYS) / sizeof(BPF_KEYS[0]))
 
@@ -431,8 +433,9 @@ uint64_t policy_events_buffer(const struct policy *p)
 
 int policy_check_bpf_params(const struct policy *p)
 {
-	char known[128];
+	char known[160];
 	size_t off = 0;
+	uint64_t caps;
 	int ret = 0;
 
 	for (size_t i = 0; i < N_BPF_KEYS; i++)
@@ -471,6 +474,8 @@ int policy_check_bpf_params(const struct policy *p)
 			}
 		}
 	}
+	if (policy_capabilities(p, &caps)) /* each bad name with its file:line:col */
+		ret = -1;
 	return ret;
 }
 
@@ -515,6 +520,8 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	if (!ret)
 		ret = net_compile(p, o, out); /* network: user/compile_net.c */
 	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
+	if (!ret)
+		ret = policy_capabilities(p, &out->caps); /* user/caps.c */
 	if (!ret)
 		ret = compile_ignores(p, out);
 	if (ret)

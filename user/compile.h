@@ -81,6 +81,7 @@ struct compiled {
 	struct policy_src exec_src; /* the python-api line that decided, if any */
 	bool audit_mode;	    /* bpf.mode=audit (set by the daemon's compile) */
 	uint32_t events_buffer;	    /* bpf.events-buffer, 0: the default (idem) */
+	uint64_t caps;		    /* bpf.capabilities: bit N grants capability N */
 	/* network (user/compile_net.c) */
 	struct compiled_net_rule *net_rules;
 	size_t n_net_rules;
@@ -107,8 +108,9 @@ void compiled_free(struct compiled *c);
 
 /*
  * Are the policy's bpf.<key>= parameters ones pysb-bpf knows, with valid values (bpf.mode,
- * bpf.implicit; the network ones are checked by net_compile)? Returns 0, or -1 after
- * printing each bad line as file:line:col (pr_err). policy_compile() calls it first.
+ * bpf.implicit, bpf.capabilities; the network ones are checked by net_compile)? Returns 0,
+ * or -1 after printing each bad line as file:line:col (pr_err). policy_compile() calls it
+ * first.
  */
 int policy_check_bpf_params(const struct policy *p);
 /* A bpf.* boolean: true/false (any case), 1/0. Returns 1, 0, or -1 when neither. */

@@ -265,6 +265,9 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 	}
 	cfg.flags = PYSB_SB_DAEMON | (b->conf.audit ? PYSB_SB_AUDIT : 0) |
 		    (c->exec_allowed ? PYSB_SB_EXEC : 0);
+	/* A service confined in place keeps its capability sets: lsm/capable refuses every
+	 * one its policy does not grant (bpf/caps.bpf.c). */
+	cfg.caps = c->caps;
 	{
 		/* For `pysb-bpf status`: who keeps the cgroup, under which policy (the
 		 * record of an adopted cgroup names this daemon from now on). */

@@ -52,7 +52,8 @@ static int mhd_open(void)
 	return 0;
 }
 
-static const char *const kinds[METRICS_KINDS] = { "unknown", "file", "exec", "net", "unix", "self" };
+static const char *const kinds[METRICS_KINDS] = { "unknown", "file", "exec", "net", "unix", "self",
+							   "capability" };
 
 void metrics_lock(struct daemon_metrics *m)
 {

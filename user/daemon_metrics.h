@@ -9,7 +9,7 @@
 
 #include "pysb_abi.h"
 
-#define METRICS_KINDS 6 /* PYSB_KIND_* up to SELF */
+#define METRICS_KINDS 7 /* PYSB_KIND_* up to CAP */
 
 struct binding_metrics {
 	void *owner; /* the daemon, for the event callback */

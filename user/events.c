@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
+#include "caps.h"
 #include "compile.h"
 #include "events.h"
 
@@ -36,6 +37,7 @@ const char *kind_str(unsigned kind)
 	case PYSB_KIND_NET: return "net";
 	case PYSB_KIND_UNIX: return "unix";
 	case PYSB_KIND_SELF: return "self";
+	case PYSB_KIND_CAP: return "capability";
 	}
 	return "unknown";
 }
@@ -76,6 +78,7 @@ const char *op_str(unsigned op)
 		[PYSB_OP_GETXATTR] = "getxattr",
 		[PYSB_OP_READLINK] = "readlink",
 		[PYSB_OP_NOTIFY] = "notify",
+		[PYSB_OP_CAPABLE] = "capable",
 	};
 
 	return op < PYSB_OP_MAX && names[op] ? names[op] : "unknown";
@@ -263,6 +266,10 @@ static void event_format_line(FILE *f, const struct pysb_event *e)
 		fprintf(f, "ipc-id=%u", e->target_pid);
 	else if (e->flags & PYSB_EV_TARGET_KEY)
 		fprintf(f, "key-serial=%u", e->target_pid);
+	else if (e->kind == PYSB_KIND_CAP && cap_name(e->rule))
+		fprintf(f, "%s (not granted by bpf.capabilities)", cap_name(e->rule));
+	else if (e->kind == PYSB_KIND_CAP)
+		fprintf(f, "capability=%u (not granted by bpf.capabilities)", e->rule);
 	else if (e->target_pid)
 		fprintf(f, "target-pid=%u", e->target_pid);
 	else

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "compile.h"
 #include "events.h"
 #include "json_bytes.h"
@@ -224,6 +225,11 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 	set(o, "access", access_json(e->access));
 	if (e->kind == PYSB_KIND_FILE)
 		add_file_rule(w, o, e->rule);
+	if (e->kind == PYSB_KIND_CAP) {
+		set(o, "capability", cap_name(e->rule) ? json_string(cap_name(e->rule))
+						       : json_integer(e->rule));
+		set(o, "capability_number", json_integer(e->rule));
+	}
 	if (e->flags & PYSB_EV_EXEC_POLICY)
 		set(o, "reason", json_string("process-exec not allowed by the policy"));
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)

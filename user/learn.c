@@ -264,6 +264,18 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 					"bpf.socket-family=netlink");
 		return add_net(s, rec, op);
 	}
+	if (!strcmp(kind, "capability")) {
+		/* a capability the policy does not grant (audit: the program kept its own) */
+		const char *cap = json_string_value(json_object_get(rec, "capability"));
+		char line[96];
+
+		if (!cap) {
+			s->unlearned++;
+			return 0;
+		}
+		snprintf(line, sizeof(line), "bpf.capabilities=%s", cap);
+		return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
+	}
 	if (!strcmp(kind, "unix") && json_is_true(json_object_get(rec, "abstract")))
 		return push_str(&s->socket, &s->n_socket, &s->cap_socket, "bpf.unix-abstract=allow");
 	path = json_object_get_bytes(rec, "path");

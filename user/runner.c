@@ -24,6 +24,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "caps.h"
 #include "cgroup.h"
 #include "events.h"
 #include "learn.h"
@@ -144,23 +145,36 @@ static void child_exec(const struct run_opts *o, const sigset_t *mask, int gopip
 	/* Wait until the parent has marked this process's first exec as its own start. */
 	if (read(gopipe, &go, 1) != 1)
 		_exit(EXIT_PYSB_ERROR);
-	if (o->uid != (uid_t)-1) {
-		if (setgroups(o->n_groups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
-		    setresuid(o->uid, o->uid, o->uid)) {
-			err = errno;
+	if (o->audit) {
+		/* Audit denies nothing: the program keeps what it had, and lsm/capable
+		 * reports each capability the policy does not grant (--learn adds it). */
+		if (o->uid != (uid_t)-1 &&
+		    (setgroups(o->n_groups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
+		     setresuid(o->uid, o->uid, o->uid))) {
+			err = -errno;
+			goto fail;
+		}
+	} else {
+		/* No capability but the granted ones, for root as for a sudo user; root's
+		 * execve cannot refill the sets (user/caps.c). */
+		err = caps_drop_in_child(o->compiled->caps, o->uid, o->gid, o->n_groups,
+					 o->groups);
+		if (err) {
+			err = -err;
 			goto fail;
 		}
 	}
 	/* setuid binaries cannot raise the privileges the sandbox started with. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-		err = errno;
+		err = -errno;
 		goto fail;
 	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	execve(o->path ? o->path : o->argv[0], o->argv, o->envp);
 	err = errno;
 fail:
-	if (write(errpipe, &err, sizeof(err)) < 0)
+	/* err < 0: setting up the identity and capabilities failed, not the execve */
+	if (write(errpipe, &err, sizeof(err)) < 0 || err < 0)
 		_exit(EXIT_PYSB_ERROR);
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
@@ -210,7 +224,10 @@ static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
 		kill(pid, SIGKILL);
 	}
 	n = read(errpipe[0], &err, sizeof(err));
-	if (n == sizeof(err))
+	if (n == sizeof(err) && err < 0)
+		pr_err("cannot set the program's identity, capabilities and no_new_privs before "
+		       "starting %s: %s", o->path ? o->path : o->argv[0], strerror(-err));
+	else if (n == sizeof(err))
 		pr_err("cannot execute %s: %s%s", o->path ? o->path : o->argv[0], strerror(err),
 		       err == EACCES ? "; a 'deny' line naming it or its interpreter: the policy "
 				       "must grant it (expose-ro= its directory, or keep "
@@ -339,6 +356,22 @@ static void write_record(const struct run_opts *o, const struct sandbox_cgroup *
 	sandbox_record_write(&r);
 }
 
+/* A granted capability pysb-bpf does not hold itself cannot be handed on: said once. */
+static void caps_check_granted(const struct run_opts *o)
+{
+	uint64_t missing = o->compiled->caps & ~caps_permitted();
+	char have[512], lack[512];
+
+	pr_info("capabilities the policy grants: %s%s",
+		caps_str(o->compiled->caps, have, sizeof(have)),
+		o->audit ? " (audit: the program keeps its own; each other one used is reported)"
+			 : "");
+	if (missing)
+		pr_warn("bpf.capabilities grants %s, which pysb-bpf does not hold itself: the "
+			"program will not have %s", caps_str(missing, lack, sizeof(lack)),
+			__builtin_popcountll(missing) > 1 ? "them" : "it");
+}
+
 /* The sandbox cgroup "run-<our pid>" (the gc's convention), registered and confined with
  * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
  * everything is undone and -1 returned after saying what failed. `owner` and `target`
@@ -351,6 +384,8 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	int err;
 
 	cfg->flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0);
+	cfg->caps = o->compiled->caps;
+	caps_check_granted(o);
 	if (probe_run(false, false))
 		return -1;
 	snprintf(name, sizeof(name), "run-%d", getpid());

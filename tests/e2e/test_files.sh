@@ -115,6 +115,8 @@ test_file_bind_mount_cannot_expose_outside() {
 		"r = libc.mount(b'$T/other', b'$T/rw', None, 4096, None)" \
 		"print('mount', 'ok' if r == 0 else 'errno=%d' % ctypes.get_errno(), flush=True)" \
 		"attempt('read-via-mount', lambda: read('$T/rw/secret.txt'))"
+	# With CAP_SYS_ADMIN granted, so that lsm/sb_mount is what refuses, not the missing capability.
+	printf 'bpf.capabilities=CAP_SYS_ADMIN\n' >>"$T/policy"
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
 	expect_line "$T/out" "mount errno=1"

@@ -517,8 +517,10 @@ test_net_other_families() {
 	expect_grep "$T/err" "^pysb-bpf: deny net socket packet\(17\) type=raw\(3\) protocol=0 "
 	expect_grep "$T/err" "^pysb-bpf: deny net netlink-send protocol=0 message-type=20 "
 	ip addr show lo | grep -q 10.123.0.1 && fail "the sandbox added an address"
-	# The parameter opens them, one by one.
+	# The parameter opens them, one by one (raw and packet sockets and routing changes
+	# also need their capabilities, which the program has only when granted).
 	echo "bpf.socket-family=packet,raw,icmp,vsock,alg,netlink" >>"$T/policy"
+	echo "bpf.capabilities=CAP_NET_RAW,CAP_NET_ADMIN" >>"$T/policy"
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
 	for l in packet raw-ip ping netlink-audit netlink-uevent netlink-route-write; do

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Capabilities: the kernel backstop of "no capability unless the policy grants it".
+ *
+ * Hooks (global `lsm/` programs, sandboxed tasks only):
+ *   lsm/capable   every capability check (capable(), ns_capable(), file_ns_capable(), ...)
+ *                 for a capability the sandbox's bpf.capabilities= does not grant, in any
+ *                 user namespace                                   -> -EPERM, kind capability
+ *
+ * `pysb-bpf run` already starts the program with empty capability sets (user/runner.c),
+ * so for it the kernel's own check refuses first and this hook never runs. It matters for
+ * what keeps capabilities: services the daemon confines in place, processes confined by
+ * `attach`, and a user namespace the program creates (where it holds every capability of
+ * that namespace). The capability LSM runs before BPF and stops at its own refusal, so
+ * this program only sees checks that would otherwise succeed.
+ *
+ * Hot path: capable() is called very often by privileged tasks of the whole machine.
+ * An unsandboxed task costs current_sandbox() (one lookup per cgroup level) and returns.
+ * Checks made with CAP_OPT_NOAUDIT (privilege heuristics such as the OOM killer's) are
+ * refused without an event, as the kernel's own audit does.
+ */
+#include "common.bpf.h"
+
+#define CAP_OPT_NOAUDIT 0x2u
+
+SEC("lsm/capable")
+int BPF_PROG(pysb_capable, const struct cred *cred, struct user_namespace *ns, int cap,
+	     unsigned int opts)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_event *e;
+	__u32 tgid;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	if (cap >= 0 && cap < PYSB_CAP_MAX && (cfg->caps & (1ull << cap)))
+		return 0;
+	/* pysb-bpf's own start: the child sets its uid and drops its capabilities in the
+	 * sandbox cgroup before its execve (user/runner.c), until bprm_committed_creds. */
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (bpf_map_lookup_elem(&exec_pending, &tgid))
+		return 0;
+	if (!(opts & CAP_OPT_NOAUDIT)) {
+		e = event_start(cfg, cgid, PYSB_KIND_CAP, PYSB_OP_CAPABLE, 0, decision_of(cfg));
+		if (e) {
+			e->rule = (__u32)cap;
+			event_send(e);
+		}
+	}
+	return deny_ret(cfg, EPERM);
+}
