@@ -446,7 +446,7 @@ static int cmd_check(struct cli *c)
 	o.n_overrides = c->n_overrides;
 	o.json = c->json;
 	o.verbose = log_level >= LOG_INFO;
-	o.program = c->rest;
+	o.program = c->n_rest ? c->rest : NULL; /* none: python3, as run resolves it */
 	o.n_program = c->n_rest;
 	return check_main(&o);
 }
