@@ -185,10 +185,11 @@ test_session_ctrl_c_reaches_the_program() {
 		"$PYSB run --policy $T/policy -- $T/app.py; echo rc=\$?" >/dev/null 2>&1
 	expect_grep "$T/conf.txt" "rc=130"
 	expect_no_grep "$T/conf.txt" "not interrupted"
-	# stdin a pipe that stays open, stdout the terminal: pysb-bpf reads no input, the
-	# terminal sends it the SIGINT, it goes to the program's process group
+	# stdin a FIFO that never ends (opened read-write), stdout the terminal: pysb-bpf
+	# reads no input, the terminal sends it the SIGINT, it goes to the program's group
+	mkfifo "$T/in"
 	python3 "$T/term.py" "$T/conf2.txt" --send-after ready '\x03' -- bash -c \
-		"exec 0< <(exec sleep 600); exec $PYSB run --policy $T/policy -- $T/app.py" \
+		"exec 0<>$T/in; exec $PYSB run --policy $T/policy -- $T/app.py" \
 		>/dev/null 2>&1
 	RC=$?
 	expect_rc 130
