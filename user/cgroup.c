@@ -2,11 +2,14 @@
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,12 +117,78 @@ static int cgroup_populated(const char *dir)
 	return strstr(buf, "populated 1") != NULL;
 }
 
+/* The run's lock goes only once its cgroup is gone: a gc never sees the cgroup unlocked
+ * while this process lives. */
+static void release_lock(struct sandbox_cgroup *cg)
+{
+	if (!cg->lock[0])
+		return;
+	unlink(cg->lock);
+	close(cg->lock_fd);
+	cg->lock[0] = '\0';
+}
+
+int sandbox_cgroup_create_run(struct sandbox_cgroup *cg)
+{
+	static const char hex[] = "0123456789abcdef";
+	char name[32];
+
+	cg->path[0] = cg->lock[0] = '\0';
+	cg->fd = -1;
+	if (mkdir(PYSB_RUN_DIR, 0700) && errno != EEXIST) {
+		pr_err("cannot create %s: %s; pysb-bpf needs root", PYSB_RUN_DIR, strerror(errno));
+		return -1;
+	}
+	for (int tries = 0; tries < 16; tries++) {
+		unsigned char r[8];
+		bool digits = true;
+
+		if (getrandom(r, sizeof(r), 0) != sizeof(r)) {
+			pr_err("getrandom: %s", strerror(errno));
+			return -1;
+		}
+		memcpy(name, "run-", 4);
+		for (size_t i = 0; i < sizeof(r); i++) {
+			name[4 + 2 * i] = hex[r[i] >> 4];
+			name[5 + 2 * i] = hex[r[i] & 15];
+			digits &= r[i] >> 4 < 10 && (r[i] & 15) < 10;
+		}
+		name[4 + 2 * sizeof(r)] = '\0';
+		if (digits)
+			continue; /* all digits reads as an older version's run-<pid> */
+		/* The lock first, then the cgroup: a cgroup without a held lock is dead. */
+		snprintf(cg->lock, sizeof(cg->lock), "%s/%s.lock", PYSB_RUN_DIR, name);
+		cg->lock_fd = open(cg->lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (cg->lock_fd < 0 && errno == EEXIST) {
+			cg->lock[0] = '\0';
+			continue;
+		}
+		if (cg->lock_fd < 0 || flock(cg->lock_fd, LOCK_EX | LOCK_NB)) {
+			pr_err("cannot create and lock %s: %s", cg->lock, strerror(errno));
+			if (cg->lock_fd >= 0) {
+				unlink(cg->lock);
+				close(cg->lock_fd);
+			}
+			cg->lock[0] = '\0';
+			return -1;
+		}
+		if (!sandbox_cgroup_create(cg, name))
+			return 0;
+		release_lock(cg);
+		return -1;
+	}
+	pr_err("no free random cgroup name in %s after 16 tries", PYSB_RUN_DIR);
+	return -1;
+}
+
 int sandbox_cgroup_destroy(struct sandbox_cgroup *cg)
 {
 	int tries;
 
-	if (!cg->path[0])
+	if (!cg->path[0]) {
+		release_lock(cg);
 		return 0;
+	}
 	if (cg->fd >= 0)
 		close(cg->fd);
 	cg->fd = -1;
@@ -129,6 +198,7 @@ int sandbox_cgroup_destroy(struct sandbox_cgroup *cg)
 	for (tries = 0; tries < 500; tries++) {
 		if (!rmdir(cg->path)) {
 			cg->path[0] = '\0';
+			release_lock(cg);
 			return 0;
 		}
 		if (errno != EBUSY)
@@ -139,6 +209,35 @@ int sandbox_cgroup_destroy(struct sandbox_cgroup *cg)
 	pr_err("cannot remove cgroup %s: %s; remove it with 'rmdir %s' once its tasks are gone",
 	       cg->path, strerror(errno), cg->path);
 	return -1;
+}
+
+static void unlink_lock(const char *name)
+{
+	char f[PATH_MAX];
+
+	snprintf(f, sizeof(f), "%s/%s.lock", PYSB_RUN_DIR, name);
+	unlink(f);
+}
+
+/* Is the pysb-bpf of run cgroup `name` gone? Its lock file can be locked (or is missing:
+ * no pysb-bpf holds it). An older version's "run-<pid>": no process has that pid. */
+static bool run_is_dead(const char *name)
+{
+	const char *id = name + 4;
+	char f[PATH_MAX];
+	bool dead;
+	int fd;
+
+	if (*id && strspn(id, "0123456789") == strlen(id))
+		return kill(atoi(id), 0) && errno == ESRCH;
+	snprintf(f, sizeof(f), "%s/%s.lock", PYSB_RUN_DIR, name);
+	fd = open(f, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return errno == ENOENT;
+	/* Released when fd closes: the lock was only a question. */
+	dead = !flock(fd, LOCK_EX | LOCK_NB);
+	close(fd);
+	return dead;
 }
 
 int sandbox_cgroup_gc(uint64_t *alive, size_t *n_alive, size_t cap)
@@ -156,16 +255,14 @@ int sandbox_cgroup_gc(uint64_t *alive, size_t *n_alive, size_t cap)
 	if (!d)
 		return errno == ENOENT ? 0 : -1;
 	while ((de = readdir(d))) {
-		int pid;
-
 		if (strncmp(de->d_name, "run-", 4))
 			continue;
 		snprintf(p, sizeof(p), "%s/%s", parent, de->d_name);
-		pid = atoi(de->d_name + 4);
 		/* A supervisor that died leaves its cgroup; once empty, nothing needs it. The
 		 * tasks of a populated one stay confined by the pinned programs. */
-		if (pid > 0 && kill(pid, 0) && errno == ESRCH && cgroup_populated(p) == 0 && !rmdir(p)) {
+		if (run_is_dead(de->d_name) && cgroup_populated(p) == 0 && !rmdir(p)) {
 			pr_info("removed the empty cgroup %s of a pysb-bpf that died", p);
+			unlink_lock(de->d_name);
 			continue;
 		}
 		if (!stat(p, &st) && *n_alive < cap)

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/keyctl.h>
 #include <linux/sched.h>
 #include <poll.h>
 #include <signal.h>
@@ -31,6 +32,7 @@
 #include "loader.h"
 #include "log.h"
 #include "probe.h"
+#include "pty.h"
 #include "runner.h"
 #include "status.h"
 
@@ -130,12 +132,16 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, uint32_t sandb
 	return 0;
 }
 
+/* What the child could not do, for the parent's message. */
+enum child_step { STEP_EXEC, STEP_IDENTITY, STEP_SESSION, STEP_KEYRING, STEP_NO_NEW_PRIVS };
+
 /* Child side of clone3: only async-signal-safe calls until execve. */
-static void child_exec(const struct run_opts *o, const sigset_t *mask, int gopipe, int errpipe,
-		       pid_t parent)
+static void child_exec(const struct run_opts *o, const struct pty_relay *pty,
+		       const sigset_t *mask, int gopipe, int errpipe, pid_t parent)
 {
+	enum child_step step;
 	char go;
-	int err;
+	int err, msg[2];
 
 	/* Fail closed if pysb-bpf dies: the direct child goes with it (the rest of the
 	 * cgroup stays confined by the pinned programs, see docs/design.md). */
@@ -145,13 +151,19 @@ static void child_exec(const struct run_opts *o, const sigset_t *mask, int gopip
 	/* Wait until the parent has marked this process's first exec as its own start. */
 	if (read(gopipe, &go, 1) != 1)
 		_exit(EXIT_PYSB_ERROR);
+	/* Its own session (and pty): the caller's terminal is not its terminal. */
+	step = STEP_SESSION;
+	err = pty_child(pty);
+	if (err)
+		goto fail;
+	step = STEP_IDENTITY;
 	if (o->audit) {
 		/* Audit denies nothing: the program keeps what it had, and lsm/capable
 		 * reports each capability the policy does not grant (--learn adds it). */
 		if (o->uid != (uid_t)-1 &&
 		    (setgroups(o->n_groups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
 		     setresuid(o->uid, o->uid, o->uid))) {
-			err = -errno;
+			err = errno;
 			goto fail;
 		}
 	} else {
@@ -159,37 +171,51 @@ static void child_exec(const struct run_opts *o, const sigset_t *mask, int gopip
 		 * execve cannot refill the sets (user/caps.c). */
 		err = caps_drop_in_child(o->compiled->caps, o->uid, o->gid, o->n_groups,
 					 o->groups);
-		if (err) {
-			err = -err;
+		if (err)
 			goto fail;
-		}
+	}
+	/* A new anonymous session keyring, owned by the program's user: the keys of the
+	 * caller's session keyring (ssh-agent, kerberos, fscrypt, ...) are not possessed.
+	 * No keyring support in the kernel: no keys to reach. */
+	step = STEP_KEYRING;
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
+		err = errno;
+		goto fail;
 	}
 	/* setuid binaries cannot raise the privileges the sandbox started with. */
+	step = STEP_NO_NEW_PRIVS;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-		err = -errno;
+		err = errno;
 		goto fail;
 	}
 	sigprocmask(SIG_SETMASK, mask, NULL);
+	step = STEP_EXEC;
 	execve(o->path ? o->path : o->argv[0], o->argv, o->envp);
 	err = errno;
 fail:
-	/* err < 0: setting up the identity and capabilities failed, not the execve */
-	if (write(errpipe, &err, sizeof(err)) < 0 || err < 0)
+	msg[0] = (int)step;
+	msg[1] = err;
+	if (write(errpipe, msg, sizeof(msg)) < 0)
+		_exit(EXIT_PYSB_ERROR);
+	if (step != STEP_EXEC)
 		_exit(EXIT_PYSB_ERROR);
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
 static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
-		   const sigset_t *mask, int *pidfd)
+		   const struct pty_relay *pty, const sigset_t *mask, int *pidfd)
 {
+	/* Its own IPC namespace (SysV shm, message queues, semaphores, POSIX mqueues of
+	 * other processes are unreachable) and UTS namespace (its hostname is its own).
+	 * pysb-bpf has CAP_SYS_ADMIN (it loads BPF LSM programs), which both need. */
 	struct clone_args args = {
-		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD,
+		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD | CLONE_NEWIPC | CLONE_NEWUTS,
 		.pidfd = (uint64_t)(uintptr_t)pidfd,
 		.exit_signal = SIGCHLD,
 		.cgroup = (uint64_t)cgroup_fd,
 	};
 	pid_t parent = getpid(), pid;
-	int errpipe[2], gopipe[2], err = 0;
+	int errpipe[2], gopipe[2], msg[2] = { 0, 0 };
 	ssize_t n;
 
 	if (pipe2(errpipe, O_CLOEXEC)) {
@@ -206,34 +232,38 @@ static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
 	if (pid == 0) {
 		close(errpipe[0]);
 		close(gopipe[1]);
-		child_exec(o, mask, gopipe[0], errpipe[1], parent);
+		child_exec(o, pty, mask, gopipe[0], errpipe[1], parent);
 	}
 	close(errpipe[1]);
 	close(gopipe[0]);
 	if (pid < 0) {
-		pr_err("clone3 into the sandbox cgroup failed: %s (kernel 5.7 or later needed)",
-		       strerror(errno));
+		pr_err("clone3 into the sandbox cgroup with new IPC and UTS namespaces failed: %s "
+		       "(kernel 5.7 or later, and CAP_SYS_ADMIN, needed)", strerror(errno));
 		goto out;
 	}
-	err = loader_exec_pending(l, pid, true);
-	if (err) {
-		pr_err("cannot mark the program's start in the BPF map: %s", strerror(-err));
+	msg[1] = loader_exec_pending(l, pid, true);
+	if (msg[1]) {
+		pr_err("cannot mark the program's start in the BPF map: %s", strerror(-msg[1]));
 		kill(pid, SIGKILL);
 	} else if (write(gopipe[1], "g", 1) != 1) {
 		pr_err("cannot release the program: %s", strerror(errno));
 		kill(pid, SIGKILL);
 	}
-	n = read(errpipe[0], &err, sizeof(err));
-	if (n == sizeof(err) && err < 0)
-		pr_err("cannot set the program's identity, capabilities and no_new_privs before "
-		       "starting %s: %s", o->path ? o->path : o->argv[0], strerror(-err));
-	else if (n == sizeof(err))
-		pr_err("cannot execute %s: %s%s", o->path ? o->path : o->argv[0], strerror(err),
-		       err == EACCES ? "; a 'deny' line naming it or its interpreter: the policy "
-				       "must grant it (expose-ro= its directory, or keep "
-				       "bpf.implicit=true); none: it is not executable for the "
-				       "user it runs as"
-		       : err == ENOEXEC ? "; not a binary, and no #! line" : "");
+	n = read(errpipe[0], msg, sizeof(msg));
+	if (n == sizeof(msg) && msg[0] == STEP_EXEC)
+		pr_err("cannot execute %s: %s%s", o->path ? o->path : o->argv[0], strerror(msg[1]),
+		       msg[1] == EACCES ? "; a 'deny' line naming it or its interpreter: the "
+					  "policy must grant it (expose-ro= its directory, or keep "
+					  "bpf.implicit=true); none: it is not executable for the "
+					  "user it runs as"
+		       : msg[1] == ENOEXEC ? "; not a binary, and no #! line" : "");
+	else if (n == sizeof(msg))
+		pr_err("cannot start %s: %s failed: %s", o->path ? o->path : o->argv[0],
+		       msg[0] == STEP_IDENTITY	   ? "setting its identity and capabilities"
+		       : msg[0] == STEP_SESSION	   ? "a new session on its own terminal"
+		       : msg[0] == STEP_KEYRING	   ? "a new session keyring (keyctl)"
+						   : "PR_SET_NO_NEW_PRIVS",
+		       strerror(msg[1]));
 	/* Exec done or failed: the mark must not outlive it. */
 	loader_exec_pending(l, pid, false);
 out:
@@ -242,12 +272,21 @@ out:
 	return pid;
 }
 
-static void forward_signal(int pidfd, const struct signalfd_siginfo *si)
+static bool sent_by_a_process(const struct signalfd_siginfo *si)
 {
-	/* A terminal's ^C reaches the whole foreground group already; relay only sent ones. */
-	if (si->ssi_signo == SIGINT && si->ssi_code != SI_USER)
-		return;
-	syscall(SYS_pidfd_send_signal, pidfd, si->ssi_signo, NULL, 0);
+	return si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE || si->ssi_code == SI_TKILL;
+}
+
+static void forward_signal(pid_t pid, int pidfd, const struct signalfd_siginfo *si)
+{
+	/* A sent signal goes to the program. The program is in its own session, so one
+	 * from pysb-bpf's terminal (^C, ^\, hangup) no longer reaches it: it goes to the
+	 * program's process group, as the terminal would have sent it (the pid is our
+	 * unreaped child: no other group can have it). */
+	if (sent_by_a_process(si))
+		syscall(SYS_pidfd_send_signal, pidfd, si->ssi_signo, NULL, 0);
+	else
+		kill(-pid, (int)si->ssi_signo);
 }
 
 /* The end of a batch read from the ring buffer: one write of the lines and records it
@@ -266,12 +305,14 @@ static void batch_done(const struct run_opts *o, const struct loader *l, bool ti
 }
 
 static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pid, int pidfd,
-		      int sigfd, struct ring_buffer *rb)
+		      int sigfd, struct ring_buffer *rb, struct pty_relay *pty)
 {
-	struct pollfd fds[3] = {
+	struct pollfd fds[5] = {
 		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
 		{ .fd = pidfd, .events = POLLIN },
 		{ .fd = sigfd, .events = POLLIN },
+		{ .events = POLLIN }, /* the caller's terminal, relayed to the pty */
+		{ .events = POLLIN }, /* the pty, relayed to the caller's terminal */
 	};
 	struct timespec last = { 0 }, now;
 	int status;
@@ -279,8 +320,13 @@ static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pi
 	for (;;) {
 		/* Wakes at least once a second: an aggregated JSON event waits at most one
 		 * window for identical ones, and lost events are said while they happen. */
-		int n = poll(fds, 3, 1000);
+		int relay[2], n;
 		bool tick;
+
+		pty_poll_fds(pty, relay);
+		fds[3].fd = relay[0];
+		fds[4].fd = relay[1];
+		n = poll(fds, 5, 1000);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -297,11 +343,20 @@ static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pi
 		if (n > 0 && fds[0].revents)
 			ring_buffer__consume(rb);
 		batch_done(o, l, tick);
+		if (n > 0 && (fds[3].revents || fds[4].revents))
+			pty_relay(pty, fds[3].revents, fds[4].revents);
 		if (n > 0 && (fds[2].revents & POLLIN)) {
 			struct signalfd_siginfo si;
 
-			if (read(sigfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD)
-				forward_signal(pidfd, &si);
+			if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGWINCH)
+				pty_winch(pty);
+			else if (si.ssi_signo == SIGCHLD && si.ssi_code == CLD_STOPPED &&
+				 (pid_t)si.ssi_pid == pid)
+				pty_stopped(pty); /* ^Z on its terminal */
+			else if (si.ssi_signo != SIGCHLD)
+				forward_signal(pid, pidfd, &si);
 		}
 		if (n > 0 && fds[1].revents)
 			break;
@@ -372,7 +427,7 @@ static void caps_check_granted(const struct run_opts *o)
 			__builtin_popcountll(missing) > 1 ? "them" : "it");
 }
 
-/* The sandbox cgroup "run-<our pid>" (the gc's convention), registered and confined with
+/* The sandbox cgroup "run-<random>" (sandbox_cgroup_create_run), registered and confined with
  * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
  * everything is undone and -1 returned after saying what failed. `owner` and `target`
  * are for status. */
@@ -380,7 +435,6 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 			 struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
 {
 	const char *what;
-	char name[64];
 	int err;
 
 	cfg->flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0);
@@ -388,8 +442,7 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	caps_check_granted(o);
 	if (probe_run(false, false))
 		return -1;
-	snprintf(name, sizeof(name), "run-%d", getpid());
-	if (sandbox_cgroup_create(cg, name))
+	if (sandbox_cgroup_create_run(cg))
 		return -1;
 	if (loader_start(l, &what, &err)) {
 		probe_report_load_failure(what, err, false);
@@ -452,6 +505,7 @@ int sandbox_run(const struct run_opts *o)
 	struct loader l = { 0 };
 	struct ring_buffer *rb = NULL;
 	struct event_sink sink = { .o = o };
+	struct pty_relay pty;
 	sigset_t mask, old;
 	int ret = EXIT_PYSB_ERROR, pidfd = -1, sigfd = -1;
 	pid_t pid;
@@ -471,19 +525,26 @@ int sandbox_run(const struct run_opts *o)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sigfd < 0) {
 		pr_err("signalfd: %s", strerror(errno));
 		goto out_signals;
 	}
-	pid = spawn(o, &l, cg.fd, &old, &pidfd);
-	if (pid < 0)
+	if (pty_open(&pty, o->uid, o->gid))
 		goto out_signals;
+	pid = spawn(o, &l, cg.fd, &pty, &old, &pidfd);
+	if (pid < 0) {
+		pty_close(&pty);
+		goto out_signals;
+	}
+	pty_start(&pty, pid);
 	/* One write per batch of denial lines, not one per piece of a line. */
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
-	ret = wait_child(o, &l, pid, pidfd, sigfd, rb);
+	ret = wait_child(o, &l, pid, pidfd, sigfd, rb, &pty);
+	pty_close(&pty);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);
 	report_lost(o, &l, sink.delivered);
@@ -542,6 +603,37 @@ static int move_pid(const char *dir, pid_t pid)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/* May this signal detach? Only the administrator's: a signal sent by a process outside
+ * the sandbox cgroup, or by pysb-bpf's terminal. A sandboxed process cannot kill() pysb-bpf
+ * (lsm/task_kill) but can have a file's owner signalled (F_SETOWN + F_SETSIG, with a POLL_*
+ * code and no sender) or be the sender itself; those are refused, with the reason in why. */
+static bool sent_from_outside(const struct signalfd_siginfo *si, const char *sandbox,
+			      char *why, size_t len)
+{
+	char where[PATH_MAX];
+	size_t n = strlen(sandbox);
+
+	if (si->ssi_code == SI_KERNEL)
+		return true; /* the terminal's ^C, ^\ or hangup */
+	if (!sent_by_a_process(si)) {
+		snprintf(why, len, "not sent by kill() (code %d: a file's SIGIO owner, or a "
+			 "signal queue that overflowed)", si->ssi_code);
+		return false;
+	}
+	/* The sender is seen while it lives (or is a zombie): one that exited and was
+	 * reaped at once cannot be placed, so it does not count either. */
+	if (!si->ssi_pid || cgroup_of((pid_t)si->ssi_pid, where, sizeof(where))) {
+		snprintf(why, len, "its sender (pid %u) is gone; send it again from a process "
+			 "that stays, such as the shell's kill builtin", si->ssi_pid);
+		return false;
+	}
+	if (!strncmp(where, sandbox, n) && (where[n] == '\0' || where[n] == '/')) {
+		snprintf(why, len, "sent by pid %u, inside the sandbox", si->ssi_pid);
+		return false;
+	}
+	return true;
 }
 
 int sandbox_attach(const struct run_opts *o, pid_t target)
@@ -610,9 +702,15 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 			done = true;
 		} else if (n > 0 && (fds[2].revents & POLLIN)) {
 			struct signalfd_siginfo si;
+			char why[192];
 
 			if (read(sigfd, &si, sizeof(si)) != sizeof(si))
 				continue;
+			if (!sent_from_outside(&si, cg.path, why, sizeof(why))) {
+				pr_warn("%s ignored: %s; process %d stays confined",
+					strsignal((int)si.ssi_signo), why, target);
+				continue;
+			}
 			/* Detach: back where it was. Only this process can do it: the
 			 * sandboxed one may neither signal it nor leave its cgroup. */
 			err = move_pid(home, target);

@@ -104,7 +104,7 @@ test_cli_log_levels_show_the_setup() {
 	"$PYSB" run -v --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
 	RC=$?
 	expect_rc 0
-	expect_grep "$T/err" "cgroup /sys/fs/cgroup/pysb-bpf/run-[0-9]+ \(id [0-9]+\)"
+	expect_grep "$T/err" "cgroup /sys/fs/cgroup/pysb-bpf/run-[0-9a-f]{16} \(id [0-9]+\)"
 	expect_grep "$T/err" "BPF programs attached \(no lsm_cgroup slot used\): .*lsm/file_open"
 	expect_grep "$T/err" "map file_rules +hash +max [0-9]+ entries, key 16 B, value 8 B"
 	expect_grep "$T/err" "its event ring buffer holds 4194304 bytes"

@@ -1,0 +1,553 @@
+# Issue 16 causes 2, 3 and 4: the program gets its own session and pty (never the caller's
+# terminal), its own IPC and UTS namespaces and session keyring; run cgroups carry no pid;
+# an attached process cannot detach itself with a signal. Each attack is first shown to
+# work unconfined, then to fail confined, with the allowed neighbour working.
+
+# session_setup: $T/policy exposing $T (read-only) and /dev/tty, the probe library, and
+# the Python helpers below.
+session_setup() {
+	write_probe_lib
+	printf 'expose-ro=%s\nexpose-rw=/dev/tty\n' "$T" >"$T/policy"
+	# term.py OUT [--send-after MARKER BYTES] -- CMD...: CMD on a new pty as its
+	# controlling terminal (the "caller's terminal"), everything it shows in OUT; sends
+	# BYTES (Python escapes: \x03 is ^C) once MARKER was shown. Exits with CMD's status.
+	write_file "$T/term.py" <<'PY'
+import fcntl, os, select, signal, sys, termios
+out, args = sys.argv[1], sys.argv[2:]
+marker = send = None
+if args[0] == "--send-after":
+    marker, send = args[1].encode(), args[2].encode().decode("unicode_escape").encode("latin-1")
+    args = args[3:]
+assert args[0] == "--"
+master, slave = os.openpty()
+pid = os.fork()
+if pid == 0:
+    # a fresh login's dispositions: the test runner may ignore SIGINT (a background job)
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGPIPE, signal.SIGTSTP):
+        signal.signal(sig, signal.SIG_DFL)
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    for fd in (0, 1, 2):
+        os.dup2(slave, fd)
+    os.execvp(args[1], args[1:])
+os.close(slave)
+seen = b""
+with open(out, "wb") as f:
+    while True:
+        # a bound against a hung test, not a timing assertion
+        r, _, _ = select.select([master], [], [], 120)
+        if not r:
+            f.write(b"\nterm.py: nothing for 120 s\n")
+            os.kill(pid, 9)
+            break
+        try:
+            data = os.read(master, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        f.write(data)
+        f.flush()
+        seen += data
+        if marker and marker in seen:
+            os.write(master, send)
+            marker = None
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status) & 0xff)
+PY
+	# drain.py: what is left in the terminal's input queue, without waiting: what the
+	# calling shell would read (and run) next.
+	write_file "$T/drain.py" <<'PY'
+import os, termios
+mode = termios.tcgetattr(0)
+raw = list(mode)
+raw[3] &= ~(termios.ICANON | termios.ECHO)
+raw[6] = list(raw[6])
+raw[6][termios.VMIN] = 0
+raw[6][termios.VTIME] = 0
+termios.tcsetattr(0, termios.TCSANOW, raw)
+try:
+    left = os.read(0, 4096)
+except OSError:
+    left = b""
+termios.tcsetattr(0, termios.TCSANOW, mode)
+print("LEFT:%r" % left)
+PY
+	# sti.py: pushes a command into its terminal's input (TIOCSTI), as an attacker would.
+	probe_py "$T/sti.py" \
+		"import fcntl, termios" \
+		"def push():" \
+		"    for c in b'touch $T/pwned\\n':" \
+		"        fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))" \
+		"attempt('sti', push)"
+}
+
+# as_user USER CMD...: CMD as USER (its group, no supplementary groups), unconfined.
+as_user() {
+	local u=$1
+	shift
+	setpriv --reuid "$(id -u "$u")" --regid "$(id -g "$u")" --clear-groups -- "$@"
+}
+
+# Kernels from 6.2 refuse TIOCSTI without CAP_SYS_ADMIN unless dev.tty.legacy_tiocsti=1:
+# turned on for the non-root tests, so the attack works unconfined on every kernel.
+legacy_tiocsti_on() {
+	if [ -w /proc/sys/dev/tty/legacy_tiocsti ]; then
+		LEGACY_TIOCSTI=$(</proc/sys/dev/tty/legacy_tiocsti)
+		echo 1 >/proc/sys/dev/tty/legacy_tiocsti
+	fi
+}
+
+legacy_tiocsti_restore() {
+	[ -z "${LEGACY_TIOCSTI:-}" ] || echo "$LEGACY_TIOCSTI" >/proc/sys/dev/tty/legacy_tiocsti
+}
+
+# tiocsti_escape WHO: unconfined, the pushed command reaches the shell that ran the
+# program; under pysb-bpf it goes to the program's own pty and the shell reads nothing.
+tiocsti_escape() {
+	local who=$1 plain=(python3) user=()
+	if [ "$who" != root ]; then
+		plain=(setpriv --reuid "$(id -u "$who")" --regid "$(id -g "$who")" --clear-groups -- python3)
+		user=(--user "$who")
+	fi
+	python3 "$T/term.py" "$T/plain.txt" -- bash -c \
+		"${plain[*]} $T/sti.py; python3 $T/drain.py" >/dev/null 2>&1
+	expect_grep "$T/plain.txt" "sti ok"
+	expect_grep "$T/plain.txt" "LEFT:b'touch $T/pwned\\\\n'"
+	python3 "$T/term.py" "$T/conf.txt" -- bash -c \
+		"$PYSB run ${user[*]} --policy $T/policy -- $T/sti.py; echo rc=\$?; python3 $T/drain.py" \
+		>/dev/null 2>&1
+	expect_grep "$T/conf.txt" "rc=0"
+	# into its own terminal (ok), or refused by a kernel hook: never the caller's
+	expect_grep "$T/conf.txt" "sti (ok|EPERM|ERR EIO)"
+	expect_grep "$T/conf.txt" "LEFT:b''"
+	[ ! -e "$T/pwned" ] || fail "the pushed command ran"
+}
+
+test_session_tiocsti_does_not_reach_the_callers_shell() {
+	session_setup
+	tiocsti_escape root
+}
+
+test_session_tiocsti_does_not_reach_the_callers_shell_as_nobody() {
+	session_setup
+	legacy_tiocsti_on
+	(tiocsti_escape nobody)
+	local rc=$?
+	legacy_tiocsti_restore
+	return $rc
+}
+
+# The program leads its own session on a pty that is its controlling terminal and its
+# foreground job; what it prints reaches the user; its exit status is pysb-bpf's.
+test_session_program_leads_a_session_on_its_own_pty() {
+	session_setup
+	probe_py "$T/app.py" \
+		"import os, sys" \
+		"print('leader', os.getsid(0) == os.getpid())" \
+		"print('fg', os.tcgetpgrp(0) == os.getpgrp())" \
+		"print('tty0', os.ttyname(0))" \
+		"print('tty1', os.ttyname(1))" \
+		"attempt('devtty', lambda: os.close(os.open('/dev/tty', os.O_RDWR)))" \
+		"print('hello from the sandbox')" \
+		"sys.exit(7)"
+	python3 "$T/term.py" "$T/conf.txt" -- bash -c \
+		"echo outer=\$(tty); $PYSB run --policy $T/policy -- $T/app.py; echo rc=\$?" \
+		>/dev/null 2>&1
+	expect_grep "$T/conf.txt" "hello from the sandbox"
+	expect_grep "$T/conf.txt" "leader True"
+	expect_grep "$T/conf.txt" "fg True"
+	expect_grep "$T/conf.txt" "devtty ok"
+	expect_grep "$T/conf.txt" "rc=7"
+	local outer inner
+	outer=$(grep -o 'outer=/dev/pts/[0-9]*' "$T/conf.txt" | cut -d= -f2)
+	inner=$(grep -o 'tty0 /dev/pts/[0-9]*' "$T/conf.txt" | cut -d' ' -f2)
+	[ -n "$outer" ] && [ -n "$inner" ] || fail "no terminal names in $(cat "$T/conf.txt")"
+	[ "$outer" != "$inner" ] || fail "the program got the caller's terminal $outer"
+	expect_grep "$T/conf.txt" "tty1 $inner"
+	# the caller's terminal is back in its mode: a line typed now is a line
+	python3 "$T/term.py" "$T/mode.txt" -- bash -c \
+		"stty -g >$T/before; $PYSB run --policy $T/policy -- $T/app.py; stty -g >$T/after" \
+		>/dev/null 2>&1
+	[ "$(cat "$T/before")" = "$(cat "$T/after")" ] || fail "terminal mode not restored"
+}
+
+# ^C typed on the caller's terminal reaches the program through its pty (it dies of
+# SIGINT: 130), and so does a ^C when only stdout is a terminal (pysb-bpf passes it on).
+test_session_ctrl_c_reaches_the_program() {
+	session_setup
+	probe_py "$T/app.py" \
+		"import sys" \
+		"print('ready', flush=True)" \
+		"sys.stdin.read()" \
+		"print('not interrupted')"
+	python3 "$T/term.py" "$T/conf.txt" --send-after ready '\x03' -- bash -c \
+		"$PYSB run --policy $T/policy -- $T/app.py; echo rc=\$?" >/dev/null 2>&1
+	expect_grep "$T/conf.txt" "rc=130"
+	expect_no_grep "$T/conf.txt" "not interrupted"
+	# stdin a FIFO that never ends (opened read-write), stdout the terminal: pysb-bpf
+	# reads no input, the terminal sends it the SIGINT, it goes to the program's group
+	mkfifo "$T/in"
+	python3 "$T/term.py" "$T/conf2.txt" --send-after ready '\x03' -- bash -c \
+		"exec 0<>$T/in; exec $PYSB run --policy $T/policy -- $T/app.py" \
+		>/dev/null 2>&1
+	RC=$?
+	expect_rc 130
+	expect_no_grep "$T/conf2.txt" "not interrupted"
+}
+
+# With no terminal on stdin, stdout, stderr the program still has its own session: no
+# controlling terminal, so the caller's (its /dev/tty) is out of reach; stdio stays as it is.
+test_session_no_controlling_terminal_with_pipes() {
+	session_setup
+	probe_py "$T/app.py" \
+		"import os, sys" \
+		"print('leader', os.getsid(0) == os.getpid())" \
+		"print('stdin', sys.stdin.read().strip())" \
+		"attempt('devtty', lambda: os.close(os.open('/dev/tty', os.O_RDWR)))"
+	python3 "$T/term.py" "$T/plain.txt" -- bash -c \
+		"echo piped | python3 $T/app.py >$T/plain.out 2>&1" >/dev/null 2>&1
+	expect_line "$T/plain.out" "devtty ok"
+	python3 "$T/term.py" "$T/conf.txt" -- bash -c \
+		"echo piped | $PYSB run --policy $T/policy -- $T/app.py >$T/conf.out 2>$T/conf.err" \
+		>/dev/null 2>&1
+	expect_line "$T/conf.out" "leader True"
+	expect_line "$T/conf.out" "stdin piped"
+	expect_line "$T/conf.out" "devtty ERR ENXIO"
+}
+
+# ipc.py: SysV shared memory and message queues through libc.
+ipc_lib() {
+	write_file "$T/ipc.py" <<'PY'
+import ctypes, os, sys
+sys.path.insert(0, os.path.dirname(__file__) + "/lib")
+from probe_lib import attempt
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+libc.shmat.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+IPC_CREAT, IPC_NOWAIT, IPC_RMID, IPC_STAT = 0o1000, 0o4000, 0, 2
+
+def check(r):
+    if r == -1 or r == ctypes.c_void_p(-1).value:
+        e = ctypes.get_errno()
+        raise OSError(e, os.strerror(e))
+    return r
+
+class Msg(ctypes.Structure):
+    _fields_ = [("mtype", ctypes.c_long), ("mtext", ctypes.c_char * 64)]
+
+def shm_write(shmid, data):
+    a = check(libc.shmat(shmid, None, 0))
+    ctypes.memmove(a, data, len(data))
+    libc.shmdt(ctypes.c_void_p(a))
+
+def shm_read(shmid, n):
+    a = check(libc.shmat(shmid, None, 0))
+    data = ctypes.string_at(a, n)
+    libc.shmdt(ctypes.c_void_p(a))
+    return data
+
+def msg_send(q, text):
+    m = Msg(1, text)
+    check(libc.msgsnd(q, ctypes.byref(m), 64, IPC_NOWAIT))
+
+def msg_peek(q):
+    buf = ctypes.create_string_buffer(256)
+    check(libc.msgctl(q, IPC_STAT, buf))
+
+cmd = sys.argv[1]
+if cmd == "make":  # KEY: objects any user may use, with a secret in them
+    key = int(sys.argv[2])
+    shm = check(libc.shmget(key, 4096, IPC_CREAT | 0o666))
+    shm_write(shm, b"outside-secret")
+    q = check(libc.msgget(key + 1, IPC_CREAT | 0o666))
+    msg_send(q, b"outside-message")
+    print(shm, q)
+elif cmd == "remove":
+    libc.shmctl(int(sys.argv[2]), IPC_RMID, None)
+    libc.msgctl(int(sys.argv[3]), IPC_RMID, None)
+elif cmd == "probe":  # KEY SHMID MSGID: reach the outside objects, then make and use own
+    key, shm, q = map(int, sys.argv[2:5])
+    attempt("shm-by-key", lambda: check(libc.shmget(key, 0, 0)))
+    def read_outside():
+        if shm_read(shm, 14) != b"outside-secret":
+            raise OSError(5, "other data")
+    attempt("shm-by-id", read_outside)
+    attempt("msg-by-key", lambda: check(libc.msgget(key + 1, 0)))
+    attempt("msg-by-id", lambda: msg_peek(q))
+    def own_shm():
+        s = check(libc.shmget(0, 4096, IPC_CREAT | 0o600))
+        shm_write(s, b"mine")
+        ok = shm_read(s, 4) == b"mine"
+        libc.shmctl(s, IPC_RMID, None)
+        if not ok:
+            raise OSError(5, "own segment")
+    attempt("own-shm", own_shm)
+    def own_msg():
+        m = check(libc.msgget(0, IPC_CREAT | 0o600))
+        msg_send(m, b"mine")
+        r = Msg()
+        check(libc.msgrcv(m, ctypes.byref(r), 64, 0, IPC_NOWAIT))
+        libc.msgctl(m, IPC_RMID, None)
+        if r.mtext != b"mine":
+            raise OSError(5, "own queue")
+    attempt("own-msg", own_msg)
+PY
+}
+
+# SysV shared memory and message queues of outside processes: reachable unconfined (by
+# key and by id), not from the sandbox; the program's own work.
+sysv_ipc_isolated() {
+	local who=$1 plain=(python3) user=()
+	if [ "$who" != root ]; then
+		plain=(as_user "$who" python3)
+		user=(--user "$who")
+	fi
+	session_setup
+	ipc_lib
+	local key=$((0x5e550000 + RANDOM)) ids
+	ids=$(python3 "$T/ipc.py" make "$key") || fail "cannot create the outside objects"
+	set -- $ids
+	run_plain "${plain[@]}" "$T/ipc.py" probe "$key" "$1" "$2"
+	cp "$T/out" "$T/plain.out"
+	"$PYSB" run "${user[@]}" --policy "$T/policy" -- "$T/ipc.py" probe "$key" "$1" "$2" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	python3 "$T/ipc.py" remove "$1" "$2"
+	for what in shm-by-key shm-by-id msg-by-key msg-by-id own-shm own-msg; do
+		expect_line "$T/plain.out" "$what ok"
+	done
+	expect_rc 0
+	expect_line "$T/out" "shm-by-key ERR ENOENT"
+	expect_line "$T/out" "shm-by-id ERR EINVAL"
+	expect_line "$T/out" "msg-by-key ERR ENOENT"
+	expect_line "$T/out" "msg-by-id ERR EINVAL"
+	expect_line "$T/out" "own-shm ok"
+	expect_line "$T/out" "own-msg ok"
+}
+
+test_session_sysv_ipc_of_outside_unreachable() {
+	sysv_ipc_isolated root
+}
+
+test_session_sysv_ipc_of_outside_unreachable_as_nobody() {
+	sysv_ipc_isolated nobody
+}
+
+# keys.py: joins a new session keyring, adds a key to it, and runs argv[1:] (with
+# KEYID in its environment), which inherits the session keyring.
+keys_lib() {
+	write_file "$T/keys.py" <<'PY'
+import ctypes, os, platform, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ADD_KEY, KEYCTL = {"x86_64": (248, 250), "aarch64": (217, 219)}[platform.machine()]
+KEYCTL_JOIN_SESSION_KEYRING, KEYCTL_SETPERM = 1, 5
+KEY_SPEC_SESSION_KEYRING = -3
+if libc.syscall(KEYCTL, KEYCTL_JOIN_SESSION_KEYRING, b"pysb-test") < 0:
+    sys.exit("join: " + os.strerror(ctypes.get_errno()))
+key = libc.syscall(ADD_KEY, b"user", b"pysb-secret", b"s3cret", 6, KEY_SPEC_SESSION_KEYRING)
+if key < 0:
+    sys.exit("add_key: " + os.strerror(ctypes.get_errno()))
+# the keyring searchable by its possessors of any uid (root made it)
+os.environ["KEYID"] = str(key)
+os.execvp(sys.argv[1], sys.argv[1:])
+PY
+	probe_py "$T/readkey.py" \
+		"import ctypes, os, platform" \
+		"libc = ctypes.CDLL(None, use_errno=True)" \
+		"KEYCTL = {'x86_64': 250, 'aarch64': 219}[platform.machine()]" \
+		"def call(*a):" \
+		"    r = libc.syscall(KEYCTL, *a)" \
+		"    if r < 0:" \
+		"        e = ctypes.get_errno(); raise OSError(e, os.strerror(e))" \
+		"    return r" \
+		"buf = ctypes.create_string_buffer(64)" \
+		"def read():" \
+		"    call(11, int(os.environ['KEYID']), buf, 64)" \
+		"    if buf.value != b's3cret': raise OSError(5, 'other data')" \
+		"attempt('read', read)" \
+		"attempt('search', lambda: call(10, -3, b'user', b'pysb-secret', 0))" \
+		"def own():" \
+		"    if libc.syscall(248 if KEYCTL == 250 else 217, b'user', b'mine', b'v', 1, -3) < 0:" \
+		"        e = ctypes.get_errno(); raise OSError(e, os.strerror(e))" \
+		"attempt('own', own)"
+}
+
+# A key in the caller's session keyring: read unconfined (possessed through the session
+# keyring), not from the sandbox, which has a fresh session keyring of its own.
+session_keyring_isolated() {
+	local who=$1 plain=(python3) user=()
+	if [ "$who" != root ]; then
+		plain=(setpriv --reuid "$(id -u "$who")" --regid "$(id -g "$who")" --clear-groups -- python3)
+		user=(--user "$who")
+	fi
+	session_setup
+	keys_lib
+	printf 'env=KEYID=${KEYID}\n' >>"$T/policy"
+	python3 "$T/keys.py" bash -c "${plain[*]} $T/readkey.py >$T/plain.out 2>&1;
+		$PYSB run ${user[*]} --policy $T/policy -- $T/readkey.py >$T/out 2>$T/err; echo \$? >$T/rc"
+	RC=$(<"$T/rc")
+	expect_line "$T/plain.out" "read ok"
+	expect_line "$T/plain.out" "search ok"
+	expect_rc 0
+	expect_grep "$T/out" "^read (EACCES|ERR ENOKEY|ERR EACCES)"
+	expect_line "$T/out" "search ERR ENOKEY"
+	expect_line "$T/out" "own ok"
+}
+
+test_session_caller_session_keyring_unreachable() {
+	session_keyring_isolated root
+}
+
+test_session_caller_session_keyring_unreachable_as_nobody() {
+	session_keyring_isolated nobody
+}
+
+# The program runs in its own UTS and IPC namespaces (seen from outside, in /proc); a
+# hostname it sets (if a capability lets it) is its own; its cgroup's name has no pid.
+test_session_own_uts_and_ipc_namespace_and_no_pid_in_cgroup_name() {
+	session_setup
+	mkdir -p "$T/rw"
+	mkfifo "$T/rw/go"
+	printf 'expose-rw=%s\n' "$T/rw" >>"$T/policy"
+	local host
+	host=$(hostname)
+	probe_py "$T/app.py" \
+		"import os, socket" \
+		"print('pid', os.getpid(), flush=True)" \
+		"open('$T/rw/go').read()" \
+		"attempt('sethostname', lambda: socket.sethostname('sandboxed-host'))" \
+		"print('hostname', socket.gethostname())"
+	# unconfined the same program changes the host's name (root): shown, then put back
+	probe_py "$T/plain.py" "import socket" \
+		"attempt('sethostname', lambda: socket.sethostname('$host-x'))"
+	run_plain python3 "$T/plain.py"
+	expect_line "$T/out" "sethostname ok"
+	[ "$(hostname)" = "$host-x" ] || fail "the unconfined sethostname did not work"
+	hostname "$host"
+	"$PYSB" run --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err" &
+	local sup=$! pid=
+	for _ in $(seq 100); do
+		pid=$(grep -o '^pid [0-9]*' "$T/out" 2>/dev/null | cut -d' ' -f2)
+		[ -n "$pid" ] && break
+		sleep 0.1
+	done
+	[ -n "$pid" ] || fail "the program did not start: $(cat "$T/err")"
+	local uts ipc cg
+	uts=$(readlink "/proc/$pid/ns/uts") ipc=$(readlink "/proc/$pid/ns/ipc")
+	cg=$(grep '^0::' "/proc/$pid/cgroup")
+	echo go >"$T/rw/go"
+	wait "$sup"
+	RC=$?
+	expect_rc 0
+	[ "$uts" != "$(readlink /proc/self/ns/uts)" ] || fail "same UTS namespace as the host ($uts)"
+	[ "$ipc" != "$(readlink /proc/self/ns/ipc)" ] || fail "same IPC namespace as the host ($ipc)"
+	[ "$(hostname)" = "$host" ] || { hostname "$host"; fail "the host's name was changed"; }
+	# a capability granted: its own name; none (the default once capabilities are
+	# dropped): EPERM. Either way not the host's.
+	expect_grep "$T/out" "^sethostname (ok|EPERM)"
+	[[ $cg =~ ^0::/pysb-bpf/run-[0-9a-f]{16}$ ]] || fail "cgroup name '$cg' is not run-<16 hex>"
+	[[ $cg != *"run-$sup" ]] || fail "the cgroup is named after pysb-bpf's pid"
+	[ ! -e "/run/pysb-bpf/${cg##*/}.lock" ] || fail "the run's lock file was left behind"
+}
+
+# The gc tells a live run from a dead one by its lock, not by a pid: a run cgroup whose
+# lock file is held stays, an empty one without a holder goes.
+test_session_gc_keeps_locked_runs_removes_dead_ones() {
+	session_setup
+	local live=run-aaaaaaaaaaaaaaa1 dead=run-aaaaaaaaaaaaaaa2 holder
+	mkdir -p /run/pysb-bpf /sys/fs/cgroup/pysb-bpf
+	mkdir "/sys/fs/cgroup/pysb-bpf/$live" "/sys/fs/cgroup/pysb-bpf/$dead"
+	: >"/run/pysb-bpf/$dead.lock"
+	flock -x "/run/pysb-bpf/$live.lock" sleep 600 &
+	holder=$!
+	for _ in $(seq 50); do [ -e "/run/pysb-bpf/$live.lock" ] && break; sleep 0.1; done
+	run_sb "$T/policy" /usr/bin/true
+	local left_live=no left_dead=no
+	[ -d "/sys/fs/cgroup/pysb-bpf/$live" ] && left_live=yes
+	[ -d "/sys/fs/cgroup/pysb-bpf/$dead" ] && left_dead=yes
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	rmdir "/sys/fs/cgroup/pysb-bpf/$live" "/sys/fs/cgroup/pysb-bpf/$dead" 2>/dev/null
+	rm -f "/run/pysb-bpf/$live.lock" "/run/pysb-bpf/$dead.lock"
+	expect_rc 0
+	[ $left_live = yes ] || fail "the cgroup of a live run was removed"
+	[ $left_dead = no ] || fail "the empty cgroup of a dead run was kept"
+}
+
+# attach: a SIGINT the attached process has sent to pysb-bpf (F_SETOWN + F_SETSIG on a
+# pipe; kill() itself is refused) does not detach it; one from outside does. Root only:
+# the kernel sends no SIGIO from another user's process to pysb-bpf (sigio_perm).
+attach_detach_only_from_outside() {
+	local who=$1 plain=(python3)
+	[ "$who" = root ] || plain=(as_user "$who" python3)
+	mkdir -p "$T/ok" "$T/secret" "$T/run"
+	echo s >"$T/secret/f"
+	chmod 777 "$T/run"
+	mkfifo -m 666 "$T/cmd"
+	write_file "$T/kernel.py" <<PY
+import fcntl, os, signal
+out = open("$T/run/log", "a", buffering=1)
+for line in open("$T/cmd"):
+    cell, *arg = line.split()
+    if cell == "quit":
+        break
+    if cell == "sigio":  # SIGINT to pysb-bpf through a pipe's owner
+        r, w = os.pipe()
+        fcntl.fcntl(r, fcntl.F_SETOWN, int(arg[0]))
+        fcntl.fcntl(r, 10, signal.SIGINT)  # F_SETSIG
+        fcntl.fcntl(r, fcntl.F_SETFL, os.O_ASYNC)
+        os.write(w, b"x")
+        try:
+            os.kill(int(arg[0]), signal.SIGINT)
+            out.write("kill sent\n")
+        except OSError as e:
+            out.write("kill refused\n")
+        out.write("sigio done\n")
+        continue
+    try:
+        open("$T/secret/f").read()
+        out.write(f"{cell} secret read\n")
+    except PermissionError:
+        out.write(f"{cell} secret denied\n")
+PY
+	"${plain[@]}" "$T/kernel.py" &
+	local kpid=$! apid
+	exec 7>"$T/cmd"
+	echo c1 >&7
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ok" "$T/run" >"$T/policy"
+	"$PYSB" attach --pid "$kpid" --policy "$T/policy" >"$T/out" 2>"$T/err" &
+	apid=$!
+	for _ in $(seq 100); do grep -q "is confined from now on" "$T/err" 2>/dev/null && break; sleep 0.1; done
+	expect_grep "$T/err" "process $kpid is confined from now on"
+	local cg
+	cg=$(grep '^0::' "/proc/$kpid/cgroup")
+	[[ $cg =~ ^0::/pysb-bpf/run-[0-9a-f]{16}$ ]] || fail "cgroup name '$cg' is not run-<16 hex>"
+	echo "sigio $apid" >&7
+	for _ in $(seq 100); do grep -q "^sigio done" "$T/run/log" 2>/dev/null && break; sleep 0.1; done
+	# until pysb-bpf has taken every signal sent to it (none pending: SigPnd, ShdPnd)
+	for _ in $(seq 100); do
+		! grep -qE '^(SigPnd|ShdPnd):\s*0*[1-9a-f]' "/proc/$apid/status" && break
+		sleep 0.1
+	done
+	echo c2 >&7
+	for _ in $(seq 100); do grep -q "^c2 " "$T/run/log" 2>/dev/null && break; sleep 0.1; done
+	kill -0 "$apid" 2>/dev/null || fail "pysb-bpf ended on the sandbox's signal: $(cat "$T/err")"
+	kill -INT "$apid"
+	wait "$apid"
+	RC=$?
+	echo c3 >&7
+	echo quit >&7
+	exec 7>&-
+	wait "$kpid"
+	expect_rc 0
+	expect_grep "$T/err" "process $kpid detached"
+	expect_line "$T/run/log" "c1 secret read"
+	expect_line "$T/run/log" "kill refused"
+	expect_line "$T/run/log" "c2 secret denied"
+	expect_line "$T/run/log" "c3 secret read"
+}
+
+test_session_attach_detaches_only_on_a_signal_from_outside() {
+	attach_detach_only_from_outside root
+}

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The program's terminal (see pty.h). Without a pty the program would hold the caller's
+ * terminal: TIOCSTI pushes commands into the shell that ran pysb-bpf (they run unconfined
+ * once the program exits), TIOCSETD/TIOCLINUX reach the console, and the caller's job
+ * control is the program's. With one, all of those act on a terminal only the program
+ * uses; pysb-bpf copies bytes both ways and nothing else.
+ *
+ * The caller's terminal goes to raw input mode only while pysb-bpf reads it (stdin is a
+ * terminal and pysb-bpf is its foreground job), so ^C, ^Z, ^\ are bytes the pty turns into
+ * the program's signals. Its output flags are kept: pysb-bpf's own denial lines still end
+ * in CR LF (the program's CR LF becomes CR CR LF, which shows the same).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "pty.h"
+
+/* What a fatal signal's handler restores: one terminal per process. */
+static volatile sig_atomic_t restore_fd = -1;
+static struct termios restore_mode;
+
+static void restore_now(void)
+{
+	if (restore_fd >= 0)
+		tcsetattr(restore_fd, TCSANOW, &restore_mode);
+}
+
+static void restore_on_signal(int sig)
+{
+	/* SA_RESETHAND: the default action follows, on a terminal in its old mode. */
+	restore_now();
+	raise(sig);
+}
+
+static void restore_at_exit(void)
+{
+	restore_now();
+}
+
+static void restore_handlers(void)
+{
+	static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE,
+				     SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM,
+				     SIGPROF, SIGSYS };
+	static bool done;
+	struct sigaction sa = { .sa_handler = restore_on_signal, .sa_flags = SA_RESETHAND };
+
+	if (done)
+		return;
+	done = true;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+		struct sigaction old;
+
+		/* A signal the caller ignores stays ignored (SIGPIPE under some shells). */
+		if (!sigaction(fatal[i], NULL, &old) && old.sa_handler == SIG_DFL)
+			sigaction(fatal[i], &sa, NULL);
+	}
+	atexit(restore_at_exit);
+}
+
+int pty_open(struct pty_relay *p, uid_t uid, gid_t gid)
+{
+	struct termios mode;
+	struct winsize ws;
+	char name[64];
+	bool any = false;
+
+	*p = (struct pty_relay){ .master = -1, .slave = -1, .tty = -1, .in = -1, .out = -1 };
+	for (int fd = 0; fd < 3; fd++) {
+		p->on_tty[fd] = isatty(fd);
+		if (p->on_tty[fd] && p->tty < 0)
+			p->tty = fd;
+		any |= p->on_tty[fd];
+	}
+	if (!any)
+		return 0; /* pipes and files: the program gets them as they are */
+	p->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (p->master < 0 || grantpt(p->master) || unlockpt(p->master) ||
+	    ptsname_r(p->master, name, sizeof(name))) {
+		pr_err("cannot open a pseudo-terminal for the program: %s; is devpts mounted on "
+		       "/dev/pts? (or run pysb-bpf with stdin, stdout and stderr not terminals)",
+		       strerror(errno));
+		goto fail;
+	}
+	p->slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (p->slave < 0) {
+		pr_err("cannot open the pseudo-terminal %s: %s", name, strerror(errno));
+		goto fail;
+	}
+	/* The program's user owns its terminal, as login and sudo do it. */
+	if (uid != (uid_t)-1 && fchown(p->slave, uid, gid))
+		pr_warn("cannot give %s to uid %u: %s", name, (unsigned)uid, strerror(errno));
+	/* It starts as the caller's terminal was: same line settings, same size. */
+	if (!tcgetattr(p->tty, &mode)) {
+		p->saved = mode;
+		tcsetattr(p->slave, TCSANOW, &mode);
+	}
+	if (!ioctl(p->tty, TIOCGWINSZ, &ws))
+		ioctl(p->slave, TIOCSWINSZ, &ws);
+	if (fcntl(p->master, F_SETFL, O_NONBLOCK)) {
+		pr_err("cannot make the pseudo-terminal non-blocking: %s", strerror(errno));
+		goto fail;
+	}
+	p->in = p->on_tty[0] ? 0 : -1;
+	p->out = p->on_tty[1] ? 1 : p->on_tty[2] ? 2 : 0;
+	pr_debug("pty %s for the program (terminal on fds%s%s%s)", name,
+		 p->on_tty[0] ? " 0" : "", p->on_tty[1] ? " 1" : "", p->on_tty[2] ? " 2" : "");
+	return 0;
+fail:
+	if (p->master >= 0)
+		close(p->master);
+	if (p->slave >= 0)
+		close(p->slave);
+	p->master = p->slave = -1;
+	return -1;
+}
+
+int pty_child(const struct pty_relay *p)
+{
+	/* No controlling terminal is inherited: even with pipes for stdio, the caller's
+	 * terminal (its /dev/tty) is not the program's. */
+	if (setsid() < 0)
+		return errno;
+	if (p->master < 0)
+		return 0;
+	if (ioctl(p->slave, TIOCSCTTY, 0))
+		return errno;
+	for (int fd = 0; fd < 3; fd++)
+		if (p->on_tty[fd] && dup2(p->slave, fd) < 0)
+			return errno;
+	return 0;
+}
+
+static void set_raw(struct pty_relay *p)
+{
+	struct termios raw = p->saved;
+
+	/* Only the foreground job may change the terminal (else SIGTTOU stops pysb-bpf);
+	 * in the background the program's input waits for `fg` as any job's does. */
+	if (p->in < 0 || tcgetpgrp(p->in) != getpgrp())
+		return;
+	cfmakeraw(&raw);
+	raw.c_oflag = p->saved.c_oflag;
+	restore_mode = p->saved;
+	restore_fd = p->in;
+	if (tcsetattr(p->in, TCSADRAIN, &raw)) {
+		restore_fd = -1;
+		pr_warn("cannot put the terminal in raw mode: %s; ^C reaches pysb-bpf, which "
+			"passes it on", strerror(errno));
+		return;
+	}
+	p->raw = true;
+}
+
+static void restore(struct pty_relay *p)
+{
+	if (!p->raw)
+		return;
+	tcsetattr(p->in, TCSADRAIN, &p->saved);
+	restore_fd = -1;
+	p->raw = false;
+}
+
+void pty_start(struct pty_relay *p, pid_t child)
+{
+	p->child = child;
+	if (p->master < 0)
+		return;
+	close(p->slave);
+	p->slave = -1;
+	restore_handlers();
+	set_raw(p);
+}
+
+void pty_poll_fds(const struct pty_relay *p, int fds[2])
+{
+	fds[0] = p->master >= 0 ? p->in : -1;
+	fds[1] = p->master_done ? -1 : p->master;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno == EAGAIN) {
+			struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+			/* The program does not read its input yet: wait for room (its
+			 * terminal holds 4 KiB; pysb-bpf's events wait with it). */
+			if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+				return -1;
+			continue;
+		}
+		if (n <= 0)
+			return -1;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* One read from the pty to the caller's terminal: 1 copied, 0 nothing there now, -1 at
+ * its end (EIO: every slave closed) or when the caller's terminal is gone. */
+static int copy_out(struct pty_relay *p)
+{
+	char buf[4096];
+	ssize_t n = read(p->master, buf, sizeof(buf));
+
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	if (n <= 0 || write_all(p->out, buf, (size_t)n))
+		return -1;
+	return 1;
+}
+
+void pty_relay(struct pty_relay *p, short in_revents, short master_revents)
+{
+	char buf[4096];
+
+	if (p->master < 0)
+		return;
+	/* Every slave closed: what they wrote was read, stop polling (POLLHUP stays). */
+	if ((master_revents & (POLLIN | POLLHUP | POLLERR)) && copy_out(p) < 0)
+		p->master_done = true;
+	if (p->in >= 0 && (in_revents & (POLLIN | POLLHUP | POLLERR))) {
+		ssize_t n = read(p->in, buf, sizeof(buf));
+
+		if (n > 0) {
+			if (write_all(p->master, buf, (size_t)n))
+				pr_warn("cannot pass input to the program's terminal: %s",
+					strerror(errno));
+		} else if (n == 0 || errno != EINTR) {
+			/* The caller's terminal hung up: the program's input ends too. */
+			restore(p);
+			p->in = -1;
+		}
+	}
+}
+
+void pty_winch(struct pty_relay *p)
+{
+	struct winsize ws;
+
+	if (p->master >= 0 && !ioctl(p->tty, TIOCGWINSZ, &ws))
+		ioctl(p->master, TIOCSWINSZ, &ws); /* the kernel sends the SIGWINCH */
+}
+
+void pty_stopped(struct pty_relay *p)
+{
+	if (!p->raw)
+		return; /* not the terminal's foreground job: nothing to give back */
+	restore(p);
+	/* Stopped like the program, so the shell shows the job stopped; `fg` continues
+	 * pysb-bpf here. SIGSTOP, as SIGTSTP is discarded in an orphaned process group. */
+	kill(getpid(), SIGSTOP);
+	set_raw(p);
+	pty_winch(p);
+	kill(-p->child, SIGCONT);
+}
+
+void pty_close(struct pty_relay *p)
+{
+	if (p->master >= 0) {
+		/* Non-blocking: a child that kept the slave is killed with the cgroup. */
+		while (!p->master_done && copy_out(p) > 0)
+			;
+		close(p->master);
+	}
+	if (p->slave >= 0)
+		close(p->slave);
+	restore(p);
+	p->master = p->slave = -1;
+}
