@@ -25,10 +25,16 @@
  *   lsm/file_mprotect      making a file mapping executable: EXEC
  *   lsm/file_receive       a descriptor received over a unix socket: judged as if opened
  *                          here with its mode (reads need READ, writes WRITE)
+ *   lsm/sb_free_security   (denies nothing: forgets a freed overlay's creator cred)
+ * Not judged, because the task already holds the access: overlayfs' own work on its
+ * layers under the mounter's creator cred (copy-up, the upper file of a utimes or
+ * setxattr; path.bpf.h, overlay_internal), /proc/<pid> of tasks of the same sandbox
+ * (read), a pipe reopened through /proc/self/fd in a mode the task holds on it.
  * Default: deny with -EACCES and an event. Writes to cgroup file systems are denied
  * whatever the rules (moving tasks out of the sandbox), as self-protection.
  */
 #include "path.bpf.h"
+#include "task.bpf.h"
 
 #define PROT_EXEC 0x4
 
@@ -103,13 +109,17 @@ static __always_inline __u32 open_access(__u32 mode, __u32 flags)
 	return want;
 }
 
-/* /proc/<own pid or tid>/...: readable by the task itself, as /proc/self. */
-static __always_inline bool own_proc_entry(struct inode *inode, __u32 want)
+/*
+ * /proc/<pid>/... (and /proc/<pid>/task/<tid>/...) of a task in the same sandbox,
+ * itself, its threads and its children included: readable, as /proc/self is. What a
+ * task of the sandbox could read of another one, it can read of itself. Tasks outside
+ * stay denied (their status, environ, cmdline, maps).
+ */
+static __always_inline bool sandbox_proc_entry(struct inode *inode, __u32 want, __u64 cgid)
 {
+	struct task_struct *t;
 	struct proc_inode *pi;
 	struct pid *pid;
-	__u64 pid_tgid;
-	__u32 nr;
 
 	if (want & ~PYSB_ACC_READ)
 		return false;
@@ -119,9 +129,70 @@ static __always_inline bool own_proc_entry(struct inode *inode, __u32 want)
 	pid = BPF_CORE_READ(pi, pid);
 	if (!pid)
 		return false;
-	nr = BPF_CORE_READ(pid, numbers[0].nr);
-	pid_tgid = bpf_get_current_pid_tgid();
-	return nr == (pid_tgid >> 32) || nr == (__u32)pid_tgid;
+	t = pid_task_of(pid);
+	return t && task_under(t, cgid);
+}
+
+/*
+ * Reopening a pipe (or socket) the task holds, through its /proc/self/fd magic link:
+ * open("/dev/stdin") when stdin is a pipe, /dev/fd/N, bash's <(...). Pipes and sockets
+ * live on the kernel's internal pipefs and sockfs mounts: no path in any file tree
+ * leads there, only a descriptor (the /proc/<pid>/fd of another task needs ptrace
+ * access, which lsm/ptrace_access_check keeps inside the sandbox). Allowed only in
+ * the modes the task already holds on that very pipe, so the read end of a pipe never
+ * becomes a write end. Files with a path are never exempt: reopening the fd of a file
+ * opened O_PATH, or read-only for write, is judged by the walk like any open. (Sockets
+ * then fail with the kernel's own ENXIO.)
+ */
+#define PIPEFS_MAGIC 0x50495045
+#define SOCKFS_MAGIC 0x534F434B
+#define PYSB_MAX_FD_SCAN 65536
+
+struct held_ctx {
+	struct file **fd;
+	struct inode *inode;
+	__u32 max;
+	__u32 mode;
+};
+
+static long held_step(__u32 i, void *data)
+{
+	struct held_ctx *c = data;
+	struct file *f = NULL;
+
+	if (i >= c->max)
+		return 1;
+	if (bpf_probe_read_kernel(&f, sizeof(f), c->fd + i) || !f)
+		return 0;
+	if (BPF_CORE_READ(f, f_inode) == c->inode)
+		c->mode |= BPF_CORE_READ(f, f_mode);
+	return 0;
+}
+
+static __always_inline bool reopen_of_held_pipe(struct file *file, struct inode *inode,
+						__u32 want)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	unsigned long magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	struct held_ctx c = { .inode = inode };
+	struct fdtable *fdt;
+	__u32 have = 0;
+
+	if ((magic != PIPEFS_MAGIC && magic != SOCKFS_MAGIC) || !on_internal_mount(&file->f_path))
+		return false;
+	if (want & PYSB_ACC_EXEC)
+		return false;
+	fdt = BPF_CORE_READ(task, files, fdt);
+	c.fd = BPF_CORE_READ(fdt, fd);
+	c.max = BPF_CORE_READ(fdt, max_fds);
+	if (c.max > PYSB_MAX_FD_SCAN)
+		c.max = PYSB_MAX_FD_SCAN;
+	bpf_loop(PYSB_MAX_FD_SCAN, held_step, &c, 0);
+	if (c.mode & FMODE_READ)
+		have |= PYSB_ACC_READ;
+	if (c.mode & FMODE_WRITE)
+		have |= PYSB_ACC_WRITE;
+	return (want & have) == want;
 }
 
 static __always_inline bool is_cgroupfs(struct inode *inode)
@@ -151,7 +222,9 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	}
 	if ((walk(&c) & want) == want)
 		return 0;
-	if (kernel_internal_open(&file->f_path) || own_proc_entry(inode, want))
+	if (kernel_internal_open(&file->f_path) || sandbox_proc_entry(inode, want, cgid))
+		return 0;
+	if (op == PYSB_OP_OPEN && reopen_of_held_pipe(file, inode, want))
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt);
 }
@@ -313,6 +386,8 @@ static __always_inline int check_setattr(struct dentry *d, struct iattr *attr)
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
+	if (overlay_internal())
+		return 0; /* overlayfs on its layers: the overlay file was judged */
 	valid = BPF_CORE_READ(attr, ia_valid);
 	if (!(valid & (ATTR_ATIME | ATTR_MTIME)) ||
 	    (valid & (ATTR_MODE | ATTR_UID | ATTR_GID | ATTR_SIZE)))
@@ -342,7 +417,7 @@ int BPF_PROG(pysb_inode_setxattr, void *idmap, struct dentry *dentry)
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
-	if (!cfg)
+	if (!cfg || overlay_internal())
 		return 0;
 	return check(cfg, cgid, PYSB_OP_SETXATTR, PYSB_ACC_WRITE, dentry, NULL);
 }
@@ -354,7 +429,7 @@ int BPF_PROG(pysb_inode_removexattr, void *idmap, struct dentry *dentry)
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
-	if (!cfg)
+	if (!cfg || overlay_internal())
 		return 0;
 	return check(cfg, cgid, PYSB_OP_REMOVEXATTR, PYSB_ACC_WRITE, dentry, NULL);
 }
@@ -380,4 +455,22 @@ int BPF_PROG(pysb_file_mprotect, struct vm_area_struct *vma, unsigned long reqpr
 	     unsigned long prot)
 {
 	return check_exec_map(PYSB_OP_MPROTECT_EXEC, BPF_CORE_READ(vma, vm_file), prot);
+}
+
+/* An overlay's super block is going: its creator cred is no longer one (ovl_creds). */
+static long forget_overlay(struct bpf_map *map, __u64 *cred, __u64 *sb, __u64 *gone)
+{
+	if (*sb == *gone)
+		bpf_map_delete_elem(map, cred);
+	return 0;
+}
+
+SEC("lsm/sb_free_security")
+int BPF_PROG(pysb_sb_free_security, struct super_block *sb)
+{
+	__u64 gone = (__u64)sb;
+
+	if (BPF_CORE_READ(sb, s_magic) == OVERLAYFS_SUPER_MAGIC)
+		bpf_for_each_map_elem(&ovl_creds, forget_overlay, &gone, 0);
+	return 0;
 }

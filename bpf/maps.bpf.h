@@ -184,4 +184,18 @@ PYSB_MAP struct {
 	__type(value, struct pysb_event_buf);
 } event_buf SEC(".maps");
 
+/*
+ * Creator credentials of live overlay file systems (cred pointer -> super_block pointer),
+ * noted when a sandboxed task's hook first meets an overlay object and removed when the
+ * overlay's super block is freed (lsm/sb_free_security). A task runs with one of these
+ * as its current cred only inside overlayfs, acting on its own layers (path.bpf.h,
+ * overlay_internal). Full: overlays not noted are judged like any file (deny more).
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u64);
+	__type(value, __u64);
+} ovl_creds SEC(".maps");
+
 #endif /* PYSB_MAPS_BPF_H */

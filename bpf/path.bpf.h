@@ -109,12 +109,65 @@ static long walk_step(__u32 index, void *data)
 	return 0;
 }
 
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+
+/* Only the field we read; CO-RE finds it in vmlinux or in the overlay module's BTF. */
+struct ovl_fs___pysb {
+	const struct cred *creator_cred;
+} __attribute__((preserve_access_index));
+
+/*
+ * Notes the creator credentials of the overlay `sb` belongs to (see ovl_creds). The
+ * hooks that judge what a task named always run before overlayfs' own work on its
+ * layers in the same call, so every overlay a sandboxed task acts on is noted in time.
+ * A kernel without overlay BTF at load time notes nothing: its overlays are judged like
+ * any file system (over-blocking, never a way in).
+ */
+static __always_inline void note_overlay(struct super_block *sb)
+{
+	struct ovl_fs___pysb *ofs;
+	__u64 cred, sbp = (__u64)sb;
+
+	if (!bpf_core_type_exists(struct ovl_fs___pysb))
+		return;
+	if (!sb || BPF_CORE_READ(sb, s_magic) != OVERLAYFS_SUPER_MAGIC)
+		return;
+	ofs = (struct ovl_fs___pysb *)BPF_CORE_READ(sb, s_fs_info);
+	cred = (__u64)BPF_CORE_READ(ofs, creator_cred);
+	if (cred && !bpf_map_lookup_elem(&ovl_creds, &cred))
+		bpf_map_update_elem(&ovl_creds, &cred, &sbp, BPF_NOEXIST);
+}
+
+/*
+ * Is the current task inside overlayfs, acting on the overlay's own layers (copy-up,
+ * the upper file of a utimes or setxattr, the work directory, the impure/opaque xattrs)?
+ * overlayfs does that work under the mounter's credentials (ovl_override_creds:
+ * current->cred = ofs->creator_cred, real_cred unchanged). That cred is private to
+ * the overlay: never any task's own (real) cred, so no other path (io_uring
+ * personalities, access(2)) can run with it, and while the overlay lives it cannot be
+ * freed and reused. What the task itself named (the overlay file) was judged by the
+ * outer hook before overlayfs got there; judging the layer's internal dentries again
+ * would deny every write to a lower-layer file and every utimes on overlay.
+ */
+static __always_inline bool overlay_internal(void)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 cred = (__u64)task->cred;
+
+	if (cred == (__u64)task->real_cred)
+		return false;
+	return bpf_map_lookup_elem(&ovl_creds, &cred) != NULL;
+}
+
 /*
  * Runs the walk from (dentry, vfsmnt); returns the access granted, 0 when no rule or
  * when an ignore= pattern hides the file.
  */
 static __always_inline __u32 walk(struct walk_ctx *c)
 {
+	struct dentry *start = c->dentry;
+
+	note_overlay(BPF_CORE_READ(start, d_sb));
 	c->has_ignores = bpf_map_lookup_elem(&ignores, &c->sandbox) != NULL;
 	bpf_loop(PYSB_MAX_DEPTH, walk_step, c, 0);
 	return c->found && !c->ignored ? c->granted : 0;
@@ -150,7 +203,9 @@ static __always_inline __u32 dentry_access(struct dentry *d, __u32 sandbox)
  * opened: overlayfs opens a directory's (or copies up a file's) real layer through a
  * private mount (mnt_ns == MNT_NS_INTERNAL) with the mounter's credentials. The overlay
  * file itself was checked; judging the layer's own path would deny every overlay
- * directory. Only that shape is exempt: an internal mount AND overridden credentials.
+ * directory. Only that shape is exempt: an internal mount AND an overlay's creator
+ * credentials (overlay_internal; any overridden cred would let an io_uring personality
+ * reopen a layer file through /proc/self/map_files).
  */
 static __always_inline bool on_internal_mount(const struct path *path)
 {
@@ -161,12 +216,7 @@ static __always_inline bool on_internal_mount(const struct path *path)
 
 static __always_inline bool kernel_internal_open(const struct path *path)
 {
-	struct task_struct *task;
-
-	if (!on_internal_mount(path))
-		return false;
-	task = bpf_get_current_task_btf();
-	return BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred);
+	return on_internal_mount(path) && overlay_internal();
 }
 
 struct name_ctx {

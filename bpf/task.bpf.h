@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Tasks inside or outside a sandbox: shared by bpf/self.bpf.c and bpf/signal.bpf.c. */
+/* Tasks inside or outside a sandbox: for the hooks that judge a task other than the
+ * current one (bpf/self.bpf.c, bpf/signal.bpf.c, /proc/<pid> in bpf/file.bpf.c). */
 #ifndef PYSB_TASK_BPF_H
 #define PYSB_TASK_BPF_H
 
@@ -46,6 +47,17 @@ static __always_inline int deny_outside(__u16 op, struct task_struct *other)
 	if (!cfg || task_under(other, cgid))
 		return 0;
 	return outside_denied(cfg, cgid, op, other);
+}
+
+/* The task a struct pid names (its PIDTYPE_PID user), NULL once it is gone. */
+static __always_inline struct task_struct *pid_task_of(struct pid *pid)
+{
+	struct hlist_node *first = BPF_CORE_READ(pid, tasks[PIDTYPE_PID].first);
+
+	if (!first)
+		return NULL;
+	return (struct task_struct *)((void *)first -
+				      bpf_core_field_offset(struct task_struct, pid_links));
 }
 
 #endif /* PYSB_TASK_BPF_H */

@@ -156,6 +156,10 @@ static int add_runtime(struct implicit_set *s)
 		{ "/usr/share/zoneinfo", PYSB_ACC_RO, "time zones" },
 		{ "/etc/localtime", PYSB_ACC_RO, "time zone" },
 		{ "/etc/nsswitch.conf", PYSB_ACC_READ, "name service configuration" },
+		/* Python's site module resolves "~" with getpwuid() when HOME is unset (the
+		 * program starts with an empty environment): a denial on every start. The
+		 * file is world-readable and holds no secrets (hashes are in /etc/shadow). */
+		{ "/etc/passwd", PYSB_ACC_READ, "user database (home directory of the user)" },
 		{ "/etc/host.conf", PYSB_ACC_READ, "resolver configuration" },
 		{ "/etc/resolv.conf", PYSB_ACC_READ, "resolver configuration" },
 		{ "/etc/hosts", PYSB_ACC_READ, "static host names" },

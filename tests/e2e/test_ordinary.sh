@@ -1,0 +1,185 @@
+# Ordinary programs the file layer must not break (issue 16, "over-blocking"): overlayfs,
+# reopening a pipe through /dev/stdin or /dev/fd/N, /proc/<pid> of the sandbox's own
+# children and threads, a plain Python start. Each case: the ordinary use works confined,
+# and its denial neighbour (what the exemption must not let through) is shown to work
+# unconfined, then to fail confined.
+
+# ovl_mount NAME: an overlay at $T/m-NAME over lower, upper and work dirs in $T (tmpfs),
+# whose lower layer holds f (utime), g (write: copy-up), h (chmod), x (setxattr).
+ovl_mount() {
+	mkdir -p "$T/lo-$1" "$T/up-$1" "$T/wk-$1" "$T/m-$1"
+	for f in f g h x; do echo "lower $f" >"$T/lo-$1/$f"; done
+	mount -t overlay -o "lowerdir=$T/lo-$1,upperdir=$T/up-$1,workdir=$T/wk-$1" \
+		overlay "$T/m-$1" || fail "cannot mount an overlay at $T/m-$1"
+	OVL_MOUNTS+=("$T/m-$1")
+}
+
+ovl_umount_all() {
+	local m
+	for m in "${OVL_MOUNTS[@]}"; do umount "$m"; done
+}
+
+# ovl_lines NAME: probe lines for the four operations on overlay NAME.
+ovl_lines() {
+	local m="$T/m-$1"
+	echo "attempt('$1-utime', lambda: os.utime('$m/f', (1, 1)))"
+	echo "attempt('$1-write', lambda: write('$m/g', 'new'))"
+	echo "attempt('$1-chmod', lambda: os.chmod('$m/h', 0o600))"
+	echo "attempt('$1-setxattr', lambda: os.setxattr('$m/x', 'user.k', b'v'))"
+}
+
+test_ordinary_overlay_rw_writes_and_copy_up_work_ro_and_unexposed_denied() {
+	OVL_MOUNTS=()
+	trap ovl_umount_all EXIT
+	write_probe_lib
+	for n in plain rw ro no; do ovl_mount "$n"; done
+	mapfile -t plain < <(ovl_lines plain)
+	probe_py "$T/plain.py" "${plain[@]}"
+	# Unconfined: every operation works on an overlay (setxattr user.* needs an upper
+	# file system with user xattrs: tmpfs has them from 6.6 on, so 6.1 says EOPNOTSUPP).
+	run_plain python3 "$T/plain.py"
+	expect_rc 0
+	for op in utime write chmod; do expect_line "$T/out" "plain-$op ok"; done
+	setx=$(grep '^plain-setxattr ' "$T/out") || fail "no setxattr line: $(cat "$T/out")"
+	setx=${setx#plain-setxattr }
+
+	mapfile -t lines < <(ovl_lines rw; ovl_lines ro; ovl_lines no)
+	lines+=("attempt('upper-direct', lambda: write('$T/up-rw/direct', 'x'))")
+	probe_py "$T/app.py" "${lines[@]}"
+	printf 'expose-rw=%s\nexpose-ro=%s\nexpose-ro=%s\n' "$T/m-rw" "$T/m-ro" "$T/lib" >"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	for op in utime write chmod; do
+		expect_line "$T/out" "rw-$op ok"
+		expect_line "$T/out" "ro-$op EACCES"
+		expect_line "$T/out" "no-$op EACCES"
+	done
+	expect_line "$T/out" "rw-setxattr $setx"
+	expect_line "$T/out" "ro-setxattr EACCES"
+	expect_line "$T/out" "no-setxattr EACCES"
+	# The layers themselves stay what the policy says: not exposed.
+	expect_line "$T/out" "upper-direct EACCES"
+	# The write really copied the file up, and nothing reached the other overlays.
+	expect_line "$T/up-rw/g" "new"
+	[ ! -e "$T/up-ro/g" ] && [ ! -e "$T/up-no/g" ] || fail "a denied write reached an upper layer"
+	expect_no_grep "$T/err" "deny .*(/wk-rw|/up-rw/[fghx]? )"
+}
+
+# The program for the descriptor cases: argv[1] an expose-ro file, argv[2] an unexposed one.
+write_fd_probe() {
+	probe_py "$T/fd.py" \
+		"ro, secret = sys.argv[1], sys.argv[2]" \
+		"attempt('stdin-read', lambda: print('stdin-data', open('/dev/stdin').read().strip()))" \
+		"attempt('stdin-for-write', lambda: open('/dev/stdin', 'w').close())" \
+		"r, w = os.pipe()" \
+		"os.write(w, b'piped\n'); os.close(w)" \
+		"attempt('devfd-read', lambda: print('devfd-data', open('/dev/fd/%d' % r).read().strip()))" \
+		"p = os.open(secret, os.O_PATH)" \
+		"attempt('opath-reopen', lambda: read('/proc/self/fd/%d' % p))" \
+		"q = os.open(ro, os.O_RDONLY)" \
+		"attempt('rdonly-reopen-write', lambda: open('/proc/self/fd/%d' % q, 'a').close())" \
+		"attempt('rdonly-reopen-read', lambda: read('/proc/self/fd/%d' % q))"
+}
+
+test_ordinary_pipe_reopen_through_dev_stdin_allowed_other_fds_judged() {
+	write_probe_lib
+	mkdir -p "$T/ro" "$T/other"
+	echo public >"$T/ro/data.txt"
+	echo secret >"$T/other/secret.txt"
+	write_fd_probe
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/ro" "$T/lib" >"$T/policy"
+	# Unconfined, every reopen works, the "attacks" included.
+	echo from-stdin | python3 "$T/fd.py" "$T/ro/data.txt" "$T/other/secret.txt" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	for l in stdin-read stdin-for-write devfd-read opath-reopen rdonly-reopen-write; do
+		expect_line "$T/out" "$l ok"
+	done
+	echo from-stdin | "$PYSB" run --policy "$T/policy" -- "$T/fd.py" "$T/ro/data.txt" \
+		"$T/other/secret.txt" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "stdin-data from-stdin"
+	expect_line "$T/out" "stdin-read ok"
+	expect_line "$T/out" "devfd-data piped"
+	expect_line "$T/out" "devfd-read ok"
+	expect_line "$T/out" "rdonly-reopen-read ok"
+	# What the task does not hold stays judged: the pipe's other end, an O_PATH fd of an
+	# unexposed file, write access to a file it may only read.
+	expect_line "$T/out" "stdin-for-write EACCES"
+	expect_line "$T/out" "opath-reopen EACCES"
+	expect_line "$T/out" "rdonly-reopen-write EACCES"
+	expect_grep "$T/err" "deny file open\(read\) $T/other/secret.txt "
+}
+
+test_ordinary_bash_process_substitution_reads_dev_fd() {
+	write_probe_lib
+	probe_py "$T/cat.py" "print('got', open(sys.argv[1]).read().strip())"
+	printf 'expose-ro=%s\nexpose-ro=/usr\npython-api=ALLOW:process-exec\n' "$T" >"$T/policy"
+	run_sb "$T/policy" /usr/bin/bash -c "/usr/bin/python3 $T/cat.py <(echo substituted)"
+	expect_rc 0
+	expect_line "$T/out" "got substituted"
+}
+
+test_ordinary_proc_of_own_children_and_threads_readable_outside_denied() {
+	write_probe_lib
+	sleep 60 &
+	outside=$!
+	probe_py "$T/proc.py" \
+		"import threading, time" \
+		"outside = int(sys.argv[1])" \
+		"r, w = os.pipe()" \
+		"child = os.fork()" \
+		"if child == 0:" \
+		"    os.read(r, 1); os._exit(0)" \
+		"attempt('child-status', lambda: read('/proc/%d/status' % child))" \
+		"attempt('child-cmdline', lambda: read('/proc/%d/cmdline' % child))" \
+		"ev = threading.Event(); tids = []" \
+		"def body():" \
+		"    tids.append(threading.get_native_id()); ev.wait()" \
+		"t = threading.Thread(target=body); t.start()" \
+		"while not tids: time.sleep(0.01)" \
+		"attempt('thread-status', lambda: read('/proc/%d/status' % tids[0]))" \
+		"attempt('task-status', lambda: read('/proc/self/task/%d/status' % tids[0]))" \
+		"attempt('self-status', lambda: read('/proc/self/status'))" \
+		"attempt('outside-status', lambda: read('/proc/%d/status' % outside))" \
+		"attempt('init-status', lambda: read('/proc/1/status'))" \
+		"attempt('child-write', lambda: write('/proc/%d/oom_score_adj' % child, '0'))" \
+		"ev.set(); t.join(); os.write(w, b'x'); os.waitpid(child, 0)"
+	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
+	run_plain python3 "$T/proc.py" "$outside"
+	expect_rc 0
+	expect_line "$T/out" "outside-status ok"
+	expect_line "$T/out" "init-status ok"
+	expect_line "$T/out" "child-write ok"
+	run_sb "$T/policy" "$T/proc.py" "$outside"
+	kill "$outside"
+	expect_rc 0
+	for l in child-status child-cmdline thread-status task-status self-status; do
+		expect_line "$T/out" "$l ok"
+	done
+	expect_line "$T/out" "outside-status EACCES"
+	expect_line "$T/out" "init-status EACCES"
+	expect_line "$T/out" "child-write EACCES"
+}
+
+test_ordinary_python_start_reports_no_denial_passwd_implicit_shadow_denied() {
+	write_probe_lib
+	probe_py "$T/app.py" \
+		"attempt('shadow', lambda: read('/etc/shadow'))" \
+		"attempt('home', lambda: print('home', os.path.expanduser('~')))"
+	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "shadow ok"
+	run_sb "$T/policy" /usr/bin/python3 -c pass
+	expect_rc 0
+	expect_no_grep "$T/err" "deny"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "shadow EACCES"
+	expect_grep "$T/err" "deny file open\(read\) /etc/shadow "
+	expect_no_grep "$T/err" "/etc/passwd"
+	# The grant is not silent: check lists it among the implicit paths.
+	"$PYSB" check --policy "$T/policy" >"$T/out" 2>"$T/err"
+	expect_grep "$T/out" "^file +read +/etc/passwd .*\(implicit: user database"
+}
