@@ -137,4 +137,21 @@ static __always_inline __u32 decision_of(const struct pysb_sandbox_cfg *cfg)
 	return (cfg->flags & PYSB_SB_AUDIT) ? PYSB_AUDIT : PYSB_DENY;
 }
 
+#define ENOSPC 28
+
+/*
+ * Before a sandboxed task sets the owner of `file` (fcntl F_SETOWN/F_SETOWN_EX, ioctl
+ * FIOSETOWN/SIOCSPGRP), its record in `sigio_owners` must fit: the call fails with
+ * -ENOSPC when the map is full, never an owner whose SIGIO no rule judges. file_set_fowner
+ * then finds the record in place (it cannot refuse).
+ */
+static __always_inline int sigio_owner_reserve(struct file *file)
+{
+	__u64 key = (__u64)file, cgid;
+
+	if (!current_sandbox(&cgid))
+		return 0;
+	return bpf_map_update_elem(&sigio_owners, &key, &cgid, BPF_ANY) ? -ENOSPC : 0;
+}
+
 #endif /* PYSB_COMMON_BPF_H */

@@ -107,6 +107,24 @@ PYSB_MAP struct {
 
 /* ---- end of network ---- */
 
+/*
+ * struct file -> cgroup id of the sandbox whose task set its owner. Written on every
+ * F_SETOWN of the machine (a sandboxed setter adds, any other removes), so a file reused
+ * at the same address never keeps a stale owner; removed when the file is freed. Up to
+ * PYSB_MAX_SIGIO_OWNERS files with an owner set from inside sandboxes at once; when it is
+ * full, F_SETOWN, FIOSETOWN and SIOCSPGRP fail in sandboxes (ENOSPC) rather than set an
+ * owner no rule would judge (bpf/signal.bpf.c, bpf/tty.bpf.c).
+ */
+#define PYSB_MAX_SIGIO_OWNERS 16384
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PYSB_MAX_SIGIO_OWNERS);
+	__type(key, __u64);
+	__type(value, __u64);
+} sigio_owners SEC(".maps");
+
 /* SysV IPC objects created by sandboxed tasks: kern_ipc_perm address -> sandbox id
  * (bpf/sysv.bpf.c). Full: the creation fails, never an object left unplaced. */
 PYSB_MAP struct {

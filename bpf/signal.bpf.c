@@ -9,6 +9,9 @@
  *                            sandbox (the hook cannot refuse; `sigio_owners`)
  *   lsm/file_send_sigiotask  SIGIO, SIGURG, or the F_SETSIG signal of a file whose owner a
  *                            sandboxed task set, to a task outside that sandbox: not sent
+ *   lsm/file_fcntl           F_SETOWN, F_SETOWN_EX from a sandboxed task: its record must
+ *                            fit in `sigio_owners`, else -ENOSPC (FIOSETOWN and SIOCSPGRP:
+ *                            bpf/tty.bpf.c's file_ioctl)
  *   lsm/file_free_security   forgets a file that had an owner
  *   lsm/task_setnice         setpriority(2) of a task outside              -> -EPERM
  *   lsm/task_setioprio       ioprio_set(2) of a task outside               -> -EPERM
@@ -20,21 +23,6 @@
  */
 #include "task.bpf.h"
 
-/*
- * struct file -> cgroup id of the sandbox whose task set its owner. Written on every
- * F_SETOWN of the machine (a sandboxed setter adds, any other removes), so a file reused
- * at the same address never keeps a stale owner; removed when the file is freed. Up to
- * PYSB_MAX_SIGIO_OWNERS files with an owner set from inside sandboxes at once.
- */
-#define PYSB_MAX_SIGIO_OWNERS 16384
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, PYSB_MAX_SIGIO_OWNERS);
-	__type(key, __u64);
-	__type(value, __u64);
-} sigio_owners SEC(".maps");
 
 /* Before 6.12 the owner is embedded in struct file; later it is allocated on demand and
  * points back to its file. */
@@ -71,6 +59,17 @@ int BPF_PROG(pysb_file_set_fowner, struct file *file)
 	else
 		bpf_map_delete_elem(&sigio_owners, &key);
 	return 0;
+}
+
+#define F_SETOWN    8
+#define F_SETOWN_EX 15
+
+SEC("lsm/file_fcntl")
+int BPF_PROG(pysb_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
+		return 0;
+	return sigio_owner_reserve(file);
 }
 
 SEC("lsm/file_free_security")

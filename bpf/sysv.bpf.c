@@ -27,8 +27,6 @@
  */
 #include "common.bpf.h"
 
-#define ENOSPC 28
-
 static __always_inline int ipc_record(struct kern_ipc_perm *perm)
 {
 	struct pysb_sandbox_cfg *cfg;

@@ -9,6 +9,7 @@
  *     TIOCLINUX console selection and paste (the same, on a virtual console)
  *     TIOCSETD  changes the line discipline: kernel code most programs never reach
  *     -> -EPERM, with an event naming the terminal
+ *     FIOSETOWN, SIOCSPGRP (any file): the SIGIO owner's record must fit (signal.bpf.c)
  * The terminal itself is the program's own pty (user/ side); this is the second wall.
  */
 #pragma clang diagnostic ignored "-Wunused-function" /* path.bpf.h's walk: not used here */
@@ -17,6 +18,8 @@
 #define TIOCSTI	  0x5412
 #define TIOCLINUX 0x541C
 #define TIOCSETD  0x5423
+#define FIOSETOWN 0x8901
+#define SIOCSPGRP 0x8902
 
 static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 {
@@ -24,6 +27,8 @@ static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 	struct pysb_event *e;
 	__u64 cgid;
 
+	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
+		return sigio_owner_reserve(file);
 	if (cmd != TIOCSTI && cmd != TIOCLINUX && cmd != TIOCSETD)
 		return 0;
 	cfg = current_sandbox(&cgid);

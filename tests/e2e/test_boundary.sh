@@ -158,6 +158,83 @@ test_boundary_sigio_signal0_sched_rlimit_outside_denied_nobody() {
 	bnd_signal_case nobody
 }
 
+# The table that remembers which files had their SIGIO owner set from a sandbox is finite
+# (16,384 files for the machine). Full, it must fail closed: F_SETOWN from a sandbox is
+# refused (ENOSPC), never an owner set that no rule then judges. Unconfined, the same
+# program fills nothing and its SIGIO kills the victim.
+test_boundary_sigio_owner_table_full_fails_closed() {
+	write_file "$T/fill.py" <<'PY'
+import errno, fcntl, os, resource, signal, sys
+victim = int(sys.argv[1])
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+limit = min(hard, 4096)
+resource.setrlimit(resource.RLIMIT_NOFILE, (limit, hard))
+kids, total, full = [], 0, False
+for k in range(24):
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(r)
+        n, err = 0, 0
+        try:
+            while n < limit - 32:
+                for fd in os.pipe():
+                    fcntl.fcntl(fd, fcntl.F_SETOWN, os.getpid())
+                    n += 1
+        except OSError as e:
+            err = e.errno
+        os.write(w, f"{n} {err}\n".encode())
+        signal.pause()
+    os.close(w)
+    n, err = (int(x) for x in os.read(r, 100).split())
+    os.close(r)
+    kids.append(pid)
+    total += n
+    if err == errno.ENOSPC:
+        full = True
+        break
+print("filled", "full" if full else "never-full", flush=True)
+a, b = os.pipe()
+try:
+    fcntl.fcntl(a, fcntl.F_SETOWN, victim)
+    fcntl.fcntl(a, fcntl.F_SETFL, fcntl.fcntl(a, fcntl.F_GETFL) | os.O_ASYNC)
+    os.write(b, b"x")
+    print("setown-outside ok", flush=True)
+except OSError as e:
+    print("setown-outside", errno.errorcode[e.errno], flush=True)
+for pid in kids:
+    os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+PY
+	sleep 300 &
+	local victim=$!
+	run_plain python3 "$T/fill.py" "$victim"
+	expect_line "$T/out" "filled never-full"
+	expect_line "$T/out" "setown-outside ok"
+	sleep 0.5
+	! kill -0 "$victim" 2>/dev/null || fail "unconfined, the SIGIO did not reach the victim"
+	sleep 300 &
+	victim=$!
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	run_sb "$T/policy" python3 "$T/fill.py" "$victim"
+	expect_rc 0
+	expect_line "$T/out" "filled full"
+	expect_line "$T/out" "setown-outside ENOSPC"
+	sleep 0.5
+	kill -0 "$victim" 2>/dev/null || fail "the victim outside the sandbox was killed by SIGIO"
+	kill "$victim"
+	# the table empties with the files: F_SETOWN works again in the next sandbox
+	probe_py "$T/again.py" \
+		"import fcntl" \
+		"r, w = os.pipe()" \
+		"attempt('setown-own', lambda: fcntl.fcntl(r, fcntl.F_SETOWN, os.getpid()))"
+	write_probe_lib
+	printf 'expose-ro=%s\n' "$T/lib" >>"$T/policy"
+	run_sb "$T/policy" python3 "$T/again.py"
+	expect_rc 0
+	expect_line "$T/out" "setown-own ok"
+}
+
 # ---- cause 2: terminal ioctls ----
 
 # A pty made outside (the "caller's terminal"), handed to the program by path; what the
