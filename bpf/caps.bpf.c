@@ -17,7 +17,9 @@
  * Hot path: capable() is called very often by privileged tasks of the whole machine.
  * An unsandboxed task costs current_sandbox() (one lookup per cgroup level) and returns.
  * Checks made with CAP_OPT_NOAUDIT (privilege heuristics such as the OOM killer's) are
- * refused without an event, as the kernel's own audit does.
+ * refused without an event, as the kernel's own audit does. Checks overlayfs makes on its
+ * own creator credentials, while a sandboxed task looks a file up, are the mounter's,
+ * not the task's: not judged (ovl_creds, noted by the file hooks).
  */
 #include "common.bpf.h"
 
@@ -37,6 +39,16 @@ int BPF_PROG(pysb_capable, const struct cred *cred, struct user_namespace *ns, i
 		return 0;
 	if (cap >= 0 && cap < PYSB_CAP_MAX && (cfg->caps & (1ull << cap)))
 		return 0;
+	/* overlayfs working on its layers under its mounter's credentials (the trusted.*
+	 * metacopy and opaque xattrs of a lookup need CAP_SYS_ADMIN): the capability asked
+	 * is the mounter's, checked on the overlay's private creator cred, which is no
+	 * task's own (see overlay_internal() in bpf/path.bpf.h, and ovl_creds). */
+	if ((__u64)cred != (__u64)bpf_get_current_task_btf()->real_cred) {
+		__u64 c = (__u64)cred;
+
+		if (bpf_map_lookup_elem(&ovl_creds, &c))
+			return 0;
+	}
 	/* pysb-bpf's own start: the child sets its uid and drops its capabilities in the
 	 * sandbox cgroup before its execve (user/runner.c), until bprm_committed_creds. */
 	tgid = bpf_get_current_pid_tgid() >> 32;

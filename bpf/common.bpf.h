@@ -138,6 +138,7 @@ static __always_inline __u32 decision_of(const struct pysb_sandbox_cfg *cfg)
 }
 
 #define ENOSPC 28
+#define ENOMEM 12
 
 /*
  * Before a sandboxed task sets the owner of `file` (fcntl F_SETOWN/F_SETOWN_EX, ioctl

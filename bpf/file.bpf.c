@@ -25,6 +25,12 @@
  *   lsm/file_mprotect      making a file mapping executable: EXEC
  *   lsm/file_receive       a descriptor received over a unix socket: judged as if opened
  *                          here with its mode (reads need READ, writes WRITE)
+ *   lsm/sb_kern_mount, lsm/sb_statfs
+ *                          (deny nothing: note an overlay's creator cred, at its mount, or
+ *                          at the loader's statfs of the overlays mounted before it)
+ *   lsm/cred_prepare, lsm/cred_free
+ *                          (deny nothing: a cred overlayfs derives from its creator cred is
+ *                          the overlay's too; forgotten when freed)
  *   lsm/sb_free_security   (denies nothing: forgets a freed overlay's creator cred)
  * Not judged, because the task already holds the access: overlayfs' own work on its
  * layers under the mounter's creator cred (copy-up, the upper file of a utimes or
@@ -455,6 +461,53 @@ int BPF_PROG(pysb_file_mprotect, struct vm_area_struct *vma, unsigned long reqpr
 	     unsigned long prot)
 {
 	return check_exec_map(PYSB_OP_MPROTECT_EXEC, BPF_CORE_READ(vma, vm_file), prot);
+}
+
+/* An overlay mounted (by anyone, after the programs loaded) is noted at once: the first
+ * lookup a sandboxed task makes in it runs overlayfs' capability checks on its creator
+ * cred before any file hook could note it (bpf/caps.bpf.c). Earlier overlays are noted
+ * by the walk the first time a sandboxed task meets them. */
+SEC("lsm/sb_kern_mount")
+int BPF_PROG(pysb_sb_kern_mount, const struct super_block *sb)
+{
+	note_overlay((struct super_block *)sb);
+	return 0;
+}
+
+/*
+ * overlayfs also works under creds it derives from its creator cred (prepare_creds()
+ * while overridden: ovl_create_or_link's fsuid/fsgid copy, for instance), whose
+ * trusted.* xattr writes check CAP_SYS_ADMIN on them: such a cred is the overlay's too.
+ * A task's own creds are never prepared from an overlay's, so nothing else is noted; a
+ * noted cred is forgotten when freed, so its address never marks a later cred.
+ */
+SEC("lsm/cred_prepare")
+int BPF_PROG(pysb_cred_prepare, struct cred *new, const struct cred *old, gfp_t gfp)
+{
+	__u64 o = (__u64)old, n = (__u64)new, *sb;
+
+	sb = bpf_map_lookup_elem(&ovl_creds, &o);
+	if (sb && bpf_map_update_elem(&ovl_creds, &n, sb, BPF_ANY))
+		return -ENOMEM; /* unnoted, its checks would be judged as the task's */
+	return 0;
+}
+
+SEC("lsm/cred_free")
+int BPF_PROG(pysb_cred_free, struct cred *cred)
+{
+	__u64 c = (__u64)cred;
+
+	bpf_map_delete_elem(&ovl_creds, &c);
+	return 0;
+}
+
+/* statfs(2) of an overlay, by any task: the loader's way to note the overlays mounted
+ * before it loaded the programs (user/loader.c, note_overlays). */
+SEC("lsm/sb_statfs")
+int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
+{
+	note_overlay(BPF_CORE_READ(dentry, d_sb));
+	return 0;
 }
 
 /* An overlay's super block is going: its creator cred is no longer one (ovl_creds). */

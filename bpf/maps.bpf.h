@@ -211,7 +211,7 @@ PYSB_MAP struct {
  */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 16384);
 	__type(key, __u64);
 	__type(value, __u64);
 } ovl_creds SEC(".maps");

@@ -192,6 +192,36 @@ int loader_probe(const char **what, int *err, char *hooks, size_t len)
 #define LOCK_FILE "/run/pysb-bpf.lock"
 #define BPF_FS_MAGIC 0xcafe4a11
 
+/*
+ * The overlays mounted before the programs were loaded: statfs(2) of each lets
+ * lsm/sb_statfs note its creator cred (bpf/file.bpf.c), so overlayfs' own capability
+ * checks in a sandboxed task's first lookup there are known as the overlay's
+ * (bpf/caps.bpf.c). Later mounts are noted by lsm/sb_kern_mount. Mounts of other mount
+ * namespaces are noted the first time a sandboxed task's file hook meets them.
+ */
+static void note_overlays(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (getline(&line, &cap, f) > 0) {
+		char mnt[PATH_MAX], type[64], *sep = strstr(line, " - ");
+		struct statfs st;
+
+		/* id parent major:minor root MOUNTPOINT options ... - TYPE source ... */
+		if (!sep || sscanf(line, "%*s %*s %*s %*s %4095s", mnt) != 1 ||
+		    sscanf(sep + 3, "%63s", type) != 1 || strcmp(type, "overlay"))
+			continue;
+		if (statfs(mnt, &st))
+			pr_debug("statfs %s (an overlay to note): %s", mnt, strerror(errno));
+	}
+	free(line);
+	fclose(f);
+}
+
 uint64_t loader_object_hash(void)
 {
 	size_t sz;
@@ -449,6 +479,7 @@ int loader_start(struct loader *l, const char **what, int *err)
 		goto out;
 	}
 	pr_info("loaded, attached and pinned the pysb-bpf programs in %s", l->pin_dir);
+	note_overlays();
 out:
 	if (lock >= 0)
 		close(lock);

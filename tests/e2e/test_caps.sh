@@ -232,3 +232,43 @@ test_caps_attached_process_refused_by_lsm_capable() {
 	kill -USR1 $SPID
 	wait_for "$T/svc.log" '^sethostname ok$' 2
 }
+
+# overlayfs looks files up under its mounter's credentials (the trusted.* metacopy xattr
+# needs CAP_SYS_ADMIN): that check is the mounter's, not the program's. It must neither
+# show as a denial nor be learned as bpf.capabilities= (the test VM's root is an overlay,
+# as a container's is; a second overlay is made here too).
+test_caps_overlay_lookups_are_not_the_programs() {
+	mkdir -p "$T/lower/pkg" "$T/upper" "$T/work" "$T/merged"
+	for i in $(seq 20); do echo "x = $i" >"$T/lower/pkg/m$i.py"; done
+	mount -t overlay overlay -o "lowerdir=$T/lower,upperdir=$T/upper,workdir=$T/work" "$T/merged" ||
+		fail "cannot mount the test overlay"
+	write_file "$T/app.py" <<PY
+import ctypes, sys
+sys.path.insert(0, "$T/merged/pkg")
+open("/proc/self/status").read()
+for i in range(1, 21):
+    __import__(f"m{i}")
+print("imported", flush=True)
+os_ = __import__("os")
+os_.mkdir("$T/merged/pkg/newdir")
+open("$T/merged/pkg/newdir/f", "w").write("y")
+os_.rename("$T/merged/pkg/m1.py", "$T/merged/pkg/renamed.py")
+print("written", flush=True)
+PY
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$T/merged" >"$T/policy"
+	run_sb "$T/policy" python3 "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "imported"
+	expect_line "$T/out" "written"
+	expect_no_grep "$T/err" "capability"
+	umount "$T/merged"
+	rm -rf "$T/upper" "$T/work" && mkdir -p "$T/upper" "$T/work"
+	mount -t overlay overlay -o "lowerdir=$T/lower,upperdir=$T/upper,workdir=$T/work" "$T/merged" ||
+		fail "cannot mount the test overlay again"
+	cp "$T/policy" "$T/learned"
+	"$PYSB" run --learn="$T/learned" --policy "$T/policy" -- python3 "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_no_grep "$T/learned" "bpf.capabilities"
+	umount "$T/merged"
+}
