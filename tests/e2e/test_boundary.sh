@@ -628,3 +628,44 @@ test_boundary_source_routing_refused_root() {
 test_boundary_source_routing_refused_nobody() {
 	bnd_srcroute_case nobody
 }
+
+# docs/faq.md, "Debugging": a debugger inside traces the program's own processes; one
+# started outside attaches to the program as usual; an outside process stays untraceable.
+test_boundary_debuggers_inside_own_processes_outside_as_usual() {
+	write_probe_lib
+	mkdir -p "$T/run"
+	write_file "$T/lib/trace.py" <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+def trace(pid):
+    if libc.ptrace(16, pid, None, None) < 0:  # PTRACE_ATTACH
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+    os.waitpid(pid, 0)
+    libc.ptrace(17, pid, None, None)  # PTRACE_DETACH
+PY
+	sleep 300 &
+	local outside=$! pid
+	probe_py "$T/lib/app.py" \
+		"import time, trace" \
+		"child = os.fork()" \
+		"if child == 0:" \
+		"    time.sleep(60); os._exit(0)" \
+		"attempt('trace-own-child', lambda: trace.trace(child))" \
+		"attempt('trace-outside', lambda: trace.trace($outside))" \
+		"os.kill(child, 9)" \
+		"open('$T/run/pid', 'w').write(str(os.getpid()))" \
+		"time.sleep(3)"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/lib" "$T/run" >"$T/policy"
+	"$PYSB" run --policy "$T/policy" -- python3 "$T/lib/app.py" >"$T/out" 2>"$T/err" &
+	local sb=$!
+	for _ in $(seq 100); do [ -s "$T/run/pid" ] && break; sleep 0.1; done
+	pid=$(<"$T/run/pid")
+	python3 -c "import sys; sys.path.insert(0, '$T/lib'); import trace; trace.trace($pid); print('outside-traces-program ok')" >"$T/out2" 2>&1
+	wait "$sb"
+	RC=$?
+	kill "$outside"
+	expect_rc 0
+	expect_line "$T/out" "trace-own-child ok"
+	expect_line "$T/out" "trace-outside EPERM"
+	expect_line "$T/out2" "outside-traces-program ok"
+}
