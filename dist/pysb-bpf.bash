@@ -103,7 +103,7 @@ _pysb_bpf() {
 	fi
 
 	if [[ $cur == -* ]]; then
-		COMPREPLY=($(compgen -W "$(_pysb_bpf_options "$bin" "$cmd" | awk '{ print $1 }') --help" -- "$cur"))
+		COMPREPLY=($(compgen -W "$( (_pysb_bpf_options "$bin" "$cmd" | awk '{ print $1 }'; echo --help) | sort -u)" -- "$cur"))
 		return
 	fi
 	case $cmd in
