@@ -600,25 +600,28 @@ void loader_reset_lost_id(struct loader *l, uint32_t id)
 }
 
 /*
- * Deletes every key of `map` whose u32 at `off` is in `set`. Keys are collected first:
- * deleting while walking would restart the walk.
+ * Deletes every entry of `map` whose sandbox id (a u32 at `off` of the key, or of the
+ * value when `vlen` is not 0) is in `set`. Keys are collected first: deleting while
+ * walking would restart the walk.
  */
-void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
-			const struct sandbox_set *set)
+static void forget_entries(struct bpf_map *map, size_t klen, size_t vlen, size_t off,
+			   const struct sandbox_set *set)
 {
 	size_t n = 0, cap = 0;
 	unsigned char *keys = NULL, *nk;
-	unsigned char key[64], next[64];
+	unsigned char key[64], next[64], val[64];
 	int err;
 
-	if (klen > sizeof(key))
+	if (klen > sizeof(key) || vlen > sizeof(val))
 		return;
 	for (err = bpf_map__get_next_key(map, NULL, next, klen); !err;
 	     err = bpf_map__get_next_key(map, key, next, klen)) {
 		uint32_t id;
 
 		memcpy(key, next, klen);
-		memcpy(&id, key + off, sizeof(id));
+		if (vlen && bpf_map__lookup_elem(map, key, klen, val, vlen, 0))
+			continue;
+		memcpy(&id, (vlen ? val : key) + off, sizeof(id));
 		if (!sandbox_set_has(set, id))
 			continue;
 		if (n == cap) {
@@ -638,37 +641,18 @@ void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
 	free(keys);
 }
 
+void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
+			const struct sandbox_set *set)
+{
+	forget_entries(map, klen, 0, off, set);
+}
+
 /* SysV IPC objects and keys of retired sandboxes may stay (in the host's IPC namespace,
  * for a daemon binding); their record goes, so no later sandbox that reuses the id
  * reaches them. `map` holds address -> sandbox id. */
 static void forget_owners(struct bpf_map *map, const struct sandbox_set *set)
 {
-	uint64_t key, next, *keys = NULL, *nk;
-	size_t n = 0, cap = 0;
-	uint32_t id;
-	int err;
-
-	for (err = bpf_map__get_next_key(map, NULL, &next, sizeof(next)); !err;
-	     err = bpf_map__get_next_key(map, &key, &next, sizeof(next))) {
-		key = next;
-		if (bpf_map__lookup_elem(map, &key, sizeof(key), &id, sizeof(id), 0) ||
-		    !sandbox_set_has(set, id))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nk = realloc(keys, cap * sizeof(*keys));
-			if (!nk) {
-				pr_err("out of memory removing the records of a sandbox from %s",
-				       bpf_map__name(map));
-				break;
-			}
-			keys = nk;
-		}
-		keys[n++] = key;
-	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map__delete_elem(map, &keys[i], sizeof(keys[i]), 0);
-	free(keys);
+	forget_entries(map, sizeof(uint64_t), sizeof(uint32_t), 0, set);
 }
 
 void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
