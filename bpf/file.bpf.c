@@ -32,6 +32,9 @@
  *                          (deny nothing: a cred overlayfs derives from its creator cred is
  *                          the overlay's too; forgotten when freed)
  *   lsm/sb_free_security   (denies nothing: forgets a freed overlay's creator cred)
+ *   lsm/sb_statfs          (also: labels the inode of a rule path, at the loader's request)
+ *   lsm/inode_free_security
+ *                          (denies nothing: a freed inode's label goes with it)
  * Not judged, because the task already holds the access: overlayfs' own work on its
  * layers under the mounter's creator cred (copy-up, the upper file of a utimes or
  * setxattr; path.bpf.h, overlay_internal), /proc/<pid> of tasks of the same sandbox
@@ -67,9 +70,9 @@ static __always_inline int file_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid,
 static __always_inline int check(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op, __u32 want,
 				 struct dentry *d, struct vfsmount *mnt)
 {
-	struct walk_ctx c = { .dentry = d, .vfsmnt = mnt, .sandbox = cfg->id };
+	struct walk_ctx c;
 
-	if ((walk(&c) & want) == want)
+	if ((walk_from(&c, d, mnt, cfg->id) & want) == want)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt);
 }
@@ -90,14 +93,13 @@ static __always_inline int check_dir_entry(__u16 op, const struct path *dir, str
 {
 	struct pysb_sandbox_cfg *cfg;
 	struct vfsmount *mnt = BPF_CORE_READ(dir, mnt);
-	struct walk_ctx c = { .dentry = BPF_CORE_READ(dir, dentry), .vfsmnt = mnt };
+	struct walk_ctx c;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	c.sandbox = cfg->id;
-	if (walk(&c) & PYSB_ACC_WRITE)
+	if (walk_from(&c, BPF_CORE_READ(dir, dentry), mnt, cfg->id) & PYSB_ACC_WRITE)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
 }
@@ -215,7 +217,7 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
 	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
 	struct inode *inode = BPF_CORE_READ(file, f_inode);
-	struct walk_ctx c = { .dentry = d, .vfsmnt = mnt, .sandbox = cfg->id };
+	struct walk_ctx c;
 
 	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode)) {
 		struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_CGROUP_ESCAPE,
@@ -226,7 +228,7 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 		}
 		return deny_ret(cfg, EPERM);
 	}
-	if ((walk(&c) & want) == want)
+	if ((walk_from(&c, d, mnt, cfg->id) & want) == want)
 		return 0;
 	if (kernel_internal_open(&file->f_path) || sandbox_proc_entry(inode, want, cgid))
 		return 0;
@@ -305,19 +307,17 @@ static __always_inline int check_move(__u16 op, struct dentry *obj, struct vfsmo
 {
 	struct pysb_sandbox_cfg *cfg;
 	struct vfsmount *mnt = BPF_CORE_READ(to_dir, mnt);
-	struct walk_ctx src = { .dentry = obj, .vfsmnt = obj_mnt };
-	struct walk_ctx dst = { .dentry = BPF_CORE_READ(to_dir, dentry), .vfsmnt = mnt };
+	struct walk_ctx src, dst;
 	__u32 have, get;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	src.sandbox = dst.sandbox = cfg->id;
-	get = walk(&dst);
+	get = walk_from(&dst, BPF_CORE_READ(to_dir, dentry), mnt, cfg->id);
 	if (!(get & PYSB_ACC_WRITE))
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &dst, to_entry, mnt);
-	have = walk(&src);
+	have = walk_from(&src, obj, obj_mnt, cfg->id);
 	if (get & ~have)
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, get & ~have, &src, obj, obj_mnt);
 	return 0;
@@ -501,12 +501,59 @@ int BPF_PROG(pysb_cred_free, struct cred *cred)
 	return 0;
 }
 
-/* statfs(2) of an overlay, by any task: the loader's way to note the overlays mounted
- * before it loaded the programs (user/loader.c, note_overlays). */
+/*
+ * A label request of the calling thread (struct pysb_label_req): the inode of `dentry`
+ * gets a label, or keeps the one it has (an inode has one label, whatever number of
+ * sandboxes have rules on it).
+ */
+static __always_inline void label_inode(struct dentry *dentry)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	struct pysb_label_req *r = bpf_map_lookup_elem(&label_reqs, &tid);
+	__u64 inode, label, *have, *next;
+
+	if (!r || r->state != PYSB_LABEL_PENDING)
+		return;
+	inode = (__u64)BPF_CORE_READ(dentry, d_inode);
+	next = bpf_map_lookup_elem(&label_next, &zero);
+	if (!inode || !next)
+		return; /* left pending: the loader reports it */
+	have = bpf_map_lookup_elem(&inode_labels, &inode);
+	if (!have) {
+		label = __sync_fetch_and_add(next, 1) + 1;
+		if (!bpf_map_update_elem(&inode_labels, &inode, &label, BPF_NOEXIST)) {
+			r->label = label;
+			r->state = PYSB_LABEL_DONE;
+			return;
+		}
+		have = bpf_map_lookup_elem(&inode_labels, &inode); /* labelled meanwhile */
+		if (!have) {
+			r->state = PYSB_LABEL_FULL;
+			return;
+		}
+	}
+	r->label = *have;
+	r->state = PYSB_LABEL_DONE;
+}
+
+/* statfs(2), by any task: the loader's way to note the overlays mounted before it loaded
+ * the programs (user/loader.c, note_overlays), and to label the inodes of rule paths. */
 SEC("lsm/sb_statfs")
 int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
 {
 	note_overlay(BPF_CORE_READ(dentry, d_sb));
+	label_inode(dentry);
+	return 0;
+}
+
+/* An inode is freed: its label goes with it, so the address, reused by another inode,
+ * never carries it (every inode of the machine passes here: one hash delete). */
+SEC("lsm/inode_free_security")
+int BPF_PROG(pysb_inode_free_security, struct inode *inode)
+{
+	__u64 a = (__u64)inode;
+
+	bpf_map_delete_elem(&inode_labels, &a);
 	return 0;
 }
 

@@ -30,7 +30,7 @@ PYSB_MAP struct {
 } sandboxes SEC(".maps");
 
 /*
- * (dev, ino, sandbox) -> access. Sized for the largest policy we accept; the loader
+ * (inode label, sandbox) -> access. Sized for the largest policy we accept; the loader
  * refuses a policy that does not fit rather than dropping rules (a dropped expose rule
  * would only deny more, but a user must know).
  */
@@ -40,6 +40,36 @@ PYSB_MAP struct {
 	__type(key, struct pysb_file_key);
 	__type(value, struct pysb_file_rule);
 } file_rules SEC(".maps");
+
+/*
+ * struct inode address -> its label (see struct pysb_label_req): given at the loader's
+ * request (lsm/sb_statfs), removed when the inode is freed (lsm/inode_free_security), so
+ * a label never outlives its inode object. The rule inodes are held open by the loader
+ * or the daemon while their rules live; should the holder die and an inode be evicted,
+ * its rules are unreachable: denied, never passed on.
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_MAX_LABELS);
+	__type(key, __u64);
+	__type(value, __u64);
+} inode_labels SEC(".maps");
+
+/* [0]: the last label given (labels start at 1). */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} label_next SEC(".maps");
+
+/* thread id of a loader -> its pending label request. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct pysb_label_req);
+} label_reqs SEC(".maps");
 
 /* sandbox id -> its ignore= patterns (absent: none). */
 PYSB_MAP struct {

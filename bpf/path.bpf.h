@@ -4,7 +4,11 @@
  *
  * The ancestry is the one the kernel resolved: dentry parents, crossing mount points the
  * way d_path does (at a mount's root, continue from its mount point in the parent mount).
- * The first (s_dev, i_ino) with an entry in `file_rules` for the sandbox decides.
+ * A rule names one inode OBJECT, never a number another file can carry: the loader labels
+ * the inode of each rule path (bpf/file.bpf.c, label requests) and keeps it open, so the
+ * label lives exactly as long as that inode; the first inode on the way with a label that
+ * has an entry in `file_rules` for the sandbox decides. The walk itself is one global
+ * function (bpf/walk.bpf.c): verified once, not again inside every hook.
  *
  * Some hooks only get a dentry (inode_setattr, xattrs). Their walk stays in the dentry's
  * file system; at its root, `mount_access` (filled by the loader from the mount table:
@@ -18,15 +22,17 @@
 
 #define MNT_NS_INTERNAL ((void *)-22L)
 
+/* A walk: where it starts, and what it found (the verdict, and the rule an event names).
+ * Kernel addresses are plain numbers: the walk reads them with probe reads. */
 struct walk_ctx {
-	struct dentry *dentry;
-	struct vfsmount *vfsmnt; /* NULL: dentry-only walk */
+	__u64 dentry;
+	__u64 vfsmnt; /* struct vfsmount *; 0: a dentry-only walk */
 	__u32 sandbox;
 	__u32 granted; /* access of the nearest rule */
 	__u32 rule;    /* its index (pysb_file_rule.rule), for events */
-	bool found;
-	bool ignored;  /* a name below the rule matched an ignore= pattern */
-	bool has_ignores;
+	__u8 found;
+	__u8 ignored;  /* a name below the rule matched an ignore= pattern */
+	__u8 _pad[2];
 };
 
 /*
@@ -38,75 +44,12 @@ struct walk_ctx {
  */
 extern int pysb_name_ignored(__u64 name_ptr, __u32 len, __u32 sandbox);
 
+/* The walk (bpf/walk.bpf.c): from c->dentry, c->vfsmnt for c->sandbox; fills the rest. */
+extern int pysb_walk(struct walk_ctx *c);
 
 static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
 {
 	return (struct mount *)((void *)vfsmnt - bpf_core_field_offset(struct mount, mnt));
-}
-
-static __always_inline bool walk_found(struct walk_ctx *c, __u32 access, __u32 rule)
-{
-	c->granted = access;
-	c->rule = rule;
-	c->found = true;
-	return true;
-}
-
-static long walk_step(__u32 index, void *data)
-{
-	struct walk_ctx *c = data;
-	struct dentry *d = c->dentry;
-	struct vfsmount *vfsmnt = c->vfsmnt;
-	struct inode *inode = BPF_CORE_READ(d, d_inode);
-	struct pysb_file_rule *rule;
-	struct dentry *parent;
-	__u32 dev = 0;
-
-	if (inode) {
-		struct pysb_file_key key = {
-			.ino = BPF_CORE_READ(inode, i_ino),
-			.dev = BPF_CORE_READ(inode, i_sb, s_dev),
-			.sandbox = c->sandbox,
-		};
-
-		dev = key.dev;
-		rule = bpf_map_lookup_elem(&file_rules, &key);
-		if (rule) {
-			walk_found(c, rule->access, rule->rule);
-			return 1;
-		}
-	}
-	/* Below the rule (not found yet): the names ignore= may hide. */
-	if (c->has_ignores && !c->ignored &&
-	    pysb_name_ignored((__u64)BPF_CORE_READ(d, d_name.name), BPF_CORE_READ(d, d_name.len),
-			      c->sandbox))
-		c->ignored = true;
-
-	if (vfsmnt && d == BPF_CORE_READ(vfsmnt, mnt_root)) {
-		struct mount *m = real_mount(vfsmnt);
-		struct mount *up = BPF_CORE_READ(m, mnt_parent);
-
-		if (up == m)
-			return 1; /* root of the mount tree: no rule on the way */
-		c->dentry = BPF_CORE_READ(m, mnt_mountpoint);
-		c->vfsmnt = (struct vfsmount *)((void *)up +
-						bpf_core_field_offset(struct mount, mnt));
-		return 0;
-	}
-	parent = BPF_CORE_READ(d, d_parent);
-	if (parent == d) {
-		/* Top of the file system. Dentry-only walks continue through mount_access. */
-		if (!vfsmnt && inode) {
-			struct pysb_mount_key mk = { .dev = dev, .sandbox = c->sandbox };
-			__u32 *acc = bpf_map_lookup_elem(&mount_access, &mk);
-
-			if (acc)
-				walk_found(c, *acc, 0);
-		}
-		return 1;
-	}
-	c->dentry = parent;
-	return 0;
 }
 
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
@@ -160,37 +103,36 @@ static __always_inline bool overlay_internal(void)
 }
 
 /*
- * Runs the walk from (dentry, vfsmnt); returns the access granted, 0 when no rule or
- * when an ignore= pattern hides the file.
+ * Runs the walk from (d, mnt) (mnt NULL: dentry-only) for `sandbox`; returns the access
+ * granted, 0 when no rule or when an ignore= pattern hides the file. `c` keeps the rule
+ * found, for events.
  */
-static __always_inline __u32 walk(struct walk_ctx *c)
+static __always_inline __u32 walk_from(struct walk_ctx *c, struct dentry *d,
+				       struct vfsmount *mnt, __u32 sandbox)
 {
-	struct dentry *start = c->dentry;
-
-	note_overlay(BPF_CORE_READ(start, d_sb));
-	c->has_ignores = bpf_map_lookup_elem(&ignores, &c->sandbox) != NULL;
-	bpf_loop(PYSB_MAX_DEPTH, walk_step, c, 0);
+	__builtin_memset(c, 0, sizeof(*c));
+	c->dentry = (__u64)d;
+	c->vfsmnt = (__u64)mnt;
+	c->sandbox = sandbox;
+	note_overlay(BPF_CORE_READ(d, d_sb));
+	pysb_walk(c);
 	return c->found && !c->ignored ? c->granted : 0;
 }
 
 static __always_inline __u32 path_access(const struct path *path, __u32 sandbox)
 {
-	struct walk_ctx c = {
-		.dentry = BPF_CORE_READ(path, dentry),
-		.vfsmnt = BPF_CORE_READ(path, mnt),
-		.sandbox = sandbox,
-	};
+	struct walk_ctx c;
 
-	return walk(&c);
+	return walk_from(&c, BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), sandbox);
 }
 
 /* A dentry on the same mount as `mnt` (e.g. the source of link(2), which cannot cross). */
 static __always_inline __u32 dentry_access_on(struct dentry *d, struct vfsmount *mnt,
 					      __u32 sandbox)
 {
-	struct walk_ctx c = { .dentry = d, .vfsmnt = mnt, .sandbox = sandbox };
+	struct walk_ctx c;
 
-	return walk(&c);
+	return walk_from(&c, d, mnt, sandbox);
 }
 
 static __always_inline __u32 dentry_access(struct dentry *d, __u32 sandbox)

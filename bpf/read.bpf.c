@@ -56,15 +56,14 @@ static __always_inline bool own_proc_link(struct dentry *d)
 static __always_inline int check_read(__u16 op, struct dentry *d, struct vfsmount *mnt)
 {
 	struct pysb_sandbox_cfg *cfg;
-	struct walk_ctx c = { .dentry = d, .vfsmnt = mnt };
+	struct walk_ctx c;
 	struct pysb_event *e;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg || kernel_on_behalf())
 		return 0;
-	c.sandbox = cfg->id;
-	if (walk(&c) & PYSB_ACC_READ)
+	if (walk_from(&c, d, mnt, cfg->id) & PYSB_ACC_READ)
 		return 0;
 	if (op == PYSB_OP_READLINK && own_proc_link(d))
 		return 0;

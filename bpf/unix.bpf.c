@@ -63,10 +63,9 @@ static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
 		return 0; /* unnamed: socketpair() or an accepted connection */
 	d = BPF_CORE_READ(u, path.dentry);
 	if (d) {
-		struct walk_ctx c = { .dentry = d, .vfsmnt = BPF_CORE_READ(u, path.mnt),
-				      .sandbox = cfg->id };
+		struct walk_ctx c;
 
-		if (walk(&c) & PYSB_ACC_WRITE)
+		if (walk_from(&c, d, BPF_CORE_READ(u, path.mnt), cfg->id) & PYSB_ACC_WRITE)
 			return 0;
 		rule = c.found ? c.rule : 0;
 		err = EACCES;

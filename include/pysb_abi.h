@@ -9,7 +9,8 @@
  *    `sandboxes`. Everything below applies only to sandboxed tasks.
  *  - File access is decided by the nearest rule found walking from the file up its
  *    ancestry as the kernel resolved it (dentry parents, crossing mounts like d_path does):
- *    the first (dev, ino) with an entry in `file_rules` for this sandbox decides, by its
+ *    the first inode object (its label, see struct pysb_label_req) with an entry in
+ *    `file_rules` for this sandbox decides, by its
  *    access bits. No entry up to the root: denied.
  */
 #ifndef PYSB_ABI_H
@@ -65,10 +66,35 @@ struct pysb_sandbox_cfg {
 #define PYSB_CAP_MAX 64
 
 struct pysb_file_key {
-	__u64 ino;
-	__u32 dev; /* kernel dev_t (MAJOR << 20 | MINOR), as in super_block.s_dev */
+	__u64 label; /* of one inode object (inode_labels), never reused */
 	__u32 sandbox;
+	__u32 _pad;
 };
+
+/*
+ * Labelling the inode of a rule path. A rule names one inode object, not its (dev, ino)
+ * numbers, which another file can carry (overlayfs without xino; ext4 and xfs reuse the
+ * number of a deleted inode). The loader holds the rule path open (O_PATH), puts a
+ * request under its thread id in `label_reqs`, and calls fstatfs(2) on the descriptor:
+ * lsm/sb_statfs (bpf/file.bpf.c) gives the inode a label (or finds the one it has) and
+ * writes it back. Labels come from a 64-bit counter and are never reused; an inode's
+ * label is forgotten when the inode is freed (lsm/inode_free_security), so its address,
+ * reused by another inode later, never carries it.
+ */
+enum pysb_label_state {
+	PYSB_LABEL_PENDING = 1,
+	PYSB_LABEL_DONE = 2,
+	PYSB_LABEL_FULL = 3, /* inode_labels is full */
+};
+
+struct pysb_label_req {
+	__u64 label;
+	__u32 state; /* enum pysb_label_state */
+	__u32 _pad;
+};
+
+/* Labelled inodes, all sandboxes together (each inode has one label, shared). */
+#define PYSB_MAX_LABELS 131072
 
 /*
  * ignore= rules of a sandbox, matched against each name below the rule that grants
@@ -321,6 +347,7 @@ enum pysb_lost {
 _Static_assert(sizeof(struct pysb_sandbox_cfg) == 16, "pysb_sandbox_cfg layout");
 _Static_assert(sizeof(struct pysb_file_key) == 16, "pysb_file_key layout");
 _Static_assert(sizeof(struct pysb_file_rule) == 8, "pysb_file_rule layout");
+_Static_assert(sizeof(struct pysb_label_req) == 16, "pysb_label_req layout");
 _Static_assert(sizeof(struct pysb_mount_key) == 8, "pysb_mount_key layout");
 _Static_assert(sizeof(struct pysb_ignore) == 4 + PYSB_IGNORE_LEN, "pysb_ignore layout");
 _Static_assert(sizeof(struct pysb_ignore_set) == 4 + PYSB_MAX_IGNORES * (4 + PYSB_IGNORE_LEN),

@@ -65,14 +65,14 @@ struct file_index {
 	size_t size; /* a power of two */
 };
 
-static size_t *file_slot(const struct compiled *c, const struct file_index *ix, uint32_t dev,
+static size_t *file_slot(const struct compiled *c, const struct file_index *ix, uint64_t dev,
 			 uint64_t ino)
 {
 	size_t mask = ix->size - 1;
-	size_t i = (size_t)((ino ^ ((uint64_t)dev << 40)) * 0x9e3779b97f4a7c15ull >> 20) & mask;
+	size_t i = (size_t)((ino ^ (dev << 40)) * 0x9e3779b97f4a7c15ull >> 20) & mask;
 
 	while (ix->slots[i] &&
-	       (c->files[ix->slots[i] - 1].ino != ino || c->files[ix->slots[i] - 1].dev != dev))
+	       (c->files[ix->slots[i] - 1].ino != ino || c->files[ix->slots[i] - 1].st_dev != dev))
 		i = (i + 1) & mask;
 	return &ix->slots[i];
 }
@@ -94,25 +94,26 @@ static int file_index_reserve(const struct compiled *c, struct file_index *ix)
 	free(old);
 	ix->size = size;
 	for (size_t i = 0; i < c->n_files; i++)
-		*file_slot(c, ix, c->files[i].dev, c->files[i].ino) = i + 1;
+		*file_slot(c, ix, c->files[i].st_dev, c->files[i].ino) = i + 1;
 	return 0;
 }
 
-/* The inode `st` (of `path`) gets `access`. */
+/* The inode `st` (of `path`, stat(2) said st_dev) gets `access`. */
 static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
-			const struct stat *st, uint32_t access, struct compiled_file *proto);
+			const struct stat *st, uint64_t st_dev, uint32_t access,
+			struct compiled_file *proto);
 
 static int add_entry(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
 		     uint32_t access, struct compiled_file *proto)
 {
-	struct stat st;
+	struct stat st, raw;
 
-	if (stat_kernel(path, &st)) {
+	if (stat(path, &raw) || stat_kernel(path, &st)) {
 		/* Checked by the parser for explicit rules; a race or an implicit path gone. */
 		pr_err("cannot stat %s: %s", path, strerror(errno));
 		return -1;
 	}
-	return add_entry_st(c, cap, ix, path, &st, access, proto);
+	return add_entry_st(c, cap, ix, path, &st, raw.st_dev, access, proto);
 }
 
 /*
@@ -128,7 +129,8 @@ static const char *const ROOT_LINKS[] = { "/bin", "/sbin", "/lib", "/lib32", "/l
 static int add_links_along(struct compiled *c, size_t *cap, struct file_index *ix,
 			   const char *path)
 {
-	struct compiled_file proto = { .implicit = true, .why = "symlink leading to the runtime" };
+	struct compiled_file proto = { .implicit = true, .link = true,
+				       .why = "symlink leading to the runtime" };
 	char prefix[PATH_MAX];
 	struct stat st, dir;
 	size_t len = strlen(path);
@@ -140,8 +142,11 @@ static int add_links_along(struct compiled *c, size_t *cap, struct file_index *i
 			continue;
 		memcpy(prefix, path, i);
 		prefix[i] = '\0';
+		uint64_t st_dev;
+
 		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
 			continue;
+		st_dev = st.st_dev;
 		/* as stat_kernel: on overlayfs a non-directory reports a per-layer device */
 		if (!strrchr(prefix, '/') || strrchr(prefix, '/') == prefix) {
 			if (!stat("/", &dir))
@@ -153,7 +158,7 @@ static int add_links_along(struct compiled *c, size_t *cap, struct file_index *i
 			if (!stat(dirname(parent), &dir))
 				st.st_dev = dir.st_dev;
 		}
-		if (add_entry_st(c, cap, ix, prefix, &st, PYSB_ACC_READ, &proto))
+		if (add_entry_st(c, cap, ix, prefix, &st, st_dev, PYSB_ACC_READ, &proto))
 			return -1;
 	}
 	return 0;
@@ -191,7 +196,8 @@ static int add_interpreter_links(struct compiled *c, size_t *cap, struct file_in
 }
 
 static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
-			const struct stat *st_in, uint32_t access, struct compiled_file *proto)
+			const struct stat *st_in, uint64_t st_dev, uint32_t access,
+			struct compiled_file *proto)
 {
 	struct stat st = *st_in;
 	struct compiled_file *f;
@@ -199,7 +205,7 @@ static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, 
 
 	if (file_index_reserve(c, ix))
 		goto nomem;
-	slot = file_slot(c, ix, kernel_dev(st.st_dev), st.st_ino);
+	slot = file_slot(c, ix, st_dev, st.st_ino);
 	if (*slot) {
 		/* Two spellings of one inode: the union, so an implicit grant never narrows an
 		 * explicit one. */
@@ -222,6 +228,7 @@ static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, 
 		goto nomem;
 	f->ino = st.st_ino;
 	f->dev = kernel_dev(st.st_dev);
+	f->st_dev = st_dev;
 	f->access = access;
 	*slot = ++c->n_files;
 	if (c->n_files > PYSB_MAX_FILE_RULES) {

@@ -20,8 +20,12 @@ struct addrinfo;
 struct compiled_file {
 	char *path;	 /* canonical path the entry was made from */
 	uint64_t ino;
-	uint32_t dev;	 /* kernel dev_t: MAJOR << 20 | MINOR */
+	uint32_t dev;	 /* kernel dev_t: MAJOR << 20 | MINOR (what the inode carries) */
 	uint32_t access; /* PYSB_ACC_* */
+	uint64_t st_dev; /* as stat(2) reports it: with ino, unique among live files (overlayfs
+			    gives non-directories per-layer devices for that), so entries
+			    merge on it; the kernel side names the inode object itself */
+	bool link;	 /* the entry is a symbolic link's own inode (not its target's) */
 	bool implicit;
 	const char *why;       /* implicit: the reason ("shared libraries", ...) */
 	struct policy_src src; /* explicit: the policy line */

@@ -63,6 +63,7 @@ struct binding {
 	struct binding_conf conf;
 	uint64_t fingerprint; /* of conf and every policy file read: unchanged = no switch */
 	struct compiled c;
+	struct file_pins pins; /* c's rule inodes, held open while c is in force */
 	struct target **t;
 	size_t n_t;
 	bool seen; /* its file was in the last read of the directory */
@@ -240,7 +241,7 @@ static void retire_flush(struct daemon *d)
 /* Puts `c` on the target under a fresh id and switches the cgroup to it in one update;
  * the previous id is retired (retire_flush). On failure the previous policy stays. */
 static int target_switch(struct daemon *d, struct target *t, struct binding *b,
-			 const struct compiled *c)
+			 const struct compiled *c, struct file_pins *pins)
 {
 	struct pysb_sandbox_cfg cfg = { 0 };
 	int err;
@@ -259,7 +260,7 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		pr_err("%s: no free sandbox id for %s: %s", b->conf.name, t->path, strerror(-err));
 		return -1;
 	}
-	if (sandbox_fill_maps(&d->l, c, cfg.id)) {
+	if (sandbox_fill_maps(&d->l, c, pins, cfg.id)) {
 		loader_sandbox_free(&d->l, 0, cfg.id);
 		return -1;
 	}
@@ -359,7 +360,7 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 	/* Adopted or new, the policy put on is the one read now (it may have changed while
 	 * no daemon ran): the same switch as a reload. The id an adopted cgroup had is
 	 * retired at the end of the scan, with the others. */
-	if (target_switch(d, t, b, &b->c))
+	if (target_switch(d, t, b, &b->c, &b->pins))
 		goto fail_attached;
 	pr_info("%s: %s %s (cgroup id %llu, sandbox %u, %s)", b->conf.name,
 		adopted ? "adopted" : "confined", path, (unsigned long long)t->cgid, t->id,
@@ -555,25 +556,31 @@ static int read_config(struct daemon *d, bool apply, bool force)
 		}
 		{
 			struct binding old = *b;
+			struct file_pins pins = { 0 };
 			bool failed = false;
 
 			b->conf = conf;
 			for (size_t j = 0; j < b->n_t; j++)
-				failed |= target_switch(d, b->t[j], b, &c) != 0;
+				failed |= target_switch(d, b->t[j], b, &c, &pins) != 0;
 			if (failed) {
 				/* Those switched stay on the new policy; put them back on the old. */
 				b->conf = old.conf;
 				for (size_t j = 0; j < b->n_t; j++)
-					target_switch(d, b->t[j], b, &old.c);
+					target_switch(d, b->t[j], b, &old.c, &b->pins);
 				retire_flush(d);
+				file_pins_release(&pins);
 				compiled_free(&c);
 				pr_err("binding %s: the new policy could not be put on every cgroup; "
 				       "the previous one stays in force", conf.name);
 				errors++;
 				continue;
 			}
+			/* The old rules' ids are retired (retire_flush, at the end of
+			 * read_config): inodes only they named may go. */
+			file_pins_release(&b->pins);
 			compiled_free(&old.c);
 			b->c = c;
+			b->pins = pins;
 			b->fingerprint = fp;
 			pr_info("binding %s: policy %s reloaded on %zu cgroup(s), %s", conf.name,
 				conf.policy, b->n_t, conf.audit ? "audit" : "enforce");
@@ -600,6 +607,7 @@ static int read_config(struct daemon *d, bool apply, bool force)
 		for (size_t j = 0; j < b->n_t; j++)
 			target_free(b->t[j]);
 		free(b->t);
+		file_pins_release(&b->pins);
 		compiled_free(&b->c);
 		metrics_binding_removed(&d->m, &b->m);
 		free(b);

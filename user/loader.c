@@ -9,8 +9,10 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -786,10 +788,110 @@ void loader_stop(struct loader *l)
 	l->skel = NULL;
 }
 
-int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
-			 const struct pysb_file_rule *rule)
+/* The label of the inode `fd` holds, given by lsm/sb_statfs at this thread's request. */
+static int label_fd(struct loader *l, int fd, uint64_t *label)
 {
-	if (bpf_map__update_elem(l->skel->maps.file_rules, key, sizeof(*key), rule, sizeof(*rule),
+	struct bpf_map *reqs = l->skel->maps.label_reqs;
+	struct pysb_label_req r = { .state = PYSB_LABEL_PENDING };
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	struct statfs sfs;
+	int err = 0;
+
+	if (bpf_map__update_elem(reqs, &tid, sizeof(tid), &r, sizeof(r), BPF_ANY))
+		return -errno;
+	if (fstatfs(fd, &sfs))
+		err = -errno;
+	if (bpf_map__lookup_elem(reqs, &tid, sizeof(tid), &r, sizeof(r), 0))
+		r.state = 0;
+	bpf_map__delete_elem(reqs, &tid, sizeof(tid), 0);
+	if (err)
+		return err;
+	if (r.state == PYSB_LABEL_FULL)
+		return -ENOSPC;
+	if (r.state != PYSB_LABEL_DONE || !r.label)
+		return -ENOTSUP; /* the request was not seen: lsm/sb_statfs not attached */
+	*label = r.label;
+	return 0;
+}
+
+/* O_PATH, raising RLIMIT_NOFILE's soft limit to its hard one when the descriptors of a
+ * large policy need it (the program gets its own limit back: user/runner.c). */
+static int open_pin(const char *path, bool nofollow)
+{
+	int flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
+	int fd = open(path, flags);
+	struct rlimit rl;
+
+	if (fd >= 0 || errno != EMFILE || getrlimit(RLIMIT_NOFILE, &rl) ||
+	    rl.rlim_cur == rl.rlim_max)
+		return fd;
+	rl.rlim_cur = rl.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	return open(path, flags);
+}
+
+int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, bool nofollow)
+{
+	uint64_t label = 0;
+	int fd, err;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		int *fds = realloc(p->fd, cap * sizeof(*fds));
+		uint64_t *labels = fds ? realloc(p->label, cap * sizeof(*labels)) : NULL;
+
+		if (fds)
+			p->fd = fds;
+		if (!labels) {
+			pr_err("out of memory holding the rule paths open");
+			return -ENOMEM;
+		}
+		p->label = labels;
+		p->cap = cap;
+	}
+	fd = open_pin(path, nofollow);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot hold the rule path %s open: %s%s", path, strerror(errno),
+		       errno == EMFILE ? " (one descriptor per rule path: raise the hard limit, "
+					 "ulimit -Hn, or use fewer, broader rules)" : "");
+		return err;
+	}
+	err = label_fd(l, fd, &label);
+	if (err) {
+		pr_err("cannot label the inode of %s for its rule: %s", path,
+		       err == -ENOSPC ? "every label is in use (too many rule paths on this "
+					"machine)" : err == -ENOTSUP ? "the kernel did not answer "
+					"(lsm/sb_statfs not attached)" : strerror(-err));
+		close(fd);
+		return err;
+	}
+	p->fd[p->n] = fd;
+	p->label[p->n++] = label;
+	return 0;
+}
+
+void file_pins_release(struct file_pins *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		close(p->fd[i]);
+	free(p->fd);
+	free(p->label);
+	*p = (struct file_pins){ 0 };
+}
+
+int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
+			 const struct pysb_file_rule *rule, bool union_)
+{
+	struct pysb_file_rule r = *rule, have;
+
+	if (union_ && !bpf_map__lookup_elem(l->skel->maps.file_rules, key, sizeof(*key), &have,
+					    sizeof(have), 0)) {
+		r.access |= have.access;
+		r.rule = have.rule; /* the first path named it */
+	}
+	if (bpf_map__update_elem(l->skel->maps.file_rules, key, sizeof(*key), &r, sizeof(r),
 				 BPF_ANY))
 		return -errno;
 	return 0;

@@ -93,8 +93,28 @@ int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin
 int loader_links_pinned(const struct loader *l, const char *pin_prefix);
 void loader_unpin_links(const struct loader *l, const char *pin_prefix);
 
+/*
+ * The inode objects a policy's file rules name, held open (O_PATH) while the rules live:
+ * a label lives as long as its inode, and an inode no descriptor holds may be evicted,
+ * its label with it (its rules then deny; see struct pysb_label_req). Entry i is the
+ * i-th path pinned; fd -1 and label 0 when empty.
+ */
+struct file_pins {
+	int *fd;
+	uint64_t *label;
+	size_t n, cap;
+};
+/* Opens `path` (O_PATH; nofollow: a symbolic link itself), labels its inode and keeps the
+ * descriptor in `p`; 0 or -errno (-ENOSPC: no label left; -EMFILE: RLIMIT_NOFILE's hard
+ * limit reached), after saying what failed (pr_err). */
+int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, bool nofollow);
+/* Closes every descriptor of `p` and empties it. */
+void file_pins_release(struct file_pins *p);
+
+/* Puts `rule` on (label, sandbox); union: add its access to an entry already there (one
+ * inode named by two paths, hard links), else replace it. */
 int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
-			 const struct pysb_file_rule *rule);
+			 const struct pysb_file_rule *rule, bool union_);
 int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
 int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_set *set);
 /* The switch that puts a cgroup under its rules; call it last. */

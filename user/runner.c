@@ -18,6 +18,7 @@
 #include <string.h>
 #include <grp.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -69,31 +70,61 @@ static int on_event(void *ctx, void *data, size_t len)
 }
 /* ---- end of events ---- */
 
-int sandbox_fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbox_id)
+/* One sandbox per run or attach process: its rule inodes, held open (struct file_pins), and
+ * the RLIMIT_NOFILE the program gets (holding them may raise this process's own). */
+static struct file_pins rule_pins;
+static struct rlimit program_nofile = { RLIM_INFINITY, RLIM_INFINITY };
+
+
+/* Holds the inode of every rule path (files, then hidden files) open and labelled. */
+static int pin_rule_paths(struct loader *l, const struct compiled *c, struct file_pins *pins)
+{
+	for (size_t i = 0; i < c->n_files; i++)
+		if (loader_pin_path(l, pins, c->files[i].path, c->files[i].link))
+			return -1;
+	for (size_t i = 0; i < c->n_hidden; i++)
+		if (loader_pin_path(l, pins, c->hidden[i].path, false))
+			return -1;
+	return 0;
+}
+
+int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
+		      uint32_t sandbox_id)
 {
 	char acc[32];
 
+	if (!pins->n && pin_rule_paths(l, c, pins)) {
+		file_pins_release(pins);
+		return -1;
+	}
+	if (pins->n != c->n_files + c->n_hidden) {
+		pr_err("internal error: %zu rule paths held for %zu rules", pins->n,
+		       c->n_files + c->n_hidden);
+		return -1;
+	}
 	for (size_t i = 0; i < c->n_files; i++) {
 		const struct compiled_file *f = &c->files[i];
-		struct pysb_file_key key = { .ino = f->ino, .dev = f->dev, .sandbox = sandbox_id };
+		struct pysb_file_key key = { .label = pins->label[i], .sandbox = sandbox_id };
 		struct pysb_file_rule rule = { .access = f->access, .rule = (uint32_t)i + 1 };
-		int err = loader_add_file_rule(l, &key, &rule);
+		int err = loader_add_file_rule(l, &key, &rule, true);
 
 		if (err) {
 			pr_err("cannot add the file rule for %s to the BPF map: %s", f->path,
 			       strerror(-err));
 			return -1;
 		}
-		pr_debug("map file_rules: dev %u:%u ino %llu -> %s  %s", f->dev >> 20,
-			 f->dev & 0xfffff, (unsigned long long)f->ino,
-			 access_str(f->access, acc, sizeof(acc)), f->path);
+		pr_debug("map file_rules: label %llu (dev %u:%u ino %llu) -> %s  %s",
+			 (unsigned long long)key.label, f->dev >> 20, f->dev & 0xfffff,
+			 (unsigned long long)f->ino, access_str(f->access, acc, sizeof(acc)),
+			 f->path);
 	}
 	/* After the file rules: a hidden file's empty grant replaces any other. */
 	for (size_t i = 0; i < c->n_hidden; i++) {
 		const struct compiled_hidden *h = &c->hidden[i];
-		struct pysb_file_key key = { .ino = h->ino, .dev = h->dev, .sandbox = sandbox_id };
+		struct pysb_file_key key = { .label = pins->label[c->n_files + i],
+					     .sandbox = sandbox_id };
 		struct pysb_file_rule rule = { .access = 0 };
-		int err = loader_add_file_rule(l, &key, &rule);
+		int err = loader_add_file_rule(l, &key, &rule, false);
 
 		if (err) {
 			pr_err("cannot add the ignore= rule for %s: %s", h->path, strerror(-err));
@@ -148,6 +179,10 @@ static void child_exec(const struct run_opts *o, const struct pty_relay *pty,
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
 		_exit(EXIT_PYSB_ERROR);
+	/* The limit pysb-bpf was started with (holding the rule paths open may have raised
+	 * pysb-bpf's own); the descriptors themselves are O_CLOEXEC. */
+	if (program_nofile.rlim_cur != RLIM_INFINITY || program_nofile.rlim_max != RLIM_INFINITY)
+		setrlimit(RLIMIT_NOFILE, &program_nofile);
 	/* Wait until the parent has marked this process's first exec as its own start. */
 	if (read(gopipe, &go, 1) != 1)
 		_exit(EXIT_PYSB_ERROR);
@@ -477,7 +512,9 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 		pr_err("cannot attach the socket programs to cgroup %s: %s", cg->path, strerror(-err));
 		goto fail_loader;
 	}
-	if (sandbox_fill_maps(l, o->compiled, cfg->id))
+	/* The rule paths stay open as long as this process, the sandbox's keeper, lives. */
+	getrlimit(RLIMIT_NOFILE, &program_nofile);
+	if (sandbox_fill_maps(l, o->compiled, &rule_pins, cfg->id))
 		goto fail_loader;
 	write_record(o, cg, cfg, owner, target);
 	err = loader_add_sandbox(l, cg->id, cfg);

@@ -35,7 +35,9 @@ struct run_opts {
 /* Puts the compiled rules into the maps under sandbox id `sandbox_id` (before the
  * cgroup is switched to that id). Returns 0, or -1 after saying what failed. */
 struct loader;
-int sandbox_fill_maps(struct loader *l, const struct compiled *c, uint32_t sandbox_id);
+struct file_pins;
+int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
+		      uint32_t sandbox_id);
 
 /* Puts the running process `pid` (all its threads; not its existing children) under
  * o->compiled from now on, until it exits or pysb-bpf is interrupted (detach: it goes

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The walk up a file's ancestry (bpf/path.bpf.h says what it decides), shared by every
+ * program that judges a path. No hook of its own.
+ *
+ * It is the file hooks' hot path: one level costs one probe read of the dentry's head
+ * (parent, name and inode lie within 32 bytes), one hash lookup of the inode's address in
+ * `inode_labels` (a miss on almost every level), and a second lookup only on a labelled
+ * inode. A mount's root dentry is read once per mount, not per level, and the ignore=
+ * patterns are only matched when the sandbox has some. The first PYSB_WALK_UNROLLED
+ * levels are straight-line code; deeper paths go on in a bpf_loop.
+ *
+ * A global function: the verifier checks it once, on its own, whatever number of hooks
+ * and walks per hook use it.
+ */
+#include "path.bpf.h"
+
+#define PYSB_WALK_UNROLLED 12
+
+/* The walk's own state, in its frame (its callers keep only the result). */
+struct walk_state {
+	__u64 dentry;
+	__u64 vfsmnt;	/* struct vfsmount *; 0: a dentry-only walk */
+	__u64 mnt_root; /* vfsmnt's root dentry */
+	__u64 head[4];	/* one dentry's head (read_head) */
+	__u32 sandbox;
+	__u8 has_ignores;
+	__u8 _pad[3];
+	struct {
+		__u32 granted, rule;
+		__u8 found, ignored;
+	} r;
+};
+
+/*
+ * What one level reads of dentry d, into c->head: [0] d_parent, [1] the name's length
+ * (low half), [2] the name, [3] d_inode.
+ */
+#define H_PARENT 0
+#define H_LEN	 1
+#define H_NAME	 2
+#define H_INODE	 3
+
+static __always_inline void read_head(struct walk_state *c, __u64 d)
+{
+	__u32 op = bpf_core_field_offset(struct dentry, d_parent);
+	__u32 on = bpf_core_field_offset(struct dentry, d_name);
+	__u32 oi = bpf_core_field_offset(struct dentry, d_inode);
+	__u32 ol = bpf_core_field_offset(struct qstr, len);
+	__u32 om = bpf_core_field_offset(struct qstr, name);
+
+	/* Relocated constants: the verifier keeps one of the two branches. */
+	if (on == op + 8 && oi == op + 24 && ol == 4 && om == 8) {
+		/* d_parent, d_name {hash, len, name}, d_inode: one read of 32 bytes */
+		bpf_probe_read_kernel(c->head, sizeof(c->head), (void *)(d + op));
+		c->head[H_LEN] >>= 32; /* little-endian: len is the high half of hash_len */
+		return;
+	}
+	c->head[H_LEN] = 0;
+	bpf_probe_read_kernel(&c->head[H_PARENT], 8, (void *)(d + op));
+	bpf_probe_read_kernel(&c->head[H_LEN], 4, (void *)(d + on + ol));
+	bpf_probe_read_kernel(&c->head[H_NAME], 8, (void *)(d + on + om));
+	bpf_probe_read_kernel(&c->head[H_INODE], 8, (void *)(d + oi));
+}
+
+static __always_inline bool found(struct walk_state *c, __u32 access, __u32 rule)
+{
+	c->r.granted = access;
+	c->r.rule = rule;
+	c->r.found = 1;
+	return true;
+}
+
+/* The rule of the sandbox on the inode at `inode`, if that inode carries a label. */
+static __always_inline struct pysb_file_rule *rule_of(__u64 inode, __u32 sandbox)
+{
+	struct pysb_file_key key = { .sandbox = sandbox };
+	__u64 *label = bpf_map_lookup_elem(&inode_labels, &inode);
+
+	if (!label)
+		return NULL;
+	key.label = *label;
+	return bpf_map_lookup_elem(&file_rules, &key);
+}
+
+static __always_inline __u64 mount_root_of(__u64 vfsmnt)
+{
+	__u64 root = 0;
+
+	bpf_probe_read_kernel(&root, sizeof(root),
+			      (void *)(vfsmnt + bpf_core_field_offset(struct vfsmount, mnt_root)));
+	return root;
+}
+
+/* One level; true when the walk is over (a rule found, or the top reached). */
+static __always_inline bool walk_level(struct walk_state *c)
+{
+	struct pysb_file_rule *rule;
+	__u64 d = c->dentry, inode, parent;
+
+	read_head(c, d);
+	inode = c->head[H_INODE];
+	if (inode) {
+		rule = rule_of(inode, c->sandbox);
+		if (rule)
+			return found(c, rule->access, rule->rule);
+	}
+	/* Below the rule (not found yet): the names ignore= may hide. */
+	if (c->has_ignores && !c->r.ignored &&
+	    pysb_name_ignored(c->head[H_NAME], (__u32)c->head[H_LEN], c->sandbox))
+		c->r.ignored = 1;
+	parent = c->head[H_PARENT];
+
+	if (c->vfsmnt && d == c->mnt_root) {
+		struct mount *m = real_mount((struct vfsmount *)c->vfsmnt);
+		struct mount *up = BPF_CORE_READ(m, mnt_parent);
+
+		if (up == m)
+			return true; /* root of the mount tree: no rule on the way */
+		c->dentry = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
+		c->vfsmnt = (__u64)up + bpf_core_field_offset(struct mount, mnt);
+		c->mnt_root = mount_root_of(c->vfsmnt);
+		return false;
+	}
+	if (parent == d || !parent) {
+		/* Top of the file system. Dentry-only walks continue through mount_access. */
+		if (!c->vfsmnt && inode) {
+			struct pysb_mount_key mk = { .sandbox = c->sandbox };
+			__u32 *acc;
+
+			mk.dev = BPF_CORE_READ((struct inode *)inode, i_sb, s_dev);
+			acc = bpf_map_lookup_elem(&mount_access, &mk);
+			if (acc)
+				found(c, *acc, 0);
+		}
+		return true;
+	}
+	c->dentry = parent;
+	return false;
+}
+
+static long walk_step(__u32 index, void *data)
+{
+	return walk_level(data) ? 1 : 0;
+}
+
+__noinline int pysb_walk(struct walk_ctx *out)
+{
+	struct walk_state c = { 0 };
+
+	if (!out)
+		return 0;
+	c.dentry = out->dentry;
+	c.vfsmnt = out->vfsmnt;
+	c.sandbox = out->sandbox;
+	c.has_ignores = bpf_map_lookup_elem(&ignores, &c.sandbox) != NULL;
+	if (c.vfsmnt)
+		c.mnt_root = mount_root_of(c.vfsmnt);
+#pragma unroll
+	for (int i = 0; i < PYSB_WALK_UNROLLED; i++)
+		if (walk_level(&c))
+			goto out;
+	bpf_loop(PYSB_MAX_DEPTH - PYSB_WALK_UNROLLED, walk_step, &c, 0);
+out:
+	out->granted = c.r.granted;
+	out->rule = c.r.rule;
+	out->found = c.r.found;
+	out->ignored = c.r.ignored;
+	return 0;
+}
