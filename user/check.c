@@ -20,11 +20,13 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "caps.h"
 #include "compile.h"
+#include "fsident.h"
 #include "json_bytes.h"
 #include "log.h"
 #include "program.h"
@@ -387,6 +389,46 @@ static void add_files(struct report *r, json_t *kernel)
 			free(rule);
 			set_src(r, o, &f->src);
 		}
+		push(r, arr, o);
+	}
+}
+
+/* The file systems the file rules are on, and what pysb-bpf assumes about each. */
+static void add_file_systems(struct report *r, json_t *kernel)
+{
+	json_t *arr = new_array(r, kernel, "file_systems");
+	uint32_t seen[64];
+	size_t n_seen = 0;
+
+	for (size_t i = 0; arr && i < r->c->n_files + r->c->n_hidden; i++) {
+		bool hidden = i >= r->c->n_files;
+		const char *path = hidden ? r->c->hidden[i - r->c->n_files].path
+					  : r->c->files[i].path;
+		uint32_t dev = hidden ? r->c->hidden[i - r->c->n_files].dev : r->c->files[i].dev;
+		const char *name;
+		struct statfs sfs;
+		json_t *o;
+		size_t k;
+
+		for (k = 0; k < n_seen && seen[k] != dev; k++)
+			;
+		if (k < n_seen || statfs(path, &sfs))
+			continue;
+		if (n_seen < sizeof(seen) / sizeof(seen[0]))
+			seen[n_seen++] = dev;
+		o = json_object();
+		if (!o) {
+			r->oom = true;
+			break;
+		}
+		name = fs_type_name((long)sfs.f_type);
+		set_new(r, o, "dev", dev_json(dev));
+		if (name)
+			set_new(r, o, "type", json_string(name));
+		else
+			set_new(r, o, "type", json_sprintf("0x%lx", (unsigned long)sfs.f_type));
+		set_bytes(r, o, "example", path);
+		set_new(r, o, "identity", json_string(fs_identity_note((long)sfs.f_type)));
 		push(r, arr, o);
 	}
 }
@@ -938,6 +980,7 @@ static void build_report(struct report *r)
 		add_exec(r, kernel);
 		add_files(r, kernel);
 		add_ignores(r, kernel);
+		add_file_systems(r, kernel);
 		if (r->o->verbose)
 			add_mounts(r, kernel);
 		add_net(r, kernel);
@@ -1103,6 +1146,19 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 			fprintf(f, "  [dev %s ino %lld]\n", jstr(w, "dev"),
 				json_integer_value(json_object_get(w, "ino")));
 		}
+	}
+
+	arr = json_object_get(k, "file_systems");
+	if (json_array_size(arr))
+		fputs("== kernel: file systems (a rule names an inode object, held open while the "
+		      "sandbox runs: umount of these waits, or use umount -l)\n", f);
+	json_array_foreach(arr, i, v)
+	{
+		fprintf(f, "fs      %-8s dev %-7s (", jstr(v, "type"), jstr(v, "dev"));
+		put_text(f, jstr(v, "example"));
+		fputs("): ", f);
+		put_text(f, jstr(v, "identity"));
+		fputc('\n', f);
 	}
 
 	if (verbose) {

@@ -169,6 +169,49 @@ static int load_and_attach(struct pysb_bpf *skel, const char **what, int *err)
 	return ret;
 }
 
+/* The label of the inode `fd` holds, given by lsm/sb_statfs at this thread's request. */
+static int label_fd(struct bpf_map *reqs, int fd, uint64_t *label)
+{
+	struct pysb_label_req r = { .state = PYSB_LABEL_PENDING };
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
+	struct statfs sfs;
+	int err = 0;
+
+	if (bpf_map__update_elem(reqs, &tid, sizeof(tid), &r, sizeof(r), BPF_ANY))
+		return -errno;
+	if (fstatfs(fd, &sfs))
+		err = -errno;
+	if (bpf_map__lookup_elem(reqs, &tid, sizeof(tid), &r, sizeof(r), 0))
+		r.state = 0;
+	bpf_map__delete_elem(reqs, &tid, sizeof(tid), 0);
+	if (err)
+		return err;
+	if (r.state == PYSB_LABEL_FULL)
+		return -ENOSPC;
+	if (r.state != PYSB_LABEL_DONE || !r.label)
+		return -ENOTSUP; /* the request was not seen: lsm/sb_statfs not attached */
+	*label = r.label;
+	return 0;
+}
+
+/* Labels two descriptors of "/" and one of another inode: one label per inode object. */
+static int probe_labels(struct pysb_bpf *skel)
+{
+	int fd[3] = { open("/", O_PATH | O_CLOEXEC), open("/", O_PATH | O_CLOEXEC),
+		      open("/proc/self", O_PATH | O_CLOEXEC | O_NOFOLLOW) };
+	uint64_t label[3] = { 0 };
+	int err = 0;
+
+	for (int i = 0; i < 3 && !err; i++)
+		err = fd[i] < 0 ? -errno : label_fd(skel->maps.label_reqs, fd[i], &label[i]);
+	for (int i = 0; i < 3; i++)
+		if (fd[i] >= 0)
+			close(fd[i]);
+	if (!err && (label[0] != label[1] || label[0] == label[2]))
+		err = -EPROTO;
+	return err;
+}
+
 int loader_probe(const char **what, int *err, char *hooks, size_t len)
 {
 	struct pysb_bpf *skel = open_adapted(what, err);
@@ -177,8 +220,14 @@ int loader_probe(const char **what, int *err, char *hooks, size_t len)
 	if (!skel)
 		return -1;
 	ret = load_and_attach(skel, what, err);
-	if (!ret)
+	if (!ret) {
 		hooks_of(skel, hooks, len);
+		ret = probe_labels(skel);
+		if (ret) {
+			*what = "labelling a rule inode (lsm/sb_statfs)";
+			*err = -ret;
+		}
+	}
 	pysb_bpf__destroy(skel);
 	return ret ? -1 : 0;
 }
@@ -788,32 +837,6 @@ void loader_stop(struct loader *l)
 	l->skel = NULL;
 }
 
-/* The label of the inode `fd` holds, given by lsm/sb_statfs at this thread's request. */
-static int label_fd(struct loader *l, int fd, uint64_t *label)
-{
-	struct bpf_map *reqs = l->skel->maps.label_reqs;
-	struct pysb_label_req r = { .state = PYSB_LABEL_PENDING };
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
-	struct statfs sfs;
-	int err = 0;
-
-	if (bpf_map__update_elem(reqs, &tid, sizeof(tid), &r, sizeof(r), BPF_ANY))
-		return -errno;
-	if (fstatfs(fd, &sfs))
-		err = -errno;
-	if (bpf_map__lookup_elem(reqs, &tid, sizeof(tid), &r, sizeof(r), 0))
-		r.state = 0;
-	bpf_map__delete_elem(reqs, &tid, sizeof(tid), 0);
-	if (err)
-		return err;
-	if (r.state == PYSB_LABEL_FULL)
-		return -ENOSPC;
-	if (r.state != PYSB_LABEL_DONE || !r.label)
-		return -ENOTSUP; /* the request was not seen: lsm/sb_statfs not attached */
-	*label = r.label;
-	return 0;
-}
-
 /* O_PATH, raising RLIMIT_NOFILE's soft limit to its hard one when the descriptors of a
  * large policy need it (the program gets its own limit back: user/runner.c). */
 static int open_pin(const char *path, bool nofollow)
@@ -858,7 +881,7 @@ int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, boo
 					 "ulimit -Hn, or use fewer, broader rules)" : "");
 		return err;
 	}
-	err = label_fd(l, fd, &label);
+	err = label_fd(l->skel->maps.label_reqs, fd, &label);
 	if (err) {
 		pr_err("cannot label the inode of %s for its rule: %s", path,
 		       err == -ENOSPC ? "every label is in use (too many rule paths on this "

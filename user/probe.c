@@ -7,12 +7,14 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/utsname.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <bpf/btf.h>
 #include <jansson.h>
 
 #include "cgroup.h"
+#include "fsident.h"
 #include "loader.h"
 #include "log.h"
 #include "probe.h"
@@ -198,6 +200,41 @@ void probe_report_load_failure(const char *what, int err, bool verbose)
 	report(verbose, false, "LSM programs load", detail);
 }
 
+/* One info line per type of file system mounted here: what a rule on it names. */
+static void file_system_notes(void)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	const char *said[32];
+	size_t n_said = 0;
+	char *buf = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return;
+	while (getline(&buf, &cap, f) > 0 && n_said < sizeof(said) / sizeof(said[0])) {
+		char mnt[PATH_MAX], check[64];
+		const char *name;
+		struct statfs st;
+		size_t k;
+
+		/* id parent major:minor root MOUNTPOINT ...; mount points with spaces are
+		 * escaped (\040), which statfs cannot take: skipped */
+		if (sscanf(buf, "%*s %*s %*s %*s %4095s", mnt) != 1 || strchr(mnt, '\\') ||
+		    statfs(mnt, &st))
+			continue;
+		name = fs_type_name((long)st.f_type);
+		for (k = 0; k < n_said && said[k] != name; k++)
+			;
+		if (!name || k < n_said)
+			continue;
+		said[n_said++] = name;
+		snprintf(check, sizeof(check), "file system %s", name);
+		line("info", check, fs_identity_note((long)st.f_type));
+	}
+	free(buf);
+	fclose(f);
+}
+
 static int check_load(bool verbose)
 {
 	const char *what = "";
@@ -216,6 +253,12 @@ static int check_load(bool verbose)
 	snprintf(detail, sizeof(detail), "loaded and attached: %s (lsm_cgroup slots used: 0 of 10)",
 		 hooks);
 	report(verbose, true, "LSM programs load", detail);
+	report(verbose, true, "file identity",
+	       "a file rule names an inode object (labelled through lsm/sb_statfs, forgotten "
+	       "by lsm/inode_free_security), never its (dev, ino) numbers; the rule paths are "
+	       "held open while their rules live");
+	if (verbose)
+		file_system_notes();
 	return 0;
 }
 

@@ -108,13 +108,13 @@ test_cli_log_levels_show_the_setup() {
 	expect_grep "$T/err" "BPF programs attached \(no lsm_cgroup slot used\): .*lsm/file_open"
 	expect_grep "$T/err" "map file_rules +hash +max [0-9]+ entries, key 16 B, value 8 B"
 	expect_grep "$T/err" "its event ring buffer holds 4194304 bytes"
-	expect_no_grep "$T/err" "map file_rules: dev"
+	expect_no_grep "$T/err" "map file_rules: label"
 	PYSB_BPF_LOG=debug "$PYSB" run --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
 	RC=$?
 	expect_rc 0
-	expect_grep "$T/err" "map file_rules: dev [0-9]+:[0-9]+ ino [0-9]+ -> read,exec +$T/d"
+	expect_grep "$T/err" "map file_rules: label [0-9]+ \(dev [0-9]+:[0-9]+ ino [0-9]+\) -> read,exec +$T/d"
 	"$PYSB" run -vv --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
-	expect_grep "$T/err" "map file_rules: dev [0-9]+:[0-9]+ ino [0-9]+ -> read,exec +$T/d"
+	expect_grep "$T/err" "map file_rules: label [0-9]+ \(dev [0-9]+:[0-9]+ ino [0-9]+\) -> read,exec +$T/d"
 	# the default level: nothing but what was denied
 	"$PYSB" run --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>"$T/err"
 	[ ! -s "$T/err" ] || fail "the default level printed: $(cat "$T/err")"
