@@ -72,7 +72,7 @@ static __always_inline int check(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16
 {
 	struct walk_ctx c;
 
-	if ((walk_from(&c, d, mnt, cfg->id) & want) == want)
+	if ((walk_from(&c, d, mnt, cfg) & want) == want)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt);
 }
@@ -99,7 +99,7 @@ static __always_inline int check_dir_entry(__u16 op, const struct path *dir, str
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	if (walk_from(&c, BPF_CORE_READ(dir, dentry), mnt, cfg->id) & PYSB_ACC_WRITE)
+	if (walk_from(&c, BPF_CORE_READ(dir, dentry), mnt, cfg) & PYSB_ACC_WRITE)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
 }
@@ -205,18 +205,21 @@ static __always_inline bool reopen_of_held_pipe(struct file *file, struct inode 
 
 static __always_inline bool is_cgroupfs(struct inode *inode)
 {
-	unsigned long magic = BPF_CORE_READ(inode, i_sb, s_magic);
+	unsigned long magic = inode->i_sb->s_magic;
 
 	return magic == CGROUP2_SUPER_MAGIC || magic == CGROUP_SUPER_MAGIC;
 }
 
-/* Judges an open file (file_open, file_receive) for `want`. */
+/*
+ * Judges an open file (file_open, file_receive) for `want`. `file` is the hook's own
+ * argument: its fields are read with plain (BTF) loads, no helper call, on the hot path.
+ */
 static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
 				      struct file *file, __u32 want)
 {
-	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
-	struct vfsmount *mnt = BPF_CORE_READ(file, f_path.mnt);
-	struct inode *inode = BPF_CORE_READ(file, f_inode);
+	struct dentry *d = file->f_path.dentry;
+	struct vfsmount *mnt = file->f_path.mnt;
+	struct inode *inode = file->f_inode;
 	struct walk_ctx c;
 
 	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode)) {
@@ -228,7 +231,7 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 		}
 		return deny_ret(cfg, EPERM);
 	}
-	if ((walk_from(&c, d, mnt, cfg->id) & want) == want)
+	if ((walk_from(&c, d, mnt, cfg) & want) == want)
 		return 0;
 	if (kernel_internal_open(&file->f_path) || sandbox_proc_entry(inode, want, cgid))
 		return 0;
@@ -246,8 +249,7 @@ int BPF_PROG(pysb_file_open, struct file *file)
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	return check_file(cfg, cgid, PYSB_OP_OPEN, file,
-			  open_access(BPF_CORE_READ(file, f_mode), BPF_CORE_READ(file, f_flags)));
+	return check_file(cfg, cgid, PYSB_OP_OPEN, file, open_access(file->f_mode, file->f_flags));
 }
 
 SEC("lsm/file_receive")
@@ -263,7 +265,7 @@ int BPF_PROG(pysb_file_receive, struct file *file)
 	if (on_internal_mount(&file->f_path))
 		return 0;
 	return check_file(cfg, cgid, PYSB_OP_RECEIVE_FD, file,
-			  open_access(BPF_CORE_READ(file, f_mode), 0) & ~PYSB_ACC_EXEC);
+			  open_access(file->f_mode, 0) & ~PYSB_ACC_EXEC);
 }
 
 SEC("lsm/path_mknod")
@@ -314,10 +316,10 @@ static __always_inline int check_move(__u16 op, struct dentry *obj, struct vfsmo
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	get = walk_from(&dst, BPF_CORE_READ(to_dir, dentry), mnt, cfg->id);
+	get = walk_from(&dst, BPF_CORE_READ(to_dir, dentry), mnt, cfg);
 	if (!(get & PYSB_ACC_WRITE))
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &dst, to_entry, mnt);
-	have = walk_from(&src, obj, obj_mnt, cfg->id);
+	have = walk_from(&src, obj, obj_mnt, cfg);
 	if (get & ~have)
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, get & ~have, &src, obj, obj_mnt);
 	return 0;

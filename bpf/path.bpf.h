@@ -32,7 +32,8 @@ struct walk_ctx {
 	__u32 rule;    /* its index (pysb_file_rule.rule), for events */
 	__u8 found;
 	__u8 ignored;  /* a name below the rule matched an ignore= pattern */
-	__u8 _pad[2];
+	__u8 has_ignores; /* the sandbox has ignore= patterns (PYSB_SB_IGNORES) */
+	__u8 _pad;
 };
 
 /*
@@ -103,41 +104,21 @@ static __always_inline bool overlay_internal(void)
 }
 
 /*
- * Runs the walk from (d, mnt) (mnt NULL: dentry-only) for `sandbox`; returns the access
- * granted, 0 when no rule or when an ignore= pattern hides the file. `c` keeps the rule
- * found, for events.
+ * Runs the walk from (d, mnt) (mnt NULL: dentry-only) for sandbox `cfg`; returns the
+ * access granted, 0 when no rule or when an ignore= pattern hides the file. `c` keeps the
+ * rule found, for events.
  */
 static __always_inline __u32 walk_from(struct walk_ctx *c, struct dentry *d,
-				       struct vfsmount *mnt, __u32 sandbox)
+				       struct vfsmount *mnt, const struct pysb_sandbox_cfg *cfg)
 {
 	__builtin_memset(c, 0, sizeof(*c));
 	c->dentry = (__u64)d;
 	c->vfsmnt = (__u64)mnt;
-	c->sandbox = sandbox;
+	c->sandbox = cfg->id;
+	c->has_ignores = !!(cfg->flags & PYSB_SB_IGNORES);
 	note_overlay(BPF_CORE_READ(d, d_sb));
 	pysb_walk(c);
 	return c->found && !c->ignored ? c->granted : 0;
-}
-
-static __always_inline __u32 path_access(const struct path *path, __u32 sandbox)
-{
-	struct walk_ctx c;
-
-	return walk_from(&c, BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt), sandbox);
-}
-
-/* A dentry on the same mount as `mnt` (e.g. the source of link(2), which cannot cross). */
-static __always_inline __u32 dentry_access_on(struct dentry *d, struct vfsmount *mnt,
-					      __u32 sandbox)
-{
-	struct walk_ctx c;
-
-	return walk_from(&c, d, mnt, sandbox);
-}
-
-static __always_inline __u32 dentry_access(struct dentry *d, __u32 sandbox)
-{
-	return dentry_access_on(d, NULL, sandbox);
 }
 
 /*

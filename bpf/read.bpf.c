@@ -63,7 +63,7 @@ static __always_inline int check_read(__u16 op, struct dentry *d, struct vfsmoun
 	cfg = current_sandbox(&cgid);
 	if (!cfg || kernel_on_behalf())
 		return 0;
-	if (walk_from(&c, d, mnt, cfg->id) & PYSB_ACC_READ)
+	if (walk_from(&c, d, mnt, cfg) & PYSB_ACC_READ)
 		return 0;
 	if (op == PYSB_OP_READLINK && own_proc_link(d))
 		return 0;

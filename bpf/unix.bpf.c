@@ -65,7 +65,7 @@ static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
 	if (d) {
 		struct walk_ctx c;
 
-		if (walk_from(&c, d, BPF_CORE_READ(u, path.mnt), cfg->id) & PYSB_ACC_WRITE)
+		if (walk_from(&c, d, BPF_CORE_READ(u, path.mnt), cfg) & PYSB_ACC_WRITE)
 			return 0;
 		rule = c.found ? c.rule : 0;
 		err = EACCES;

@@ -153,7 +153,7 @@ __noinline int pysb_walk(struct walk_ctx *out)
 	c.dentry = out->dentry;
 	c.vfsmnt = out->vfsmnt;
 	c.sandbox = out->sandbox;
-	c.has_ignores = bpf_map_lookup_elem(&ignores, &c.sandbox) != NULL;
+	c.has_ignores = out->has_ignores;
 	if (c.vfsmnt)
 		c.mnt_root = mount_root_of(c.vfsmnt);
 #pragma unroll

@@ -35,6 +35,7 @@
 #define PYSB_SB_AUDIT 0x1u /* report would-be denials, deny nothing */
 #define PYSB_SB_EXEC  0x2u /* python-api allows process-exec: execve of exposed binaries */
 #define PYSB_SB_DAEMON 0x4u /* kept by `pysb-bpf daemon` on a service's cgroup, not by a run */
+#define PYSB_SB_IGNORES 0x8u /* the sandbox has ignore= patterns (the walk skips them if not) */
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH 8192

@@ -265,7 +265,7 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		return -1;
 	}
 	cfg.flags = PYSB_SB_DAEMON | (b->conf.audit ? PYSB_SB_AUDIT : 0) |
-		    (c->exec_allowed ? PYSB_SB_EXEC : 0);
+		    (c->exec_allowed ? PYSB_SB_EXEC : 0) | (c->ignores.count ? PYSB_SB_IGNORES : 0);
 	/* A service confined in place keeps its capability sets: lsm/capable refuses every
 	 * one its policy does not grant (bpf/caps.bpf.c). */
 	cfg.caps = c->caps;

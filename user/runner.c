@@ -472,7 +472,8 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	const char *what;
 	int err;
 
-	cfg->flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0);
+	cfg->flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0) |
+		     (o->compiled->ignores.count ? PYSB_SB_IGNORES : 0);
 	cfg->caps = o->compiled->caps;
 	caps_check_granted(o);
 	if (probe_run(false, false))
