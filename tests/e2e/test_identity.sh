@@ -104,8 +104,9 @@ print(sum(1 for l in open('$T/lib/list') if int(l.split()[2]) in rules))")
 	expect_rc 0
 	expect_line "$T/out" "read-exposed-lower ok"
 	expect_line "$T/out" "read-hidden-lower EACCES"
-	_has "$T/out" xF "readable-files 0 of 3000" && _has "$T/out" xF "readable-dirs 0 of 3000" ||
+	if ! _has "$T/out" xF "readable-files 0 of 3000" || ! _has "$T/out" xF "readable-dirs 0 of 3000"; then
 		fail "newcomers without a rule were readable ($shared of 6000 share an inode number with an exposed file): $(cat "$T/out")"
+	fi
 	# The allowed counterpart: the policy exposes their directory, the same probe reads them all.
 	printf 'expose-ro=%s\n' "$T/ov/new" >>"$T/policy"
 	run_sb "$T/policy" "$T/app.py"
@@ -128,16 +129,16 @@ test_identity_overlay_root_empty_policy_new_files_not_readable() {
 	identity_make_tree "$S" 3000
 	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
 	# Which of them share a number with an entry of the policy (for the failure message).
-	"$PYSB" check --policy "$T/policy" "$T/lib/probe_list.py" >"$T/check" 2>&1 ||
-		fail "pysb-bpf check failed: $(cat "$T/check")"
+	"$PYSB" check --policy "$T/policy" "$T/lib/probe_list.py" >"$T/check" 2>&1
 	shared=$(python3 -c "
 import re
 rules = {int(m.group(1)) for m in re.finditer(r'ino (\d+)\]', open('$T/check').read())}
 print(sum(1 for l in open('$T/lib/list') if int(l.split()[2]) in rules))")
 	run_sb "$T/policy" "$T/lib/probe_list.py" "$T/lib/list"
 	expect_rc 0
-	_has "$T/out" xF "readable-files 0 of 3000" && _has "$T/out" xF "readable-dirs 0 of 3000" ||
+	if ! _has "$T/out" xF "readable-files 0 of 3000" || ! _has "$T/out" xF "readable-dirs 0 of 3000"; then
 		fail "newcomers without a rule were readable under an empty policy ($shared of 6000 share an inode number with an entry of the policy): $(cat "$T/out")"
+	fi
 	printf 'expose-ro=%s\n' "$S" >>"$T/policy"
 	run_sb "$T/policy" "$T/lib/probe_list.py" "$T/lib/list"
 	expect_rc 0
@@ -167,17 +168,18 @@ identity_start_waiting() {
 	SB=$!
 	for _ in $(seq 1200); do
 		_has "$T/out" xF ready && return 0
-		kill -0 $SB 2>/dev/null || break
+		kill -0 "$SB" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill $SB 2>/dev/null
+	kill "$SB" 2>/dev/null
 	fail "the sandboxed program never got ready: $(cat "$T/out" "$T/err")"
 }
 
 # identity_release: lets the waiting program go on, waits for it; status in $RC.
 identity_release() {
 	: >"$T/lib/go"
-	wait $SB
+	wait "$SB"
+	# shellcheck disable=SC2034 # read by expect_rc (lib.sh)
 	RC=$?
 }
 
@@ -203,8 +205,8 @@ for i in range(10000):
 sys.exit(77)
 PY
 	)
-	[ $? -eq 77 ] && { kill $SB 2>/dev/null; skip "no new $2 took the inode number of $1 in 10,000 tries"; }
-	[ -n "$NEWCOMER" ] || { kill $SB 2>/dev/null; fail "cannot delete $1 and create new ${2}s"; }
+	[ $? -eq 77 ] && { kill "$SB" 2>/dev/null; skip "no new $2 took the inode number of $1 in 10,000 tries"; }
+	[ -n "$NEWCOMER" ] || { kill "$SB" 2>/dev/null; fail "cannot delete $1 and create new ${2}s"; }
 }
 
 # ext4: the policy exposes two directories that are then deleted while the sandbox runs;
@@ -287,8 +289,9 @@ identity_deploy() {
 	expect_line "$T/out" "app-before ok"
 	expect_line "$T/out" "site v2"
 	expect_line "$T/out" "site-after ok"
-	_has "$T/out" xF "app-after EACCES" && _has "$T/out" xF "app-list-after EACCES" ||
+	if ! _has "$T/out" xF "app-after EACCES" || ! _has "$T/out" xF "app-list-after EACCES"; then
 		fail "the new app/current (inode $new; the old one was $old) was readable through the old one's rule: $(cat "$T/out")"
+	fi
 	REUSED=no
 	if [ "$old" = "$new" ]; then
 		REUSED=yes
