@@ -314,3 +314,40 @@ test_identity_deploy_replaced_release_overlay() {
 	mkdir -p "$S"
 	identity_deploy "$S"
 }
+
+# The daemon (test_daemon.sh's helpers): a binding whose policy exposes a directory on
+# ext4 lives on while that directory is deleted and its inode number goes to a new file.
+# A process that joins the bound cgroup afterwards reads the rule directory that is still
+# there, never the newcomer.
+test_identity_daemon_binding_reused_inode_ext4() {
+	local cg=$CGT/ident
+	M=$T/mnt
+	identity_ext4 "$M"
+	# shellcheck disable=SC2064 # expand now
+	trap "svc_cleanup; umount '$M' 2>/dev/null" EXIT
+	mkdir "$M/keep" "$M/gone" "$M/other"
+	echo "kept" >"$M/keep/ok.txt"
+	echo "before" >"$M/gone/x.txt"
+	echo "not yours" >"$M/other/x.txt"
+	mkdir -p "$T/conf" "$cg"
+	printf 'expose-ro=%s\n' "$M/keep" "$M/gone" >"$T/conf/id.py-sandboxes"
+	binding id '{"policy": "id.py-sandboxes", "cgroup": "pysb-e2e/ident"}'
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "id: confined $cg "
+	write_file "$T/reader.sh" <<'SH'
+echo $$ >"$1/cgroup.procs" || exit 9
+shift
+for f; do
+	if read -r x <"$f"; then echo "read $f: $x"; else echo "denied $f"; fi
+done
+SH
+	bash "$T/reader.sh" "$cg" "$M/gone/x.txt" "$M/other/x.txt" >"$T/out" 2>&1
+	expect_line "$T/out" "read $M/gone/x.txt: before"
+	expect_line "$T/out" "denied $M/other/x.txt"
+	rm "$M/gone/x.txt"
+	identity_reuse "$M/gone" file "$M/other/new"
+	bash "$T/reader.sh" "$cg" "$M/keep/ok.txt" "$NEWCOMER" >"$T/out" 2>&1
+	expect_line "$T/out" "read $M/keep/ok.txt: kept"
+	expect_line "$T/out" "denied $NEWCOMER"
+	expect_grep "$T/out" "$NEWCOMER: Permission denied"
+}
