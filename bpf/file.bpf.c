@@ -85,21 +85,21 @@ static __always_inline int check_path(__u16 op, __u32 want, const struct path *p
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	return check(cfg, cgid, op, want, BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
+	return check(cfg, cgid, op, want, path->dentry, path->mnt);
 }
 
 /* Creation and removal: WRITE on the directory; the event names the entry itself. */
 static __always_inline int check_dir_entry(__u16 op, const struct path *dir, struct dentry *entry)
 {
 	struct pysb_sandbox_cfg *cfg;
-	struct vfsmount *mnt = BPF_CORE_READ(dir, mnt);
+	struct vfsmount *mnt = dir->mnt;
 	struct walk_ctx c;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	if (walk_from(&c, BPF_CORE_READ(dir, dentry), mnt, cfg) & PYSB_ACC_WRITE)
+	if (walk_from(&c, dir->dentry, mnt, cfg) & PYSB_ACC_WRITE)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
 }
@@ -308,7 +308,7 @@ static __always_inline int check_move(__u16 op, struct dentry *obj, struct vfsmo
 				      const struct path *to_dir, struct dentry *to_entry)
 {
 	struct pysb_sandbox_cfg *cfg;
-	struct vfsmount *mnt = BPF_CORE_READ(to_dir, mnt);
+	struct vfsmount *mnt = to_dir->mnt;
 	struct walk_ctx src, dst;
 	__u32 have, get;
 	__u64 cgid;
@@ -316,7 +316,7 @@ static __always_inline int check_move(__u16 op, struct dentry *obj, struct vfsmo
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	get = walk_from(&dst, BPF_CORE_READ(to_dir, dentry), mnt, cfg);
+	get = walk_from(&dst, to_dir->dentry, mnt, cfg);
 	if (!(get & PYSB_ACC_WRITE))
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &dst, to_entry, mnt);
 	have = walk_from(&src, obj, obj_mnt, cfg);
@@ -462,7 +462,7 @@ SEC("lsm/file_mprotect")
 int BPF_PROG(pysb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 	     unsigned long prot)
 {
-	return check_exec_map(PYSB_OP_MPROTECT_EXEC, BPF_CORE_READ(vma, vm_file), prot);
+	return check_exec_map(PYSB_OP_MPROTECT_EXEC, vma->vm_file, prot);
 }
 
 /* An overlay mounted (by anyone, after the programs loaded) is noted at once: the first
@@ -570,7 +570,13 @@ static long forget_overlay(struct bpf_map *map, __u64 *cred, __u64 *sb, __u64 *g
 SEC("lsm/sb_free_security")
 int BPF_PROG(pysb_sb_free_security, struct super_block *sb)
 {
-	__u64 gone = (__u64)sb;
+	__u64 gone = (__u64)sb, *gen;
+	__u32 zero = 0;
+
+	/* note_overlay()'s per-CPU memory of checked super blocks is stale from here on */
+	gen = bpf_map_lookup_elem(&sb_gen, &zero);
+	if (gen)
+		__sync_fetch_and_add(gen, 1);
 
 	if (BPF_CORE_READ(sb, s_magic) == OVERLAYFS_SUPER_MAGIC)
 		bpf_for_each_map_elem(&ovl_creds, forget_overlay, &gone, 0);

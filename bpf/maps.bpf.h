@@ -246,4 +246,31 @@ PYSB_MAP struct {
 	__type(value, __u64);
 } ovl_creds SEC(".maps");
 
+/*
+ * The last super block this CPU checked for note_overlay() (bpf/path.bpf.h), with the
+ * value of `sb_gen` then: a walk on the same file system skips the check. `sb_gen` counts
+ * freed super blocks (lsm/sb_free_security), so a super block freed and another one
+ * allocated at its address is checked again. A stale slot (a hook of another task on
+ * this CPU in between) only makes note_overlay check once more, or, at worst, miss an
+ * overlay: judged like any file system then (deny more, never less).
+ */
+struct pysb_sb_seen {
+	__u64 sb;
+	__u64 gen;
+};
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pysb_sb_seen);
+} sb_seen SEC(".maps");
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sb_gen SEC(".maps");
+
 #endif /* PYSB_MAPS_BPF_H */

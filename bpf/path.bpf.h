@@ -70,16 +70,30 @@ struct ovl_fs___pysb {
 static __always_inline void note_overlay(struct super_block *sb)
 {
 	struct ovl_fs___pysb *ofs;
-	__u64 cred, sbp = (__u64)sb;
+	__u64 cred, sbp = (__u64)sb, *gen;
+	struct pysb_sb_seen *seen;
+	__u32 zero = 0;
 
-	if (!bpf_core_type_exists(struct ovl_fs___pysb))
+	if (!bpf_core_type_exists(struct ovl_fs___pysb) || !sb)
 		return;
-	if (!sb || BPF_CORE_READ(sb, s_magic) != OVERLAYFS_SUPER_MAGIC)
+	/* The file system this CPU checked last, unless a super block was freed since. */
+	seen = bpf_map_lookup_elem(&sb_seen, &zero);
+	gen = bpf_map_lookup_elem(&sb_gen, &zero);
+	if (!seen || !gen)
 		return;
-	ofs = (struct ovl_fs___pysb *)BPF_CORE_READ(sb, s_fs_info);
-	cred = (__u64)BPF_CORE_READ(ofs, creator_cred);
-	if (cred && !bpf_map_lookup_elem(&ovl_creds, &cred))
-		bpf_map_update_elem(&ovl_creds, &cred, &sbp, BPF_NOEXIST);
+	if (seen->sb == sbp && seen->gen == *gen)
+		return;
+	if (BPF_CORE_READ(sb, s_magic) == OVERLAYFS_SUPER_MAGIC) {
+		ofs = (struct ovl_fs___pysb *)BPF_CORE_READ(sb, s_fs_info);
+		cred = (__u64)BPF_CORE_READ(ofs, creator_cred);
+		if (!cred)
+			return;
+		if (!bpf_map_lookup_elem(&ovl_creds, &cred) &&
+		    bpf_map_update_elem(&ovl_creds, &cred, &sbp, BPF_NOEXIST))
+			return; /* not noted (full): checked again next time */
+	}
+	seen->gen = *gen;
+	seen->sb = sbp;
 }
 
 /*
