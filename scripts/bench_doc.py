@@ -152,6 +152,65 @@ def why_startup(r, rep):
     return out
 
 
+def section_hot(r, rep, plots):
+    h = rep.Hot(r)
+    if not h.ok():
+        return []
+    m = r.meta
+    depths = m.get("depths", [])
+    o = ["## Hot paths: depth, the floor, a process in no sandbox (issue 17)", "",
+         "Every ratio here is against the same loop with **no BPF program at all** attached, in "
+         "the same round: pysb-bpf's instance is unpinned for that phase (its programs are "
+         "global, so the unsandboxed loops of the other tables run with them attached). Each "
+         f"round ({h.rounds} in this run) has four phases, forward in one round and backward "
+         "in the next (a drift of the machine hits them alike over two rounds; pysb-bpf is "
+         "loaded once per two rounds): nothing attached; the *empty programs* (tests/bench/floor.bpf.c: one program "
+         "returning 0 on each hook an access check of these operations needs: `lsm/file_open`, "
+         "`lsm/path_mknod`, `lsm/path_unlink`, and `cgroup/connect4`, `cgroup/sendmsg4` on the "
+         "loops' parent cgroup); the same programs doing *one lookup* each (a hash map keyed by "
+         "the task's cgroup id, as a sandbox lookup is): **the floor** of issue 17's targets; "
+         "pysb-bpf loaded with two sandboxes running (1,000 file rules + 10 net, 10 file + "
+         "1,000 net). The unsandboxed loops are the same processes in all four phases.", "",
+         "The loops sit where a fair comparison needs them. The two bare loops: "
+         f"`{m.get('bench_cgroup', 'CGROUP2/pysb-bench/LOOP')}`, a cgroup of their own at the "
+         "depth of pysb-bpf's sandboxes (`CGROUP2/pysb-bpf/run-ID`), under a parent giving its "
+         "children the controllers that `pysb-bpf/` gives its sandboxes; never the root "
+         "cgroup, whose memory accounting is cheaper (issue 17 measured the child cgroup alone "
+         "at +3 % on open, +13 % on create+unlink, +19 % on connect). The *level 3* loop: "
+         f"`{m.get('service_cgroup', '?')}`, each level above it enabling the root's "
+         "controllers, as systemd places a service with accounting on.", "",
+         f"*Depth d*: the file is d levels below the directory its rule names (depth 1: "
+         f"`RULE/file1`; depth {depths[-1] if depths else 'd'}: d - 1 directories between). "
+         "Open reads `/tmp/pysb-bench/data/.../fileD` (rule `expose-ro=/tmp/pysb-bench/data`); "
+         "create+unlink makes a file at the same depth below `expose-rw=/tmp/pysb-bench/rw`. "
+         "The file of the per-syscall table above is at depth 5 in this counting "
+         "(`data/a/b/c/d/file`; issue 17 calls it 6 levels, counting the rule's directory). "
+         f"A pass: {m.get('hot_count', 0):,} opens or sendtos, half as many creates, an eighth "
+         "as many connects, timed in 20 chunks (the fastest counts), as above.", "",
+         rep.t_hot(r), "",
+         "*pysb-bpf - floor* is the median over rounds of the difference of the two ratios "
+         "within each round (points, i.e. per cent of the no-BPF time), with its min and max.", ""]
+    if "bench-depth.png" in plots:
+        o += ["![Depth sweep](bench-depth.png)", ""]
+    o += ["### A process in no sandbox", "",
+          "pysb-bpf's LSM programs are global: every process of the machine runs them, and a "
+          "process in no sandbox pays for finding that out (one `sandboxes` lookup per level of "
+          "its cgroup). The level-3 loop, in no sandbox, against itself with nothing attached, "
+          "while the two sandboxes run elsewhere:", "", rep.t_unsandboxed(r), ""]
+    if rep.stats_rows(r):
+        o += ["### BPF run time per program (bpf_stats)", "",
+              f"With `kernel.bpf_stats_enabled=1` ({m.get('stats_rounds', '?')} passes per "
+              "operation and configuration, after the timed phases: the statistics cost time "
+              "themselves), a snapshot of every program's `run_time_ns` and `run_cnt` "
+              "(build/bench/bpf_floor stats, the fields `bpftool prog show --json` prints) right "
+              "before and after a pass. *ns per call* = run time / calls, *calls per "
+              "operation* = calls / operations of the pass; programs called less than once per "
+              f"{int(1 / rep.STATS_MIN_CALLS)} operations are left out (other processes, the "
+              "snapshots' own `bpf()` calls). The run time is the programs' own, without the "
+              "trampoline that calls them; medians over passes:", "", rep.t_bpfstats(r), ""]
+    return o
+
+
 def section_method(r, rep):
     m = r.meta
     return [
@@ -190,9 +249,16 @@ def section_method(r, rep):
         "loop needs, `/32` hosts in 10/8 on port 443, and hosts of 127/8 on other ports, so "
         "the trie grows around the target) plus 10 file lines. Each also has "
         "`python-api=ALLOW:process-exec` and the implicit paths (docs/policy.md).",
-        "- **Bare** runs with pysb-bpf's programs attached (they are global, pinned at the "
-        "first run): an unsandboxed task pays one cgroup lookup per hook and returns. That "
-        "is the right baseline for *sandboxed / unsandboxed on a machine running pysb-bpf*.",
+        "- **Bare**, in the per-syscall and scaling tables, runs with pysb-bpf's programs "
+        "attached (they are global, pinned at the first run): an unsandboxed task pays one "
+        "sandbox lookup per level of its cgroup per hook and returns. That is the baseline for "
+        "*sandboxed / unsandboxed on a machine running pysb-bpf*; the hot-path section "
+        "compares with no BPF program at all. Every unsandboxed loop (bare, bwrap, firejail, "
+        "firejail + Landlock) runs in a cgroup of its own at the depth of pysb-bpf's "
+        f"sandboxes: `{m.get('bench_cgroup', 'CGROUP2/pysb-bench/LOOP')}` next to "
+        "`CGROUP2/pysb-bpf/run-ID`, its parent enabling the same controllers for its children "
+        "as `pysb-bpf/` does (the root cgroup would make the baseline cheaper: its memory "
+        "accounting is).",
         f"- **Start-up**: each sandboxed start runs right after a bare start of the same "
         f"program, {m['startup_rounds']} pairs per configuration, order rotating; figures are "
         "medians of the pairs' differences and ratios.",
@@ -307,6 +373,7 @@ def render(r, rep, plots):
             o.append("")
         if "bench-scaling.png" in plots:
             o += ["![Scaling](bench-scaling.png)", ""]
+    o += section_hot(r, rep, plots)
     if r.d.get("startup"):
         o += ["## Start-up", "",
               "`python3 -c pass` and `/bin/true`, bare and under each sandbox, with an "
