@@ -46,9 +46,10 @@ def why_overhead(r, rep):
                 "from the file's dentry up to the nearest rule, one `file_rules` hash lookup "
                 "(and an ignore= name check) per level, inside `bpf_loop` (docs/design.md, "
                 "\"Matching files\"). The benchmark's file "
-                "`/tmp/pysb-bench/data/a/b/c/d/file` lies 6 levels below its rule "
-                "`expose-ro=/tmp/pysb-bench/data`. The cost follows that depth, not the number "
-                "of rules (see Scaling)",
+                "`/tmp/pysb-bench/data/a/b/c/d/file` lies 5 levels below its rule "
+                "`expose-ro=/tmp/pysb-bench/data` (6 dentries walked, the rule's own "
+                "included). The cost follows that depth, not the number of rules (see "
+                "Scaling and the depth sweep of the hot-path section)",
         "connect": "each connection runs `pysb_socket_create` (on `socket()`) and "
                    "`pysb_connect4` (`cgroup/connect4`: the sandbox lookup, one LPM-trie lookup, "
                    "one port-set lookup and a binary search of at most 7 steps)",
@@ -430,6 +431,7 @@ def render(r, rep, plots):
           "$ make bench                                    # everything (see below for the time)",
           "$ BENCH_ROUNDS=25 BENCH_COUNT=4000 make bench   # tighter medians, longer",
           "$ BENCH_ONLY=syscall,startup make bench         # some sections only (partial report)",
+          "$ BENCH_ONLY=hotpath BENCH_HOT_ROUNDS=12 make bench  # issue 17's targets only",
           "$ scripts/bench-report build/bench-results docs # re-render from the last raw results",
           "$ scripts/bench-report --print build/bench-results",
           "```", "",
@@ -438,7 +440,8 @@ def render(r, rep, plots):
           "about half a minute of boot, bench_parse and rendering). "
           "Knobs (scripts/bench lists them): `BENCH_COUNT`, `BENCH_ROUNDS`, "
           "`BENCH_STARTUP_ROUNDS`, `BENCH_EVENTS`, `BENCH_MEM_ROUNDS`, `BENCH_FILE_RULES`, "
-          "`BENCH_NET_RULES`, `BENCH_PORT`, `BENCH_ONLY`; `BENCH_ARGS` for bench_parse; "
+          "`BENCH_NET_RULES`, `BENCH_PORT`, `BENCH_HOT_ROUNDS`, `BENCH_HOT_COUNT`, "
+          "`BENCH_DEPTHS`, `BENCH_STATS_ROUNDS`, `BENCH_ONLY`; `BENCH_ARGS` for bench_parse; "
           "`BENCH_TIMEOUT` for the VM. `scripts/bench-net` remains as a focused connect() "
           "benchmark (UDP connect, 10 vs 1,000 rules).", ""]
     sk = r.d.get("skipped", {})
