@@ -435,9 +435,13 @@ def render(r, rep, plots):
           "$ scripts/bench-report build/bench-results docs # re-render from the last raw results",
           "$ scripts/bench-report --print build/bench-results",
           "```", "",
-          f"`make bench` takes about 8 to 12 minutes on this 2-CPU machine, depending on what "
-          f"else runs on it ({m.get('total_s', '?')} s inside the VM for the run above, plus "
-          "about half a minute of boot, bench_parse and rendering). "
+          (f"`make bench` took about {round((m['total_s'] + 45) / 60)} minutes for the run above "
+           f"({m['total_s']} s inside the VM, plus about 45 s of boot, bench_parse and "
+           "rendering); it varies with what else runs on this 2-CPU machine. "
+           if "total_s" in m else "") +
+          "The defaults (10 syscall rounds, 6 hot-path rounds) keep it near 8 to 10 minutes on a "
+          "quiet machine; the hot-path rounds cost most in loading and unloading pysb-bpf "
+          "(about 25 s per two rounds under TCG). "
           "Knobs (scripts/bench lists them): `BENCH_COUNT`, `BENCH_ROUNDS`, "
           "`BENCH_STARTUP_ROUNDS`, `BENCH_EVENTS`, `BENCH_MEM_ROUNDS`, `BENCH_FILE_RULES`, "
           "`BENCH_NET_RULES`, `BENCH_PORT`, `BENCH_HOT_ROUNDS`, `BENCH_HOT_COUNT`, "
