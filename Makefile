@@ -118,11 +118,24 @@ check-kernels: e2e-kernels
 demo: deps-test all
 	$(Q)scripts/demo
 
-# Benchmark helpers: the syscall loops (and their TCP/UDP peer), a Landlock wrapper.
+# Benchmark helpers: the syscall loops (and their TCP/UDP peer), a Landlock wrapper, and
+# the floor of a BPF check (tests/bench/floor.bpf.c: empty programs, or one lookup each)
+# with bpf_floor, which attaches them and reads the programs' run-time statistics.
 BENCH_BINS := $(OUTPUT)/bench/syscall_loop $(OUTPUT)/bench/landlock_run
+BENCH_BPF := $(OUTPUT)/bench/bpf_floor $(OUTPUT)/bench/floor-empty.bpf.o \
+	$(OUTPUT)/bench/floor-lookup.bpf.o
 $(BENCH_BINS): $(OUTPUT)/bench/%: tests/bench/%.c | $(OUTPUT)/bench
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< -o $@
+$(OUTPUT)/bench/bpf_floor: tests/bench/bpf_floor.c | $(OUTPUT)/bench
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< -lbpf -o $@
+$(OUTPUT)/bench/floor-empty.bpf.o: tests/bench/floor.bpf.c vmlinux/vmlinux.h | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+$(OUTPUT)/bench/floor-lookup.bpf.o: tests/bench/floor.bpf.c vmlinux/vmlinux.h | $(OUTPUT)/bench
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -DFLOOR_LOOKUP -c $< -o $@
 
 # make bench: parse + compile natively (bench_parse), then every other figure in ONE VM run
 # (scripts/bench: pysb-bpf, bwrap, firejail side by side), raw results in build/bench-results,
@@ -131,9 +144,10 @@ $(BENCH_BINS): $(OUTPUT)/bench/%: tests/bench/%.c | $(OUTPUT)/bench
 # what each does), BENCH_TIMEOUT (seconds the VM may run).
 BENCH_OUT := $(OUTPUT)/bench-results
 BENCH_VARS := BENCH_COUNT BENCH_ROUNDS BENCH_STARTUP_ROUNDS BENCH_EVENTS BENCH_MEM_ROUNDS \
-	BENCH_FILE_RULES BENCH_NET_RULES BENCH_PORT BENCH_ONLY
+	BENCH_FILE_RULES BENCH_NET_RULES BENCH_PORT BENCH_ONLY BENCH_HOT_ROUNDS BENCH_HOT_COUNT \
+	BENCH_DEPTHS BENCH_STATS_ROUNDS
 BENCH_TIMEOUT ?= 3600
-bench: deps-bench all $(BENCH_BINS) $(OUTPUT)/bench/bench_parse
+bench: deps-bench all $(BENCH_BINS) $(BENCH_BPF) $(OUTPUT)/bench/bench_parse
 	$(Q)rm -rf $(BENCH_OUT) && mkdir -p $(BENCH_OUT)
 	$(Q)$(OUTPUT)/bench/bench_parse -b $(OUTPUT)/pysb-bpf $(BENCH_ARGS) >$(BENCH_OUT)/parse.txt; \
 		rc=$$?; cat $(BENCH_OUT)/parse.txt; exit $$rc

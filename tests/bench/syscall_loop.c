@@ -24,6 +24,9 @@
  *       same port that is never read (datagrams beyond its buffer are dropped, sendto
  *       still succeeds). Prints "ready" once both are bound, then serves until killed.
  *
+ * An OP may carry a label, OP@LABEL (open@6, create@12): the same operation on several
+ * targets in one process, each asked for (-s) and reported by its labelled name.
+ *
  * Operations:
  *   open     open(TARGET, O_RDONLY) + close
  *   stat     stat(TARGET)
@@ -49,7 +52,7 @@
 #include <unistd.h>
 
 #define MAX_ROUNDS 64
-#define MAX_OPS	   16
+#define MAX_OPS	   24
 #define CHUNKS	   20 /* per pass in -s mode */
 
 enum op_kind { OP_OPEN, OP_STAT, OP_CREATE, OP_EXEC, OP_CONNECT, OP_SENDTO };
@@ -96,17 +99,17 @@ static int parse_addr(const char *s, struct sockaddr_in *a)
 
 static int op_setup(struct op *o, const char *name, const char *target, long count)
 {
-	size_t i;
+	size_t kind_len = strcspn(name, "@"), i;
 
 	for (i = 0; i < sizeof(op_names) / sizeof(op_names[0]); i++)
-		if (!strcmp(name, op_names[i]))
+		if (strlen(op_names[i]) == kind_len && !strncmp(name, op_names[i], kind_len))
 			break;
 	if (i == sizeof(op_names) / sizeof(op_names[0])) {
 		fprintf(stderr, "syscall_loop: unknown operation '%s'\n", name);
 		return -1;
 	}
 	o->kind = (enum op_kind)i;
-	o->name = op_names[i];
+	o->name = name; /* "open", or "open@6": a label, so one process can time several targets */
 	o->target = target;
 	o->count = count;
 	o->udp_fd = -1;
