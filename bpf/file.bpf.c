@@ -499,7 +499,10 @@ int BPF_PROG(pysb_cred_free, struct cred *cred)
 {
 	__u64 c = (__u64)cred;
 
-	bpf_map_delete_elem(&ovl_creds, &c);
+	/* A lookup (lock-free) before the delete (which takes the bucket lock): almost no
+	 * cred is an overlay's. */
+	if (bpf_map_lookup_elem(&ovl_creds, &c))
+		bpf_map_delete_elem(&ovl_creds, &c);
 	return 0;
 }
 
@@ -549,13 +552,17 @@ int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
 }
 
 /* An inode is freed: its label goes with it, so the address, reused by another inode,
- * never carries it (every inode of the machine passes here: one hash delete). */
+ * never carries it. Every inode of the machine passes here: a lock-free lookup, and the
+ * delete (which takes the bucket lock) only for the few labelled ones. A label given
+ * between the two is impossible: labelling needs a descriptor of the inode, and this one
+ * has none left. */
 SEC("lsm/inode_free_security")
 int BPF_PROG(pysb_inode_free_security, struct inode *inode)
 {
 	__u64 a = (__u64)inode;
 
-	bpf_map_delete_elem(&inode_labels, &a);
+	if (bpf_map_lookup_elem(&inode_labels, &a))
+		bpf_map_delete_elem(&inode_labels, &a);
 	return 0;
 }
 
