@@ -415,3 +415,24 @@ SH
 	expect_line "$T/out" "denied $NEWCOMER"
 	expect_grep "$T/out" "$NEWCOMER: Permission denied"
 }
+
+# check and probe say what they assume about each file system: a rule names an inode
+# object (held open), and what that means on the file systems in play.
+test_identity_check_and_probe_say_what_they_assume() {
+	mkdir -p /var/tmp/pysb-e2e-fs.$$ "$T/d"
+	trap 'rm -rf /var/tmp/pysb-e2e-fs.$$' EXIT
+	printf 'expose-ro=%s\n' /var/tmp/pysb-e2e-fs.$$ "$T/d" >"$T/policy"
+	"$PYSB" check --policy "$T/policy" -- /usr/bin/true >"$T/out" 2>&1
+	expect_grep "$T/out" "^== kernel: file systems \(a rule names an inode object, held open"
+	expect_grep "$T/out" "^fs +overlay +dev [0-9]+:[0-9]+ +\(/var/tmp/pysb-e2e-fs\.$$\): rules name the overlay's own inodes"
+	expect_grep "$T/out" "^fs +tmpfs +dev [0-9]+:[0-9]+ +\($T/d\): an inode number is reused after deletion"
+	"$PYSB" check --json --policy "$T/policy" -- /usr/bin/true >"$T/json" 2>&1
+	python3 - "$T/json" <<'PY' || fail "check --json: no kernel.file_systems entry for the overlay"
+import json, sys
+fs = json.load(open(sys.argv[1]))["kernel"]["file_systems"]
+sys.exit(0 if any(f["type"] == "overlay" and "identity" in f for f in fs) else 1)
+PY
+	"$PYSB" probe >"$T/probe" 2>&1
+	expect_grep "$T/probe" "^ok +file identity +a file rule names an inode object"
+	expect_grep "$T/probe" "^info +file system overlay +rules name the overlay's own inodes"
+}
