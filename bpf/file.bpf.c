@@ -494,15 +494,21 @@ int BPF_PROG(pysb_cred_prepare, struct cred *new, const struct cred *old, gfp_t 
 	return 0;
 }
 
+/*
+ * Forgets the object at kernel address `addr` in `map`, from a hook every object of its
+ * kind passes (each freed cred, each freed inode of the machine): a lock-free lookup, and
+ * the delete (which takes the bucket lock) only for the few objects the map holds.
+ */
+static __always_inline void forget_freed(void *map, __u64 addr)
+{
+	if (bpf_map_lookup_elem(map, &addr))
+		bpf_map_delete_elem(map, &addr);
+}
+
 SEC("lsm/cred_free")
 int BPF_PROG(pysb_cred_free, struct cred *cred)
 {
-	__u64 c = (__u64)cred;
-
-	/* A lookup (lock-free) before the delete (which takes the bucket lock): almost no
-	 * cred is an overlay's. */
-	if (bpf_map_lookup_elem(&ovl_creds, &c))
-		bpf_map_delete_elem(&ovl_creds, &c);
+	forget_freed(&ovl_creds, (__u64)cred);
 	return 0;
 }
 
@@ -552,17 +558,12 @@ int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
 }
 
 /* An inode is freed: its label goes with it, so the address, reused by another inode,
- * never carries it. Every inode of the machine passes here: a lock-free lookup, and the
- * delete (which takes the bucket lock) only for the few labelled ones. A label given
- * between the two is impossible: labelling needs a descriptor of the inode, and this one
- * has none left. */
+ * never carries it. (No label can be given between the lookup and the delete: labelling
+ * needs a descriptor of the inode, and this one has none left.) */
 SEC("lsm/inode_free_security")
 int BPF_PROG(pysb_inode_free_security, struct inode *inode)
 {
-	__u64 a = (__u64)inode;
-
-	if (bpf_map_lookup_elem(&inode_labels, &a))
-		bpf_map_delete_elem(&inode_labels, &a);
+	forget_freed(&inode_labels, (__u64)inode);
 	return 0;
 }
 
