@@ -837,21 +837,49 @@ void loader_stop(struct loader *l)
 	l->skel = NULL;
 }
 
-/* O_PATH, raising RLIMIT_NOFILE's soft limit to its hard one when the descriptors of a
- * large policy need it (the program gets its own limit back: user/runner.c). */
+/*
+ * More descriptors for a large policy: RLIMIT_NOFILE's soft limit up to the hard one,
+ * then (root may) both doubled, up to fs.nr_open. The program gets its own limits back
+ * (user/runner.c). 0, or -1 when the limit cannot grow.
+ */
+static int more_descriptors(void)
+{
+	struct rlimit rl;
+	unsigned long nr_open = 1048576;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 1048576;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+	} else {
+		if (rl.rlim_max >= nr_open)
+			return -1;
+		rl.rlim_max = rl.rlim_max * 2 < nr_open ? rl.rlim_max * 2 : nr_open;
+		rl.rlim_cur = rl.rlim_max;
+	}
+	return setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* O_PATH (the descriptor only holds the inode: no file is opened for I/O). */
 static int open_pin(const char *path, bool nofollow)
 {
 	int flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
 	int fd = open(path, flags);
-	struct rlimit rl;
 
-	if (fd >= 0 || errno != EMFILE || getrlimit(RLIMIT_NOFILE, &rl) ||
-	    rl.rlim_cur == rl.rlim_max)
-		return fd;
-	rl.rlim_cur = rl.rlim_max;
-	if (setrlimit(RLIMIT_NOFILE, &rl))
-		return -1;
-	return open(path, flags);
+	while (fd < 0 && errno == EMFILE) {
+		if (more_descriptors()) {
+			errno = EMFILE;
+			break;
+		}
+		fd = open(path, flags);
+	}
+	return fd;
 }
 
 int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, bool nofollow)
@@ -877,8 +905,9 @@ int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, boo
 	if (fd < 0) {
 		err = -errno;
 		pr_err("cannot hold the rule path %s open: %s%s", path, strerror(errno),
-		       errno == EMFILE ? " (one descriptor per rule path: raise the hard limit, "
-					 "ulimit -Hn, or use fewer, broader rules)" : "");
+		       errno == EMFILE ? " (one descriptor per rule path, and RLIMIT_NOFILE "
+					 "cannot grow: raise fs.nr_open or the hard limit, or use "
+					 "fewer, broader rules)" : "");
 		return err;
 	}
 	err = label_fd(l->skel->maps.label_reqs, fd, &label);

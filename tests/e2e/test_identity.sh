@@ -436,3 +436,44 @@ PY
 	expect_grep "$T/probe" "^ok +file identity +a file rule names an inode object"
 	expect_grep "$T/probe" "^info +file system overlay +rules name the overlay's own inodes"
 }
+
+# One descriptor per rule path: a policy with more rule paths than RLIMIT_NOFILE's limits
+# (the VM's are 1024 and 4096) still loads whole (pysb-bpf raises its own limit, root may),
+# and the program gets the caller's limits back.
+test_identity_more_rule_paths_than_descriptors() {
+	mkdir -p "$T/many"
+	python3 - "$T/many" "$T/policy" <<'PY'
+import os, sys
+base, policy = sys.argv[1:3]
+with open(policy, "w") as p:
+    for i in range(5000):
+        d = "%s/d%04d" % (base, i)
+        os.mkdir(d)
+        with open(d + "/f", "w") as f:
+            f.write("file %d\n" % i)
+        p.write("expose-ro=%s\n" % d)
+os.mkdir(base + "/other")
+with open(base + "/other/f", "w") as f:
+    f.write("not yours\n")
+PY
+	write_file "$T/app.py" <<EOF
+import resource
+print("limits %d %d" % resource.getrlimit(resource.RLIMIT_NOFILE))
+for n in ("d0000", "d4999"):
+    print(open("$T/many/%s/f" % n).read().strip())
+try:
+    open("$T/many/other/f").read()
+except PermissionError as e:
+    print("other denied", e)
+EOF
+	printf 'expose-ro=%s\n' "$T/app.py" >>"$T/policy"
+	(ulimit -Sn 1024; ulimit -Hn 4096; "$PYSB" run --policy "$T/policy" -- python3 "$T/app.py") \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "limits 1024 4096"
+	expect_line "$T/out" "file 0"
+	expect_line "$T/out" "file 4999"
+	expect_grep "$T/out" "^other denied .*Permission denied"
+	expect_grep "$T/err" "deny file open\\(read\\) $T/many/other/f"
+}
