@@ -65,6 +65,9 @@ static __always_inline struct pysb_sandbox_cfg *pysb_nearest_sandbox(__u64 *cgid
 }
 
 #ifdef PYSB_CACHE_GET
+/* cgid of an entry being written: no cgroup has it (ids are kernfs ids, never ~0). */
+#define PYSB_CACHE_WRITING (~0ULL)
+
 /* struct pysb_sandbox_cache (pysb_abi.h): the walk's answer while the task stays in cgroup
  * `cgid` and `sandboxes` at generation `gen`. */
 static __always_inline struct pysb_sandbox_cfg *pysb_cached_sandbox(__u64 *cgid)
@@ -100,11 +103,16 @@ static __always_inline struct pysb_sandbox_cfg *pysb_cached_sandbox(__u64 *cgid)
 	own = PYSB_CGROUP_ID(cg);
 	sb = 0;
 	cfg = pysb_nearest_of(cg, &sb);
-	/* Invalid while half written: a hook of an interrupt on this CPU may read it. */
-	c->cgid = 0;
-	c->gen = gen;
-	c->sandbox = cfg ? sb : 0;
-	c->cgid = own;
+	/* Only this task writes its entry, but a hook run by an interrupt on its CPU may
+	 * read or write it while it does: marked as being written, the entry matches no
+	 * cgroup, and a nested writer leaves it alone (it runs to its end before this one
+	 * resumes, so a check without an atomic is enough). */
+	if (c->cgid != PYSB_CACHE_WRITING) {
+		c->cgid = PYSB_CACHE_WRITING;
+		c->gen = gen;
+		c->sandbox = cfg ? sb : 0;
+		c->cgid = own;
+	}
 	if (cfg)
 		*cgid = sb;
 	return cfg;

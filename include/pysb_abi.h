@@ -67,7 +67,7 @@ struct pysb_sandbox_cfg {
  * again at every use. Kernel-only; here for tests/unit/test_nearest.c.
  */
 struct pysb_sandbox_cache {
-	__u64 cgid; /* 0 while being written, or never written */
+	__u64 cgid; /* 0: never written; ~0: being written */
 	__u64 gen;
 	__u64 sandbox;
 };

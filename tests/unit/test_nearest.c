@@ -432,7 +432,8 @@ static void test_cache_move_during_walk_consistent(void **state)
 	assert_int_equal(ask(&cgid), 8);
 }
 
-/* A half-written entry (cgid 0) or no task storage: the walk decides. */
+/* An entry being written (by the hook an interrupt preempted), a fresh one, or no task
+ * storage: the walk decides, and an entry being written is left to its writer. */
 static void test_cache_unusable_entry_walks(void **state)
 {
 	static const __u64 ids[] = { 10, 11, 0 };
@@ -441,8 +442,14 @@ static void test_cache_unusable_entry_walks(void **state)
 	(void)state;
 	set_path(ids);
 	reg(11, 2, 0);
+	cache_entry = (struct pysb_sandbox_cache){ .cgid = PYSB_CACHE_WRITING, .gen = 7 };
+	assert_int_equal(ask(&cgid), 2);
+	assert_int_equal(lookups, 2);
+	assert_true(cache_entry.cgid == PYSB_CACHE_WRITING);
+	assert_int_equal(cache_entry.sandbox, 0);
 	cache_entry = (struct pysb_sandbox_cache){ .cgid = 0, .gen = 7, .sandbox = 0 };
 	assert_int_equal(ask(&cgid), 2);
+	assert_int_equal(cache_entry.cgid, 11);
 	cache_available = false;
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(ask(&cgid), 2);
