@@ -15,7 +15,7 @@
  * this program only sees checks that would otherwise succeed.
  *
  * Hot path: capable() is called very often by privileged tasks of the whole machine.
- * An unsandboxed task costs current_sandbox() (one lookup per cgroup level) and returns.
+ * An unsandboxed task costs current_sandbox() (its per-task cached answer) and returns.
  * Checks made with CAP_OPT_NOAUDIT (privilege heuristics such as the OOM killer's) are
  * refused without an event, as the kernel's own audit does. Checks overlayfs makes on its
  * own creator credentials, while a sandboxed task looks a file up, are the mounter's,

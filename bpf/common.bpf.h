@@ -18,14 +18,55 @@
 /*
  * The sandbox of the current task: its cgroup or the nearest (deepest) ancestor that is a
  * key of `sandboxes` (bpf/nearest.h, unit-tested in tests/unit/test_nearest.c). Most tasks
- * on the machine are not sandboxed; for them this costs one lookup per cgroup level (a
- * few on a systemd machine).
+ * on the machine are not sandboxed, and every hooked syscall of theirs asks: the answer
+ * is cached per task (`sandbox_cache`), valid while the task stays in its cgroup and
+ * `sandboxes` stays at the generation user space bumps after each change (`sandbox_gen`,
+ * loader_bump_sandbox_gen). docs/design.md, "The sandbox lookup and its cache".
  */
-#define PYSB_ANCESTOR_ID(level)	  bpf_get_current_ancestor_cgroup_id(level)
+#define PYSB_CGROUP struct cgroup *
+/* The helper reads the task's cgroup at each call; `cg`, one read, is a snapshot. */
+#define PYSB_ANCESTOR_ID(cg, level)                                                  \
+	((cg) ? pysb_ancestor_id(cg, level) : bpf_get_current_ancestor_cgroup_id(level))
 #define PYSB_SANDBOX_LOOKUP(idp) ((struct pysb_sandbox_cfg *)bpf_map_lookup_elem(&sandboxes, idp))
+#define PYSB_CURRENT_CGROUP()	 BPF_CORE_READ(bpf_get_current_task_btf(), cgroups, dfl_cgrp)
+#define PYSB_CGROUP_ID(cg)	 BPF_CORE_READ(cg, kn, id)
+#define PYSB_CURRENT_CGROUP_ID() bpf_get_current_cgroup_id()
+#define PYSB_CACHE_GET()                                                                  \
+	bpf_task_storage_get(&sandbox_cache, bpf_get_current_task_btf(), 0,               \
+			     BPF_LOCAL_STORAGE_GET_F_CREATE)
+#define PYSB_GEN_GET()		  pysb_gen_ptr()
+/* A fetch-and-add is fully ordered on every JIT: no read after it is done before it. */
+#define PYSB_GEN_READ_ORDERED(p) __sync_fetch_and_add(p, 0)
+
+/* What bpf_get_current_ancestor_cgroup_id(level) returns, for cgroup `cg`. */
+static __always_inline __u64 pysb_ancestor_id(struct cgroup *cg, int level)
+{
+	struct cgroup *anc;
+
+	if (level > BPF_CORE_READ(cg, level))
+		return 0;
+	anc = BPF_CORE_READ(cg, ancestors[level]);
+	return anc ? BPF_CORE_READ(anc, kn, id) : 0;
+}
+
+static __always_inline __u64 *pysb_gen_ptr(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&sandbox_gen, &zero);
+}
+
 #include "nearest.h"
 
+/* For lsm/ programs. */
 static __always_inline struct pysb_sandbox_cfg *current_sandbox(__u64 *cgid)
+{
+	return pysb_cached_sandbox(cgid);
+}
+
+/* For cgroup/ programs, which may not use task storage: the walk. They are attached to
+ * sandbox cgroups only, where the task is sandboxed anyway. */
+static __always_inline struct pysb_sandbox_cfg *current_sandbox_walk(__u64 *cgid)
 {
 	return pysb_nearest_sandbox(cgid);
 }

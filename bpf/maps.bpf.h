@@ -273,4 +273,30 @@ PYSB_MAP struct {
 	__type(value, __u64);
 } sb_gen SEC(".maps");
 
+/*
+ * The sandbox lookup's cache (bpf/nearest.h, pysb_cached_sandbox): per task, what the walk
+ * over its cgroup's ancestors answered, for which cgroup and which generation of
+ * `sandboxes` (struct pysb_sandbox_cache, pysb_abi.h). Created on a task's first hooked
+ * syscall, freed with the task.
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct pysb_sandbox_cache);
+} sandbox_cache SEC(".maps");
+
+/*
+ * [0]: the generation of `sandboxes`. User space adds 1 (an atomic add through a shared
+ * mapping, loader_bump_sandbox_gen) after every change of `sandboxes` and before it says
+ * the cgroup is confined; every cached answer of an older generation is then stale.
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} sandbox_gen SEC(".maps");
+
 #endif /* PYSB_MAPS_BPF_H */

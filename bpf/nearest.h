@@ -5,28 +5,46 @@
  * that is a key of `sandboxes`. A strict policy bound to a service's cgroup must not be
  * replaced by a broad or audit-mode one bound to any of its ancestors.
  *
- * Shared with tests/unit/test_nearest.c, which gives the two operations its own meaning:
- *   PYSB_ANCESTOR_ID(level)  id of the current task's ancestor cgroup at `level` (1 = just
- *                            below the root), 0 past the task's own level
- *   PYSB_SANDBOX_LOOKUP(idp) the sandbox registered for cgroup *idp, or NULL
+ * And the per-task cache in front of that walk (pysb_cached_sandbox): every hooked
+ * syscall of every process on the machine asks, most of them in no sandbox. The argument
+ * that the cache never answers "not sandboxed" for a confined task is in docs/design.md
+ * ("The sandbox lookup and its cache").
  *
- * Cost: one lookup per level of the task's cgroup, as before (the walk goes down from the
- * root and remembers the last hit): the same for the machine's unsandboxed tasks, which
- * must look at every level anyway, and a few more lookups for sandboxed ones.
+ * Shared with tests/unit/test_nearest.c, which gives the operations its own meaning:
+ *   PYSB_ANCESTOR_ID(cg, level)  id of the ancestor at `level` (1 = just below the root)
+ *                                of cgroup `cg`, the current task's when cg is NULL; 0
+ *                                past that cgroup's own level
+ *   PYSB_SANDBOX_LOOKUP(idp)     the sandbox registered for cgroup *idp, or NULL
+ *   PYSB_CGROUP                  the type of `cg` (a pointer)
+ * and, for the cache only (without PYSB_CACHE_GET, no cache is compiled):
+ *   PYSB_CURRENT_CGROUP()        the current task's cgroup, read once (NULL: unknown)
+ *   PYSB_CGROUP_ID(cg)           its id
+ *   PYSB_CURRENT_CGROUP_ID()     the current task's cgroup id, read now
+ *   PYSB_CACHE_GET()             the current task's struct pysb_sandbox_cache (created
+ *                                zeroed on first use), or NULL
+ *   PYSB_GEN_GET()               pointer to the generation of `sandboxes`, or NULL
+ *   PYSB_GEN_READ_ORDERED(p)     *p read with a full memory barrier: nothing after it is
+ *                                read before it
+ *
+ * Cost: the walk is one lookup per level of the task's cgroup (it goes down from the root
+ * and remembers the last hit); with the cache, a task pays it once per cgroup it runs in
+ * and per change of `sandboxes`, and otherwise two loads and two compares (plus one
+ * lookup, its sandbox's entry, when it is sandboxed).
  */
 #ifndef PYSB_NEAREST_H
 #define PYSB_NEAREST_H
 
-#if !defined(PYSB_ANCESTOR_ID) || !defined(PYSB_SANDBOX_LOOKUP)
-#error "define PYSB_ANCESTOR_ID and PYSB_SANDBOX_LOOKUP before including nearest.h"
+#if !defined(PYSB_ANCESTOR_ID) || !defined(PYSB_SANDBOX_LOOKUP) || !defined(PYSB_CGROUP)
+#error "define PYSB_ANCESTOR_ID, PYSB_SANDBOX_LOOKUP and PYSB_CGROUP before including nearest.h"
 #endif
 
-static __always_inline struct pysb_sandbox_cfg *pysb_nearest_sandbox(__u64 *cgid)
+/* The walk over cgroup `cg` (NULL: the current task's, read level by level). */
+static __always_inline struct pysb_sandbox_cfg *pysb_nearest_of(PYSB_CGROUP cg, __u64 *cgid)
 {
 	struct pysb_sandbox_cfg *found = NULL;
 
 	for (int level = 1; level <= PYSB_MAX_CGROUP_LEVEL; level++) {
-		__u64 id = PYSB_ANCESTOR_ID(level);
+		__u64 id = PYSB_ANCESTOR_ID(cg, level);
 		struct pysb_sandbox_cfg *cfg;
 
 		if (!id)
@@ -39,5 +57,66 @@ static __always_inline struct pysb_sandbox_cfg *pysb_nearest_sandbox(__u64 *cgid
 	}
 	return found;
 }
+
+/* The walk alone, for programs that cannot use the cache (cgroup/ socket programs). */
+static __always_inline struct pysb_sandbox_cfg *pysb_nearest_sandbox(__u64 *cgid)
+{
+	return pysb_nearest_of(0, cgid);
+}
+
+#ifdef PYSB_CACHE_GET
+/* cgid of an entry being written: no cgroup has it (ids are kernfs ids, never ~0). */
+#define PYSB_CACHE_WRITING (~0ULL)
+
+/* struct pysb_sandbox_cache (pysb_abi.h): the walk's answer while the task stays in cgroup
+ * `cgid` and `sandboxes` at generation `gen`. */
+static __always_inline struct pysb_sandbox_cfg *pysb_cached_sandbox(__u64 *cgid)
+{
+	volatile struct pysb_sandbox_cache *c = PYSB_CACHE_GET();
+	__u64 *genp = PYSB_GEN_GET();
+	struct pysb_sandbox_cfg *cfg;
+	PYSB_CGROUP cg;
+	__u64 own, gen, sb = 0;
+
+	if (!c || !genp)
+		return pysb_nearest_sandbox(cgid);
+	if (c->cgid == PYSB_CURRENT_CGROUP_ID() && c->gen == *(volatile __u64 *)genp) {
+		sb = c->sandbox;
+		if (!sb)
+			return NULL;
+		cfg = PYSB_SANDBOX_LOOKUP(&sb);
+		if (cfg) {
+			*cgid = sb;
+			return cfg;
+		}
+		/* Unbound since, its generation not bumped yet: an ancestor may still be
+		 * bound. The walk decides. */
+	}
+	/* The generation first, with a barrier: every change of `sandboxes` made before
+	 * the bump read here is seen by the walk below. */
+	gen = PYSB_GEN_READ_ORDERED(genp);
+	/* One read of the task's cgroup: the answer stored is the one for the id stored,
+	 * even if the task is moved meanwhile (it then misses next time). */
+	cg = PYSB_CURRENT_CGROUP();
+	if (!cg)
+		return pysb_nearest_sandbox(cgid);
+	own = PYSB_CGROUP_ID(cg);
+	sb = 0;
+	cfg = pysb_nearest_of(cg, &sb);
+	/* Only this task writes its entry, but a hook run by an interrupt on its CPU may
+	 * read or write it while it does: marked as being written, the entry matches no
+	 * cgroup, and a nested writer leaves it alone (it runs to its end before this one
+	 * resumes, so a check without an atomic is enough). */
+	if (c->cgid != PYSB_CACHE_WRITING) {
+		c->cgid = PYSB_CACHE_WRITING;
+		c->gen = gen;
+		c->sandbox = cfg ? sb : 0;
+		c->cgid = own;
+	}
+	if (cfg)
+		*cgid = sb;
+	return cfg;
+}
+#endif /* PYSB_CACHE_GET */
 
 #endif /* PYSB_NEAREST_H */

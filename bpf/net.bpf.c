@@ -160,7 +160,7 @@ static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, _
 	__u64 cgid;
 	int slot;
 
-	cfg = current_sandbox(&cgid);
+	cfg = current_sandbox_walk(&cgid);
 	if (!cfg)
 		return SOCK_ADDR_ALLOW;
 	/* Other kinds (ping, SCTP, raw) were admitted, or not, by socket_create. */

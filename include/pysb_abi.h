@@ -62,6 +62,18 @@ struct pysb_sandbox_cfg {
 			every other one, in every user namespace */
 };
 
+/*
+ * The sandbox lookup's per-task cache (task storage `sandbox_cache`, bpf/nearest.h): what
+ * the walk answered while the task was in cgroup `cgid` and `sandboxes` at generation
+ * `gen`. `sandbox` is the nearest registered cgroup then (0: none); its entry is looked up
+ * again at every use. Kernel-only; here for tests/unit/test_nearest.c.
+ */
+struct pysb_sandbox_cache {
+	__u64 cgid; /* 0: never written; ~0: being written */
+	__u64 gen;
+	__u64 sandbox;
+};
+
 /* Capabilities the kernel numbers (CAP_LAST_CAP is 40 on 6.1 to 7.2); the mask has room
  * for 64. */
 #define PYSB_CAP_MAX 64
@@ -346,6 +358,7 @@ enum pysb_lost {
 };
 
 _Static_assert(sizeof(struct pysb_sandbox_cfg) == 16, "pysb_sandbox_cfg layout");
+_Static_assert(sizeof(struct pysb_sandbox_cache) == 24, "pysb_sandbox_cache layout");
 _Static_assert(sizeof(struct pysb_file_key) == 16, "pysb_file_key layout");
 _Static_assert(sizeof(struct pysb_file_rule) == 8, "pysb_file_rule layout");
 _Static_assert(sizeof(struct pysb_label_req) == 16, "pysb_label_req layout");

@@ -284,6 +284,12 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 	}
 	err = bpf_map__update_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), &cfg,
 				   sizeof(cfg), BPF_ANY) ? -errno : 0;
+	/* Tasks that cached "not sandboxed" (or an ancestor's sandbox) look again. A
+	 * reload keeps the keys, so only a new cgroup must not stay without it. */
+	if (!err && loader_bump_sandbox_gen(&d->l) && !t->id) {
+		bpf_map__delete_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), 0);
+		err = -EIO;
+	}
 	if (err) {
 		pr_err("%s: cannot switch %s to its new policy: %s", b->conf.name, t->path,
 		       strerror(-err));
@@ -386,6 +392,7 @@ static void target_release(struct daemon *d, struct target *t, const char *why)
 	char prefix[64];
 
 	bpf_map__delete_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), 0);
+	loader_bump_sandbox_gen(&d->l);
 	settle();
 	loader_sandbox_free(&d->l, 0, t->id);
 	sandbox_record_remove(t->cgid);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -728,8 +729,10 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 	struct sandbox_set one = { 0 };
 
 	/* The switch first: from here on the cgroup is not a sandbox any more. */
-	if (cgid)
+	if (cgid) {
 		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
+		loader_bump_sandbox_gen(l);
+	}
 	sandbox_set_add(&one, id);
 	loader_sandboxes_free(l, &one);
 }
@@ -949,12 +952,42 @@ int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
 	return 0;
 }
 
+int loader_bump_sandbox_gen(struct loader *l)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t *gen;
+
+	/* Through a shared mapping, one atomic add: an update through the bpf() syscall is
+	 * a copy that a hook could read torn, and two bumpers could both write the same
+	 * value. Seq-cst: the change of `sandboxes` before it is visible to whoever reads
+	 * the new value. */
+	gen = mmap(NULL, page > 0 ? page : 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   bpf_map__fd(l->skel->maps.sandbox_gen), 0);
+	if (gen == MAP_FAILED) {
+		int err = -errno;
+
+		pr_err("cannot map the sandbox generation counter (map sandbox_gen): %s; "
+		       "processes could keep a cached \"not sandboxed\"", strerror(-err));
+		return err;
+	}
+	__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+	munmap(gen, page > 0 ? page : 4096);
+	return 0;
+}
+
 int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg)
 {
+	int err;
+
 	if (bpf_map__update_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), cfg, sizeof(*cfg),
 				 BPF_ANY))
 		return -errno;
-	return 0;
+	/* Before anyone is told the cgroup is confined: tasks that cached "not sandboxed"
+	 * look again. Without it, the entry goes (the caller reports the failure). */
+	err = loader_bump_sandbox_gen(l);
+	if (err)
+		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
+	return err;
 }
 
 int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access)

@@ -117,8 +117,13 @@ int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
 			 const struct pysb_file_rule *rule, bool union_);
 int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
 int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_set *set);
-/* The switch that puts a cgroup under its rules; call it last. */
+/* The switch that puts a cgroup under its rules; call it last. It bumps the generation
+ * (below); if that fails, the entry is removed again and -errno returned. */
 int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg);
+/* After EVERY write of `sandboxes` (update or delete), before the cgroup is said to be
+ * confined or its program starts: the kernel's per-task cache of "which sandbox am I in"
+ * is valid for one generation only (bpf/nearest.h, docs/design.md). 0 or -errno. */
+int loader_bump_sandbox_gen(struct loader *l);
 /* Marks (add) or unmarks the process whose next execve is its own start. */
 int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
 

@@ -2,12 +2,15 @@
 /*
  * The lookup order of current_sandbox(): bpf/nearest.h compiled natively, with a fake
  * cgroup path and a fake `sandboxes` map. The nearest (deepest) registered cgroup wins,
- * whatever its ancestors hold (issue 16, cause 6).
+ * whatever its ancestors hold (issue 16, cause 6). And its per-task cache (issue 17): never
+ * a stale answer once the task moved or `sandboxes` changed and its generation was bumped.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -26,22 +29,68 @@ static struct {
 } registered[8];
 static int n_registered, lookups;
 
-static __u64 fake_ancestor(int level)
+/* A snapshot of a cgroup path (what PYSB_CURRENT_CGROUP() reads at once). */
+struct fake_cg {
+	__u64 ids[PYSB_MAX_CGROUP_LEVEL + 1];
+};
+static struct fake_cg snapshot;
+
+/* The task's cache entry (NULL when task storage is unavailable), the generation of
+ * `sandboxes`, and how often the generation was read with a barrier. */
+static struct pysb_sandbox_cache cache_entry;
+static bool cache_available;
+static __u64 gen, ordered_reads;
+/* Called at each lookup: lets a test change the world in the middle of a walk. */
+static void (*on_lookup)(int n);
+
+static __u64 fake_ancestor(const struct fake_cg *cg, int level)
 {
-	return level >= 1 && level <= PYSB_MAX_CGROUP_LEVEL ? path[level - 1] : 0;
+	const __u64 *ids = cg ? cg->ids : path;
+
+	return level >= 1 && level <= PYSB_MAX_CGROUP_LEVEL ? ids[level - 1] : 0;
+}
+
+static __u64 own_id(const __u64 *ids)
+{
+	__u64 id = 1; /* the root */
+
+	for (int i = 0; i < PYSB_MAX_CGROUP_LEVEL && ids[i]; i++)
+		id = ids[i];
+	return id;
+}
+
+static const struct fake_cg *fake_current_cgroup(void)
+{
+	memcpy(snapshot.ids, path, sizeof(path));
+	return &snapshot;
 }
 
 static struct pysb_sandbox_cfg *fake_lookup(const __u64 *id)
 {
 	lookups++;
+	if (on_lookup)
+		on_lookup(lookups);
 	for (int i = 0; i < n_registered; i++)
 		if (registered[i].cgid == *id)
 			return &registered[i].cfg;
 	return NULL;
 }
 
-#define PYSB_ANCESTOR_ID(level)	 fake_ancestor(level)
-#define PYSB_SANDBOX_LOOKUP(idp) fake_lookup(idp)
+static __u64 fake_gen_ordered(__u64 *p)
+{
+	ordered_reads++;
+	return *p;
+}
+
+#define PYSB_CGROUP		    const struct fake_cg *
+#define PYSB_ANCESTOR_ID(cg, level) fake_ancestor(cg, level)
+#define PYSB_SANDBOX_LOOKUP(idp)    fake_lookup(idp)
+#define PYSB_CURRENT_CGROUP()	    fake_current_cgroup()
+#define PYSB_CGROUP_ID(cg)	    own_id((cg)->ids)
+#define PYSB_CURRENT_CGROUP_ID()    own_id(path)
+#define PYSB_CACHE_GET()	    (cache_available ? &cache_entry : NULL)
+#define PYSB_GEN_GET()		    (&gen)
+#define PYSB_GEN_READ_ORDERED(p)    fake_gen_ordered(p)
 #include "../../bpf/nearest.h"
 
 /* set_path(ids..., 0): the task's cgroup, from the top level down. */
@@ -63,11 +112,31 @@ static void reg(__u64 cgid, __u32 sandbox, __u32 flags)
 	n_registered++;
 }
 
+/* What user space does after every write of `sandboxes` (loader_bump_sandbox_gen). */
+static void bump(void)
+{
+	gen++;
+}
+
+static void unreg(__u64 cgid)
+{
+	for (int i = 0; i < n_registered; i++)
+		if (registered[i].cgid == cgid) {
+			registered[i] = registered[--n_registered];
+			return;
+		}
+}
+
 static int setup(void **state)
 {
 	(void)state;
 	n_registered = 0;
 	lookups = 0;
+	memset(&cache_entry, 0, sizeof(cache_entry));
+	cache_available = true;
+	gen = 7;
+	ordered_reads = 0;
+	on_lookup = NULL;
 	return 0;
 }
 
@@ -173,6 +242,221 @@ static void test_deepest_searched_level(void **state)
 	assert_int_equal(lookups, PYSB_MAX_CGROUP_LEVEL);
 }
 
+/* ---- the per-task cache (pysb_cached_sandbox) ---- */
+
+/* Asks as a hook does; returns the sandbox id (0: none) and counts the lookups. */
+static __u32 ask(__u64 *cgid)
+{
+	struct pysb_sandbox_cfg *cfg;
+
+	lookups = 0;
+	*cgid = 0;
+	cfg = pysb_cached_sandbox(cgid);
+	return cfg ? cfg->id : 0;
+}
+
+/* An unsandboxed task walks once, then answers from its cache without any lookup. */
+static void test_cache_unsandboxed_walks_once(void **state)
+{
+	static const __u64 ids[] = { 10, 11, 12, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(99, 1, 0);
+	assert_int_equal(ask(&cgid), 0);
+	assert_int_equal(lookups, 3);
+	assert_int_equal(ordered_reads, 1);
+	assert_int_equal(cache_entry.cgid, 12);
+	assert_int_equal(cache_entry.gen, 7);
+	assert_int_equal(cache_entry.sandbox, 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(ask(&cgid), 0);
+		assert_int_equal(lookups, 0);
+	}
+	assert_int_equal(ordered_reads, 1);
+}
+
+/* A sandboxed task: one lookup (its sandbox's entry) per hook, the nearest one. */
+static void test_cache_sandboxed_one_lookup_nearest(void **state)
+{
+	static const __u64 ids[] = { 10, 20, 30, 40, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(20, 1, PYSB_SB_AUDIT);
+	reg(30, 2, 0);
+	assert_int_equal(ask(&cgid), 2);
+	assert_int_equal(cgid, 30);
+	assert_int_equal(ask(&cgid), 2);
+	assert_int_equal(cgid, 30);
+	assert_int_equal(lookups, 1);
+}
+
+/* The issue's escape: cached "none", then the cgroup (or an ancestor) is bound. The bump
+ * is what makes the next hook look again; without it the stale "none" would stay. */
+static void test_cache_bind_seen_after_bump(void **state)
+{
+	static const __u64 ids[] = { 10, 11, 12, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	assert_int_equal(ask(&cgid), 0);
+	reg(11, 5, 0);
+	assert_int_equal(ask(&cgid), 0); /* before the bump: why user space must bump */
+	bump();
+	assert_int_equal(ask(&cgid), 5);
+	assert_int_equal(cgid, 11);
+}
+
+/* Nearest wins through the cache: the ancestor's sandbox was cached, then the task's own
+ * cgroup is bound with a stricter policy. */
+static void test_cache_nearer_bind_replaces_cached_ancestor(void **state)
+{
+	static const __u64 ids[] = { 10, 20, 30, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(10, 1, PYSB_SB_AUDIT);
+	assert_int_equal(ask(&cgid), 1);
+	reg(30, 2, 0);
+	bump();
+	assert_int_equal(ask(&cgid), 2);
+	assert_int_equal(cgid, 30);
+}
+
+/* A task moved into another cgroup misses at once, with no bump at all. */
+static void test_cache_move_misses_without_bump(void **state)
+{
+	static const __u64 plain[] = { 10, 11, 0 }, confined[] = { 10, 21, 0 };
+	__u64 cgid;
+
+	(void)state;
+	reg(21, 3, 0);
+	set_path(plain);
+	assert_int_equal(ask(&cgid), 0);
+	set_path(confined);
+	assert_int_equal(ask(&cgid), 3);
+	assert_int_equal(cgid, 21);
+	set_path(plain); /* moved back out, from outside */
+	assert_int_equal(ask(&cgid), 0);
+}
+
+/* The nearest binding removed: its ancestor's applies at once, even before the bump (the
+ * cached cgroup's entry is looked up at every use), never "none". */
+static void test_cache_unbind_falls_back_to_ancestor(void **state)
+{
+	static const __u64 ids[] = { 10, 20, 30, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(10, 1, 0);
+	reg(30, 2, 0);
+	assert_int_equal(ask(&cgid), 2);
+	unreg(30);
+	assert_int_equal(ask(&cgid), 1);
+	assert_int_equal(cgid, 10);
+	bump();
+	assert_int_equal(ask(&cgid), 1);
+}
+
+/* A reload switches the cgroup to a new sandbox id in place: seen at the next hook. */
+static void test_cache_reload_seen_at_once(void **state)
+{
+	static const __u64 ids[] = { 10, 20, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(20, 4, PYSB_SB_AUDIT);
+	assert_int_equal(ask(&cgid), 4);
+	registered[0].cfg.id = 9;
+	registered[0].cfg.flags = 0;
+	assert_int_equal(ask(&cgid), 9);
+}
+
+/* The race of docs/design.md: a bind and its bump land while a hook walks (after the
+ * walk passed that level). The hook stores "none" under the generation it read before
+ * the walk, which the bump made old: the next hook looks again. */
+static void bind_during_walk(int n)
+{
+	if (n == 2) {
+		reg(10, 6, 0);
+		bump();
+	}
+}
+
+static void test_cache_bind_racing_a_walk_not_kept(void **state)
+{
+	static const __u64 ids[] = { 10, 11, 12, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	on_lookup = bind_during_walk;
+	assert_int_equal(ask(&cgid), 0); /* this hook began before the bind: allowed */
+	on_lookup = NULL;
+	assert_int_equal(cache_entry.gen, 7);
+	assert_int_equal(ask(&cgid), 6);
+	assert_int_equal(cgid, 10);
+}
+
+/* A task moved while its hook walks: the answer stored is the one for the cgroup id
+ * stored (one snapshot), so moving it back cannot reuse an answer for the other one. */
+static const __u64 move_a[] = { 10, 11, 0 }, move_b[] = { 10, 21, 0 };
+
+static void move_during_walk(int n)
+{
+	if (n == 1)
+		set_path(move_b);
+}
+
+static void test_cache_move_during_walk_consistent(void **state)
+{
+	__u64 cgid;
+
+	(void)state;
+	reg(11, 8, 0); /* a is confined, b is not */
+	set_path(move_a);
+	on_lookup = move_during_walk;
+	assert_int_equal(ask(&cgid), 8);
+	on_lookup = NULL;
+	assert_int_equal(cache_entry.cgid, 11);
+	assert_int_equal(cache_entry.sandbox, 11);
+	assert_int_equal(ask(&cgid), 0); /* now in b */
+	set_path(move_a);
+	assert_int_equal(ask(&cgid), 8);
+}
+
+/* An entry being written (by the hook an interrupt preempted), a fresh one, or no task
+ * storage: the walk decides, and an entry being written is left to its writer. */
+static void test_cache_unusable_entry_walks(void **state)
+{
+	static const __u64 ids[] = { 10, 11, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(11, 2, 0);
+	cache_entry = (struct pysb_sandbox_cache){ .cgid = PYSB_CACHE_WRITING, .gen = 7 };
+	assert_int_equal(ask(&cgid), 2);
+	assert_int_equal(lookups, 2);
+	assert_true(cache_entry.cgid == PYSB_CACHE_WRITING);
+	assert_int_equal(cache_entry.sandbox, 0);
+	cache_entry = (struct pysb_sandbox_cache){ .cgid = 0, .gen = 7, .sandbox = 0 };
+	assert_int_equal(ask(&cgid), 2);
+	assert_int_equal(cache_entry.cgid, 11);
+	cache_available = false;
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(ask(&cgid), 2);
+		assert_int_equal(lookups, 2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -183,6 +467,16 @@ int main(void)
 		cmocka_unit_test_setup(test_order_of_registration_does_not_matter, setup),
 		cmocka_unit_test_setup(test_sibling_registration_ignored, setup),
 		cmocka_unit_test_setup(test_deepest_searched_level, setup),
+		cmocka_unit_test_setup(test_cache_unsandboxed_walks_once, setup),
+		cmocka_unit_test_setup(test_cache_sandboxed_one_lookup_nearest, setup),
+		cmocka_unit_test_setup(test_cache_bind_seen_after_bump, setup),
+		cmocka_unit_test_setup(test_cache_nearer_bind_replaces_cached_ancestor, setup),
+		cmocka_unit_test_setup(test_cache_move_misses_without_bump, setup),
+		cmocka_unit_test_setup(test_cache_unbind_falls_back_to_ancestor, setup),
+		cmocka_unit_test_setup(test_cache_reload_seen_at_once, setup),
+		cmocka_unit_test_setup(test_cache_bind_racing_a_walk_not_kept, setup),
+		cmocka_unit_test_setup(test_cache_move_during_walk_consistent, setup),
+		cmocka_unit_test_setup(test_cache_unusable_entry_walks, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
