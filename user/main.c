@@ -32,7 +32,7 @@
 #include "runner.h"
 #include "status.h"
 
-#define PYSB_VERSION "0.5.0" /* CHANGELOG.md: the minor grows with each new kind of denial */
+#define PYSB_VERSION "0.6.0" /* CHANGELOG.md: the minor grows with each new kind of denial */
 
 extern char **environ;
 
