@@ -34,9 +34,14 @@ SH
 # mb_step NAME EXPECTED: one round of the prober, right now; its line must be
 # "N EXPECTED" (e.g. "A ok B denied").
 mb_step() {
-	local name=$1 i
+	local name=$1 i pid
 	MB_N=$((MB_N + 1))
-	echo "$MB_N" >"$T/svc/$name.fifo"
+	pid=MB_PID_$name
+	kill -0 "${!pid}" 2>/dev/null ||
+		fail "prober $name (pid ${!pid}) is gone: $(cat "$T/svc/$name.log")"
+	# never block on a fifo nobody reads
+	timeout 20 bash -c 'echo "$1" >"$2"' _ "$MB_N" "$T/svc/$name.fifo" ||
+		fail "prober $name does not read its fifo (round $MB_N)"
 	for i in $(seq 300); do
 		_has "$T/svc/$name.log" E "^$MB_N " && break
 		sleep 0.1
