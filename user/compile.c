@@ -38,8 +38,9 @@ static bool path_under(const char *path, const char *dir)
  * a non-directory whose layers are on different file systems, the st_dev of a per-layer
  * pseudo device, while the overlay inode BPF sees has the overlay's s_dev (st_ino is the
  * overlay inode's i_ino in every case). The overlay's s_dev is what its directories report.
+ * raw_dev (if not NULL): the st_dev stat(2) reported, before the correction.
  */
-int stat_kernel(const char *path, struct stat *st)
+int stat_kernel(const char *path, struct stat *st, uint64_t *raw_dev)
 {
 	struct statfs sfs;
 	struct stat dir;
@@ -47,6 +48,8 @@ int stat_kernel(const char *path, struct stat *st)
 
 	if (stat(path, st))
 		return -1;
+	if (raw_dev)
+		*raw_dev = st->st_dev;
 	if (S_ISDIR(st->st_mode) || statfs(path, &sfs) || sfs.f_type != OVERLAYFS_SUPER_MAGIC)
 		return 0;
 	snprintf(parent, sizeof(parent), "%s", path);
@@ -106,14 +109,15 @@ static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, 
 static int add_entry(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
 		     uint32_t access, struct compiled_file *proto)
 {
-	struct stat st, raw;
+	struct stat st;
+	uint64_t st_dev;
 
-	if (stat(path, &raw) || stat_kernel(path, &st)) {
+	if (stat_kernel(path, &st, &st_dev)) {
 		/* Checked by the parser for explicit rules; a race or an implicit path gone. */
 		pr_err("cannot stat %s: %s", path, strerror(errno));
 		return -1;
 	}
-	return add_entry_st(c, cap, ix, path, &st, raw.st_dev, access, proto);
+	return add_entry_st(c, cap, ix, path, &st, st_dev, access, proto);
 }
 
 /*
@@ -134,6 +138,7 @@ static int add_links_along(struct compiled *c, size_t *cap, struct file_index *i
 	char prefix[PATH_MAX];
 	struct stat st, dir;
 	size_t len = strlen(path);
+	uint64_t st_dev;
 
 	if (len >= sizeof(prefix) || path[0] != '/')
 		return 0;
@@ -142,8 +147,6 @@ static int add_links_along(struct compiled *c, size_t *cap, struct file_index *i
 			continue;
 		memcpy(prefix, path, i);
 		prefix[i] = '\0';
-		uint64_t st_dev;
-
 		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
 			continue;
 		st_dev = st.st_dev;

@@ -143,7 +143,7 @@ void compiled_hidden_free(struct compiled *c);
 
 /* stat(2) corrected to the (dev, ino) the kernel's inode carries (overlayfs). */
 struct stat;
-int stat_kernel(const char *path, struct stat *st);
+int stat_kernel(const char *path, struct stat *st, uint64_t *raw_dev);
 
 /* Kernel dev_t of a user-space st_dev. */
 uint32_t kernel_dev(uint64_t st_dev);

@@ -75,7 +75,7 @@ static int add_absolute(const struct policy_ignore *ig, struct compiled *out, si
 		struct stat st;
 		struct compiled_hidden *h;
 
-		if (lstat(gl.gl_pathv[i], &st) || stat_kernel(gl.gl_pathv[i], &st))
+		if (lstat(gl.gl_pathv[i], &st) || stat_kernel(gl.gl_pathv[i], &st, NULL))
 			continue;
 		if (out->n_hidden == *cap) {
 			size_t ncap = *cap ? *cap * 2 : 16;

@@ -264,8 +264,7 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		loader_sandbox_free(&d->l, 0, cfg.id);
 		return -1;
 	}
-	cfg.flags = PYSB_SB_DAEMON | (b->conf.audit ? PYSB_SB_AUDIT : 0) |
-		    (c->exec_allowed ? PYSB_SB_EXEC : 0) | (c->ignores.count ? PYSB_SB_IGNORES : 0);
+	cfg.flags = PYSB_SB_DAEMON | sandbox_flags(c, b->conf.audit);
 	/* A service confined in place keeps its capability sets: lsm/capable refuses every
 	 * one its policy does not grant (bpf/caps.bpf.c). */
 	cfg.caps = c->caps;

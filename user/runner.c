@@ -75,7 +75,6 @@ static int on_event(void *ctx, void *data, size_t len)
 static struct file_pins rule_pins;
 static struct rlimit program_nofile = { RLIM_INFINITY, RLIM_INFINITY };
 
-
 /* Holds the inode of every rule path (files, then hidden files) open and labelled. */
 static int pin_rule_paths(struct loader *l, const struct compiled *c, struct file_pins *pins)
 {
@@ -86,6 +85,12 @@ static int pin_rule_paths(struct loader *l, const struct compiled *c, struct fil
 		if (loader_pin_path(l, pins, c->hidden[i].path, false))
 			return -1;
 	return 0;
+}
+
+uint32_t sandbox_flags(const struct compiled *c, bool audit)
+{
+	return (audit ? PYSB_SB_AUDIT : 0) | (c->exec_allowed ? PYSB_SB_EXEC : 0) |
+	       (c->ignores.count ? PYSB_SB_IGNORES : 0);
 }
 
 int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
@@ -472,8 +477,7 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	const char *what;
 	int err;
 
-	cfg->flags = (o->audit ? PYSB_SB_AUDIT : 0) | (o->compiled->exec_allowed ? PYSB_SB_EXEC : 0) |
-		     (o->compiled->ignores.count ? PYSB_SB_IGNORES : 0);
+	cfg->flags = sandbox_flags(o->compiled, o->audit);
 	cfg->caps = o->compiled->caps;
 	caps_check_granted(o);
 	if (probe_run(false, false))

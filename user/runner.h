@@ -36,6 +36,9 @@ struct run_opts {
  * cgroup is switched to that id). Returns 0, or -1 after saying what failed. */
 struct loader;
 struct file_pins;
+/* The PYSB_SB_* flags of a sandbox under `c` (audit: report, deny nothing); the daemon adds
+ * PYSB_SB_DAEMON. */
+uint32_t sandbox_flags(const struct compiled *c, bool audit);
 int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
 		      uint32_t sandbox_id);
 
