@@ -30,6 +30,7 @@ enum {
 	O_RESCAN,
 	O_CHECK,
 	O_ONCE,
+	O_FRESH,
 };
 
 #define OPT_HELP { "help", no_argument, NULL, 'h' }
@@ -67,7 +68,9 @@ static const struct option run_opts[] = {
 	OPT_VERBOSE, OPT_HELP, OPT_END,
 };
 static const struct option check_opts[] = { OPT_POLICY, OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END };
-static const struct option probe_opts[] = { OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END };
+static const struct option probe_opts[] = {
+	{ "fresh", no_argument, NULL, O_FRESH }, OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END,
+};
 static const struct option learn_opts[] = {
 	{ "from", required_argument, NULL, O_FROM }, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_END,
 };
@@ -129,9 +132,12 @@ static const struct cli_command commands[] = {
 	{ "probe", "[OPTIONS]", "can this kernel enforce? one line per check",
 	  "Checks, one line each, what enforcing needs: BPF LSM, BTF, cgroup v2, the BPF file\n"
 	  "system, and every helper, map and attach type the programs use. Exit 1 when this\n"
-	  "kernel cannot enforce.\n"
+	  "kernel cannot enforce. When this build's programs are already loaded and pinned\n"
+	  "(a run or the daemon did it since boot), the load check is answered from them.\n"
 	  "\n"
-	  "Options:\n  --json              the checks as one JSON document\n" COMMON_HELP,
+	  "Options:\n  --fresh             load a private copy of the programs even so (slow: the\n"
+	  "                      verifier checks each one)\n"
+	  "  --json              the checks as one JSON document\n" COMMON_HELP,
 	  "+:vh", probe_opts, false, REST_NONE },
 	{ "learn", "--from EVENTS.jsonl [OPTIONS]",
 	  "merge the rules an event stream needs into the policy",
@@ -410,6 +416,9 @@ static int take_option(const struct cli_command *cmd, int opt, const char *arg, 
 		break;
 	case O_ONCE:
 		c->once = true;
+		break;
+	case O_FRESH:
+		c->fresh = true;
 		break;
 	default:
 		return usage_error(cmd, "option %d is not handled (a bug)", opt);

@@ -41,6 +41,7 @@ struct cli {
 	unsigned events_keep;
 	unsigned rescan_ms;
 	bool check, once;
+	bool fresh; /* probe --fresh */
 	/* --KEY=VALUE policy lines (run, check, attach) */
 	struct policy_override *overrides;
 	size_t n_overrides;

@@ -796,7 +796,7 @@ int daemon_main(const struct daemon_opts *o)
 		d.o = o;
 		return read_config(&d, false, false) ? 1 : 0;
 	}
-	if (probe_run(false, false))
+	if (probe_run(0))
 		return 125;
 	if (loader_start(&d.l, &what, &err)) {
 		probe_report_load_failure(what, err, false);

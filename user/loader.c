@@ -213,25 +213,6 @@ static int probe_labels(struct pysb_bpf *skel)
 	return err;
 }
 
-int loader_probe(const char **what, int *err, char *hooks, size_t len)
-{
-	struct pysb_bpf *skel = open_adapted(what, err);
-	int ret;
-
-	if (!skel)
-		return -1;
-	ret = load_and_attach(skel, what, err);
-	if (!ret) {
-		hooks_of(skel, hooks, len);
-		ret = probe_labels(skel);
-		if (ret) {
-			*what = "labelling a rule inode (lsm/sb_statfs)";
-			*err = -ret;
-		}
-	}
-	pysb_bpf__destroy(skel);
-	return ret ? -1 : 0;
-}
 
 /*
  * The shared instance. The programs are global and act on registered cgroups only, so
@@ -480,6 +461,43 @@ static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err
 		return NULL;
 	}
 	return skel;
+}
+
+/*
+ * Can this kernel run the programs? This build's pinned instance, when there is one, was
+ * loaded and attached by this kernel: its programs answer, and the labelling round trip
+ * is tried on it (a label on "/" and /proc/self costs nothing to anyone). Otherwise, or
+ * with `fresh`, a private load + attach + detach (the verifier checks every program).
+ */
+int loader_probe(bool fresh, bool *pinned, const char **what, int *err, char *hooks, size_t len)
+{
+	struct pysb_bpf *skel = NULL;
+	char dir[PATH_MAX];
+	int ret;
+
+	*pinned = false;
+	snprintf(dir, sizeof(dir), "%s/%016llx", PIN_ROOT, (unsigned long long)loader_object_hash());
+	if (!fresh && !access(dir, F_OK)) {
+		skel = open_pinned(dir, what, err);
+		*pinned = skel != NULL;
+	}
+	if (!skel) {
+		skel = open_adapted(what, err);
+		if (!skel)
+			return -1;
+		ret = load_and_attach(skel, what, err);
+		if (ret)
+			goto out;
+	}
+	hooks_of(skel, hooks, len);
+	ret = probe_labels(skel);
+	if (ret) {
+		*what = "labelling a rule inode (lsm/sb_statfs)";
+		*err = -ret;
+	}
+out:
+	pysb_bpf__destroy(skel);
+	return ret ? -1 : 0;
 }
 
 int loader_start(struct loader *l, const char **what, int *err)

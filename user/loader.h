@@ -42,8 +42,9 @@ uint64_t loader_object_hash(void);
 /* Releases this process's references; the shared instance stays (pinned). */
 void loader_stop(struct loader *l);
 
-/* A fresh, private load + attach + detach: can this kernel run the programs? */
-int loader_probe(const char **what, int *err, char *hooks, size_t len);
+/* Can this kernel run the programs? From this build's pinned instance when there is one
+ * (*pinned), else (or with `fresh`) by a private load + attach + detach. */
+int loader_probe(bool fresh, bool *pinned, const char **what, int *err, char *hooks, size_t len);
 
 /* A set of sandbox ids: removing many sandboxes costs one pass over each map. */
 struct sandbox_set {

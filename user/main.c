@@ -452,7 +452,9 @@ static int cmd_check(struct cli *c)
 
 static int cmd_probe(struct cli *c)
 {
-	return (c->json ? probe_run_json(stdout) : probe_run(true, true)) ? 1 : 0;
+	unsigned flags = PROBE_LOAD | PROBE_VERBOSE | (c->fresh ? PROBE_FRESH : 0);
+
+	return (c->json ? probe_run_json(stdout, flags) : probe_run(flags)) ? 1 : 0;
 }
 
 /* pysb-bpf status [--json]: what is confined now (user/status.c). */

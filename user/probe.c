@@ -236,23 +236,25 @@ static void file_system_notes(void)
 	fclose(f);
 }
 
-static int check_load(bool verbose)
+static int check_load(bool fresh, bool verbose)
 {
-	const char *what = "";
-	int err = 0;
+	const char *what = "", *how = "loaded and attached";
 	char detail[4608], hooks[4096];
+	bool pinned = false;
+	int err = 0;
 
 	if (geteuid() != 0) {
 		report(verbose, false, "LSM programs load",
 		       "not root: loading BPF LSM programs needs root (or CAP_BPF+CAP_SYS_ADMIN)");
 		return -1;
 	}
-	if (loader_probe(&what, &err, hooks, sizeof(hooks))) {
+	if (loader_probe(fresh, &pinned, &what, &err, hooks, sizeof(hooks))) {
 		probe_report_load_failure(what, err, verbose);
 		return -1;
 	}
-	snprintf(detail, sizeof(detail), "loaded and attached: %s (lsm_cgroup slots used: 0 of 10)",
-		 hooks);
+	if (pinned)
+		how = "loaded, attached and pinned since boot by this build (probe --fresh loads a copy)";
+	snprintf(detail, sizeof(detail), "%s: %s (lsm_cgroup slots used: 0 of 10)", how, hooks);
 	report(verbose, true, "LSM programs load", detail);
 	report(verbose, true, "file identity",
 	       "a file rule names an inode object (labelled through lsm/sb_statfs, forgotten "
@@ -263,8 +265,9 @@ static int check_load(bool verbose)
 	return 0;
 }
 
-int probe_run(bool load, bool verbose)
+int probe_run(unsigned flags)
 {
+	bool load = flags & PROBE_LOAD, verbose = flags & PROBE_VERBOSE;
 	struct utsname u;
 	int failed = 0;
 
@@ -281,13 +284,13 @@ int probe_run(bool load, bool verbose)
 		failed |= check_features(verbose);
 	failed |= check_cgroup2(verbose);
 	if (load && !failed)
-		failed |= check_load(verbose);
+		failed |= check_load(flags & PROBE_FRESH, verbose);
 	else if (load && verbose)
 		line("skip", "LSM programs load", "an earlier check failed");
 	return failed ? -1 : 0;
 }
 
-int probe_run_json(FILE *out)
+int probe_run_json(FILE *out, unsigned flags)
 {
 	json_t *doc;
 	int ret;
@@ -295,7 +298,7 @@ int probe_run_json(FILE *out)
 	json_checks = json_array();
 	if (!json_checks)
 		return -1;
-	ret = probe_run(true, true);
+	ret = probe_run(flags);
 	doc = json_pack("{s:b, s:o}", "ok", ret == 0, "checks", json_checks);
 	json_checks = NULL;
 	if (!doc || json_dumpf(doc, out, JSON_INDENT(2)) || fputc('\n', out) == EOF) {

@@ -6,17 +6,21 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-/*
- * Runs the checks; with `load`, also loads and attaches the programs (then detaches).
- * `verbose`: print a line per check (probe), otherwise only the failing ones (run).
- * Returns 0 when every check passed.
- */
-int probe_run(bool load, bool verbose);
+enum {
+	/* Also load and attach the programs (then detach), unless this build's instance is
+	 * pinned already: its loaded and attached programs answer the check. */
+	PROBE_LOAD = 1 << 0,
+	PROBE_FRESH = 1 << 1,	/* with PROBE_LOAD: load a private copy even so */
+	PROBE_VERBOSE = 1 << 2, /* a line per check (probe); else only the failing ones (run) */
+};
+
+/* Runs the checks (PROBE_* flags). Returns 0 when every check passed. */
+int probe_run(unsigned flags);
 
 /* probe --json: the same checks as one JSON document on out,
  * {"ok": BOOL, "checks": [{"status": "ok|FAIL|info|skip", "check", "detail"}...]}.
  * Returns 0 when every check passed. */
-int probe_run_json(FILE *out);
+int probe_run_json(FILE *out, unsigned flags);
 
 /*
  * The helpers, map types and attach types the BPF side uses, looked up in `btf` (the

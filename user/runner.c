@@ -480,7 +480,7 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	cfg->flags = sandbox_flags(o->compiled, o->audit);
 	cfg->caps = o->compiled->caps;
 	caps_check_granted(o);
-	if (probe_run(false, false))
+	if (probe_run(0))
 		return -1;
 	if (sandbox_cgroup_create_run(cg))
 		return -1;

@@ -1,7 +1,9 @@
 # The command line: probe, refusal, errors, clean-up.
 
+# A private load (--fresh) tries every program on the verifier; without it, the instance
+# this build pinned since boot answers, and says so.
 test_cli_probe_passes_here() {
-	"$PYSB" probe >"$T/out" 2>&1
+	"$PYSB" probe --fresh >"$T/out" 2>&1
 	RC=$?
 	expect_rc 0
 	expect_grep "$T/out" "^ok +bpf in LSM list"
@@ -13,6 +15,15 @@ test_cli_probe_passes_here() {
 		expect_grep "$T/out" "^ok +$f +used for "
 	done
 	expect_grep "$T/out" "^ok +LSM programs load +loaded and attached: .*lsm/file_open"
+	expect_grep "$T/out" "^ok +file identity "
+	printf 'expose-ro=/usr\n' >"$T/policy"
+	run_sb "$T/policy" /usr/bin/true
+	expect_rc 0
+	"$PYSB" probe >"$T/out" 2>&1
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/out" "^ok +LSM programs load +loaded, attached and pinned since boot by this build \(probe --fresh loads a copy\): .*lsm/file_open"
+	expect_grep "$T/out" "^ok +file identity "
 }
 
 test_cli_missing_policy_is_125_and_runs_nothing() {
