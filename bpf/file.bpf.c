@@ -34,7 +34,11 @@
  *   lsm/sb_free_security   (denies nothing: forgets a freed overlay's creator cred)
  *   lsm/sb_statfs          (also: labels the inode of a rule path, at the loader's request)
  *   lsm/inode_free_security
- *                          (denies nothing: a freed inode's label goes with it)
+ *                          (denies nothing: a freed inode's label goes with it; a freed
+ *                          directory inode makes every cached directory verdict stale)
+ *   fentry/vfs_rename, fexit/vfs_rename
+ *                          (deny nothing: a directory renamed makes every cached
+ *                          directory verdict stale, and none is kept while it moves)
  * Not judged, because the task already holds the access: overlayfs' own work on its
  * layers under the mounter's creator cred (copy-up, the upper file of a utimes or
  * setxattr; path.bpf.h, overlay_internal), /proc/<pid> of tasks of the same sandbox
@@ -46,6 +50,8 @@
 #include "task.bpf.h"
 
 #define PROT_EXEC 0x4
+#define S_IFMT	  00170000
+#define S_IFDIR	  0040000
 
 #define CGROUP_SUPER_MAGIC  0x27e0eb
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -309,19 +315,19 @@ static __always_inline int check_move(__u16 op, struct dentry *obj, struct vfsmo
 {
 	struct pysb_sandbox_cfg *cfg;
 	struct vfsmount *mnt = to_dir->mnt;
-	struct walk_ctx src, dst;
+	struct walk_ctx c; /* one for both walks: the hook's stack is counted with the walk's */
 	__u32 have, get;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	get = walk_from(&dst, to_dir->dentry, mnt, cfg);
+	get = walk_from(&c, to_dir->dentry, mnt, cfg);
 	if (!(get & PYSB_ACC_WRITE))
-		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &dst, to_entry, mnt);
-	have = walk_from(&src, obj, obj_mnt, cfg);
+		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, to_entry, mnt);
+	have = walk_from(&c, obj, obj_mnt, cfg);
 	if (get & ~have)
-		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, get & ~have, &src, obj, obj_mnt);
+		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, get & ~have, &c, obj, obj_mnt);
 	return 0;
 }
 
@@ -499,6 +505,15 @@ int BPF_PROG(pysb_cred_prepare, struct cred *new, const struct cred *old, gfp_t 
  * kind passes (each freed cred, each freed inode of the machine): a lock-free lookup, and
  * the delete (which takes the bucket lock) only for the few objects the map holds.
  */
+static __always_inline void fs_gen_add(__u64 n)
+{
+	__u32 zero = 0;
+	__u64 *g = bpf_map_lookup_elem(&fs_gen, &zero);
+
+	if (g)
+		__sync_fetch_and_add(g, n);
+}
+
 static __always_inline void forget_freed(void *map, __u64 addr)
 {
 	if (bpf_map_lookup_elem(map, &addr))
@@ -564,6 +579,46 @@ SEC("lsm/inode_free_security")
 int BPF_PROG(pysb_inode_free_security, struct inode *inode)
 {
 	forget_freed(&inode_labels, (__u64)inode);
+	/* Its address may come back as another directory's (bpf/walk.bpf.c, dir_hit) */
+	if ((inode->i_mode & S_IFMT) == S_IFDIR)
+		fs_gen_add(1);
+	return 0;
+}
+
+#define RENAME_EXCHANGE (1 << 1)
+
+static __always_inline bool is_dir(struct dentry *d)
+{
+	return (BPF_CORE_READ(d, d_inode, i_mode) & S_IFMT) == S_IFDIR;
+}
+
+/* Does this rename move a directory? The same answer at entry and return: a rename
+ * changes no dentry's inode. */
+static __always_inline bool moves_dir(struct renamedata *rd)
+{
+	return is_dir(BPF_CORE_READ(rd, old_dentry)) ||
+	       ((BPF_CORE_READ(rd, flags) & RENAME_EXCHANGE) && is_dir(BPF_CORE_READ(rd, new_dentry)));
+}
+
+/*
+ * Every rename, by any task and by the kernel itself (overlayfs, nfsd), goes through
+ * vfs_rename; on the file systems whose verdicts are cached, no other path moves a
+ * dentry. Counted at entry (and marked in progress) and at return (no longer): a walk
+ * that read the tree around the move keeps nothing, and no answer from before is used.
+ */
+SEC("fentry/vfs_rename")
+int BPF_PROG(pysb_rename_enter, struct renamedata *rd)
+{
+	if (moves_dir(rd))
+		fs_gen_add(PYSB_FS_BUSY_ONE + 1);
+	return 0;
+}
+
+SEC("fexit/vfs_rename")
+int BPF_PROG(pysb_rename_exit, struct renamedata *rd, int ret)
+{
+	if (moves_dir(rd))
+		fs_gen_add(1 - PYSB_FS_BUSY_ONE);
 	return 0;
 }
 

@@ -299,4 +299,54 @@ PYSB_MAP struct {
 	__type(value, __u64);
 } sandbox_gen SEC(".maps");
 
+/*
+ * The directory verdict cache (bpf/walk.bpf.c, "The cost of the walk" in docs/design.md):
+ * per task, the last walks' answers for the directory of a judged file, valid while the
+ * file system tree they read cannot have changed (`fs_gen`) and `sandboxes` is at the
+ * same generation. Only for sandboxed tasks (created on their first cached walk), freed
+ * with the task.
+ */
+#define PYSB_DIR_SLOTS 4
+
+struct pysb_dir_slot {
+	__u64 dir;	/* the directory's dentry; 0: empty */
+	__u64 inode;	/* its d_inode then */
+	__u64 vfsmnt;	/* the mount the walk started on */
+	__u64 mnt_root; /* that mount's root dentry then */
+	__u64 fs_gen;	/* fs_gen then (no rename in progress) */
+	__u64 sb_gen;	/* sandbox_gen then */
+	__u32 sandbox;
+	__u32 granted, rule;
+	__u8 ignored;	/* a name from the directory up to the rule matched an ignore= */
+	__u8 _pad[3];
+};
+
+struct pysb_dir_cache {
+	struct pysb_dir_slot slot[PYSB_DIR_SLOTS];
+};
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct pysb_dir_cache);
+} dir_cache SEC(".maps");
+
+/*
+ * [0]: the file system tree's generation, for the directory verdict cache. The low 48
+ * bits count changes that can alter a walk's answer: a directory renamed (counted when
+ * vfs_rename starts and again when it returns) and a directory inode freed (its address
+ * may come back as another directory). The high 16 bits count the renames in progress:
+ * no answer is cached or used while one runs (its d_move is between the two counts).
+ */
+#define PYSB_FS_BUSY_SHIFT 48
+#define PYSB_FS_BUSY_ONE   (1ULL << PYSB_FS_BUSY_SHIFT)
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} fs_gen SEC(".maps");
+
 #endif /* PYSB_MAPS_BPF_H */

@@ -12,6 +12,12 @@
  *
  * A global function: the verifier checks it once, on its own, whatever number of hooks
  * and walks per hook use it.
+ *
+ * In front of the walk above the file, a per-task cache of the answer for the file's
+ * directory (`dir_cache`, `fs_gen`; docs/design.md, "The directory verdict cache"): a
+ * sandboxed task that opens many files in one directory, or one file many times, walks
+ * once. Only answers that found a rule without leaving the directory's mount, on file
+ * systems whose dentries move only through vfs_rename, are kept.
  */
 #include "path.bpf.h"
 
@@ -25,11 +31,17 @@ struct walk_state {
 	__u64 head[4];	/* one dentry's head (read_head) */
 	__u32 sandbox;
 	__u8 has_ignores;
-	__u8 _pad[3];
+	__u8 crossed; /* the walk left its first mount */
+	__u8 ign0;    /* the file's own name matched an ignore= pattern */
+	__u8 _pad;
 	struct {
 		__u32 granted, rule;
 		__u8 found, ignored;
 	} r;
+	/* The directory verdict cache: the slot, and what an answer there is valid for. In
+	 * the state, not in registers: the combined stack of a hook's calls stays small. */
+	struct pysb_dir_slot *slot;
+	__u64 dir, gen, sgen;
 };
 
 /*
@@ -117,6 +129,7 @@ static __always_inline bool walk_level(struct walk_state *c)
 
 		if (up == m)
 			return true; /* root of the mount tree: no rule on the way */
+		c->crossed = 1;
 		c->dentry = (__u64)BPF_CORE_READ(m, mnt_mountpoint);
 		c->vfsmnt = (__u64)up + bpf_core_field_offset(struct mount, mnt);
 		c->mnt_root = mount_root_of(c->vfsmnt);
@@ -144,6 +157,117 @@ static long walk_step(__u32 index, void *data)
 	return walk_level(data) ? 1 : 0;
 }
 
+/* fs_gen, read with a full barrier: what the walk reads after it is at least as new. */
+static __always_inline __u64 fs_gen_now(void)
+{
+	__u32 zero = 0;
+	__u64 *g = bpf_map_lookup_elem(&fs_gen, &zero);
+
+	return g ? __sync_fetch_and_add(g, 0) : PYSB_FS_BUSY_ONE; /* no map: as if busy */
+}
+
+static __always_inline __u64 inode_of(__u64 dentry)
+{
+	__u64 inode = 0;
+
+	bpf_probe_read_kernel(&inode, sizeof(inode),
+			      (void *)(dentry + bpf_core_field_offset(struct dentry, d_inode)));
+	return inode;
+}
+
+#define TMPFS_MAGIC	     0x01021994
+#define RAMFS_MAGIC	     0x858458f6
+#define EXT4_SUPER_MAGIC     0xEF53 /* ext2 and ext3 too */
+#define XFS_SUPER_MAGIC	     0x58465342
+#define BTRFS_SUPER_MAGIC    0x9123683E
+#define F2FS_SUPER_MAGIC     0xF2F52010
+
+/*
+ * May answers for the mount `vfsmnt` be cached? Its file system must move a dentry only
+ * in vfs_rename, which fs_gen counts: local file systems without d_revalidate. Network
+ * file systems, FUSE, overlayfs, /proc and sysfs can move or replace a directory's dentry
+ * during a lookup (d_splice_alias after a change the kernel learnt from elsewhere), with
+ * no hook: their files are walked every time.
+ */
+static __always_inline bool cacheable_fs(__u64 vfsmnt)
+{
+	__u64 sb = 0, magic = 0;
+
+	bpf_probe_read_kernel(&sb, sizeof(sb),
+			      (void *)(vfsmnt + bpf_core_field_offset(struct vfsmount, mnt_sb)));
+	if (!sb)
+		return false;
+	bpf_probe_read_kernel(&magic, sizeof(magic),
+			      (void *)(sb + bpf_core_field_offset(struct super_block, s_magic)));
+	switch (magic) {
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The slot of the task's cache for directory `dir`, or NULL when nothing may be cached.
+ * An answer found there is the walk's own, by this argument (docs/design.md): it read
+ * only dentries of `dir`'s mount between `dir` and the rule, and that mount's root. The
+ * same directory object at the same address (its inode unchanged: a directory inode
+ * freed bumps fs_gen) on a mount with the same root, with no directory renamed since
+ * (fs_gen), reads the same dentries; the rules are those of the same generation of
+ * `sandboxes`, which user space bumps after every change of a sandbox's maps.
+ */
+static __always_inline struct pysb_dir_slot *dir_slot(struct walk_state *c)
+{
+	struct pysb_dir_cache *dc;
+	__u64 *sgp = pysb_gen_ptr();
+
+	dc = bpf_task_storage_get(&dir_cache, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!dc || !sgp)
+		return NULL;
+	c->sgen = *(volatile __u64 *)sgp;
+	c->gen = fs_gen_now();
+	return &dc->slot[(c->dir >> 8) & (PYSB_DIR_SLOTS - 1)];
+}
+
+static __always_inline bool dir_hit(struct walk_state *c, struct pysb_dir_slot *s, __u64 vfsmnt)
+{
+	if (s->dir != c->dir || s->vfsmnt != vfsmnt || s->mnt_root != c->mnt_root ||
+	    s->sandbox != c->sandbox || s->fs_gen != c->gen || s->sb_gen != c->sgen ||
+	    (c->gen >> PYSB_FS_BUSY_SHIFT))
+		return false;
+	if (inode_of(c->dir) != s->inode)
+		return false;
+	c->r.granted = s->granted;
+	c->r.rule = s->rule;
+	c->r.found = 1;
+	c->r.ignored |= s->ignored;
+	return true;
+}
+
+static __always_inline void dir_keep(struct walk_state *c, struct pysb_dir_slot *s, __u64 vfsmnt)
+{
+	/* A rename that began during the walk, or was running: nothing kept. */
+	if ((c->gen >> PYSB_FS_BUSY_SHIFT) || fs_gen_now() != c->gen)
+		return;
+	s->dir = 0; /* invalid while written */
+	s->inode = inode_of(c->dir);
+	s->vfsmnt = vfsmnt;
+	s->mnt_root = c->mnt_root;
+	s->fs_gen = c->gen;
+	s->sb_gen = c->sgen;
+	s->sandbox = c->sandbox;
+	s->granted = c->r.granted;
+	s->rule = c->r.rule;
+	s->ignored = c->r.ignored;
+	if (s->inode)
+		s->dir = c->dir;
+}
+
 __noinline int pysb_walk(struct walk_ctx *out)
 {
 	struct walk_state c = { 0 };
@@ -156,11 +280,27 @@ __noinline int pysb_walk(struct walk_ctx *out)
 	c.has_ignores = out->has_ignores;
 	if (c.vfsmnt)
 		c.mnt_root = mount_root_of(c.vfsmnt);
-#pragma unroll
-	for (int i = 0; i < PYSB_WALK_UNROLLED; i++)
-		if (walk_level(&c))
+	/* The file itself: its own rule, its name. */
+	if (walk_level(&c))
+		goto out;
+	if (out->vfsmnt && !c.crossed) {
+		c.dir = c.dentry;
+		c.slot = dir_slot(&c);
+		if (c.slot && dir_hit(&c, c.slot, out->vfsmnt))
 			goto out;
+	}
+	/* From the directory up: what it finds there is what the cache keeps. */
+	c.ign0 = c.r.ignored;
+	c.r.ignored = 0;
+#pragma unroll
+	for (int i = 1; i < PYSB_WALK_UNROLLED; i++)
+		if (walk_level(&c))
+			goto walked;
 	bpf_loop(PYSB_MAX_DEPTH - PYSB_WALK_UNROLLED, walk_step, &c, 0);
+walked:
+	if (c.slot && c.r.found && !c.crossed && cacheable_fs(out->vfsmnt))
+		dir_keep(&c, c.slot, out->vfsmnt);
+	c.r.ignored |= c.ign0;
 out:
 	out->granted = c.r.granted;
 	out->rule = c.r.rule;

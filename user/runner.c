@@ -165,7 +165,9 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pi
 	if (loader_net_fill(l, c, sandbox_id))
 		return -1;
 	events_set_compiled(c); /* so net denials can name their rule */
-	return 0;
+	/* A sandbox id whose maps changed in place (a daemon relabelling its rules on
+	 * adoption): its tasks' cached directory verdicts are stale (bpf/walk.bpf.c). */
+	return loader_bump_sandbox_gen(l) ? -1 : 0;
 }
 
 /* What the child could not do, for the parent's message. */

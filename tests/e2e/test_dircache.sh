@@ -1,0 +1,167 @@
+# The directory verdict cache (bpf/walk.bpf.c; docs/design.md, "The directory verdict
+# cache"): a sandboxed task keeps, per directory, what the walk above it found. Each test
+# warms the cache of one long-lived sandboxed process on a directory, changes the tree
+# from outside the way the cache must notice (a rename of an ancestor, a bind mount, a
+# mount replaced at the same place, a hard link), and shows that the very next open is
+# judged on the tree as it is: denied with EACCES in the kernel where the policy does not
+# reach, while the same file is readable unconfined, and still allowed where it does.
+# $T is on the VM's tmpfs, a file system whose verdicts are cached.
+
+# dc_prober: a Python program in the sandbox that, for each line "N PATH..." written to
+# $T/svc/fifo, opens and reads each PATH and logs "N ok|EACCES|..." (one word per path)
+# to $T/svc/log. Policy: $T/allowed read-only, $T/svc read-write, plus EXTRA lines.
+dc_prober() {
+	mkdir -p "$T/allowed/sub" "$T/denied" "$T/svc" "$T/lib"
+	echo secret >"$T/allowed/sub/f"
+	mkfifo "$T/svc/fifo"
+	: >"$T/svc/log"
+	write_file "$T/lib/prober.py" <<'PY'
+import errno, sys
+svc = sys.argv[1]
+log = open(svc + "/log", "a", buffering=1)
+for line in open(svc + "/fifo"):
+    n, *paths = line.split()
+    out = []
+    for p in paths:
+        try:
+            with open(p) as f:
+                f.read()
+            out.append("ok")
+        except OSError as e:
+            out.append(errno.errorcode.get(e.errno, str(e.errno)))
+    log.write(n + " " + " ".join(out) + "\n")
+PY
+	{
+		printf 'expose-ro=%s\n' "$T/allowed" "$T/lib"
+		printf 'expose-rw=%s\n' "$T/svc"
+		printf '%s\n' "$@"
+	} >"$T/policy"
+	"$PYSB" run --policy "$T/policy" -- python3 "$T/lib/prober.py" "$T/svc" \
+		>"$T/prober.out" 2>&1 &
+	DC_PID=$!
+	DC_N=0
+	exec 7<>"$T/svc/fifo" # read-write: never blocks; the prober sees EOF once closed
+}
+
+# dc_step EXPECTED PATH...: one round; the log line must be "N EXPECTED".
+dc_step() {
+	local want=$1 i
+	shift
+	DC_N=$((DC_N + 1))
+	kill -0 "$DC_PID" 2>/dev/null || fail "the prober is gone: $(cat "$T/prober.out")"
+	echo "$DC_N $*" >&7
+	for i in $(seq 300); do
+		_has "$T/svc/log" E "^$DC_N " && break
+		sleep 0.05
+	done
+	expect_line "$T/svc/log" "$DC_N $want"
+}
+
+# dc_warm EXPECTED PATH...: several rounds, so the answer is the cache's.
+dc_warm() {
+	dc_step "$@"
+	dc_step "$@"
+	dc_step "$@"
+}
+
+dc_done() {
+	exec 7>&-
+	wait "$DC_PID"
+	RC=$?
+	expect_rc 0
+}
+
+# Unconfined, the file is readable at PATH.
+dc_readable() {
+	cat "$1" >/dev/null 2>&1 || fail "$1 is not readable unconfined: the test proves nothing"
+}
+
+# An ancestor of a cached directory renamed out of the policy's reach: the next open in
+# it is denied (without the rename count in fs_gen, the cached "allowed" answered).
+test_dircache_ancestor_renamed_out_denied_at_once() {
+	mkdir -p "$T/allowed/a/b"
+	echo x >"$T/allowed/a/b/f"
+	dc_prober
+	dc_warm "ok ok" "$T/allowed/a/b/f" "$T/allowed/sub/f"
+	mv "$T/allowed/a" "$T/denied/a"
+	dc_readable "$T/denied/a/b/f"
+	dc_step "EACCES ok" "$T/denied/a/b/f" "$T/allowed/sub/f"
+	# and back: allowed again, at once
+	mv "$T/denied/a" "$T/allowed/a"
+	dc_step "ok" "$T/allowed/a/b/f"
+	dc_done
+}
+
+# The directory itself renamed in (a denied tree moved under the rule): allowed at once,
+# and a sibling directory of the same name moved away is not mistaken for it.
+test_dircache_directory_renamed_in_and_swapped() {
+	mkdir -p "$T/denied/c"
+	echo x >"$T/denied/c/f"
+	dc_prober
+	dc_warm "EACCES" "$T/denied/c/f"
+	mv "$T/denied/c" "$T/allowed/c"
+	dc_step "ok" "$T/allowed/c/f"
+	# RENAME_EXCHANGE of an allowed and a denied directory (the cached one moves out)
+	mkdir -p "$T/denied/x"
+	echo y >"$T/denied/x/f"
+	dc_warm "ok" "$T/allowed/c/f"
+	python3 - "$T/allowed/c" "$T/denied/x" <<'PY' || fail "renameat2(RENAME_EXCHANGE) failed"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, RENAME_EXCHANGE = -100, 2
+if libc.renameat2(AT_FDCWD, sys.argv[1].encode(), AT_FDCWD, sys.argv[2].encode(),
+                  RENAME_EXCHANGE):
+    sys.exit(os.strerror(ctypes.get_errno()))
+PY
+	dc_readable "$T/denied/x/f"
+	dc_step "EACCES ok" "$T/denied/x/f" "$T/allowed/c/f"
+	dc_done
+}
+
+# A bind mount of a cached directory outside the rule: the same dentries through another
+# mount are outside the policy (the cache is keyed by the mount too).
+test_dircache_bind_mount_of_cached_directory_denied() {
+	mkdir -p "$T/denied/b"
+	dc_prober
+	dc_warm "ok" "$T/allowed/sub/f"
+	mount --bind "$T/allowed/sub" "$T/denied/b" || fail "mount --bind failed"
+	dc_readable "$T/denied/b/f"
+	dc_step "EACCES ok" "$T/denied/b/f" "$T/allowed/sub/f"
+	umount "$T/denied/b"
+	dc_done
+}
+
+# A mount torn down and another put in its place: a mount of the rule's directory is
+# replaced by one rooted below the rule. The new one may sit at the freed one's address;
+# the cache compares the mount's root too.
+test_dircache_mount_replaced_in_place_denied() {
+	local i
+	mkdir -p "$T/denied/m"
+	dc_prober
+	for i in 1 2 3 4 5; do
+		mount --bind "$T/allowed" "$T/denied/m" || fail "mount --bind failed"
+		dc_warm "ok" "$T/denied/m/sub/f"
+		umount "$T/denied/m"
+		sleep 0.1 # an RCU grace period: the mount's memory is free for the next one
+		mount --bind "$T/allowed/sub" "$T/denied/m" || fail "mount --bind failed"
+		dc_readable "$T/denied/m/f"
+		dc_step "EACCES ok" "$T/denied/m/f" "$T/allowed/sub/f"
+		umount "$T/denied/m"
+	done
+	dc_done
+}
+
+# Hard links: the file is always judged itself; a directory's cached answer is for the
+# directory. A link of an allowed file in a denied directory is denied, a link of a denied
+# file in an allowed directory is allowed (as without the cache).
+test_dircache_hard_links_judged_by_their_directory() {
+	mkdir -p "$T/denied"
+	echo z >"$T/denied/g"
+	dc_prober
+	ln "$T/allowed/sub/f" "$T/denied/f-link"
+	ln "$T/denied/g" "$T/allowed/sub/g-link"
+	dc_readable "$T/denied/f-link"
+	dc_warm "ok EACCES ok EACCES" "$T/allowed/sub/f" "$T/denied/f-link" \
+		"$T/allowed/sub/g-link" "$T/denied/g"
+	dc_done
+}
