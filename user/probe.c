@@ -121,7 +121,10 @@ static const struct feature {
 	{ "bpf_map_type", "BPF_MAP_TYPE_RINGBUF", "5.8", "one event ring buffer per sandbox" },
 	{ "bpf_map_type", "BPF_MAP_TYPE_HASH_OF_MAPS", "4.12", "ring buffers by sandbox id" },
 	{ "bpf_map_type", "BPF_MAP_TYPE_LPM_TRIE", "4.11", "net= address prefixes" },
-	{ "bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE", "5.11", "each task's cached sandbox lookup" },
+	{ "bpf_map_type", "BPF_MAP_TYPE_TASK_STORAGE", "5.11",
+	  "each task's cached sandbox lookup and directory verdicts" },
+	{ "bpf_attach_type", "BPF_TRACE_FEXIT", "5.5",
+	  "counting directory renames around vfs_rename (the verdict cache's invalidation)" },
 	{ "bpf_attach_type", "BPF_CGROUP_INET4_CONNECT", "4.17", "net= rules (socket address hooks)" },
 	{ "bpf_attach_type", "BPF_CGROUP_UDP6_SENDMSG", "4.18", "net= rules for UDP" },
 };

@@ -38,7 +38,8 @@ static const char *const all[] = {
 	"BPF_LSM_MAC", "BPF_FUNC_get_current_ancestor_cgroup_id", "BPF_FUNC_d_path",
 	"BPF_FUNC_get_current_task_btf", "BPF_FUNC_loop", "BPF_FUNC_ringbuf_output",
 	"BPF_MAP_TYPE_RINGBUF", "BPF_MAP_TYPE_HASH_OF_MAPS", "BPF_MAP_TYPE_LPM_TRIE",
-	"BPF_MAP_TYPE_TASK_STORAGE", "BPF_CGROUP_INET4_CONNECT", "BPF_CGROUP_UDP6_SENDMSG", NULL,
+	"BPF_MAP_TYPE_TASK_STORAGE", "BPF_TRACE_FEXIT", "BPF_CGROUP_INET4_CONNECT",
+	"BPF_CGROUP_UDP6_SENDMSG", NULL,
 };
 
 struct features_call {
