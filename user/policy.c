@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "policy_api.h"
 #include "strindex.h"
 
 #define MAX_FILE	  (16 * 1024 * 1024)
@@ -837,9 +838,7 @@ static const char *python_value_error(const struct keydef *kd, const char *v)
 	case V_IMPORT:
 		return has_item(v) ? NULL : "expected a comma list of module names, or *";
 	case V_API:
-		if ((starts_with(v, "ALLOW:") && v[6]) || (starts_with(v, "DENY:") && v[5]))
-			return NULL;
-		return "expected ALLOW:<category|function|*> or DENY:<category|function|*>";
+		return NULL; /* checked by on_python() with policy_api_error() */
 	case V_EVAL_LIST:
 		return NULL; /* an empty list is legal: e.g. eval-call= closes every call */
 	case V_EVAL_SYNTAX:
@@ -889,7 +888,14 @@ static void on_python(struct parser *ps, struct line *ln, const struct keydef *k
 	const char *v = ln->text + voff;
 	const char *why = python_value_error(kd, v);
 	const struct policy_kv *prev;
+	char *api;
+	size_t off;
 
+	if (kd->kind == V_API && (api = policy_api_error(v, &off))) {
+		lerror(ps, ln, voff + off, "invalid python-api value '%.120s': %s", v, api);
+		free(api);
+		return;
+	}
 	if (why) {
 		lerror(ps, ln, voff, "invalid %s value '%.120s': %s", key, v, why);
 		return;

@@ -309,6 +309,16 @@ static void test_implicit_never_narrows(void **state)
 
 /* ---------------- exec decision */
 
+/* Every function of process-exec that starts a program on Linux (guard_api.SENSITIVE_API). */
+#define EXEC_FUNCS                                                                           \
+	"os.system,posix.system,os.popen,os.execv,posix.execv,os.execve,posix.execve,"       \
+	"os.execl,os.execle,os.execlp,os.execlpe,os.execvp,os.execvpe,os.spawnv,os.spawnve," \
+	"os.spawnvp,os.spawnvpe,os.spawnl,os.spawnle,os.spawnlp,os.spawnlpe,os.posix_spawn," \
+	"posix.posix_spawn,os.posix_spawnp,posix.posix_spawnp,subprocess.Popen,"             \
+	"subprocess.run,subprocess.call,subprocess.check_call,subprocess.check_output,"      \
+	"subprocess.getoutput,subprocess.getstatusoutput,_posixsubprocess.fork_exec,"        \
+	"pty.spawn,multiprocessing.Process.start"
+
 static void test_exec_decision(void **state)
 {
 	static const struct {
@@ -323,13 +333,32 @@ static void test_exec_decision(void **state)
 		{ "python-api=ALLOW:process-exec,threads\n", true, 1 },
 		{ "python-api=ALLOW:threads\n", false, 0 },
 		{ "python-api=DENY:process-exec\n", false, 1 },
+		/* guard_api test_deny_wins_at_equal_specificity: DENY wins at one level */
 		{ "python-api=ALLOW:process-exec\npython-api=DENY:process-exec\n", false, 2 },
-		{ "python-api=ALLOW:process-exec\npython-api=DENY:*\n", false, 2 },
-		{ "python-api=DENY:process-exec\npython-api=ALLOW:process-exec\n", true, 2 },
+		{ "python-api=DENY:process-exec\npython-api=ALLOW:process-exec\n", false, 1 },
+		/* guard_api test_wildcard_allow_and_deny_together_denies */
+		{ "python-api=ALLOW:*\npython-api=DENY:*\n", false, 2 },
+		/* guard_api.activate_guard: a category beats `*`, whatever the order (this
+		 * denied with the old "last line decides" reading) */
+		{ "python-api=ALLOW:process-exec\npython-api=DENY:*\n", true, 1 },
+		{ "python-api=DENY:*\npython-api=ALLOW:process-exec\n", true, 2 },
+		{ "python-api=ALLOW:*\npython-api=DENY:process-exec\n", false, 2 },
+		{ "python-api=DENY:process-exec\npython-api=ALLOW:*\n", false, 1 },
 		{ "python-api=ALLOW:process-exec\npython-api=ALLOW:threads\n", true, 1 },
 		{ "python-api=ALLOW:process-exec\npython-api=DENY:threads,native\n", true, 1 },
-		{ "python-api=ALLOW:subprocess.run\n", false, 0 },
-		{ "python-api=ALLOW:process-execute\n", false, 0 },
+		/* guard_api test_specificity_decides_not_order: a function beats its category,
+		 * and a function that starts a program is an execve the kernel must let through */
+		{ "python-api=ALLOW:subprocess.run\n", true, 1 },
+		{ "python-api=DENY:process-exec\npython-api=ALLOW:subprocess.run\n", true, 2 },
+		{ "python-api=ALLOW:subprocess.run\npython-api=DENY:*\n", true, 1 },
+		/* guard_api test_wildcard_allow_with_function_deny: the other functions stay */
+		{ "python-api=ALLOW:*\npython-api=DENY:os.system\n", true, 1 },
+		/* fork without exec, and Windows-only functions, start no program here */
+		{ "python-api=ALLOW:os.fork,pty.fork\n", false, 0 },
+		{ "python-api=ALLOW:nt.system\n", false, 0 },
+		/* the category allowed but each function denied: nothing may exec */
+		{ "python-api=ALLOW:process-exec\npython-api=DENY:" EXEC_FUNCS "\n", false, 2 },
+		{ "python-api=ALLOW:subprocess.run\npython-api=DENY:subprocess.run\n", false, 2 },
 	};
 
 	(void)state;
