@@ -182,12 +182,153 @@ static void test_api_syntax(void **state)
 	expect_err("python-api=allow:threads", 1, "unknown action 'allow'");
 }
 
+/* ---------------- includes (py_sandbox._parse_include) */
+
+static void test_include_before_substitution(void **state)
+{
+	(void)state;
+	/* parse_config() runs _parse_include() before substitute_config_env_vars(): the
+	 * path is literal, ${...} included */
+	mkdir(tpath("${A}"), 0755);
+	put("${A}/lit.pysb", "py-sandbox=false\n");
+	expect_ok("include \"./${A}/lit.pysb\"\n");
+	expect_err("include \"${HOME}/nothing.pysb\"\n", 1, "is literal");
+}
+
+static void test_include_forms(void **state)
+{
+	(void)state;
+	/* the pattern ^include\s+"(.+)"\s*$: double quotes only, a blank required */
+	put("inc.pysb", "port=1\n");
+	expect_ok("include \"inc.pysb\"\n");
+	expect_ok("include\t \"inc.pysb\"  \n");
+	expect_err("include 'inc.pysb'\n", 1, "double quotes");
+	expect_err("include\"inc.pysb\"\n", 1, "a blank after the keyword");
+	expect_err("include?\"inc.pysb\"\n", 1, "a blank after the keyword");
+}
+
+/* ---------------- provider keys (guard_provider.parse_rules) */
+
+static void test_provider_key_twice(void **state)
+{
+	(void)state;
+	/* "Multiple <key> parameters", test_the_same_value_twice_is_not_a_conflict only
+	 * covers one line read twice (an include repeated: read once here too) */
+	expect_err("os-sandbox=bwrap\nos-sandbox=bwrap\n", 2, "already set at t.pysb:1");
+	expect_err("py-sandbox=true\npy-sandbox=false\n", 2, "already set");
+	expect_err("port=1\nport=2\n", 2, "already set");
+	expect_err("remote-result-guard=on\nremote-result-guard=off\n", 2, "already set");
+	expect_err("remote-result-mode=objects\nremote-result-mode=objects\n", 2, "already set");
+	expect_err("learn=a.learn\nlearn=b.learn\n", 2, "already set");
+	/* learn=false is the lock, not a value: twice is fine */
+	expect_ok("learn=false\nlearn=FALSE\n");
+}
+
+static void test_provider_os_sandbox(void **state)
+{
+	struct parsed r;
+
+	(void)state;
+	/* test_os_sandbox_is_case_and_space_insensitive */
+	r = parse("os-sandbox=  FireJail  \n");
+	assert_int_equal(r.ret, 0);
+	assert_string_equal(policy_get(r.p, "os-sandbox"), "firejail");
+	done(&r);
+	expect_ok("os-sandbox=BWRAP\n");
+	/* test_errors_carry_their_provenance */
+	expect_err("os-sandbox=nope\n", 1, "unknown os-sandbox");
+}
+
+static void test_provider_py_sandbox(void **state)
+{
+	static const char *const truthy[] = { "", "true", "TRUE", "1" },
+			    *const falsy[] = { "FALSE", "none", "0", " false" };
+
+	(void)state;
+	/* test_py_sandbox_accepted_truthy_values, test_py_sandbox_accepted_falsy_values */
+	for (size_t i = 0; i < 4; i++) {
+		char text[64];
+		struct parsed r;
+
+		snprintf(text, sizeof(text), "py-sandbox=%s\n", truthy[i]);
+		r = parse(text);
+		assert_int_equal(r.ret, 0);
+		assert_string_equal(policy_get(r.p, "py-sandbox"), "true");
+		done(&r);
+		snprintf(text, sizeof(text), "py-sandbox=%s\n", falsy[i]);
+		r = parse(text);
+		assert_int_equal(r.ret, 0);
+		assert_string_equal(policy_get(r.p, "py-sandbox"), "false");
+		done(&r);
+	}
+	expect_err("py-sandbox=yes\n", 1, "true or false");
+	/* remote-result-guard also takes on/off (guard_provider.parse_rules) */
+	expect_ok("remote-result-guard=ON\n");
+	expect_err("py-sandbox=off\n", 1, "true or false");
+}
+
+static void test_provider_learn(void **state)
+{
+	struct parsed r;
+
+	(void)state;
+	/* test_learn_refuses_a_boolean (but false, the lock: guard_provider.learn_lock) */
+	expect_err("learn=true\n", 1, "use the filename instead");
+	expect_err("learn=1\n", 1, "use the filename instead");
+	expect_err("learn=0\n", 1, "use the filename instead");
+	expect_ok("learn=false\n");
+	/* test_learn_without_value_falls_back_to_the_default_config_name */
+	r = parse("learn=\n");
+	assert_int_equal(r.ret, 0);
+	assert_string_equal(policy_get(r.p, "learn"), ".py-sandboxes");
+	done(&r);
+	/* test_learn_keeps_an_explicit_directory; a bare name is next to the policy */
+	r = parse("learn=d/out.rules\n");
+	assert_int_equal(r.ret, 0);
+	assert_string_equal(policy_get(r.p, "learn"), "d/out.rules");
+	done(&r);
+	r = parse("learn=out.rules\n");
+	assert_int_equal(r.ret, 0);
+	assert_string_equal(policy_get(r.p, "learn"), tpath("out.rules"));
+	done(&r);
+	/* test_learn_requires_an_existing_parent_directory */
+	expect_err("learn=missing/out.rules\n", 1, "parent directory");
+	/* learn_lock(): "learning mode is forbidden, but requested by" */
+	expect_err("learn=false\nlearn=out.rules\n", 1, "forbids learning, but t.pysb:2");
+	/* test_disabling_the_py_sandbox_also_disables_an_explicit_learn_rule */
+	expect_ok("py-sandbox=false\nlearn=false\nlearn=out.rules\n");
+}
+
+static void test_provider_port_and_result(void **state)
+{
+	(void)state;
+	/* port: int(value.strip()) >= 0, test_an_empty_port_is_rejected */
+	expect_ok("port=8_000\n");
+	expect_ok("port=+80\n");
+	expect_ok("port= 70000\n");
+	expect_err("port=\n", 1, "port number");
+	expect_err("port=0x50\n", 1, "port number");
+	expect_err("port=-1\n", 1, "positive value");
+	/* test_remote_result_mode_accepts_data_only; objects/default, data-only/data_only */
+	expect_ok("remote-result-mode=DATA-ONLY\n");
+	expect_ok("remote-result-mode=data_only\n");
+	expect_ok("remote-result-mode=default\n");
+	expect_err("remote-result-mode=pickle\n", 1, "data-only or objects");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_api_specificity_not_order),
 		cmocka_unit_test(test_api_deny_wins_at_equal_specificity),
 		cmocka_unit_test(test_api_syntax),
+		cmocka_unit_test(test_include_before_substitution),
+		cmocka_unit_test(test_include_forms),
+		cmocka_unit_test(test_provider_key_twice),
+		cmocka_unit_test(test_provider_os_sandbox),
+		cmocka_unit_test(test_provider_py_sandbox),
+		cmocka_unit_test(test_provider_learn),
+		cmocka_unit_test(test_provider_port_and_result),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
