@@ -25,6 +25,7 @@
 
 #include "policy.h"
 #include "policy_api.h"
+#include "policy_eval.h"
 #include "strindex.h"
 
 #define MAX_FILE	  (16 * 1024 * 1024)
@@ -855,9 +856,6 @@ static const struct keydef KEYS[] = {
 };
 #define N_KEYS (sizeof(KEYS) / sizeof(KEYS[0]))
 
-/* Any other eval-max-* budget (the CHANGELOG keeps adding them) is a count. */
-static const struct keydef EVAL_MAX_ANY = { "eval-max-*", V_COUNT, 0 };
-
 /* Scalar eval keys may appear once per profile (wiki/eval.md), remote-result-mode once. */
 static bool is_single(enum vkind k)
 {
@@ -873,10 +871,8 @@ static const char *python_value_error(const struct keydef *kd, const char *v)
 	case V_API:
 		return NULL; /* checked by on_python() with policy_api_error() */
 	case V_EVAL_LIST:
-		return NULL; /* an empty list is legal: e.g. eval-call= closes every call */
 	case V_EVAL_SYNTAX:
-		return strchr(v, '*') ? "eval-syntax takes groups or ast node names, no pattern"
-				      : NULL;
+		return NULL; /* checked by on_python() with policy_eval_list_error() */
 	case V_EVAL_NS:
 		return in_list(v, NAMESPACES) ? NULL : "expected adaptive, closed or caller";
 	case V_DURATION:
@@ -1032,8 +1028,10 @@ static void on_python(struct parser *ps, struct line *ln, const struct keydef *k
 	char *api, *norm = NULL;
 	size_t off;
 
-	if (kd->kind == V_API && (api = policy_api_error(v, &off))) {
-		lerror(ps, ln, voff + off, "invalid python-api value '%.120s': %s", v, api);
+	if ((kd->kind == V_API && (api = policy_api_error(v, &off))) ||
+	    ((kd->kind == V_EVAL_LIST || kd->kind == V_EVAL_SYNTAX) &&
+	     (api = policy_eval_list_error(kd->key, v, &off)))) {
+		lerror(ps, ln, voff + off, "invalid %s value '%.120s': %s", key, v, api);
 		free(api);
 		return;
 	}
@@ -1738,6 +1736,13 @@ static void unknown_key(struct parser *ps, struct line *ln, const char *key, boo
 		lerror(ps, ln, 0,
 		       "unknown key '%.120s': did you mean '%.120s'? (keys are case-sensitive)",
 		       key, hint);
+	else if (starts_with(key, "eval-"))
+		lerror(ps, ln, 0,
+		       "unknown key '%.120s': the guarded eval knows eval-syntax, eval-call, "
+		       "eval-attribute, eval-import, eval-magic, eval-namespace, eval-timeout, "
+		       "eval-max-iterations, eval-max-call-depth, eval-max-depth, eval-max-nodes, "
+		       "eval-max-alloc and eval-max-leaked-threads",
+		       key);
 	else
 		lerror(ps, ln, 0,
 		       "unknown key '%.120s': see FORMAT-NOTES §1.4 for the keys; a "
@@ -1765,8 +1770,7 @@ static const struct keydef *find_eval_key(const char *key)
 	memcpy(name, key, base);
 	name[base] = '\0';
 	kd = find_key(name);
-	if (!kd && starts_with(name, "eval-max-") && name[9])
-		kd = &EVAL_MAX_ANY;
+	/* eval_rules.parse_rules() knows its 13 keys and no other */
 	return kd;
 }
 

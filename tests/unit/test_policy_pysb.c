@@ -316,6 +316,30 @@ static void test_provider_port_and_result(void **state)
 	expect_err("remote-result-mode=pickle\n", 1, "data-only or objects");
 }
 
+/* ---------------- eval-* (eval_rules.parse_rules, _parse_list_value) */
+
+static void test_eval_keys_and_tokens(void **state)
+{
+	(void)state;
+	expect_ok("eval-syntax=arith, compare, Call, Attribute\neval-syntax=DENY:loop\n"
+		  "eval-call=len\neval-call=DENY:open\neval-attribute=get*\neval-import=json\n"
+		  "eval-magic=__name__\neval-max-leaked-threads=2\n");
+	/* unknown key: "unknown key ..., closest known token is ..." */
+	expect_err("eval-max-iteration=5\n", 1, "did you mean 'eval-max-iterations'");
+	expect_err("eval-max-something-new=7\n", 1, "the guarded eval knows eval-syntax");
+	/* unknown syntax token, with the closest */
+	expect_err("eval-syntax=arith, BinOpp\n", 1, "closest known token: 'BinOp'");
+	expect_err("eval-syntax=Arith\n", 1, "closest known token: 'arith'");
+	/* _DEPRECATED_NODES and helpers of the ast module are not node classes */
+	expect_err("eval-syntax=Num\n", 1, "unknown syntax token 'Num'");
+	expect_err("eval-syntax=NodeVisitor\n", 1, "unknown syntax token");
+	/* empty target, DENY: inside a list, no pattern on eval-syntax */
+	expect_err("eval-call=\n", 1, "empty target");
+	expect_err("eval-call=len,,abs\n", 1, "empty target");
+	expect_err("eval-call=len, DENY:open\n", 1, "applies to a whole line");
+	expect_err("eval-syntax=Bin*\n", 1, "no pattern");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -329,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_provider_py_sandbox),
 		cmocka_unit_test(test_provider_learn),
 		cmocka_unit_test(test_provider_port_and_result),
+		cmocka_unit_test(test_eval_keys_and_tokens),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
