@@ -787,12 +787,6 @@ static bool is_scalar(const char *v, bool fraction, const char *const *units)
 	return in_list(v, units);
 }
 
-/* A comma list with at least one non-blank item. */
-static bool has_item(const char *v)
-{
-	return strspn(v, " \t,") != strlen(v);
-}
-
 static const char *const DURATION_UNITS[] = { "", "ms", "s", "m", NULL };
 static const char *const SIZE_UNITS[] = { "", "KB", "MB", "GB", NULL };
 static const char *const NO_UNITS[] = { "", NULL };
@@ -867,7 +861,9 @@ static const char *python_value_error(const struct keydef *kd, const char *v)
 {
 	switch (kd->kind) {
 	case V_IMPORT:
-		return has_item(v) ? NULL : "expected a comma list of module names, or *";
+		/* guard_import.parse_rules() takes any comma list, empty items and all: an
+		 * empty one names no module */
+		return NULL;
 	case V_API:
 		return NULL; /* checked by on_python() with policy_api_error() */
 	case V_EVAL_LIST:

@@ -476,8 +476,6 @@ static const struct err_case ERR_CASES[] = {
 	{ "unenv=", 1, 7, "unenv= takes" },
 	{ "unenv=A=b", 1, 7, "unenv= takes" },
 	/* Python-layer keys */
-	{ "python-import=", 1, 15, "module names" },
-	{ "python-import= , ", 1, 16, "module names" },
 	{ "python-api=threads", 1, 12, "ALLOW:" },
 	{ "python-api=ALLOW:", 1, 18, "empty target" },
 	{ "eval-namespace=open", 1, 16, "adaptive, closed or caller" },

@@ -340,6 +340,28 @@ static void test_eval_keys_and_tokens(void **state)
 	expect_err("eval-syntax=Bin*\n", 1, "no pattern");
 }
 
+/* ---------------- values: stripped, empty where py-sandboxes takes them */
+
+static void test_values_stripped_and_empty(void **state)
+{
+	struct parsed r;
+
+	(void)state;
+	/* every parse_rules() of py-sandboxes strip()s the value */
+	r = parse("os-sandbox=\t bwrap\npython-api=  ALLOW:threads\nport= 80\n");
+	assert_int_equal(r.ret, 0);
+	assert_string_equal(policy_get(r.p, "os-sandbox"), "bwrap");
+	assert_string_equal(policy_get(r.p, "python-api"), "ALLOW:threads");
+	assert_string_equal(policy_get(r.p, "port"), "80");
+	done(&r);
+	/* guard_import.parse_rules() takes an empty list; guard_provider an empty
+	 * py-sandbox= / remote-result-guard= (true) and learn= (the default file) */
+	expect_ok("python-import=\npython-import= , \n");
+	expect_ok("py-sandbox=\nremote-result-guard=\nlearn=\n");
+	/* ... but not an empty port= (test_an_empty_port_is_rejected) nor os-sandbox= */
+	expect_err("os-sandbox=\n", 1, "unknown os-sandbox");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -354,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_provider_learn),
 		cmocka_unit_test(test_provider_port_and_result),
 		cmocka_unit_test(test_eval_keys_and_tokens),
+		cmocka_unit_test(test_values_stripped_and_empty),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
