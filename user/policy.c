@@ -1081,8 +1081,11 @@ static char *single_path(struct parser *ps, struct line *ln, const char *key, si
 		       key, key);
 		return NULL;
 	}
-	lwarn(ps, ln, voff, "legacy two-path form '%.120s': the modern form is %s=%.*s", v, key,
-	      (int)(l > 120 ? 120 : l), v);
+	/* a deliberate difference (docs/policy.md): py-sandboxes refuses any comma */
+	lwarn(ps, ln, voff,
+	      "legacy two-path form '%.120s': the modern form is %s=%.*s (differs from "
+	      "py-sandboxes, whose newest parser refuses it; pysb-bpf reads one path)",
+	      v, key, (int)(l > 120 ? 120 : l), v);
 	return strndup(v, l);
 }
 

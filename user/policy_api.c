@@ -398,3 +398,23 @@ bool policy_api_exec(const struct policy *p, struct policy_src *src)
 		*src = first_said->src;
 	return false;
 }
+
+const char *policy_api_exec_function(const char *v)
+{
+	const char *t = strchr(v, ':');
+
+	for (t = t ? t + 1 : v;;) {
+		size_t n = strcspn(t, ",");
+		const char *s = t;
+		size_t sn = n;
+
+		strip(&s, &sn);
+		for (size_t i = 0; i < N_REGISTRY; i++)
+			if ((REGISTRY[i].flags & API_EXEC) && strlen(REGISTRY[i].name) == sn &&
+			    !strncmp(REGISTRY[i].name, s, sn))
+				return REGISTRY[i].name;
+		t += n;
+		if (!*t++)
+			return NULL;
+	}
+}

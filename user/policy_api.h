@@ -28,6 +28,10 @@ char *policy_api_error(const char *v, size_t *off);
  */
 bool policy_api_exec(const struct policy *p, struct policy_src *src);
 
+/* The first function of a python-api value that starts a program (os.system, ...), or NULL:
+ * a rule the kernel can only apply to every execve. */
+const char *policy_api_exec_function(const char *v);
+
 /* Is `name` a category of the registry (case-sensitive)? */
 bool policy_api_is_category(const char *name);
 

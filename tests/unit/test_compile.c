@@ -829,6 +829,45 @@ static void test_check_ignore_absolute(void **state)
 	check_done(run);
 }
 
+/* Each deliberate difference from py-sandboxes is a warning naming its line
+ * (docs/policy.md, "Differences from py-sandboxes"). */
+static void test_check_departures(void **state)
+{
+	struct check_run *run;
+	const json_t *w, *v;
+	bool fn = false, deny = false, file = false, pair = false;
+	size_t i;
+
+	(void)state;
+	put("dep.pysb", "python-api=DENY:process-exec\n"
+			"python-api=ALLOW:subprocess.run\n"
+			"python-api=DENY:os.system\n"
+			"expose-ro=ro/file\n"
+			"expose-ro=ro,ro\n"
+			"bpf.implicit=false\n");
+	put("ro/file", "x\n");
+	run = check("dep.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	w = json_object_get(run->doc, "warnings");
+	json_array_foreach(w, i, v)
+	{
+		const char *m = sget(v, "message");
+
+		fn = fn || (strstr(m, "kernel cannot tell which Python function") &&
+			    iget(v, "line") == 2);
+		deny = deny || (strstr(m, "only the Python layer refuses os.system") &&
+				iget(v, "line") == 3);
+		file = file || (strstr(m, "names a file, not a directory") && iget(v, "line") == 4);
+		pair = pair || (strstr(m, "differs from py-sandboxes") &&
+				strstr(m, "legacy two-path form") && iget(v, "line") == 5);
+	}
+	assert_true(fn);
+	assert_true(deny);
+	assert_true(file);
+	assert_true(pair);
+	check_done(run);
+}
+
 /* A path that is not UTF-8: a display form with \xNN, and the exact bytes in base64. */
 static void test_check_non_utf8_path(void **state)
 {
@@ -899,6 +938,7 @@ int main(void)
 		cmocka_unit_test(test_check_overrides),
 		cmocka_unit_test(test_check_ignore_absolute),
 		cmocka_unit_test(test_check_non_utf8_path),
+		cmocka_unit_test(test_check_departures),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
