@@ -1224,7 +1224,8 @@ static void test_diag_print(void **state)
 	fclose(f);
 	assert_string_equal(buf,
 			    "t.pysb:1:11: warning: legacy two-path form '/,/': the modern "
-			    "form is expose-rw=/\n    expose-rw=/,/\n"
+			    "form is expose-rw=/ (differs from py-sandboxes, whose newest parser "
+			    "refuses it; pysb-bpf reads one path)\n    expose-rw=/,/\n"
 			    "t.pysb:2:1: error: unknown key 'foo': see FORMAT-NOTES §1.4 for "
 			    "the keys; a provider parameter is written <provider>.<key>=value\n"
 			    "    foo=1\n");
