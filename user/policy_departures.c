@@ -8,7 +8,9 @@
  *   exec too, and a DENY of one function leaves execve allowed for the others);
  * - a file (not a directory) in expose-ro/expose-rw, which the newest py-sandboxes wiki
  *   documents and older code refuses;
- * - python-api=...:_ctypes.dlopen, accepted although the registry we read lacks it.
+ * - python-api=...:_ctypes.dlopen, accepted although the registry we read lacks it;
+ * - eval-syntax= ast node names of one Python version only, which py-sandboxes accepts or
+ *   refuses depending on the interpreter it runs.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -19,6 +21,7 @@
 
 #include "policy_api.h"
 #include "policy_departures.h"
+#include "policy_eval.h"
 
 struct acc {
 	struct policy_departure *d;
@@ -99,6 +102,23 @@ static void api_departures(const struct policy *p, struct acc *a)
 	}
 }
 
+static void eval_departures(const struct policy *p, struct acc *a)
+{
+	for (size_t i = 0; i < p->n_python; i++) {
+		const struct policy_kv *kv = &p->python[i];
+		const char *note, *tok;
+
+		if (strncmp(kv->key, "eval-syntax", 11) || (kv->key[11] && kv->key[11] != ':'))
+			continue;
+		tok = policy_eval_versioned(kv->value, &note);
+		if (tok)
+			add(a, &kv->src,
+			    "%s=%s: the ast node '%s' exists on %s only; py-sandboxes refuses the "
+			    "line on another Python, pysb-bpf accepts it everywhere",
+			    kv->key, kv->value, tok, note);
+	}
+}
+
 static void file_departures(const struct policy *p, struct acc *a)
 {
 	for (size_t i = 0; i < p->n_paths; i++) {
@@ -120,6 +140,7 @@ int policy_departures(const struct policy *p, struct policy_departure **out, siz
 	struct acc a = { 0 };
 
 	api_departures(p, &a);
+	eval_departures(p, &a);
 	file_departures(p, &a);
 	if (a.oom) {
 		policy_departures_free(a.d, a.n);

@@ -150,3 +150,44 @@ char *policy_eval_list_error(const char *key, const char *v, size_t *off)
 			return NULL;
 	}
 }
+
+/* ast node classes that exist on some of CPython 3.10-3.14 only. */
+static const struct {
+	const char *name, *note;
+} VERSIONED[] = {
+	{ "TryStar", "Python 3.11 and later" },
+	{ "TypeAlias", "Python 3.12 and later" },
+	{ "type_param", "Python 3.12 and later" },
+	{ "TypeVar", "Python 3.12 and later" },
+	{ "ParamSpec", "Python 3.12 and later" },
+	{ "TypeVarTuple", "Python 3.12 and later" },
+	{ "TemplateStr", "Python 3.14 and later" },
+	{ "Interpolation", "Python 3.14 and later" },
+	{ "AugLoad", "Python 3.13 and earlier" },
+	{ "AugStore", "Python 3.13 and earlier" },
+};
+
+const char *policy_eval_versioned(const char *v, const char **note)
+{
+	const char *t = v;
+
+	if (!strncmp(t, "DENY:", 5))
+		t += 5;
+	for (;;) {
+		size_t n = strcspn(t, ","), sn = n;
+		const char *s = t;
+
+		while (sn && blank(*s))
+			s++, sn--;
+		while (sn && blank(s[sn - 1]))
+			sn--;
+		for (size_t i = 0; i < N(VERSIONED); i++)
+			if (strlen(VERSIONED[i].name) == sn && !strncmp(VERSIONED[i].name, s, sn)) {
+				*note = VERSIONED[i].note;
+				return VERSIONED[i].name;
+			}
+		t += n;
+		if (!*t++)
+			return NULL;
+	}
+}

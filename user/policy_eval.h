@@ -14,4 +14,8 @@
  */
 char *policy_eval_list_error(const char *key, const char *v, size_t *off);
 
+/* The first eval-syntax token of v that only some Python versions know, or NULL; *note
+ * says which. */
+const char *policy_eval_versioned(const char *v, const char **note);
+
 #endif /* PYSB_POLICY_EVAL_H */

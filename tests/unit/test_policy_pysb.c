@@ -20,6 +20,7 @@
 
 #include "policy.h"
 #include "policy_api.h"
+#include "policy_departures.h"
 
 static char tmp[] = "/tmp/pysb-test-pysb-XXXXXX";
 static char home_var[PATH_MAX + 8];
@@ -362,6 +363,43 @@ static void test_values_stripped_and_empty(void **state)
 	expect_err("os-sandbox=\n", 1, "unknown os-sandbox");
 }
 
+/* ---------------- deliberate departures, each reported with its line */
+
+static bool departure(const char *text, unsigned line, const char *msg)
+{
+	struct parsed r = parse(text);
+	struct policy_departure *d;
+	size_t n;
+	bool found = false;
+
+	assert_int_equal(r.ret, 0);
+	assert_int_equal(policy_departures(r.p, &d, &n), 0);
+	for (size_t i = 0; i < n; i++)
+		found = found || (d[i].src.line == line && strstr(d[i].msg, msg));
+	if (!found)
+		for (size_t i = 0; i < n; i++)
+			fprintf(stderr, "departure %u: %s\n", d[i].src.line, d[i].msg);
+	policy_departures_free(d, n);
+	done(&r);
+	return found;
+}
+
+static void test_departures_named_by_line(void **state)
+{
+	(void)state;
+	/* guard_api.activate_guard decides per function; the kernel per execve */
+	assert_true(departure("python-api=ALLOW:subprocess.run\n", 1, "cannot tell which"));
+	assert_true(departure("python-api=ALLOW:process-exec\npython-api=DENY:os.system\n", 2,
+			      "only the Python layer refuses os.system"));
+	/* nothing to say when the category decides alone */
+	assert_false(departure("python-api=ALLOW:process-exec\n", 1, "execve"));
+	/* eval_rules._is_node asks the running interpreter */
+	assert_true(departure("eval-syntax=arith, TryStar\n", 1, "Python 3.11 and later"));
+	assert_true(departure("python-api=ALLOW:_ctypes.dlopen\n", 1, "_ctypes.dlopen"));
+	put("d/file", "x\n");
+	assert_true(departure("expose-ro=d/file\n", 1, "names a file, not a directory"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -377,6 +415,7 @@ int main(void)
 		cmocka_unit_test(test_provider_port_and_result),
 		cmocka_unit_test(test_eval_keys_and_tokens),
 		cmocka_unit_test(test_values_stripped_and_empty),
+		cmocka_unit_test(test_departures_named_by_line),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
