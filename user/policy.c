@@ -1809,7 +1809,7 @@ static void dispatch(struct parser *ps, struct line *ln)
 		kd = find_eval_key(key);
 	/* py-sandboxes strip()s the value of each of its keys (the line's end already is);
 	 * provider parameters are the providers' own, kept as written */
-	if (kd)
+	if (kd && kd->kind != V_IGNORE) /* guard_files keeps an ignore= pattern as written */
 		klen += lstrip_len(eq + 1, strlen(eq + 1));
 	if (kd && kd->kind == V_PATH)
 		on_expose(ps, ln, kd, key, klen + 1);

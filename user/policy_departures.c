@@ -6,8 +6,8 @@
  * - python-api and exec: the kernel cannot tell which Python function makes an execve, so
  *   a function rule decides for every program (ALLOW:subprocess.run allows os.system's
  *   exec too, and a DENY of one function leaves execve allowed for the others);
- * - a file (not a directory) in expose-ro/expose-rw, which the newest py-sandboxes wiki
- *   documents and older code refuses;
+ * - a file (not a directory) in expose-ro/expose-rw, which py-sandboxes' wiki documents
+ *   and its code refuses;
  * - python-api=...:_ctypes.dlopen, accepted although the registry we read lacks it;
  * - eval-syntax= ast node names of one Python version only, which py-sandboxes accepts or
  *   refuses depending on the interpreter it runs.
@@ -128,9 +128,8 @@ static void file_departures(const struct policy *p, struct acc *a)
 		if (stat(pp->path, &st) || S_ISDIR(st.st_mode))
 			continue;
 		add(a, &pp->src,
-		    "%s=%s names a file, not a directory: the newest py-sandboxes documents it "
-		    "(wiki/configuration.md), older versions refuse it; pysb-bpf grants that file "
-		    "alone",
+		    "%s=%s names a file, not a directory: py-sandboxes' code refuses it (its "
+		    "wiki documents it); pysb-bpf grants that file alone",
 		    pp->access == POLICY_RW ? "expose-rw" : "expose-ro", pp->spelled);
 	}
 }

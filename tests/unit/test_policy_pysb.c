@@ -355,6 +355,11 @@ static void test_values_stripped_and_empty(void **state)
 	assert_string_equal(policy_get(r.p, "python-api"), "ALLOW:threads");
 	assert_string_equal(policy_get(r.p, "port"), "80");
 	done(&r);
+	/* ... except ignore=, whose pattern guard_files.parse_rules() keeps as written */
+	r = parse("ignore= x\n");
+	assert_int_equal(r.ret, 0);
+	assert_string_equal(r.p->ignores[0].glob, " x");
+	done(&r);
 	/* guard_import.parse_rules() takes an empty list; guard_provider an empty
 	 * py-sandbox= / remote-result-guard= (true) and learn= (the default file) */
 	expect_ok("python-import=\npython-import= , \n");
