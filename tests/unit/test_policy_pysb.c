@@ -223,6 +223,23 @@ static void test_provider_key_twice(void **state)
 	expect_err("learn=a.learn\nlearn=b.learn\n", 2, "already set");
 	/* learn=false is the lock, not a value: twice is fine */
 	expect_ok("learn=false\nlearn=FALSE\n");
+	/* a command-line rule (path "." there) replaces the file's one line */
+	{
+		struct policy_override ov[] = { { "os-sandbox=qemu" }, { "os-sandbox=none" } };
+		struct policy_diag d = { 0 };
+		struct policy *p = NULL;
+
+		put("prov.pysb", "os-sandbox=bwrap\n");
+		assert_int_equal(policy_parse_file(tpath("prov.pysb"), envp, tmp, ov, 1, &p, &d), 0);
+		assert_string_equal(policy_get(p, "os-sandbox"), "qemu");
+		policy_free(p);
+		policy_diag_free(&d);
+		/* but not two of them over a file line: three lines, "Multiple" */
+		assert_int_equal(policy_parse_file(tpath("prov.pysb"), envp, tmp, ov, 2, &p, &d),
+				 -1);
+		assert_true(has_msg(d.errors, d.n_errors, 2, "already set"));
+		policy_diag_free(&d);
+	}
 }
 
 static void test_provider_os_sandbox(void **state)
