@@ -29,6 +29,7 @@
 #include "fsident.h"
 #include "json_bytes.h"
 #include "log.h"
+#include "policy_departures.h"
 #include "program.h"
 
 #define CHECK_FORMAT 1 /* "format" of the JSON document; bumped on incompatible changes */
@@ -920,6 +921,21 @@ static void add_python_layer(struct report *r, json_t *root)
 	}
 }
 
+/* Each deliberate difference from py-sandboxes a line meets (docs/policy.md). */
+static void add_departures(struct report *r)
+{
+	struct policy_departure *d;
+	size_t n;
+
+	if (policy_departures(r->p, &d, &n)) {
+		r->oom = true;
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		warn(r, &d[i].src, "differs from py-sandboxes: %s", d[i].msg);
+	policy_departures_free(d, n);
+}
+
 /* ---------------- the document */
 
 static json_t *policy_json(struct report *r, const struct check_opts *o,
@@ -1425,6 +1441,7 @@ int check_main(const struct check_opts *o)
 	r.p = p;
 	r.c = &c;
 	build_report(&r);
+	add_departures(&r);
 	valid = !json_array_size(r.errors);
 report:
 	set_new(&r, r.root, "valid", json_boolean(valid));

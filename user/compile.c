@@ -14,6 +14,7 @@
 #include "caps.h"
 #include "compile.h"
 #include "log.h"
+#include "policy_api.h"
 
 uint32_t kernel_dev(uint64_t st_dev)
 {
@@ -334,50 +335,9 @@ static int compile_mounts(struct compiled *c)
 	return ret;
 }
 
-/* One python-api value: "ALLOW:a,b" or "DENY:a". Returns 1 allow, 0 deny, -1 no say. */
-static int api_says_exec(const char *v)
-{
-	const char *list = strchr(v, ':');
-	int verdict;
-
-	if (!list)
-		return -1;
-	if (!strncmp(v, "ALLOW:", 6))
-		verdict = 1;
-	else if (!strncmp(v, "DENY:", 5))
-		verdict = 0;
-	else
-		return -1;
-	for (const char *t = list + 1; *t;) {
-		size_t n = strcspn(t, ",");
-
-		while (n && (t[n - 1] == ' '))
-			n--;
-		if ((n == 1 && t[0] == '*') || (n == 12 && !strncmp(t, "process-exec", 12)))
-			return verdict;
-		t += strcspn(t, ",");
-		t += strspn(t, ", ");
-	}
-	return -1;
-}
-
 bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 {
-	bool allowed = false;
-
-	for (size_t i = 0; i < p->n_python; i++) {
-		int v;
-
-		if (strcmp(p->python[i].key, "python-api"))
-			continue;
-		v = api_says_exec(p->python[i].value);
-		if (v < 0)
-			continue;
-		allowed = v;
-		if (src)
-			*src = p->python[i].src;
-	}
-	return allowed;
+	return policy_api_exec(p, src);
 }
 
 /*

@@ -124,7 +124,8 @@ uint64_t parse_size(const char *v);
 /* bpf.events-buffer in bytes (checked by policy_check_bpf_params), 0 when not set. */
 uint64_t policy_events_buffer(const struct policy *p);
 
-/* Does python-api grant the process-exec category? (last matching line wins) */
+/* May the program exec after its start? py-sandboxes' python-api resolution (by specificity,
+ * DENY winning at equal specificity; policy_api.h); *src: the deciding line. */
 bool policy_exec_allowed(const struct policy *p, struct policy_src *src);
 
 /* net= rules and the bpf.socket-family / bpf.unix-abstract parameters (compile_net.c). */

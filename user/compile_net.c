@@ -245,6 +245,14 @@ static int resolve_name(const struct compile_opts *o, const char *name, struct a
 	static const long backoff_ms[] = { 200, 400 };
 	int err;
 
+	/* py-sandboxes' learning writes ip6-localhost (net=ALLOW|TCP|ip6-localhost|0|IN) and
+	 * resolves it, with ip6-loopback, to ::1 itself: not every /etc/hosts names them
+	 * (Debian's does, Fedora's does not), and a rule must not depend on that. */
+	if (!strcasecmp(name, "ip6-localhost") || !strcasecmp(name, "ip6-loopback"))
+		return getaddrinfo("::1", NULL,
+				   &(struct addrinfo){ .ai_flags = AI_NUMERICHOST,
+						       .ai_socktype = SOCK_STREAM },
+				   res);
 	for (size_t attempt = 0;; attempt++) {
 		if (o && o->resolve)
 			err = o->resolve(name, &hints, res);

@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "policy.h"
+#include "policy_api.h"
+#include "policy_eval.h"
 #include "strindex.h"
 
 #define MAX_FILE	  (16 * 1024 * 1024)
@@ -720,9 +722,42 @@ static bool in_list(const char *v, const char *const *list)
 	return false;
 }
 
-static bool is_bool(const char *v)
+/*
+ * guard_provider.parse_rules(): py-sandbox= and remote-result-guard= take "", true, 1 and
+ * false, none, 0, any case; remote-result-guard also on and off. 1 true, 0 false, -1 neither.
+ */
+static int provider_bool(const char *v, bool on_off)
 {
-	return strcasecmp(v, "true") == 0 || strcasecmp(v, "false") == 0;
+	static const char *const yes[] = { "", "true", "1", "on" }, *const no[] = { "false", "none",
+										 "0", "off" };
+	const size_t n = on_off ? 4 : 3;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!strcasecmp(v, yes[i]))
+			return 1;
+		if (!strcasecmp(v, no[i]))
+			return 0;
+	}
+	return -1;
+}
+
+/* Python's int() of a stripped string: a sign, digits, single '_' between digits. */
+static bool python_int(const char *v, bool *negative)
+{
+	bool digit = false;
+
+	*negative = *v == '-';
+	if (*v == '+' || *v == '-')
+		v++;
+	for (; *v; v++) {
+		if (isdigit((unsigned char)*v))
+			digit = true;
+		else if (*v == '_' && digit && isdigit((unsigned char)v[1]))
+			digit = false;
+		else
+			return false;
+	}
+	return digit;
 }
 
 /*
@@ -752,17 +787,12 @@ static bool is_scalar(const char *v, bool fraction, const char *const *units)
 	return in_list(v, units);
 }
 
-/* A comma list with at least one non-blank item. */
-static bool has_item(const char *v)
-{
-	return strspn(v, " \t,") != strlen(v);
-}
-
 static const char *const DURATION_UNITS[] = { "", "ms", "s", "m", NULL };
 static const char *const SIZE_UNITS[] = { "", "KB", "MB", "GB", NULL };
 static const char *const NO_UNITS[] = { "", NULL };
 static const char *const NAMESPACES[] = { "adaptive", "closed", "caller", NULL };
-static const char *const RESULT_MODES[] = { "data-only", "objects", NULL };
+/* guard_provider: any case */
+static const char *const RESULT_MODES[] = { "data-only", "data_only", "objects", "default", NULL };
 static const char *const OS_SANDBOXES[] = { "none",	"subprocess", "landlock", "bwrap",
 					    "firejail", "unshare",    "qemu",	  NULL };
 
@@ -811,7 +841,7 @@ static const struct keydef KEYS[] = {
 	{ "eval-max-nodes", V_COUNT, 0 },
 	{ "eval-max-leaked-threads", V_COUNT, 0 },
 	{ "eval-max-alloc", V_SIZE, 0 },
-	{ "remote-result-guard", V_BOOL, 0 },
+	{ "remote-result-guard", V_BOOL, 1 },
 	{ "remote-result-mode", V_RESULT_MODE, 0 },
 	{ "py-sandbox", V_BOOL, 0 },
 	{ "os-sandbox", V_OS, 0 },
@@ -820,14 +850,10 @@ static const struct keydef KEYS[] = {
 };
 #define N_KEYS (sizeof(KEYS) / sizeof(KEYS[0]))
 
-/* Any other eval-max-* budget (the CHANGELOG keeps adding them) is a count. */
-static const struct keydef EVAL_MAX_ANY = { "eval-max-*", V_COUNT, 0 };
-
 /* Scalar eval keys may appear once per profile (wiki/eval.md), remote-result-mode once. */
 static bool is_single(enum vkind k)
 {
-	return k == V_EVAL_NS || k == V_DURATION || k == V_COUNT || k == V_SIZE ||
-	       k == V_RESULT_MODE;
+	return k == V_EVAL_NS || k == V_DURATION || k == V_COUNT || k == V_SIZE;
 }
 
 /* NULL when the value fits the key, else what was expected. */
@@ -835,16 +861,14 @@ static const char *python_value_error(const struct keydef *kd, const char *v)
 {
 	switch (kd->kind) {
 	case V_IMPORT:
-		return has_item(v) ? NULL : "expected a comma list of module names, or *";
+		/* guard_import.parse_rules() takes any comma list, empty items and all: an
+		 * empty one names no module */
+		return NULL;
 	case V_API:
-		if ((starts_with(v, "ALLOW:") && v[6]) || (starts_with(v, "DENY:") && v[5]))
-			return NULL;
-		return "expected ALLOW:<category|function|*> or DENY:<category|function|*>";
+		return NULL; /* checked by on_python() with policy_api_error() */
 	case V_EVAL_LIST:
-		return NULL; /* an empty list is legal: e.g. eval-call= closes every call */
 	case V_EVAL_SYNTAX:
-		return strchr(v, '*') ? "eval-syntax takes groups or ast node names, no pattern"
-				      : NULL;
+		return NULL; /* checked by on_python() with policy_eval_list_error() */
 	case V_EVAL_NS:
 		return in_list(v, NAMESPACES) ? NULL : "expected adaptive, closed or caller";
 	case V_DURATION:
@@ -860,26 +884,133 @@ static const char *python_value_error(const struct keydef *kd, const char *v)
 			       ? NULL
 			       : "expected a size such as 10MB (KB, MB, GB)";
 	case V_BOOL:
-		return is_bool(v) ? NULL : "expected true or false";
+		return provider_bool(v, kd->arg) >= 0
+			       ? NULL
+			       : kd->arg ? "expected true or false (also 1/0, on/off, none; any case)"
+					 : "expected true or false (also 1/0, none; any case)";
 	case V_RESULT_MODE:
-		return in_list(v, RESULT_MODES) ? NULL : "expected data-only or objects";
+		for (const char *const *m = RESULT_MODES; *m; m++)
+			if (!strcasecmp(v, *m))
+				return NULL;
+		return "expected data-only or objects";
 	case V_OS:
-		return in_list(v, OS_SANDBOXES)
-			       ? NULL
-			       : "unknown os-sandbox: use one of none, subprocess, "
-				 "landlock, bwrap, firejail, unshare, qemu";
+		for (const char *const *m = OS_SANDBOXES; *m; m++)
+			if (!strcasecmp(v, *m))
+				return NULL;
+		return "unknown os-sandbox: use one of none, subprocess, landlock, bwrap, "
+		       "firejail, unshare, qemu";
 	case V_LEARN:
-		return v[0] ? NULL : "expected false, true or the path of the file to learn into";
+		if (!strcasecmp(v, "true") || !strcmp(v, "0") || !strcmp(v, "1"))
+			return "learn= takes the name of the file to learn into (empty: "
+			       ".py-sandboxes), or false to lock the policy; py-sandboxes refuses "
+			       "a boolean: use the filename instead";
+		return NULL;
 	case V_PORT: {
-		char *end;
-		long n = strtol(v, &end, 10);
+		bool negative;
 
-		return isdigit((unsigned char)v[0]) && !*end && n >= 0 && n <= 65535
-			       ? NULL
-			       : "expected a port number 0-65535";
+		if (!python_int(v, &negative))
+			return "expected a port number (a whole number, as Python's int() reads "
+			       "it)";
+		return negative && strspn(v + 1, "0_") != strlen(v + 1)
+			       ? "port must be a positive value"
+			       : NULL;
 	}
 	default:
 		return "internal error: not a Python-layer key";
+	}
+}
+
+/* The provider keys guard_provider.parse_rules() takes once (learn=false apart). */
+static bool is_provider_single(enum vkind k)
+{
+	return k == V_BOOL || k == V_OS || k == V_PORT || k == V_LEARN || k == V_RESULT_MODE;
+}
+
+static bool is_learn_lock(const struct policy_kv *kv)
+{
+	return !strcmp(kv->key, "learn") && !strcasecmp(kv->value, "false");
+}
+
+/*
+ * A provider key given twice is an error (guard_provider: "Multiple <key> parameters"); a
+ * command-line rule may replace one line of the files, as `python-sb --KEY=VALUE` does.
+ */
+static bool provider_twice(struct parser *ps, struct line *ln, const char *key)
+{
+	const bool cmdline = !strcmp(ln->file, CMDLINE_FILE);
+	const struct policy_kv *prev = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < ps->p->n_python; i++) {
+		const struct policy_kv *kv = &ps->p->python[i];
+
+		if (strcmp(kv->key, key) || is_learn_lock(kv))
+			continue;
+		n++;
+		if (!prev || strcmp(kv->src.file, CMDLINE_FILE))
+			prev = kv;
+	}
+	if (!prev || (cmdline && n < 2))
+		return false;
+	lerror(ps, ln, 0,
+	       "%s is already set at %s:%u: py-sandboxes refuses a second %s= line (keep one "
+	       "across all included files; a command-line --%s= may replace it)",
+	       key, prev->src.file, prev->src.line, key, key);
+	return true;
+}
+
+/*
+ * learn=FILE as guard_provider resolves it: a bare name is next to the file holding the
+ * line, another path is relative to the working directory, empty is .py-sandboxes; its
+ * parent directory must exist. Returns the path to store (malloc'ed), NULL on error.
+ */
+static char *learn_target(struct parser *ps, struct line *ln, size_t voff)
+{
+	const char *v = ln->text + voff, *rest = v;
+	char *path, *dir;
+	struct stat st;
+
+	if (!*v)
+		return strdup(".py-sandboxes");
+	while (starts_with(rest, "./"))
+		rest += 2 + strspn(rest + 2, "/");
+	path = strchr(rest, '/') ? abs_path(ps, v) : join_path(ln->dir, rest);
+	dir = path ? dir_of(path) : NULL;
+	if (!path || !dir) {
+		ps->oom = true;
+	} else if (stat(dir, &st) || !S_ISDIR(st.st_mode)) {
+		lerror(ps, ln, voff,
+		       "learn=%.120s: the parent directory '%.120s' must exist (py-sandboxes "
+		       "does not expand '~'); create it or name another file",
+		       v, dir);
+		free(path);
+		path = NULL;
+	} else if (strchr(rest, '/')) {
+		free(path); /* kept as written: relative to the working directory */
+		path = strdup(v);
+	}
+	free(dir);
+	return path;
+}
+
+/* The value as py-sandboxes reads it, for the keys whose spellings it folds. */
+static char *provider_value(const struct keydef *kd, const char *v)
+{
+	char *out;
+
+	switch (kd->kind) {
+	case V_BOOL:
+		return strdup(provider_bool(v, kd->arg) ? "true" : "false");
+	case V_RESULT_MODE:
+		return strdup(!strcasecmp(v, "objects") || !strcasecmp(v, "default") ? "objects"
+										   : "data-only");
+	case V_OS:
+		out = strdup(v);
+		for (char *c = out; c && *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		return out;
+	default:
+		return NULL;
 	}
 }
 
@@ -888,12 +1019,30 @@ static void on_python(struct parser *ps, struct line *ln, const struct keydef *k
 {
 	const char *v = ln->text + voff;
 	const char *why = python_value_error(kd, v);
+	const bool lock = kd->kind == V_LEARN && !strcasecmp(v, "false");
 	const struct policy_kv *prev;
+	char *api, *norm = NULL;
+	size_t off;
 
+	if ((kd->kind == V_API && (api = policy_api_error(v, &off))) ||
+	    ((kd->kind == V_EVAL_LIST || kd->kind == V_EVAL_SYNTAX) &&
+	     (api = policy_eval_list_error(kd->key, v, &off)))) {
+		lerror(ps, ln, voff + off, "invalid %s value '%.120s': %s", key, v, api);
+		free(api);
+		return;
+	}
 	if (why) {
 		lerror(ps, ln, voff, "invalid %s value '%.120s': %s", key, v, why);
 		return;
 	}
+	if (lock && !strcmp(ln->file, CMDLINE_FILE)) {
+		lerror(ps, ln, voff,
+		       "learn=false only locks a policy file; on the command line learn= takes "
+		       "the name of the file to learn into");
+		return;
+	}
+	if (is_provider_single(kd->kind) && !lock && provider_twice(ps, ln, key))
+		return;
 	prev = is_single(kd->kind) ? find_kv(ps->p->python, ps->p->n_python, key) : NULL;
 	if (prev) {
 		lerror(ps, ln, 0,
@@ -902,7 +1051,17 @@ static void on_python(struct parser *ps, struct line *ln, const struct keydef *k
 		       key, prev->src.file, prev->src.line, key);
 		return;
 	}
+	if (kd->kind == V_LEARN && !lock && !(norm = learn_target(ps, ln, voff)))
+		return;
+	if (!norm)
+		norm = provider_value(kd, v);
 	add_kv(ps, &ps->p->python, &ps->p->n_python, ln, key, voff);
+	if (norm && !ps->oom) {
+		free(ps->p->python[ps->p->n_python - 1].value);
+		ps->p->python[ps->p->n_python - 1].value = norm;
+	} else {
+		free(norm);
+	}
 }
 
 /* ---------------- expose-ro / expose-rw / ignore */
@@ -922,8 +1081,11 @@ static char *single_path(struct parser *ps, struct line *ln, const char *key, si
 		       key, key);
 		return NULL;
 	}
-	lwarn(ps, ln, voff, "legacy two-path form '%.120s': the modern form is %s=%.*s", v, key,
-	      (int)(l > 120 ? 120 : l), v);
+	/* a deliberate difference (docs/policy.md): py-sandboxes refuses any comma */
+	lwarn(ps, ln, voff,
+	      "legacy two-path form '%.120s': the modern form is %s=%.*s (differs from "
+	      "py-sandboxes, whose newest parser refuses it; pysb-bpf reads one path)",
+	      v, key, (int)(l > 120 ? 120 : l), v);
 	return strndup(v, l);
 }
 
@@ -1573,6 +1735,13 @@ static void unknown_key(struct parser *ps, struct line *ln, const char *key, boo
 		lerror(ps, ln, 0,
 		       "unknown key '%.120s': did you mean '%.120s'? (keys are case-sensitive)",
 		       key, hint);
+	else if (starts_with(key, "eval-"))
+		lerror(ps, ln, 0,
+		       "unknown key '%.120s': the guarded eval knows eval-syntax, eval-call, "
+		       "eval-attribute, eval-import, eval-magic, eval-namespace, eval-timeout, "
+		       "eval-max-iterations, eval-max-call-depth, eval-max-depth, eval-max-nodes, "
+		       "eval-max-alloc and eval-max-leaked-threads",
+		       key);
 	else
 		lerror(ps, ln, 0,
 		       "unknown key '%.120s': see FORMAT-NOTES §1.4 for the keys; a "
@@ -1600,8 +1769,7 @@ static const struct keydef *find_eval_key(const char *key)
 	memcpy(name, key, base);
 	name[base] = '\0';
 	kd = find_key(name);
-	if (!kd && starts_with(name, "eval-max-") && name[9])
-		kd = &EVAL_MAX_ANY;
+	/* eval_rules.parse_rules() knows its 13 keys and no other */
 	return kd;
 }
 
@@ -1639,6 +1807,10 @@ static void dispatch(struct parser *ps, struct line *ln)
 	kd = eq ? find_key(key) : NULL;
 	if (!kd && eq)
 		kd = find_eval_key(key);
+	/* py-sandboxes strip()s the value of each of its keys (the line's end already is);
+	 * provider parameters are the providers' own, kept as written */
+	if (kd && kd->kind != V_IGNORE) /* guard_files keeps an ignore= pattern as written */
+		klen += lstrip_len(eq + 1, strlen(eq + 1));
 	if (kd && kd->kind == V_PATH)
 		on_expose(ps, ln, kd, key, klen + 1);
 	else if (kd && kd->kind == V_IGNORE)
@@ -1718,8 +1890,12 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 		if (!optional)
 			lerror(ps, ln, off,
 			       "included file '%.120s' not found (looked for '%.120s'); write "
-			       "include? \"%.120s\" if it is optional",
-			       written, full, written);
+			       "include? \"%.120s\" if it is optional%s",
+			       written, full, written,
+			       strstr(written, "${") ? " (a ${...} in an include path is literal: "
+						       "py-sandboxes reads includes before it "
+						       "substitutes variables)"
+						     : "");
 		goto cleanup;
 	}
 	if (!canon) {
@@ -1760,21 +1936,28 @@ static bool is_include(const char *t)
 	return starts_with(t, "include") && strchr("? \t\"'", t[7]);
 }
 
+/*
+ * py-sandboxes' _parse_include(): `include` or `include?`, at least one blank, then a
+ * double-quoted path, taken as written: includes are expanded before ${VAR} substitution,
+ * so a ${...} in the path is literal.
+ */
 static void on_include(struct parser *ps, struct line *ln)
 {
 	const char *t = ln->text, *close;
 	const bool optional = t[7] == '?';
-	size_t p = 7 + optional, q;
-	struct policy_subst_error err;
-	char *written, *path;
+	size_t p = 7 + optional, blanks = strspn(t + p, " \t"), q;
+	char *written;
 
-	p += strspn(t + p, " \t");
-	if (t[p] != '"' && t[p] != '\'') {
-		lerror(ps, ln, p, "expected include \"PATH\" or include? \"PATH\"");
+	p += blanks;
+	if (!blanks || t[p] != '"') {
+		lerror(ps, ln, p,
+		       "expected include \"PATH\" or include? \"PATH\": a blank after the keyword, "
+		       "then the path in double quotes (py-sandboxes reads any other form as an "
+		       "invalid rule)");
 		return;
 	}
 	q = p + 1;
-	close = strchr(t + q, t[p]);
+	close = strrchr(t + q, '"');
 	if (!close) {
 		lerror(ps, ln, p, "unterminated quote: expected include \"PATH\"");
 		return;
@@ -1784,19 +1967,13 @@ static void on_include(struct parser *ps, struct line *ln)
 		return;
 	}
 	written = strndup(t + q, (size_t)(close - t) - q);
-	path = written ? policy_subst(written, strlen(written), policy_envp_lookup,
-				      (void *)ps->envp, NULL, &err)
-		       : NULL;
 	if (!written)
 		ps->oom = true;
-	else if (!path)
-		subst_error(ps, ln, q, &err, written);
-	else if (!path[0])
-		lerror(ps, ln, q, "include path is empty (is it an unset ${VAR}?)");
+	else if (!written[0])
+		lerror(ps, ln, q, "include path is empty");
 	else
-		load_include(ps, ln, q, written, path, optional);
+		load_include(ps, ln, q, written, written, optional);
 	free(written);
-	free(path);
 }
 
 /* ---------------- lines */
@@ -1959,6 +2136,32 @@ static void check_learn_lock(struct parser *ps)
 	}
 }
 
+/*
+ * guard_provider.learn_lock(): learn=false forbids learning, so a learn=FILE line asking for
+ * it contradicts it (unless py-sandbox=false, which turns learning off anyway).
+ */
+static void check_learn_contradiction(struct parser *ps)
+{
+	const struct policy *p = ps->p;
+	const struct policy_kv *lock = NULL, *want = NULL;
+
+	for (size_t i = 0; i < p->n_python; i++) {
+		const struct policy_kv *kv = &p->python[i];
+
+		if (!strcmp(kv->key, "py-sandbox") && !strcmp(kv->value, "false"))
+			return;
+		if (!strcmp(kv->key, "learn") && is_learn_lock(kv))
+			lock = lock ? lock : kv;
+		else if (!strcmp(kv->key, "learn"))
+			want = kv;
+	}
+	if (lock && want)
+		kv_error(ps, lock,
+			 "learn=false forbids learning, but %s:%u asks for it (learn=%s): remove "
+			 "one of them",
+			 want->src.file, want->src.line, want->value);
+}
+
 /* ---------------- entry points */
 
 static int parser_init(struct parser *ps, struct policy_diag *diag, char *const *envp,
@@ -2002,6 +2205,7 @@ static int parser_finish(struct parser *ps, struct policy **out)
 	if (!ps->oom) {
 		check_eval_vs_api(ps);
 		check_learn_lock(ps);
+		check_learn_contradiction(ps);
 	}
 	if (ps->oom) {
 		struct line none = { .file = "pysb-bpf", .raw = "" };

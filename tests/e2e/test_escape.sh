@@ -87,6 +87,36 @@ test_escape_exec_denied_by_default_allowed_by_process_exec() {
 	expect_line "$T/out" "exec-true ok"
 }
 
+# python-api is resolved as py-sandboxes resolves it (guard_api.activate_guard): by
+# specificity, not by order, DENY winning at equal specificity. The old "last line decides"
+# reading denied the first policy and allowed the second.
+test_escape_exec_decided_by_specificity_not_order() {
+	escape_setup
+	printf 'expose-ro=/usr/bin\n' >>"$T/policy"
+	cp "$T/policy" "$T/base"
+	pyapp \
+		"import subprocess" \
+		"attempt('exec-true', lambda: subprocess.run(['/usr/bin/true'], check=True))"
+	# a category beats *, whatever the order: allowed
+	printf 'python-api=ALLOW:process-exec\npython-api=DENY:*\n' >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "exec-true ok"
+	# DENY wins at equal specificity, even before the ALLOW: denied in the kernel
+	cp "$T/base" "$T/policy"
+	printf 'python-api=DENY:process-exec\npython-api=ALLOW:process-exec\n' >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "exec-true EACCES"
+	expect_grep "$T/err" "deny exec exec\(exec\) /usr/bin/true .*process-exec not allowed"
+	# a function beats its category: subprocess.run may start a program, so may execve
+	cp "$T/base" "$T/policy"
+	printf 'python-api=DENY:process-exec\npython-api=ALLOW:subprocess.run\n' >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "exec-true ok"
+}
+
 test_escape_exec_outside_exposed_dirs_and_anonymous_code_denied() {
 	escape_setup
 	printf 'expose-ro=/usr/bin\npython-api=ALLOW:process-exec\n' >>"$T/policy"

@@ -133,10 +133,10 @@ static const struct corpus_verdict CORPUS_VERDICTS[] = {
 		"included file './.local.py-sandboxes' not found", W_LOCAL),
 	VALID("tests__run_tests__.py-sandboxes", "python-import=* (no final newline)"),
 	VALID("tests__test.old", W_LEARNED),
-	/* include "${PWD}/.py-sandboxes": the variable is expanded (PWD = the cwd, tests/),
-	 * and no .py-sandboxes sits there in a checkout. */
+	/* include "${PWD}/.py-sandboxes": py-sandboxes reads includes before it substitutes
+	 * variables, so the path is literal: there is no directory named "${PWD}". */
 	INVALID("tests__test.py-sandboxes", 1, "included file '${PWD}/.py-sandboxes' not found",
-		"${VAR} in an include path [1.2]; the target is missing"),
+		"${VAR} in an include path is literal [1.2]; no such file"),
 	INVALID("tests__test.py-sandboxes@0adf125", 35,
 		"included file './.local.py-sandboxes' not found", W_LOCAL "; bind= too"),
 	INVALID("tests__unit_tests__syntax-error.profile", 1, "legacy '--' prefix",

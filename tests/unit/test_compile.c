@@ -309,6 +309,16 @@ static void test_implicit_never_narrows(void **state)
 
 /* ---------------- exec decision */
 
+/* Every function of process-exec that starts a program on Linux (guard_api.SENSITIVE_API). */
+#define EXEC_FUNCS                                                                           \
+	"os.system,posix.system,os.popen,os.execv,posix.execv,os.execve,posix.execve,"       \
+	"os.execl,os.execle,os.execlp,os.execlpe,os.execvp,os.execvpe,os.spawnv,os.spawnve," \
+	"os.spawnvp,os.spawnvpe,os.spawnl,os.spawnle,os.spawnlp,os.spawnlpe,os.posix_spawn," \
+	"posix.posix_spawn,os.posix_spawnp,posix.posix_spawnp,subprocess.Popen,"             \
+	"subprocess.run,subprocess.call,subprocess.check_call,subprocess.check_output,"      \
+	"subprocess.getoutput,subprocess.getstatusoutput,_posixsubprocess.fork_exec,"        \
+	"pty.spawn,multiprocessing.Process.start"
+
 static void test_exec_decision(void **state)
 {
 	static const struct {
@@ -323,13 +333,32 @@ static void test_exec_decision(void **state)
 		{ "python-api=ALLOW:process-exec,threads\n", true, 1 },
 		{ "python-api=ALLOW:threads\n", false, 0 },
 		{ "python-api=DENY:process-exec\n", false, 1 },
+		/* guard_api test_deny_wins_at_equal_specificity: DENY wins at one level */
 		{ "python-api=ALLOW:process-exec\npython-api=DENY:process-exec\n", false, 2 },
-		{ "python-api=ALLOW:process-exec\npython-api=DENY:*\n", false, 2 },
-		{ "python-api=DENY:process-exec\npython-api=ALLOW:process-exec\n", true, 2 },
+		{ "python-api=DENY:process-exec\npython-api=ALLOW:process-exec\n", false, 1 },
+		/* guard_api test_wildcard_allow_and_deny_together_denies */
+		{ "python-api=ALLOW:*\npython-api=DENY:*\n", false, 2 },
+		/* guard_api.activate_guard: a category beats `*`, whatever the order (this
+		 * denied with the old "last line decides" reading) */
+		{ "python-api=ALLOW:process-exec\npython-api=DENY:*\n", true, 1 },
+		{ "python-api=DENY:*\npython-api=ALLOW:process-exec\n", true, 2 },
+		{ "python-api=ALLOW:*\npython-api=DENY:process-exec\n", false, 2 },
+		{ "python-api=DENY:process-exec\npython-api=ALLOW:*\n", false, 1 },
 		{ "python-api=ALLOW:process-exec\npython-api=ALLOW:threads\n", true, 1 },
 		{ "python-api=ALLOW:process-exec\npython-api=DENY:threads,native\n", true, 1 },
-		{ "python-api=ALLOW:subprocess.run\n", false, 0 },
-		{ "python-api=ALLOW:process-execute\n", false, 0 },
+		/* guard_api test_specificity_decides_not_order: a function beats its category,
+		 * and a function that starts a program is an execve the kernel must let through */
+		{ "python-api=ALLOW:subprocess.run\n", true, 1 },
+		{ "python-api=DENY:process-exec\npython-api=ALLOW:subprocess.run\n", true, 2 },
+		{ "python-api=ALLOW:subprocess.run\npython-api=DENY:*\n", true, 1 },
+		/* guard_api test_wildcard_allow_with_function_deny: the other functions stay */
+		{ "python-api=ALLOW:*\npython-api=DENY:os.system\n", true, 1 },
+		/* fork without exec, and Windows-only functions, start no program here */
+		{ "python-api=ALLOW:os.fork,pty.fork\n", false, 0 },
+		{ "python-api=ALLOW:nt.system\n", false, 0 },
+		/* the category allowed but each function denied: nothing may exec */
+		{ "python-api=ALLOW:process-exec\npython-api=DENY:" EXEC_FUNCS "\n", false, 2 },
+		{ "python-api=ALLOW:subprocess.run\npython-api=DENY:subprocess.run\n", false, 2 },
 	};
 
 	(void)state;
@@ -800,6 +829,45 @@ static void test_check_ignore_absolute(void **state)
 	check_done(run);
 }
 
+/* Each deliberate difference from py-sandboxes is a warning naming its line
+ * (docs/policy.md, "Differences from py-sandboxes"). */
+static void test_check_departures(void **state)
+{
+	struct check_run *run;
+	const json_t *w, *v;
+	bool fn = false, deny = false, file = false, pair = false;
+	size_t i;
+
+	(void)state;
+	put("dep.pysb", "python-api=DENY:process-exec\n"
+			"python-api=ALLOW:subprocess.run\n"
+			"python-api=DENY:os.system\n"
+			"expose-ro=ro/file\n"
+			"expose-ro=ro,ro\n"
+			"bpf.implicit=false\n");
+	put("ro/file", "x\n");
+	run = check("dep.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	w = json_object_get(run->doc, "warnings");
+	json_array_foreach(w, i, v)
+	{
+		const char *m = sget(v, "message");
+
+		fn = fn || (strstr(m, "kernel cannot tell which Python function") &&
+			    iget(v, "line") == 2);
+		deny = deny || (strstr(m, "only the Python layer refuses os.system") &&
+				iget(v, "line") == 3);
+		file = file || (strstr(m, "names a file, not a directory") && iget(v, "line") == 4);
+		pair = pair || (strstr(m, "differs from py-sandboxes") &&
+				strstr(m, "legacy two-path form") && iget(v, "line") == 5);
+	}
+	assert_true(fn);
+	assert_true(deny);
+	assert_true(file);
+	assert_true(pair);
+	check_done(run);
+}
+
 /* A path that is not UTF-8: a display form with \xNN, and the exact bytes in base64. */
 static void test_check_non_utf8_path(void **state)
 {
@@ -870,6 +938,7 @@ int main(void)
 		cmocka_unit_test(test_check_overrides),
 		cmocka_unit_test(test_check_ignore_absolute),
 		cmocka_unit_test(test_check_non_utf8_path),
+		cmocka_unit_test(test_check_departures),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -360,6 +360,24 @@ static void test_localhost_resolves_and_adds_dns(void **state)
 	done(r);
 }
 
+/* guard_socket / FORMAT-NOTES 2.3: py-sandboxes' learning writes ip6-localhost for a
+ * loopback bind; it and ip6-loopback are ::1 even where /etc/hosts (here: the fake
+ * resolver, which knows neither) lacks them. */
+static void test_ip6_localhost_names(void **state)
+{
+	struct result *r = compile_ok("net=ALLOW|TCP|ip6-localhost|0|IN\n"
+				      "net=ALLOW|tcp|IP6-LOOPBACK|8080|OUT\n");
+
+	(void)state;
+	assert_false(r->c.net_rules[0].dropped);
+	assert_false(r->c.net_rules[1].dropped);
+	assert_int_equal(r->c.net_rules[0].n_addrs, 1);
+	assert_int_equal(lookup(&r->c, "::1", 0, TCP_IN), ALLOWED);
+	assert_int_equal(lookup(&r->c, "::1", 8080, TCP_OUT), ALLOWED);
+	assert_int_equal(lookup(&r->c, "::1", 8081, TCP_OUT), 0);
+	done(r);
+}
+
 static void test_no_dns_without_host_names(void **state)
 {
 	struct result *r = compile_ok("net=ALLOW|tcp|127.0.0.1|8080|OUT\n"
@@ -570,6 +588,7 @@ int main(void)
 		cmocka_unit_test(test_ipv6_and_ipv4_mapped),
 		cmocka_unit_test(test_cidr_host_bits_and_netmasks),
 		cmocka_unit_test(test_localhost_resolves_and_adds_dns),
+		cmocka_unit_test(test_ip6_localhost_names),
 		cmocka_unit_test(test_no_dns_without_host_names),
 		cmocka_unit_test(test_deny_wins_over_dns),
 		cmocka_unit_test(test_mapped_answer_is_ipv4),
