@@ -742,29 +742,9 @@ static int provider_bool(const char *v, bool on_off)
 }
 
 /* Python's int() of a stripped string: a sign, digits, single '_' between digits. */
-static bool python_int(const char *v, bool *negative)
-{
-	bool digit = false;
-
-	*negative = *v == '-';
-	if (*v == '+' || *v == '-')
-		v++;
-	for (; *v; v++) {
-		if (isdigit((unsigned char)*v))
-			digit = true;
-		else if (*v == '_' && digit && isdigit((unsigned char)v[1]))
-			digit = false;
-		else
-			return false;
-	}
-	return digit;
-}
-
-/*
- * A scalar of the eval layer (wiki/eval.md): digits with '_' separators as Python's int()
- * takes them, an optional fraction when `fraction`, then one of `units` ("" = none).
- */
-static bool is_scalar(const char *v, bool fraction, const char *const *units)
+/* After a run of digits with '_' between two digits, as Python's int() reads it; NULL
+ * when `v` does not start with one. */
+static const char *int_digits(const char *v)
 {
 	bool digit = false;
 
@@ -776,7 +756,26 @@ static bool is_scalar(const char *v, bool fraction, const char *const *units)
 		else
 			break;
 	}
-	if (!digit)
+	return digit ? v : NULL;
+}
+
+static bool python_int(const char *v, bool *negative)
+{
+	*negative = *v == '-';
+	if (*v == '+' || *v == '-')
+		v++;
+	v = int_digits(v);
+	return v && !*v;
+}
+
+/*
+ * A scalar of the eval layer (wiki/eval.md): digits with '_' separators as Python's int()
+ * takes them, an optional fraction when `fraction`, then one of `units` ("" = none).
+ */
+static bool is_scalar(const char *v, bool fraction, const char *const *units)
+{
+	v = int_digits(v);
+	if (!v)
 		return false;
 	if (fraction && *v == '.') {
 		if (!isdigit((unsigned char)v[1]))
