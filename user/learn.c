@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Learning (see learn.h and docs/policy.md, "Learning"). Generalisation and spelling
- * follow py-sandboxes (FORMAT-NOTES.md section 3): a file is replaced by its directory,
- * write wins over read, a directory under an emitted one with enough access is dropped
+ * follow py-sandboxes (FORMAT-NOTES.md section 3): a file is replaced by its directory
+ * (except in the directories of never_widened[]: the file itself), write wins over read, a directory under an emitted one with enough access is dropped
  * (the home directory never covers), nothing under /proc, known prefixes written as
  * variables, `~` or `.`.
  */
@@ -410,8 +410,35 @@ static bool under_proc(const char *p)
 	return is_ancestor_or_same("/proc", p);
 }
 
-/* The directory a rule must expose for p (malloc'd), or NULL: nothing to write. */
-static char *generalise(const struct learn_path *p)
+/*
+ * The directories a file read or written there is never widened to: the rule names the
+ * file itself. Granting the directory would grant its neighbours, and here the neighbours
+ * are other programs' secrets and state: /etc/hostname sits next to /etc/shadow, ~/.bashrc
+ * next to ~/.ssh, /var/lib holds every service's database, /var/log what they log, /run
+ * their sockets and pid files, /proc, /sys and /dev the kernel's and the devices'
+ * interfaces. A project's own trees (., ~/.config/app, a virtual environment) are still
+ * widened, as py-sandboxes does. The only list of them: docs/policy.md shows it.
+ */
+static const char *const never_widened[] = {
+	"/", "/etc", "/root", "/home", "/var/lib", "/var/log", "/run", "/proc", "/sys", "/dev",
+};
+
+bool learn_never_widened(const char *dir, const char *home)
+{
+	const char *slash = strrchr(dir, '/');
+
+	for (size_t i = 0; i < sizeof(never_widened) / sizeof(never_widened[0]); i++)
+		if (!strcmp(dir, never_widened[i]))
+			return true;
+	/* /home/<user> (any user's home directory), and $HOME wherever it is */
+	if (slash && slash > dir && (size_t)(slash - dir) == 5 && !strncmp(dir, "/home", 5))
+		return true;
+	return home && *home && !strcmp(dir, home);
+}
+
+/* The directory (or file) a rule must expose for p (malloc'd), or NULL: nothing to write.
+ * home: the canonical home directory. */
+static char *generalise(const struct learn_path *p, const char *home)
 {
 	struct stat st;
 	char *dir;
@@ -424,8 +451,10 @@ static char *generalise(const struct learn_path *p)
 		dir = parent_of(p->path);
 	if (!dir)
 		return NULL;
-	if (!strcmp(dir, "/") && strcmp(p->path, "/") && !stat(p->path, &st)) {
-		free(dir); /* never the whole root for one file in it: the file itself */
+	if (!p->dir && strcmp(dir, p->path) && learn_never_widened(dir, home)) {
+		free(dir); /* never /etc for /etc/hostname: the file itself */
+		if (stat(p->path, &st))
+			return NULL;
 		dir = strdup(p->path);
 	}
 	if (!dir || under_proc(dir) || stat(dir, &st)) {
@@ -454,7 +483,7 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 	if (home && !realpath(home, home_real))
 		snprintf(home_real, sizeof(home_real), "%s", home);
 	for (size_t i = 0; i < s->n_paths; i++) {
-		char *d = generalise(&s->paths[i]);
+		char *d = generalise(&s->paths[i], home_real);
 		size_t j;
 
 		if (!d)
@@ -829,7 +858,8 @@ char *learn_template(const char *stamp)
 	if (asprintf(&s,
 		     "# py-sandboxes policy, created by pysb-bpf --learn (%s).\n"
 		     "# Learning writes what a run needed between the markers below. Review it:\n"
-		     "# reading one file grants its whole directory. Format and meaning:\n"
+		     "# reading one file grants its whole directory (in /etc, ~ and the other\n"
+		     "# system directories docs/policy.md lists: the file alone). Format and meaning:\n"
 		     "# https://github.com/pprados/pysandboxes (wiki/configuration.md).\n"
 		     "\n"
 		     "# The program starts with an empty environment; the kernel cannot see which\n"

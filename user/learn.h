@@ -66,6 +66,10 @@ struct learn_rules {
 	size_t n_envs;
 };
 
+/* Is dir one a file in it is never widened to (/, /etc, /home/<user>, home, ...; learn.c
+ * has the list and says why)? home: the canonical home directory, or NULL. */
+bool learn_never_widened(const char *dir, const char *home);
+
 /* Does NAME look like it holds a secret (token, password, key, ...)? */
 bool learn_env_secret(const char *name);
 /* Is NAME one learning passes on (not the shell's bookkeeping, not PYSB_*)? */

@@ -579,3 +579,52 @@ test_learn_from_refuses_directory_fifo_missing_file() {
 	RC=$?
 	expect_rc 0
 }
+
+# A file in /etc, in the home directory's own tree and directly under / is learned as
+# itself, never as /etc, ~ or /: the enforced rerun reads what it read and nothing next to
+# it (/etc/group and /etc/shadow, a neighbour under /, readable unconfined, are denied).
+test_learn_never_widens_etc_home_or_root() {
+	local top=/pysb-learn-top other=/pysb-learn-other
+	rm -f "$top" "$other"
+	echo t >"$top"
+	echo o >"$other"
+	mkdir -p "$T/home/.config/app" "$T/home/.config/other" "$T/app"
+	echo x >"$T/home/.config/app/x"
+	echo y >"$T/home/.config/other/y"
+	echo s >"$T/home/.netrc"
+	write_file "$T/app/prog.py" <<PY
+import os, sys
+def attempt(p):
+    try:
+        open(os.path.expanduser(p)).read()
+        print(p, "ok")
+    except OSError as e:
+        print(p, "denied" if e.errno == 13 else e.errno)
+for p in sys.argv[1:] or ["/etc/hostname", "~/.config/app/x", "$top"]:
+    attempt(p)
+PY
+	export HOME=$T/home
+	learn_run "$T/policy" "$T/app/prog.py"
+	expect_rc 0
+	grep -E '^expose-r[ow]=' "$T/policy" | LC_ALL=C sort >"$T/exposed"
+	printf '%s\n' "expose-ro=$top" "expose-ro=/etc/hostname" "expose-ro=~/.config/app" |
+		LC_ALL=C sort >"$T/want"
+	cmp -s "$T/exposed" "$T/want" || fail "learned file rules: $(cat "$T/exposed")"
+	enforce_clean "$T/policy" "$T/app/prog.py"
+	learn_again_adds_nothing "$T/policy" "$T/app/prog.py"
+	set -- /etc/hostname /etc/group /etc/shadow "$other" "$top" "~/.config/app/x" \
+		"~/.config/other/y" "~/.netrc"
+	run_plain python3 "$T/app/prog.py" "$@"
+	expect_rc 0
+	[ "$(grep -c ' ok$' "$T/out")" = 8 ] || fail "unconfined, not every file is readable: $(cat "$T/out")"
+	run_sb "$T/policy" "$T/app/prog.py" "$@"
+	rm -f "$top" "$other"
+	expect_rc 0
+	for p in /etc/hostname "$top" "~/.config/app/x"; do
+		expect_line "$T/out" "$p ok"
+	done
+	for p in /etc/group /etc/shadow "$other" "~/.config/other/y" "~/.netrc"; do
+		expect_line "$T/out" "$p denied"
+	done
+	only_denied "file open\(read\) (/etc/group|/etc/shadow|$other|$T/home/.config/other/y|$T/home/.netrc) "
+}

@@ -141,9 +141,15 @@ static const struct gen_case gen_cases[] = {
 	{ "read ancestor does not cover a write below",
 	  { { "file", "open", "@/proj/data/y", "read" }, { "file", "open", "@/proj/data/sub/x", "write" } },
 	  { "expose-ro=./data", "expose-rw=./data/sub" } },
-	{ "the home directory never covers",
+	{ "a file directly in the home directory is itself; ~/.config/app is widened",
 	  { { "file", "open", "@/home/.bashrc", "read" }, { "file", "open", "@/home/.config/app/c.ini", "read" } },
-	  { "expose-ro=~", "expose-ro=~/.config/app" } },
+	  { "expose-ro=~/.bashrc", "expose-ro=~/.config/app" } },
+	{ "a file in /etc is itself, never /etc (/etc/shadow is next to it)",
+	  { { "file", "open", "/etc/hostname", "read" } },
+	  { "expose-ro=/etc/hostname" } },
+	{ "a write to a file in the home directory: that file, read-write",
+	  { { "file", "open", "@/home/.bashrc", "write" } },
+	  { "expose-rw=~/.bashrc" } },
 	{ "VIRTUAL_ENV is written ${VIRTUAL_ENV}",
 	  { { "file", "open", "@/venv/lib/site/m.py", "read" } },
 	  { "expose-ro=${VIRTUAL_ENV}/lib/site" } },
@@ -208,6 +214,29 @@ static void test_generate_files(void **state)
 		learn_rules_free(&r);
 		learn_set_free(&s);
 	}
+}
+
+/* The one list of directories a file is never widened to (learn.c), with what is not. */
+static void test_never_widened(void **state)
+{
+	static const struct {
+		const char *dir;
+		bool never;
+	} cases[] = {
+		{ "/", true },		{ "/etc", true },	  { "/root", true },
+		{ "/home", true },	{ "/home/alice", true },  { "/var/lib", true },
+		{ "/var/log", true },	{ "/run", true },	  { "/proc", true },
+		{ "/sys", true },	{ "/dev", true },	  { "/srv/home", true }, /* $HOME */
+		{ "/etc/ssl", false },	{ "/home/alice/proj", false }, { "/var/lib/app", false },
+		{ "/var", false },	{ "/usr/lib", false },	  { "/homes", false },
+		{ "/srv/home/.config/app", false },		  { "/dev/shm", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (learn_never_widened(cases[i].dir, "/srv/home") != cases[i].never)
+			fail_msg("%s: never widened should be %d", cases[i].dir, cases[i].never);
+	assert_false(learn_never_widened("/srv/home", NULL));
 }
 
 static void test_generate_net_and_exec(void **state)
@@ -504,6 +533,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
 		cmocka_unit_test(test_generate_files),
+		cmocka_unit_test(test_never_widened),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_template_has_markers_and_is_idempotent_target),
