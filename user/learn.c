@@ -298,9 +298,16 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 	} else if (!strcmp(kind, "unix")) {
 		ret = add_path(s, path, PYSB_ACC_RW, false); /* connecting needs write on it */
 	} else if (on_parent(op)) {
-		char *dir = parent_of(path);
+		const char *h = env_get(s->envp, "HOME");
+		char *dir = parent_of(path), home[PATH_MAX] = "";
 
-		ret = dir ? add_path(s, dir, PYSB_ACC_RW, true) : -1;
+		if (h && !realpath(h, home))
+			snprintf(home, sizeof(home), "%s", h);
+		/* in /etc, ~, ...: the entry itself, if it is still there (learn_generate) */
+		if (dir && learn_never_widened(dir, home))
+			ret = add_path(s, path, PYSB_ACC_RW, false);
+		else
+			ret = dir ? add_path(s, dir, PYSB_ACC_RW, true) : -1;
 		free(dir);
 	} else {
 		ret = add_path(s, path, acc & PYSB_ACC_WRITE ? PYSB_ACC_RW : PYSB_ACC_RO, false);
@@ -437,8 +444,9 @@ bool learn_never_widened(const char *dir, const char *home)
 }
 
 /* The directory (or file) a rule must expose for p (malloc'd), or NULL: nothing to write.
- * home: the canonical home directory. */
-static char *generalise(const struct learn_path *p, const char *home)
+ * home: the canonical home directory; gone: counts files in those directories no longer
+ * there. */
+static char *generalise(const struct learn_path *p, const char *home, size_t *gone)
 {
 	struct stat st;
 	char *dir;
@@ -453,8 +461,10 @@ static char *generalise(const struct learn_path *p, const char *home)
 		return NULL;
 	if (!p->dir && strcmp(dir, p->path) && learn_never_widened(dir, home)) {
 		free(dir); /* never /etc for /etc/hostname: the file itself */
-		if (stat(p->path, &st))
+		if (stat(p->path, &st)) {
+			(*gone)++; /* created and removed there: only the directory could allow it */
 			return NULL;
+		}
 		dir = strdup(p->path);
 	}
 	if (!dir || under_proc(dir) || stat(dir, &st)) {
@@ -483,7 +493,7 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 	if (home && !realpath(home, home_real))
 		snprintf(home_real, sizeof(home_real), "%s", home);
 	for (size_t i = 0; i < s->n_paths; i++) {
-		char *d = generalise(&s->paths[i], home_real);
+		char *d = generalise(&s->paths[i], home_real, &r->not_widened);
 		size_t j;
 
 		if (!d)
@@ -751,8 +761,88 @@ static void header(struct buf *b, const char *stamp)
 	put(b, ")\n", 2);
 }
 
+/* The value of a key=value line without its comment (py-sandboxes: '#' starts one) and
+ * the blanks before it, into out; NULL when line is not KEY=... */
+static const char *rule_value(const char *line, const char *key, char *out, size_t len)
+{
+	size_t k = strlen(key), n;
+
+	if (strncmp(line, key, k) || line[k] != '=')
+		return NULL;
+	line += k + 1;
+	n = strcspn(line, "#");
+	while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+		n--;
+	snprintf(out, len, "%.*s", (int)n, line);
+	return out;
+}
+
+/*
+ * The canonical path a rule value names (malloc'd), as the parser reads it: a leading ~,
+ * ${VAR} and ${VAR:-default} (the default when VAR is not set) from env, relative to the
+ * working directory; NULL when it names nothing that exists.
+ */
+static char *value_path(const char *v, const struct learn_env *env)
+{
+	struct buf b = { 0 };
+	char *real = NULL;
+
+	if (v[0] == '~' && (v[1] == '/' || !v[1])) {
+		const char *home = env_get(env->envp, "HOME");
+
+		if (!home)
+			return NULL;
+		put(&b, home, strlen(home));
+		v++;
+	} else if (v[0] != '/' && v[0] != '$' && env->cwd) {
+		put(&b, env->cwd, strlen(env->cwd));
+		put(&b, "/", 1);
+	}
+	while (*v) {
+		const char *end = v[0] == '$' && v[1] == '{' ? strchr(v, '}') : NULL;
+		char name[256];
+		const char *dflt, *val;
+
+		if (!end) {
+			put(&b, v, 1);
+			v++;
+			continue;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(end - v - 2), v + 2);
+		dflt = strstr(name, ":-");
+		if (dflt)
+			name[dflt - name] = '\0', dflt += 2;
+		val = env_get(env->envp, name);
+		if (!val)
+			val = dflt ? dflt : "";
+		put(&b, val, strlen(val));
+		v = end + 1;
+	}
+	put(&b, "", 0);
+	if (!b.oom && b.s && b.s[0] == '/')
+		real = realpath(b.s, NULL);
+	free(b.s);
+	return real;
+}
+
+/* Are two policy files the same file? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!a || !b || stat(a, &sa) || stat(b, &sb))
+		return a && b && !strcmp(a, b);
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int learn_merge(const char *text, const struct learn_rules *r, const char *stamp, char **out,
 		size_t *added)
+{
+	return learn_merge_in(text, r, stamp, NULL, NULL, out, added);
+}
+
+int learn_merge_in(const char *text, const struct learn_rules *r, const char *stamp,
+		   const struct learn_env *env, const char *target, char **out, size_t *added)
 {
 	struct family fam[NFAM] = {
 		{ "# </learning_guard_files>", NULL, 0, false },
@@ -763,20 +853,62 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 	char **src[NFAM] = { r->files, r->socket, r->api, r->envs };
 	size_t nsrc[NFAM] = { r->n_files, r->n_socket, r->n_api, r->n_envs };
 	struct buf b = { 0 };
-	char s[4096], note[4200];
+	char s[4096], note[4200], val[4096];
+	char **rw_path = calloc(r->n_files + 1, sizeof(char *)); /* of fam[0].lines */
+	char **owned = calloc(r->n_files + 1, sizeof(char *));
+	size_t n_owned = 0;
 	bool pending = false;
 	int ret = -1;
 
 	*added = 0;
 	*out = NULL;
+	if (!rw_path || !owned)
+		goto out;
 	for (int f = 0; f < NFAM; f++) {
 		fam[f].lines = calloc(nsrc[f] + 1, sizeof(char *));
 		if (!fam[f].lines)
 			goto out;
-		for (size_t i = 0; i < nsrc[f]; i++)
-			if (!text_has_line(text, src[f][i]) &&
-			    (f != FAM_ENVS || !env_covered(text, src[f][i])))
-				fam[f].lines[fam[f].n++] = src[f][i];
+		for (size_t i = 0; i < nsrc[f]; i++) {
+			const char *line = src[f][i];
+
+			if (f == FAM_FILES && env && rule_value(line, "expose-rw", val, sizeof(val))) {
+				char *c = value_path(val, env), *note_line;
+				const struct learn_covered *ro = NULL;
+
+				for (size_t k = 0; c && k < env->n_covered && !ro; k++)
+					if (env->covered[k].file && !strcmp(env->covered[k].path, c) &&
+					    !(env->covered[k].access & PYSB_ACC_WRITE) &&
+					    !same_file(env->covered[k].file, target))
+						ro = &env->covered[k];
+				if (ro) {
+					/* read-only in another file (an include): that line is not
+					 * ours to change, and two rules on one path do not load */
+					if (asprintf(&note_line, "# %s  # learned, not active: %s:%u "
+						     "exposes it read-only; make that line expose-rw",
+						     line, ro->file, ro->line) < 0) {
+						free(c);
+						goto out;
+					}
+					owned[n_owned++] = note_line;
+					pr_warn("learning: %s is needed, but %s:%u exposes the same path "
+						"read-only: the rule is written commented out; change that "
+						"line to expose-rw", line, ro->file, ro->line);
+					free(c);
+					c = NULL;
+					line = note_line;
+				}
+				rw_path[fam[f].n] = c;
+			}
+			if (text_has_line(text, line) ||
+			    (f == FAM_ENVS && env_covered(text, line))) {
+				if (f == FAM_FILES) {
+					free(rw_path[fam[f].n]);
+					rw_path[fam[f].n] = NULL;
+				}
+				continue;
+			}
+			fam[f].lines[fam[f].n++] = (char *)line;
+		}
 		*added += fam[f].n;
 		pending = pending || fam[f].n;
 	}
@@ -794,19 +926,27 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 			put(&b, "\n", 1);
 			fam[f].placed = true;
 		}
-		/* expose-ro=X superseded by a learned expose-rw=X: the two would conflict */
-		if (!strncmp(s, "expose-ro=", 10)) {
-			char rw[4096];
+		/* expose-ro=X superseded by a learned expose-rw=X, however X is written (or
+		 * commented): the two would conflict */
+		if (rule_value(s, "expose-ro", val, sizeof(val))) {
+			char rw[4096 + 16], *c = NULL;
 
-			snprintf(rw, sizeof(rw), "expose-rw=%s", s + 10);
+			snprintf(rw, sizeof(rw), "expose-rw=%s", val);
 			for (size_t i = 0; i < fam[0].n && !done; i++) {
-				if (strcmp(fam[0].lines[i], rw))
-					continue;
+				if (strcmp(fam[0].lines[i], rw)) {
+					if (!rw_path[i])
+						continue;
+					if (!c && !(c = value_path(val, env)))
+						break;
+					if (strcmp(c, rw_path[i]))
+						continue;
+				}
 				snprintf(note, sizeof(note), "# %s  # superseded by learning (%s): write needed",
 					 s, stamp);
 				puts_nl(&b, note);
 				done = true;
 			}
+			free(c);
 		}
 		if (!done) {
 			put(&b, p, n);
@@ -840,6 +980,12 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 out:
 	for (int f = 0; f < NFAM; f++)
 		free(fam[f].lines);
+	for (size_t i = 0; rw_path && i < r->n_files; i++)
+		free(rw_path[i]);
+	for (size_t i = 0; i < n_owned; i++)
+		free(owned[i]);
+	free(rw_path);
+	free(owned);
 	return ret;
 }
 
@@ -1069,7 +1215,12 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 		free(text);
 		return -1;
 	}
-	if (learn_merge(text, &r, stamp, &merged, &added)) {
+	if (r.not_widened)
+		pr_warn("learning: %zu file(s) the program created or removed directly in /etc, ~ "
+			"or another directory learning never widens (docs/policy.md) are gone: no "
+			"rule written, since only write access to the whole directory allows that; "
+			"if the program must do it, write that rule yourself", r.not_widened);
+	if (learn_merge_in(text, &r, stamp, env, file, &merged, &added)) {
 		pr_err("learning: out of memory");
 		goto out;
 	}

@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "learn.h"
+#include "policy.h"
 #include "pysb_abi.h"
 
 static char S[64]; /* the scratch tree */
@@ -147,6 +148,12 @@ static const struct gen_case gen_cases[] = {
 	{ "a file in /etc is itself, never /etc (/etc/shadow is next to it)",
 	  { { "file", "open", "/etc/hostname", "read" } },
 	  { "expose-ro=/etc/hostname" } },
+	{ "a file created in the home directory: that file, read-write, never ~",
+	  { { "file", "create", "@/home/.bashrc", "write" } },
+	  { "expose-rw=~/.bashrc" } },
+	{ "a file created in the home directory and gone since: nothing, never ~",
+	  { { "file", "create", "@/home/gone.tmp", "write" }, { "file", "unlink", "@/home/gone.tmp", "write" } },
+	  { NULL } },
 	{ "a write to a file in the home directory: that file, read-write",
 	  { { "file", "open", "@/home/.bashrc", "write" } },
 	  { "expose-rw=~/.bashrc" } },
@@ -185,7 +192,7 @@ static void test_generate_files(void **state)
 	for (size_t c = 0; c < sizeof(gen_cases) / sizeof(gen_cases[0]); c++) {
 		const struct gen_case *g = &gen_cases[c];
 		char implicit[256], cwd[256], want[512];
-		struct learn_covered cov = { implicit, PYSB_ACC_RO };
+		struct learn_covered cov = { implicit, PYSB_ACC_RO, NULL, 0 };
 		struct learn_set s = { .envp = envp };
 		struct learn_rules r;
 		struct learn_env env;
@@ -290,6 +297,17 @@ static void test_generate_net_and_exec(void **state)
 	learn_set_free(&s);
 }
 
+/* Does text hold this exact line? */
+static bool text_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return true;
+	return false;
+}
+
 struct merge_case {
 	const char *name, *text, *files, *socket, *want;
 	size_t added;
@@ -345,6 +363,85 @@ static void test_merge(void **state)
 		assert_int_equal(learn_merge(out, &r, "2026/12/03 at 10:00", &again, &added), 0);
 		if (added || strcmp(again, out))
 			fail_msg("case '%s': a second merge changed the text:\n%s", m->name, again);
+		free(out);
+		free(again);
+	}
+}
+
+struct conflict_case {
+	const char *name, *text; /* "@" = the scratch tree */
+	const char *learned;	 /* the learned line */
+	const char *want;	 /* a line the result holds; "@" = the scratch tree */
+	bool included;		 /* the path is read-only in another file (an include) */
+};
+
+static const struct conflict_case conflict_cases[] = {
+	{ "the same directory written absolute", "expose-ro=@/proj/out\n", "expose-rw=./out",
+	  "# expose-ro=@/proj/out  # superseded by learning (2026/12/02 at 10:00): write needed", false },
+	{ "with a trailing comment", "expose-ro=./out  # results\n", "expose-rw=./out",
+	  "# expose-ro=./out  # results  # superseded by learning (2026/12/02 at 10:00): write "
+	  "needed", false },
+	{ "relative, with a trailing slash", "expose-ro=out/\n", "expose-rw=./out",
+	  "# expose-ro=out/  # superseded by learning (2026/12/02 at 10:00): write needed", false },
+	{ "through a variable", "expose-ro=${VIRTUAL_ENV}/lib/site\n", "expose-rw=@/venv/lib/site",
+	  "# expose-ro=${VIRTUAL_ENV}/lib/site  # superseded by learning (2026/12/02 at 10:00): "
+	  "write needed", false },
+	{ "in an included file: the learned line commented, naming that line",
+	  "include \"@/inc.pysb\"\n", "expose-rw=./out",
+	  "# expose-rw=./out  # learned, not active: @/inc.pysb:1 exposes it read-only; make that "
+	  "line expose-rw",
+	  true },
+};
+
+/* A learned expose-rw= never sits beside an expose-ro= of the same path: the file loads,
+ * and merging again adds nothing. */
+static void test_merge_conflicts_load(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(conflict_cases) / sizeof(conflict_cases[0]); c++) {
+		const struct conflict_case *k = &conflict_cases[c];
+		char text[1024], learned[512], want[1024], cwd[256], file[256], inc[256], out_real[512];
+		struct learn_covered cov = { out_real, PYSB_ACC_RO, inc, 1 };
+		char *files[1] = { learned };
+		struct learn_rules r = { .files = files, .n_files = 1 };
+		struct learn_env env;
+		struct policy_diag diag = { 0 };
+		struct policy *p = NULL;
+		char *out, *again;
+		size_t added;
+		FILE *f;
+
+		expand(k->text, text, sizeof(text));
+		expand(k->learned, learned, sizeof(learned));
+		expand(k->want, want, sizeof(want));
+		snprintf(file, sizeof(file), "%s/policy.pysb", S);
+		snprintf(inc, sizeof(inc), "%s/inc.pysb", S);
+		snprintf(out_real, sizeof(out_real), "%s/proj/out", S);
+		learn_env_of(&env, cwd, &cov, k->included ? 1 : 0);
+		f = fopen(inc, "w");
+		assert_non_null(f);
+		fprintf(f, "expose-ro=%s/proj/out\n", S);
+		fclose(f);
+		assert_int_equal(learn_merge_in(text, &r, "2026/12/02 at 10:00", &env, file, &out,
+						&added), 0);
+		if (added != 1 || !text_line(out, want))
+			fail_msg("case '%s': added %zu, got:\n%s\nexpected the line:\n%s", k->name,
+				 added, out, want);
+		assert_int_equal(learn_merge_in(out, &r, "2026/12/03 at 10:00", &env, file, &again,
+						&added), 0);
+		if (added || strcmp(again, out))
+			fail_msg("case '%s': a second merge changed the text:\n%s", k->name, again);
+		/* it loads */
+		f = fopen(file, "w");
+		assert_non_null(f);
+		fputs(out, f);
+		fclose(f);
+		if (policy_parse_file(file, envp, cwd, NULL, 0, &p, &diag) || diag.n_errors) {
+			policy_diag_print(stderr, &diag);
+			fail_msg("case '%s': the merged file does not load:\n%s", k->name, out);
+		}
+		policy_free(p);
+		policy_diag_free(&diag);
 		free(out);
 		free(again);
 	}
@@ -536,6 +633,7 @@ int main(void)
 		cmocka_unit_test(test_never_widened),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_merge_conflicts_load),
 		cmocka_unit_test(test_template_has_markers_and_is_idempotent_target),
 		cmocka_unit_test(test_backup_names_first_free),
 		cmocka_unit_test(test_atomic_write_keeps_mode_and_backup),
