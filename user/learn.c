@@ -3,7 +3,7 @@
  * Learning (see learn.h and docs/policy.md, "Learning"). Generalisation and spelling
  * follow py-sandboxes (FORMAT-NOTES.md section 3): a file is replaced by its directory
  * (except in the directories of never_widened[]: the file itself), write wins over read, a directory under an emitted one with enough access is dropped
- * (the home directory never covers), nothing under /proc, known prefixes written as
+ * (the home directory never covers), nothing under /proc/<pid>, known prefixes written as
  * variables, `~` or `.`.
  */
 #include <arpa/inet.h>
@@ -412,9 +412,25 @@ static int cmp_need(const void *a, const void *b)
 	return strcmp(((const struct dir_need *)a)->dir, ((const struct dir_need *)b)->dir);
 }
 
-static bool under_proc(const char *p)
+/*
+ * /proc/<pid>/..., /proc/self, /proc/thread-self: the kernel allows a sandbox its own
+ * tasks' entries (docs/design.md); another task's are named by a pid no policy can know.
+ * Every other /proc entry (/proc/meminfo, /proc/sys/...) is judged like a file, learned as
+ * itself.
+ */
+static bool proc_of_a_task(const char *p)
 {
-	return is_ancestor_or_same("/proc", p);
+	const char *q = p + 6;
+	size_t n;
+
+	if (strncmp(p, "/proc/", 6))
+		return false;
+	if (!strncmp(q, "self", 4) && (q[4] == '\0' || q[4] == '/'))
+		return true;
+	if (!strncmp(q, "thread-self", 11) && (q[11] == '\0' || q[11] == '/'))
+		return true;
+	n = strspn(q, "0123456789");
+	return n && (q[n] == '\0' || q[n] == '/');
 }
 
 /*
@@ -437,6 +453,9 @@ bool learn_never_widened(const char *dir, const char *home)
 	for (size_t i = 0; i < sizeof(never_widened) / sizeof(never_widened[0]); i++)
 		if (!strcmp(dir, never_widened[i]))
 			return true;
+	/* each /proc file is its own kernel interface, at any depth (/proc/sys/...) */
+	if (is_ancestor_or_same("/proc", dir))
+		return true;
 	/* /home/<user> (any user's home directory), and $HOME wherever it is */
 	if (slash && slash > dir && (size_t)(slash - dir) == 5 && !strncmp(dir, "/home", 5))
 		return true;
@@ -451,7 +470,7 @@ static char *generalise(const struct learn_path *p, const char *home, size_t *go
 	struct stat st;
 	char *dir;
 
-	if (under_proc(p->path))
+	if (proc_of_a_task(p->path))
 		return NULL;
 	if (p->dir || (!stat(p->path, &st) && S_ISDIR(st.st_mode)))
 		dir = strdup(p->path);
@@ -467,7 +486,7 @@ static char *generalise(const struct learn_path *p, const char *home, size_t *go
 		}
 		dir = strdup(p->path);
 	}
-	if (!dir || under_proc(dir) || stat(dir, &st)) {
+	if (!dir || stat(dir, &st)) {
 		free(dir); /* gone since (a temp directory): nothing a policy could name */
 		return NULL;
 	}

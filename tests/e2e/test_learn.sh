@@ -628,3 +628,26 @@ PY
 	done
 	only_denied "file open\(read\) (/etc/group|/etc/shadow|$other|$T/home/.config/other/y|$T/home/.netrc) "
 }
+
+# /proc entries children read: ls reads /proc/filesystems (libselinux; implicit), cat reads
+# /proc/meminfo (learned as that file alone, never /proc): the enforced rerun of the same
+# program denies nothing; /proc/cpuinfo next to it stays denied.
+test_learn_proc_entries_read_by_children() {
+	write_file "$T/prog.py" <<'PY'
+import subprocess, sys
+subprocess.run(["ls", "-d", "/usr"], check=True, stdout=subprocess.DEVNULL)
+subprocess.run(["cat", sys.argv[1] if len(sys.argv) > 1 else "/proc/meminfo"], check=True,
+               stdout=subprocess.DEVNULL)
+PY
+	learn_run "$T/policy" "$T/prog.py"
+	expect_rc 0
+	expect_line "$T/policy" "expose-ro=/proc/meminfo"
+	expect_no_grep "$T/policy" "^expose-r[ow]=/proc(/filesystems)?$"
+	enforce_clean "$T/policy" "$T/prog.py"
+	learn_again_adds_nothing "$T/policy" "$T/prog.py"
+	run_plain python3 "$T/prog.py" /proc/cpuinfo
+	expect_rc 0
+	run_sb "$T/policy" "$T/prog.py" /proc/cpuinfo
+	[ "$RC" -ne 0 ] || fail "cat read /proc/cpuinfo without a rule"
+	only_denied "file open\(read\) /proc/cpuinfo "
+}

@@ -166,9 +166,12 @@ static const struct gen_case gen_cases[] = {
 	{ "an opened directory is itself; absolute elsewhere",
 	  { { "file", "open", "@/else/d", "read" } },
 	  { "expose-ro=@/else/d" } },
-	{ "nothing under /proc",
+	{ "nothing under /proc/<pid>, /proc/self: a sandbox's own, another's pid unknowable",
 	  { { "file", "open", "/proc/1/status", "read" }, { "file", "open", "/proc/self", "read" } },
 	  { NULL } },
+	{ "other /proc entries (a child's /proc/meminfo, /proc/sys/...): each itself, never /proc",
+	  { { "file", "open", "/proc/meminfo", "read" }, { "file", "open", "/proc/sys/kernel/ngroups_max", "read" } },
+	  { "expose-ro=/proc/meminfo", "expose-ro=/proc/sys/kernel/ngroups_max" } },
 	{ "implicit and already-granted paths are never written",
 	  { { "file", "open", "@/implicit/lib/libc.so", "read" } },
 	  { NULL } },
@@ -237,6 +240,7 @@ static void test_never_widened(void **state)
 		{ "/etc/ssl", false },	{ "/home/alice/proj", false }, { "/var/lib/app", false },
 		{ "/var", false },	{ "/usr/lib", false },	  { "/homes", false },
 		{ "/srv/home/.config/app", false },		  { "/dev/shm", false },
+		{ "/proc/sys/kernel", true },			  { "/procfs", false },
 	};
 
 	(void)state;
