@@ -96,6 +96,38 @@ static char *parent_of(const char *path)
 	return d;
 }
 
+struct buf {
+	char *s;
+	size_t n, cap;
+	bool oom;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t c = (b->n + n + 1) * 2;
+		char *ns = realloc(b->s, c);
+
+		if (!ns) {
+			b->oom = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = c;
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+static void puts_nl(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+	put(b, "\n", 1);
+}
+
 /* ---------------- records -> needs */
 
 static const char *learn_path_key(const void *paths, size_t i)
@@ -631,6 +663,68 @@ static int gen_envs(const struct learn_env *env, struct learn_rules *out)
 	return 0;
 }
 
+/* Port lists in order: numbers ascending, then ${VAR} spellings. */
+static int cmp_port(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+
+	if (isdigit((unsigned char)x[0]) && isdigit((unsigned char)y[0]))
+		return atol(x) < atol(y) ? -1 : atol(x) > atol(y);
+	return isdigit((unsigned char)x[0]) ? -1 : isdigit((unsigned char)y[0]) ? 1 : strcmp(x, y);
+}
+
+/*
+ * net= lines for one protocol, address and direction become one line with the ports
+ * listed (net=ALLOW|TCP|127.0.0.1|80,443|OUT), as py-sandboxes groups them. *line
+ * (malloc'd) is the grouped line for socket[i], or NULL when an earlier one took it.
+ */
+static int group_net(char **socket, size_t n, char **line, size_t i)
+{
+	char *ports[64];
+	size_t np = 0, key_len;
+	const char *bar, *dir;
+	struct buf b = { 0 };
+
+	*line = NULL;
+	if (strncmp(socket[i], "net=", 4) || !(dir = strrchr(socket[i], '|')) || dir == socket[i])
+		return 0;
+	for (bar = dir - 1; bar > socket[i] && *bar != '|'; bar--)
+		;
+	key_len = (size_t)(bar - socket[i]);
+	for (size_t k = 0; k < n; k++) {
+		const char *d = strrchr(socket[k], '|'), *p;
+
+		if (strncmp(socket[k], socket[i], key_len + 1) || !d || strcmp(d, dir))
+			continue;
+		if (k < i)
+			return 0; /* grouped on the first line of the group */
+		p = socket[k] + key_len + 1;
+		if (np < sizeof(ports) / sizeof(ports[0]) && !(ports[np++] = strndup(p, (size_t)(d - p))))
+			goto oom;
+	}
+	qsort(ports, np, sizeof(char *), cmp_port);
+	put(&b, socket[i], key_len + 1);
+	for (size_t k = 0; k < np; k++) {
+		if (k && !strcmp(ports[k], ports[k - 1]))
+			continue;
+		if (k)
+			put(&b, ",", 1);
+		put(&b, ports[k], strlen(ports[k]));
+	}
+	put(&b, dir, strlen(dir));
+	if (b.oom)
+		goto oom;
+	for (size_t k = 0; k < np; k++)
+		free(ports[k]);
+	*line = b.s;
+	return 0;
+oom:
+	for (size_t k = 0; k < np; k++)
+		free(ports[k]);
+	free(b.s);
+	return -1;
+}
+
 int learn_generate(const struct learn_set *s, const struct learn_env *env, struct learn_rules *out)
 {
 	size_t cap = 0;
@@ -638,13 +732,27 @@ int learn_generate(const struct learn_set *s, const struct learn_env *env, struc
 	memset(out, 0, sizeof(*out));
 	if (gen_files(s, env, out))
 		goto fail;
-	for (size_t i = 0; i < s->n_socket; i++)
-		if (push_str(&out->socket, &out->n_socket, &cap, s->socket[i]))
+	for (size_t i = 0; i < s->n_socket; i++) {
+		char *grouped;
+
+		if (group_net(s->socket, s->n_socket, &grouped, i))
 			goto fail;
+		if (!grouped && !strncmp(s->socket[i], "net=", 4))
+			continue; /* part of an earlier line's group */
+		if (push_str(&out->socket, &out->n_socket, &cap, grouped ? grouped : s->socket[i])) {
+			free(grouped);
+			goto fail;
+		}
+		free(grouped);
+	}
 	if (out->n_socket)
 		qsort(out->socket, out->n_socket, sizeof(char *), cmp_str);
 	cap = 0;
-	if (s->exec && push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec"))
+	/* py-sandboxes' comment line before each category it allows */
+	if (s->exec &&
+	    (push_str(&out->api, &out->n_api, &cap,
+		      "# \u26a0 process-exec: runs code outside the patched interpreter") ||
+	     push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec")))
 		goto fail;
 	if (env->envs && gen_envs(env, out))
 		goto fail;
@@ -664,38 +772,6 @@ void learn_rules_free(struct learn_rules *r)
 }
 
 /* ---------------- merging into the file */
-
-struct buf {
-	char *s;
-	size_t n, cap;
-	bool oom;
-};
-
-static void put(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t c = (b->n + n + 1) * 2;
-		char *ns = realloc(b->s, c);
-
-		if (!ns) {
-			b->oom = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = c;
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static void puts_nl(struct buf *b, const char *s)
-{
-	put(b, s, strlen(s));
-	put(b, "\n", 1);
-}
 
 /* s without surrounding white space, into out. */
 static void strip(const char *s, size_t n, char *out, size_t len)
@@ -771,6 +847,15 @@ static bool env_covered(const char *text, const char *line)
 		q += l + (q[l] == '\n');
 	}
 	return false;
+}
+
+/* Is the line at p (n bytes) a closing marker, as py-sandboxes finds them: at the very
+ * start of the line (^# </name>), no '>' after it? */
+static bool at_marker(const char *p, size_t n, const char *marker)
+{
+	size_t m = strlen(marker);
+
+	return n >= m && !strncmp(p, marker, m) && !memchr(p + m, '>', n - m);
 }
 
 static void header(struct buf *b, const char *stamp)
@@ -928,7 +1013,22 @@ int learn_merge_in(const char *text, const struct learn_rules *r, const char *st
 			}
 			fam[f].lines[fam[f].n++] = (char *)line;
 		}
-		*added += fam[f].n;
+		if (f == FAM_API) {
+			/* a category's comment line goes with its rule, and is not a rule */
+			size_t k = 0;
+
+			for (size_t i = 0; i < fam[f].n; i++) {
+				bool comment = fam[f].lines[i][0] == '#';
+
+				if (comment && (i + 1 == fam[f].n || fam[f].lines[i + 1][0] == '#'))
+					continue;
+				*added += !comment;
+				fam[f].lines[k++] = fam[f].lines[i];
+			}
+			fam[f].n = k;
+		} else {
+			*added += fam[f].n;
+		}
 		pending = pending || fam[f].n;
 	}
 	for (const char *p = text; *p;) {
@@ -937,7 +1037,7 @@ int learn_merge_in(const char *text, const struct learn_rules *r, const char *st
 
 		strip(p, n, s, sizeof(s));
 		for (int f = 0; f < NFAM; f++) {
-			if (!fam[f].n || fam[f].placed || strncmp(s, fam[f].marker, strlen(fam[f].marker)))
+			if (!fam[f].n || fam[f].placed || !at_marker(p, n, fam[f].marker))
 				continue;
 			header(&b, stamp);
 			for (size_t i = 0; i < fam[f].n; i++)
@@ -976,17 +1076,21 @@ int learn_merge_in(const char *text, const struct learn_rules *r, const char *st
 	}
 	if (pending && ((fam[0].n && !fam[0].placed) || (fam[1].n && !fam[1].placed) ||
 			(fam[2].n && !fam[2].placed) || (fam[3].n && !fam[3].placed))) {
-		if (b.n && b.s[b.n - 1] != '\n')
-			put(&b, "\n", 1);
-		if (b.n >= 2 && b.s[b.n - 2] != '\n')
-			put(&b, "\n", 1);
+		/* as py-sandboxes joins its lines: a line break after the text (a blank line
+		 * when the text ended with one), the header, the families apart by a blank
+		 * line, the file ending with the last rule's line */
+		bool first = true;
+
+		put(&b, "\n", 1);
 		header(&b, stamp);
 		for (int f = 0; f < NFAM; f++) {
 			if (!fam[f].n || fam[f].placed)
 				continue;
+			if (!first)
+				put(&b, "\n", 1);
 			for (size_t i = 0; i < fam[f].n; i++)
 				puts_nl(&b, fam[f].lines[i]);
-			put(&b, "\n", 1);
+			first = false;
 		}
 	}
 	put(&b, "", 0);

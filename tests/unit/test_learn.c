@@ -266,6 +266,13 @@ static void test_generate_net_and_exec(void **state)
 	assert_int_equal(learn_add_record(&s, j), 0);
 	assert_int_equal(learn_add_record(&s, j), 0); /* twice: one line */
 	json_decref(j);
+	for (int port = 443; port >= 80; port -= 363) { /* 443, then 80 */
+		j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:s}", "record", "event", "kind", "net",
+			      "operation", "connect", "protocol", "tcp", "address", "127.0.0.1",
+			      "port", port, "direction", "out");
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
 	j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net", "operation",
 		      "bind", "protocol", "udp", "address", "::ffff:10.0.0.1", "port", 0);
 	assert_int_equal(learn_add_record(&s, j), 0);
@@ -290,13 +297,17 @@ static void test_generate_net_and_exec(void **state)
 	assert_int_equal(learn_generate(&s, &env, &r), 0);
 	assert_int_equal(r.n_socket, 3);
 	assert_string_equal(r.socket[0], "bpf.socket-family=packet");
-	/* the port is APP_PORT's: *PORT* variables only, the first by name */
-	assert_string_equal(r.socket[1], "net=ALLOW|TCP|127.0.0.1|${APP_PORT}|OUT");
+	/* one line per protocol, address and direction, the ports listed (py-sandboxes'
+	 * grouping); the port is APP_PORT's: *PORT* variables only, the first by name */
+	assert_string_equal(r.socket[1], "net=ALLOW|TCP|127.0.0.1|80,443,${APP_PORT}|OUT");
 	assert_string_equal(r.socket[2], "net=ALLOW|UDP|10.0.0.1|0|IN");
-	assert_int_equal(r.n_api, 1);
-	assert_string_equal(r.api[0], "python-api=ALLOW:process-exec");
+	/* py-sandboxes' comment line before the category */
+	assert_int_equal(r.n_api, 2);
+	assert_string_equal(r.api[0], "# \u26a0 process-exec: runs code outside the patched "
+				      "interpreter");
+	assert_string_equal(r.api[1], "python-api=ALLOW:process-exec");
 	assert_int_equal(s.unlearned, 1); /* the memfd exec */
-	assert_int_equal(s.records, 6);
+	assert_int_equal(s.records, 8);
 	learn_rules_free(&r);
 	learn_set_free(&s);
 }
@@ -329,12 +340,20 @@ static const struct merge_case merge_cases[] = {
 	  2 },
 	{ "no markers: one header at the end, a blank line after each family",
 	  "expose-ro=/etc", "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
-	  "expose-ro=/etc\n\n" HDR "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n\n", 2 },
+	  "expose-ro=/etc\n" HDR "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n", 2 },
+	{ "no markers, the text ending with a line break: a blank line before the header",
+	  "expose-ro=/etc\n", "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
+	  "expose-ro=/etc\n\n" HDR "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n", 2 },
+	{ "markers only at the start of a line, nothing after them",
+	  "  # </learning_guard_files>\n# </learning_guard_socket> -->\n", "expose-ro=./cfg",
+	  "net=ALLOW|TCP|1.2.3.4|80|OUT",
+	  "  # </learning_guard_files>\n# </learning_guard_socket> -->\n\n" HDR
+	  "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n", 2 },
 	{ "one family with its marker, the other appended",
 	  "# <learning_guard_files>\n# </learning_guard_files>\n", "expose-ro=./cfg",
 	  "net=ALLOW|TCP|1.2.3.4|80|OUT",
 	  "# <learning_guard_files>\n" HDR "expose-ro=./cfg\n\n# </learning_guard_files>\n\n" HDR
-	  "net=ALLOW|TCP|1.2.3.4|80|OUT\n\n",
+	  "net=ALLOW|TCP|1.2.3.4|80|OUT\n",
 	  2 },
 	{ "lines already present (stripped) are dropped: nothing to add",
 	  "  expose-ro=./cfg  \nnet=ALLOW|TCP|1.2.3.4|80|OUT\r\n", "expose-ro=./cfg",
@@ -343,9 +362,9 @@ static const struct merge_case merge_cases[] = {
 	{ "an expose-ro superseded by the learned expose-rw is commented out",
 	  "expose-ro=./out\n", "expose-rw=./out", NULL,
 	  "# expose-ro=./out  # superseded by learning (2026/12/02 at 10:00): write needed\n\n" HDR
-	  "expose-rw=./out\n\n",
+	  "expose-rw=./out\n",
 	  1 },
-	{ "empty file", "", "expose-ro=./cfg", NULL, HDR "expose-ro=./cfg\n\n", 1 },
+	{ "empty file", "", "expose-ro=./cfg", NULL, "\n" HDR "expose-ro=./cfg\n", 1 },
 };
 
 static void test_merge(void **state)
