@@ -2,8 +2,9 @@
 /*
  * Learning (see learn.h and docs/policy.md, "Learning"). Generalisation and spelling
  * follow py-sandboxes (FORMAT-NOTES.md section 3): a file is replaced by its directory
- * (except in the directories of never_widened[]: the file itself), write wins over read, a directory under an emitted one with enough access is dropped
- * (the home directory never covers), nothing under /proc/<pid>, known prefixes written as
+ * (except in the directories of never_widened[]: the file itself), write wins over
+ * read, a directory under an emitted one with enough access is dropped (the home
+ * directory never covers), nothing under /proc/<pid>, known prefixes written as
  * variables, `~` or `.`.
  */
 #include <arpa/inet.h>

@@ -16,10 +16,11 @@
 
 /*
  * The secrets the rule on `path` (canonical) reaches, as a ", "-separated list in out
- * ("/etc/shadow (password hashes), ~/.ssh (SSH keys)"); "" when none. A secret counts when the rule's tree holds it
- * (an ancestor, the secret itself, or a path inside it) and no ignore= line of p hides
- * it. home: the canonical home directory of the program (written ~), or NULL; cwd: the
- * working directory, whose .env a rule above it reaches. Returns the number found.
+ * ("/etc/shadow (password hashes), ~/.ssh (SSH keys)"); "" when none. A secret counts
+ * when the rule's tree holds it (an ancestor, the secret itself, or a path inside it)
+ * and no ignore= line of p hides it. home: the canonical home directory of the program
+ * (written ~), or NULL; cwd: the working directory, whose .env a rule above it reaches.
+ * Returns the number found.
  */
 size_t secrets_reached(const struct policy *p, const char *path, const char *home,
 		       const char *cwd, char *out, size_t len);
