@@ -31,6 +31,7 @@
 #include "log.h"
 #include "policy_departures.h"
 #include "program.h"
+#include "secrets.h"
 
 #define CHECK_FORMAT 1 /* "format" of the JSON document; bumped on incompatible changes */
 
@@ -765,6 +766,31 @@ static void warn_capabilities(struct report *r, const struct policy_kv *kv)
 	}
 }
 
+/* Grants that reach well-known secrets (user/secrets.c): said, not refused. */
+static void warn_secrets(struct report *r)
+{
+	char home[PATH_MAX] = "", cwd[PATH_MAX] = "", found[2048];
+	const char *h = NULL;
+
+	for (size_t i = 0; r->o->envp && r->o->envp[i]; i++)
+		if (!strncmp(r->o->envp[i], "HOME=", 5))
+			h = r->o->envp[i] + 5;
+	if (h && *h && !realpath(h, home))
+		snprintf(home, sizeof(home), "%s", h);
+	if (!realpath(r->o->cwd ? r->o->cwd : ".", cwd))
+		cwd[0] = '\0';
+	for (size_t i = 0; i < r->p->n_paths; i++) {
+		const struct policy_path *pp = &r->p->paths[i];
+
+		if (!secrets_reached(r->p, pp->path, home, cwd[0] ? cwd : NULL, found, sizeof(found)))
+			continue;
+		warn(r, &pp->src, "expose-%s=%s grants well-known secrets: %s; expose only what the "
+		     "program reads (in /etc and ~, the files themselves, as run --learn writes "
+		     "them), or hide them with ignore=", pp->access == POLICY_RW ? "rw" : "ro",
+		     pp->spelled, found);
+	}
+}
+
 static void add_bpf_params(struct report *r, json_t *root)
 {
 	const struct policy *p = r->p;
@@ -995,6 +1021,7 @@ static void build_report(struct report *r)
 	if (kernel) {
 		add_exec(r, kernel);
 		add_files(r, kernel);
+		warn_secrets(r);
 		add_ignores(r, kernel);
 		add_file_systems(r, kernel);
 		if (r->o->verbose)

@@ -174,6 +174,10 @@ static int add_runtime(struct implicit_set *s)
 		{ "/dev/full", PYSB_ACC_RW, "full device" },
 		{ "/dev/urandom", PYSB_ACC_READ, "random numbers" },
 		{ "/dev/random", PYSB_ACC_READ, "random numbers" },
+		/* libselinux, linked into ls, cp, find, ..., reads it in every process to know
+		 * whether selinuxfs is there: a denial per child otherwise. It lists file
+		 * system types, nothing of the machine's data. */
+		{ "/proc/filesystems", PYSB_ACC_READ, "file system types (libselinux)" },
 	};
 	struct utsname u;
 	char triplet[PATH_MAX];

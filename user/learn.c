@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Learning (see learn.h and docs/policy.md, "Learning"). Generalisation and spelling
- * follow py-sandboxes (FORMAT-NOTES.md section 3): a file is replaced by its directory,
- * write wins over read, a directory under an emitted one with enough access is dropped
- * (the home directory never covers), nothing under /proc, known prefixes written as
+ * follow py-sandboxes (FORMAT-NOTES.md section 3): a file is replaced by its directory
+ * (except in the directories of never_widened[]: the file itself), write wins over
+ * read, a directory under an emitted one with enough access is dropped (the home
+ * directory never covers), nothing under /proc/<pid>, known prefixes written as
  * variables, `~` or `.`.
  */
 #include <arpa/inet.h>
@@ -94,6 +95,38 @@ static char *parent_of(const char *path)
 	else if (slash)
 		*slash = '\0';
 	return d;
+}
+
+struct buf {
+	char *s;
+	size_t n, cap;
+	bool oom;
+};
+
+static void put(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n + 1 > b->cap) {
+		size_t c = (b->n + n + 1) * 2;
+		char *ns = realloc(b->s, c);
+
+		if (!ns) {
+			b->oom = true;
+			return;
+		}
+		b->s = ns;
+		b->cap = c;
+	}
+	memcpy(b->s + b->n, s, n);
+	b->n += n;
+	b->s[b->n] = '\0';
+}
+
+static void puts_nl(struct buf *b, const char *s)
+{
+	put(b, s, strlen(s));
+	put(b, "\n", 1);
 }
 
 /* ---------------- records -> needs */
@@ -298,9 +331,16 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 	} else if (!strcmp(kind, "unix")) {
 		ret = add_path(s, path, PYSB_ACC_RW, false); /* connecting needs write on it */
 	} else if (on_parent(op)) {
-		char *dir = parent_of(path);
+		const char *h = env_get(s->envp, "HOME");
+		char *dir = parent_of(path), home[PATH_MAX] = "";
 
-		ret = dir ? add_path(s, dir, PYSB_ACC_RW, true) : -1;
+		if (h && !realpath(h, home))
+			snprintf(home, sizeof(home), "%s", h);
+		/* in /etc, ~, ...: the entry itself, if it is still there (learn_generate) */
+		if (dir && learn_never_widened(dir, home))
+			ret = add_path(s, path, PYSB_ACC_RW, false);
+		else
+			ret = dir ? add_path(s, dir, PYSB_ACC_RW, true) : -1;
 		free(dir);
 	} else {
 		ret = add_path(s, path, acc & PYSB_ACC_WRITE ? PYSB_ACC_RW : PYSB_ACC_RO, false);
@@ -405,18 +445,65 @@ static int cmp_need(const void *a, const void *b)
 	return strcmp(((const struct dir_need *)a)->dir, ((const struct dir_need *)b)->dir);
 }
 
-static bool under_proc(const char *p)
+/*
+ * /proc/<pid>/..., /proc/self, /proc/thread-self: the kernel allows a sandbox its own
+ * tasks' entries (docs/design.md); another task's are named by a pid no policy can know.
+ * Every other /proc entry (/proc/meminfo, /proc/sys/...) is judged like a file, learned as
+ * itself.
+ */
+static bool proc_of_a_task(const char *p)
 {
-	return is_ancestor_or_same("/proc", p);
+	const char *q = p + 6;
+	size_t n;
+
+	if (strncmp(p, "/proc/", 6))
+		return false;
+	if (!strncmp(q, "self", 4) && (q[4] == '\0' || q[4] == '/'))
+		return true;
+	if (!strncmp(q, "thread-self", 11) && (q[11] == '\0' || q[11] == '/'))
+		return true;
+	n = strspn(q, "0123456789");
+	return n && (q[n] == '\0' || q[n] == '/');
 }
 
-/* The directory a rule must expose for p (malloc'd), or NULL: nothing to write. */
-static char *generalise(const struct learn_path *p)
+/*
+ * The directories a file read or written there is never widened to: the rule names the
+ * file itself. Granting the directory would grant its neighbours, and here the neighbours
+ * are other programs' secrets and state: /etc/hostname sits next to /etc/shadow, ~/.bashrc
+ * next to ~/.ssh, /var/lib holds every service's database, /var/log what they log, /run
+ * their sockets and pid files, /proc, /sys and /dev the kernel's and the devices'
+ * interfaces. A project's own trees (., ~/.config/app, a virtual environment) are still
+ * widened, as py-sandboxes does. The only list of them: docs/policy.md shows it.
+ */
+static const char *const never_widened[] = {
+	"/", "/etc", "/root", "/home", "/var/lib", "/var/log", "/run", "/proc", "/sys", "/dev",
+};
+
+bool learn_never_widened(const char *dir, const char *home)
+{
+	const char *slash = strrchr(dir, '/');
+
+	for (size_t i = 0; i < sizeof(never_widened) / sizeof(never_widened[0]); i++)
+		if (!strcmp(dir, never_widened[i]))
+			return true;
+	/* each /proc file is its own kernel interface, at any depth (/proc/sys/...) */
+	if (is_ancestor_or_same("/proc", dir))
+		return true;
+	/* /home/<user> (any user's home directory), and $HOME wherever it is */
+	if (slash && slash > dir && (size_t)(slash - dir) == 5 && !strncmp(dir, "/home", 5))
+		return true;
+	return home && *home && !strcmp(dir, home);
+}
+
+/* The directory (or file) a rule must expose for p (malloc'd), or NULL: nothing to write.
+ * home: the canonical home directory; gone: counts files in those directories no longer
+ * there. */
+static char *generalise(const struct learn_path *p, const char *home, size_t *gone)
 {
 	struct stat st;
 	char *dir;
 
-	if (under_proc(p->path))
+	if (proc_of_a_task(p->path))
 		return NULL;
 	if (p->dir || (!stat(p->path, &st) && S_ISDIR(st.st_mode)))
 		dir = strdup(p->path);
@@ -424,11 +511,15 @@ static char *generalise(const struct learn_path *p)
 		dir = parent_of(p->path);
 	if (!dir)
 		return NULL;
-	if (!strcmp(dir, "/") && strcmp(p->path, "/") && !stat(p->path, &st)) {
-		free(dir); /* never the whole root for one file in it: the file itself */
+	if (!p->dir && strcmp(dir, p->path) && learn_never_widened(dir, home)) {
+		free(dir); /* never /etc for /etc/hostname: the file itself */
+		if (stat(p->path, &st)) {
+			(*gone)++; /* created and removed there: only the directory could allow it */
+			return NULL;
+		}
 		dir = strdup(p->path);
 	}
-	if (!dir || under_proc(dir) || stat(dir, &st)) {
+	if (!dir || stat(dir, &st)) {
 		free(dir); /* gone since (a temp directory): nothing a policy could name */
 		return NULL;
 	}
@@ -454,7 +545,7 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 	if (home && !realpath(home, home_real))
 		snprintf(home_real, sizeof(home_real), "%s", home);
 	for (size_t i = 0; i < s->n_paths; i++) {
-		char *d = generalise(&s->paths[i]);
+		char *d = generalise(&s->paths[i], home_real, &r->not_widened);
 		size_t j;
 
 		if (!d)
@@ -573,6 +664,68 @@ static int gen_envs(const struct learn_env *env, struct learn_rules *out)
 	return 0;
 }
 
+/* Port lists in order: numbers ascending, then ${VAR} spellings. */
+static int cmp_port(const void *a, const void *b)
+{
+	const char *x = *(char *const *)a, *y = *(char *const *)b;
+
+	if (isdigit((unsigned char)x[0]) && isdigit((unsigned char)y[0]))
+		return atol(x) < atol(y) ? -1 : atol(x) > atol(y);
+	return isdigit((unsigned char)x[0]) ? -1 : isdigit((unsigned char)y[0]) ? 1 : strcmp(x, y);
+}
+
+/*
+ * net= lines for one protocol, address and direction become one line with the ports
+ * listed (net=ALLOW|TCP|127.0.0.1|80,443|OUT), as py-sandboxes groups them. *line
+ * (malloc'd) is the grouped line for socket[i], or NULL when an earlier one took it.
+ */
+static int group_net(char **socket, size_t n, char **line, size_t i)
+{
+	char *ports[64];
+	size_t np = 0, key_len;
+	const char *bar, *dir;
+	struct buf b = { 0 };
+
+	*line = NULL;
+	if (strncmp(socket[i], "net=", 4) || !(dir = strrchr(socket[i], '|')) || dir == socket[i])
+		return 0;
+	for (bar = dir - 1; bar > socket[i] && *bar != '|'; bar--)
+		;
+	key_len = (size_t)(bar - socket[i]);
+	for (size_t k = 0; k < n; k++) {
+		const char *d = strrchr(socket[k], '|'), *p;
+
+		if (strncmp(socket[k], socket[i], key_len + 1) || !d || strcmp(d, dir))
+			continue;
+		if (k < i)
+			return 0; /* grouped on the first line of the group */
+		p = socket[k] + key_len + 1;
+		if (np < sizeof(ports) / sizeof(ports[0]) && !(ports[np++] = strndup(p, (size_t)(d - p))))
+			goto oom;
+	}
+	qsort(ports, np, sizeof(char *), cmp_port);
+	put(&b, socket[i], key_len + 1);
+	for (size_t k = 0; k < np; k++) {
+		if (k && !strcmp(ports[k], ports[k - 1]))
+			continue;
+		if (k)
+			put(&b, ",", 1);
+		put(&b, ports[k], strlen(ports[k]));
+	}
+	put(&b, dir, strlen(dir));
+	if (b.oom)
+		goto oom;
+	for (size_t k = 0; k < np; k++)
+		free(ports[k]);
+	*line = b.s;
+	return 0;
+oom:
+	for (size_t k = 0; k < np; k++)
+		free(ports[k]);
+	free(b.s);
+	return -1;
+}
+
 int learn_generate(const struct learn_set *s, const struct learn_env *env, struct learn_rules *out)
 {
 	size_t cap = 0;
@@ -580,13 +733,27 @@ int learn_generate(const struct learn_set *s, const struct learn_env *env, struc
 	memset(out, 0, sizeof(*out));
 	if (gen_files(s, env, out))
 		goto fail;
-	for (size_t i = 0; i < s->n_socket; i++)
-		if (push_str(&out->socket, &out->n_socket, &cap, s->socket[i]))
+	for (size_t i = 0; i < s->n_socket; i++) {
+		char *grouped;
+
+		if (group_net(s->socket, s->n_socket, &grouped, i))
 			goto fail;
+		if (!grouped && !strncmp(s->socket[i], "net=", 4))
+			continue; /* part of an earlier line's group */
+		if (push_str(&out->socket, &out->n_socket, &cap, grouped ? grouped : s->socket[i])) {
+			free(grouped);
+			goto fail;
+		}
+		free(grouped);
+	}
 	if (out->n_socket)
 		qsort(out->socket, out->n_socket, sizeof(char *), cmp_str);
 	cap = 0;
-	if (s->exec && push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec"))
+	/* py-sandboxes' comment line before each category it allows */
+	if (s->exec &&
+	    (push_str(&out->api, &out->n_api, &cap,
+		      "# \u26a0 process-exec: runs code outside the patched interpreter") ||
+	     push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec")))
 		goto fail;
 	if (env->envs && gen_envs(env, out))
 		goto fail;
@@ -606,38 +773,6 @@ void learn_rules_free(struct learn_rules *r)
 }
 
 /* ---------------- merging into the file */
-
-struct buf {
-	char *s;
-	size_t n, cap;
-	bool oom;
-};
-
-static void put(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->n + n + 1 > b->cap) {
-		size_t c = (b->n + n + 1) * 2;
-		char *ns = realloc(b->s, c);
-
-		if (!ns) {
-			b->oom = true;
-			return;
-		}
-		b->s = ns;
-		b->cap = c;
-	}
-	memcpy(b->s + b->n, s, n);
-	b->n += n;
-	b->s[b->n] = '\0';
-}
-
-static void puts_nl(struct buf *b, const char *s)
-{
-	put(b, s, strlen(s));
-	put(b, "\n", 1);
-}
 
 /* s without surrounding white space, into out. */
 static void strip(const char *s, size_t n, char *out, size_t len)
@@ -715,6 +850,15 @@ static bool env_covered(const char *text, const char *line)
 	return false;
 }
 
+/* Is the line at p (n bytes) a closing marker, as py-sandboxes finds them: at the very
+ * start of the line (^# </name>), no '>' after it? */
+static bool at_marker(const char *p, size_t n, const char *marker)
+{
+	size_t m = strlen(marker);
+
+	return n >= m && !strncmp(p, marker, m) && !memchr(p + m, '>', n - m);
+}
+
 static void header(struct buf *b, const char *stamp)
 {
 	put(b, "# Add rules (", 13);
@@ -722,8 +866,88 @@ static void header(struct buf *b, const char *stamp)
 	put(b, ")\n", 2);
 }
 
+/* The value of a key=value line without its comment (py-sandboxes: '#' starts one) and
+ * the blanks before it, into out; NULL when line is not KEY=... */
+static const char *rule_value(const char *line, const char *key, char *out, size_t len)
+{
+	size_t k = strlen(key), n;
+
+	if (strncmp(line, key, k) || line[k] != '=')
+		return NULL;
+	line += k + 1;
+	n = strcspn(line, "#");
+	while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+		n--;
+	snprintf(out, len, "%.*s", (int)n, line);
+	return out;
+}
+
+/*
+ * The canonical path a rule value names (malloc'd), as the parser reads it: a leading ~,
+ * ${VAR} and ${VAR:-default} (the default when VAR is not set) from env, relative to the
+ * working directory; NULL when it names nothing that exists.
+ */
+static char *value_path(const char *v, const struct learn_env *env)
+{
+	struct buf b = { 0 };
+	char *real = NULL;
+
+	if (v[0] == '~' && (v[1] == '/' || !v[1])) {
+		const char *home = env_get(env->envp, "HOME");
+
+		if (!home)
+			return NULL;
+		put(&b, home, strlen(home));
+		v++;
+	} else if (v[0] != '/' && v[0] != '$' && env->cwd) {
+		put(&b, env->cwd, strlen(env->cwd));
+		put(&b, "/", 1);
+	}
+	while (*v) {
+		const char *end = v[0] == '$' && v[1] == '{' ? strchr(v, '}') : NULL;
+		char name[256];
+		const char *dflt, *val;
+
+		if (!end) {
+			put(&b, v, 1);
+			v++;
+			continue;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(end - v - 2), v + 2);
+		dflt = strstr(name, ":-");
+		if (dflt)
+			name[dflt - name] = '\0', dflt += 2;
+		val = env_get(env->envp, name);
+		if (!val)
+			val = dflt ? dflt : "";
+		put(&b, val, strlen(val));
+		v = end + 1;
+	}
+	put(&b, "", 0);
+	if (!b.oom && b.s && b.s[0] == '/')
+		real = realpath(b.s, NULL);
+	free(b.s);
+	return real;
+}
+
+/* Are two policy files the same file? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!a || !b || stat(a, &sa) || stat(b, &sb))
+		return a && b && !strcmp(a, b);
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int learn_merge(const char *text, const struct learn_rules *r, const char *stamp, char **out,
 		size_t *added)
+{
+	return learn_merge_in(text, r, stamp, NULL, NULL, out, added);
+}
+
+int learn_merge_in(const char *text, const struct learn_rules *r, const char *stamp,
+		   const struct learn_env *env, const char *target, char **out, size_t *added)
 {
 	struct family fam[NFAM] = {
 		{ "# </learning_guard_files>", NULL, 0, false },
@@ -734,21 +958,78 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 	char **src[NFAM] = { r->files, r->socket, r->api, r->envs };
 	size_t nsrc[NFAM] = { r->n_files, r->n_socket, r->n_api, r->n_envs };
 	struct buf b = { 0 };
-	char s[4096], note[4200];
+	char s[4096], note[4200], val[4096];
+	char **rw_path = calloc(r->n_files + 1, sizeof(char *)); /* of fam[0].lines */
+	char **owned = calloc(r->n_files + 1, sizeof(char *));
+	size_t n_owned = 0;
 	bool pending = false;
 	int ret = -1;
 
 	*added = 0;
 	*out = NULL;
+	if (!rw_path || !owned)
+		goto out;
 	for (int f = 0; f < NFAM; f++) {
 		fam[f].lines = calloc(nsrc[f] + 1, sizeof(char *));
 		if (!fam[f].lines)
 			goto out;
-		for (size_t i = 0; i < nsrc[f]; i++)
-			if (!text_has_line(text, src[f][i]) &&
-			    (f != FAM_ENVS || !env_covered(text, src[f][i])))
-				fam[f].lines[fam[f].n++] = src[f][i];
-		*added += fam[f].n;
+		for (size_t i = 0; i < nsrc[f]; i++) {
+			const char *line = src[f][i];
+
+			if (f == FAM_FILES && env && rule_value(line, "expose-rw", val, sizeof(val))) {
+				char *c = value_path(val, env), *note_line;
+				const struct learn_covered *ro = NULL;
+
+				for (size_t k = 0; c && k < env->n_covered && !ro; k++)
+					if (env->covered[k].file && !strcmp(env->covered[k].path, c) &&
+					    !(env->covered[k].access & PYSB_ACC_WRITE) &&
+					    !same_file(env->covered[k].file, target))
+						ro = &env->covered[k];
+				if (ro) {
+					/* read-only in another file (an include): that line is not
+					 * ours to change, and two rules on one path do not load */
+					if (asprintf(&note_line, "# %s  # learned, not active: %s:%u "
+						     "exposes it read-only; make that line expose-rw",
+						     line, ro->file, ro->line) < 0) {
+						free(c);
+						goto out;
+					}
+					owned[n_owned++] = note_line;
+					pr_warn("learning: %s is needed, but %s:%u exposes the same path "
+						"read-only: the rule is written commented out; change that "
+						"line to expose-rw", line, ro->file, ro->line);
+					free(c);
+					c = NULL;
+					line = note_line;
+				}
+				rw_path[fam[f].n] = c;
+			}
+			if (text_has_line(text, line) ||
+			    (f == FAM_ENVS && env_covered(text, line))) {
+				if (f == FAM_FILES) {
+					free(rw_path[fam[f].n]);
+					rw_path[fam[f].n] = NULL;
+				}
+				continue;
+			}
+			fam[f].lines[fam[f].n++] = (char *)line;
+		}
+		if (f == FAM_API) {
+			/* a category's comment line goes with its rule, and is not a rule */
+			size_t k = 0;
+
+			for (size_t i = 0; i < fam[f].n; i++) {
+				bool comment = fam[f].lines[i][0] == '#';
+
+				if (comment && (i + 1 == fam[f].n || fam[f].lines[i + 1][0] == '#'))
+					continue;
+				*added += !comment;
+				fam[f].lines[k++] = fam[f].lines[i];
+			}
+			fam[f].n = k;
+		} else {
+			*added += fam[f].n;
+		}
 		pending = pending || fam[f].n;
 	}
 	for (const char *p = text; *p;) {
@@ -757,7 +1038,7 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 
 		strip(p, n, s, sizeof(s));
 		for (int f = 0; f < NFAM; f++) {
-			if (!fam[f].n || fam[f].placed || strncmp(s, fam[f].marker, strlen(fam[f].marker)))
+			if (!fam[f].n || fam[f].placed || !at_marker(p, n, fam[f].marker))
 				continue;
 			header(&b, stamp);
 			for (size_t i = 0; i < fam[f].n; i++)
@@ -765,19 +1046,27 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 			put(&b, "\n", 1);
 			fam[f].placed = true;
 		}
-		/* expose-ro=X superseded by a learned expose-rw=X: the two would conflict */
-		if (!strncmp(s, "expose-ro=", 10)) {
-			char rw[4096];
+		/* expose-ro=X superseded by a learned expose-rw=X, however X is written (or
+		 * commented): the two would conflict */
+		if (rule_value(s, "expose-ro", val, sizeof(val))) {
+			char rw[4096 + 16], *c = NULL;
 
-			snprintf(rw, sizeof(rw), "expose-rw=%s", s + 10);
+			snprintf(rw, sizeof(rw), "expose-rw=%s", val);
 			for (size_t i = 0; i < fam[0].n && !done; i++) {
-				if (strcmp(fam[0].lines[i], rw))
-					continue;
+				if (strcmp(fam[0].lines[i], rw)) {
+					if (!rw_path[i])
+						continue;
+					if (!c && !(c = value_path(val, env)))
+						break;
+					if (strcmp(c, rw_path[i]))
+						continue;
+				}
 				snprintf(note, sizeof(note), "# %s  # superseded by learning (%s): write needed",
 					 s, stamp);
 				puts_nl(&b, note);
 				done = true;
 			}
+			free(c);
 		}
 		if (!done) {
 			put(&b, p, n);
@@ -788,17 +1077,21 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 	}
 	if (pending && ((fam[0].n && !fam[0].placed) || (fam[1].n && !fam[1].placed) ||
 			(fam[2].n && !fam[2].placed) || (fam[3].n && !fam[3].placed))) {
-		if (b.n && b.s[b.n - 1] != '\n')
-			put(&b, "\n", 1);
-		if (b.n >= 2 && b.s[b.n - 2] != '\n')
-			put(&b, "\n", 1);
+		/* as py-sandboxes joins its lines: a line break after the text (a blank line
+		 * when the text ended with one), the header, the families apart by a blank
+		 * line, the file ending with the last rule's line */
+		bool first = true;
+
+		put(&b, "\n", 1);
 		header(&b, stamp);
 		for (int f = 0; f < NFAM; f++) {
 			if (!fam[f].n || fam[f].placed)
 				continue;
+			if (!first)
+				put(&b, "\n", 1);
 			for (size_t i = 0; i < fam[f].n; i++)
 				puts_nl(&b, fam[f].lines[i]);
-			put(&b, "\n", 1);
+			first = false;
 		}
 	}
 	put(&b, "", 0);
@@ -811,6 +1104,12 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 out:
 	for (int f = 0; f < NFAM; f++)
 		free(fam[f].lines);
+	for (size_t i = 0; rw_path && i < r->n_files; i++)
+		free(rw_path[i]);
+	for (size_t i = 0; i < n_owned; i++)
+		free(owned[i]);
+	free(rw_path);
+	free(owned);
 	return ret;
 }
 
@@ -829,7 +1128,8 @@ char *learn_template(const char *stamp)
 	if (asprintf(&s,
 		     "# py-sandboxes policy, created by pysb-bpf --learn (%s).\n"
 		     "# Learning writes what a run needed between the markers below. Review it:\n"
-		     "# reading one file grants its whole directory. Format and meaning:\n"
+		     "# reading one file grants its whole directory (in /etc, ~ and the other\n"
+		     "# system directories docs/policy.md lists: the file alone). Format and meaning:\n"
 		     "# https://github.com/pprados/pysandboxes (wiki/configuration.md).\n"
 		     "\n"
 		     "# The program starts with an empty environment; the kernel cannot see which\n"
@@ -1039,7 +1339,12 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 		free(text);
 		return -1;
 	}
-	if (learn_merge(text, &r, stamp, &merged, &added)) {
+	if (r.not_widened)
+		pr_warn("learning: %zu file(s) the program created or removed directly in /etc, ~ "
+			"or another directory learning never widens (docs/policy.md) are gone: no "
+			"rule written, since only write access to the whole directory allows that; "
+			"if the program must do it, write that rule yourself", r.not_widened);
+	if (learn_merge_in(text, &r, stamp, env, file, &merged, &added)) {
 		pr_err("learning: out of memory");
 		goto out;
 	}

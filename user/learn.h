@@ -47,6 +47,8 @@ struct learn_set {
 struct learn_covered {
 	const char *path;
 	uint32_t access;
+	const char *file; /* the policy line's file (an include's, maybe); NULL: implicit */
+	unsigned line;
 };
 
 /* How paths are written: ${TOOL_DIR}/..., ./..., ~/..., ${TMPDIR:-/tmp}/..., else absolute. */
@@ -64,7 +66,14 @@ struct learn_rules {
 	size_t n_files, n_socket, n_api;
 	char **envs; /* env=NAME=${NAME}, or "# env=..." for a name that looks like a secret */
 	size_t n_envs;
+	/* entries created or removed in a never-widened directory and gone since: no rule
+	 * (the directory's would grant all of it) */
+	size_t not_widened;
 };
+
+/* Is dir one a file in it is never widened to (/, /etc, /home/<user>, home, ...; learn.c
+ * has the list and says why)? home: the canonical home directory, or NULL. */
+bool learn_never_widened(const char *dir, const char *home);
 
 /* Does NAME look like it holds a secret (token, password, key, ...)? */
 bool learn_env_secret(const char *name);
@@ -90,6 +99,17 @@ char *learn_spell_path(const char *path, const struct learn_env *env);
  */
 int learn_merge(const char *text, const struct learn_rules *r, const char *stamp, char **out,
 		size_t *added);
+
+/*
+ * learn_merge, knowing where the text comes from: an `expose-ro=` line that names the
+ * same path as a learned `expose-rw=` however it is written (./x, ~/x, ${VAR}/x, an
+ * absolute path, with a trailing comment) is commented out; a learned `expose-rw=` whose
+ * path another file (an include: env->covered says which line) exposes read-only is
+ * written commented out, with that file:line, since two rules on one path do not load.
+ * target: the file the text is FILE's content of; env: spellings and covered grants.
+ */
+int learn_merge_in(const char *text, const struct learn_rules *r, const char *stamp,
+		   const struct learn_env *env, const char *target, char **out, size_t *added);
 
 /* "2026/12/02 at 11:20", local time, py-sandboxes' header format. */
 void learn_stamp(time_t t, char *buf, size_t len);

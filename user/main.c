@@ -175,7 +175,9 @@ static struct learn_covered *covered_of(const struct compiled *c)
 	struct learn_covered *v = calloc(c->n_files + 1, sizeof(*v));
 
 	for (size_t i = 0; v && i < c->n_files; i++)
-		v[i] = (struct learn_covered){ c->files[i].path, c->files[i].access };
+		v[i] = (struct learn_covered){ c->files[i].path, c->files[i].access,
+					       c->files[i].implicit ? NULL : c->files[i].src.file,
+					       c->files[i].src.line };
 	return v;
 }
 

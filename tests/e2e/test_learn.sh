@@ -579,3 +579,77 @@ test_learn_from_refuses_directory_fifo_missing_file() {
 	RC=$?
 	expect_rc 0
 }
+
+# A file in /etc, in the home directory's own tree and directly under / is learned as
+# itself, never as /etc, ~ or /: the enforced rerun reads what it read and nothing next to
+# it (/etc/group and /etc/shadow, a neighbour under /, readable unconfined, are denied).
+test_learn_never_widens_etc_home_or_root() {
+	local top=/pysb-learn-top other=/pysb-learn-other
+	rm -f "$top" "$other"
+	echo t >"$top"
+	echo o >"$other"
+	mkdir -p "$T/home/.config/app" "$T/home/.config/other" "$T/app"
+	echo x >"$T/home/.config/app/x"
+	echo y >"$T/home/.config/other/y"
+	echo s >"$T/home/.netrc"
+	write_file "$T/app/prog.py" <<PY
+import os, sys
+def attempt(p):
+    try:
+        open(os.path.expanduser(p)).read()
+        print(p, "ok")
+    except OSError as e:
+        print(p, "denied" if e.errno == 13 else e.errno)
+for p in sys.argv[1:] or ["/etc/hostname", "~/.config/app/x", "$top"]:
+    attempt(p)
+PY
+	export HOME=$T/home
+	learn_run "$T/policy" "$T/app/prog.py"
+	expect_rc 0
+	grep -E '^expose-r[ow]=' "$T/policy" | LC_ALL=C sort >"$T/exposed"
+	printf '%s\n' "expose-ro=$top" "expose-ro=/etc/hostname" "expose-ro=~/.config/app" |
+		LC_ALL=C sort >"$T/want"
+	cmp -s "$T/exposed" "$T/want" || fail "learned file rules: $(cat "$T/exposed")"
+	enforce_clean "$T/policy" "$T/app/prog.py"
+	learn_again_adds_nothing "$T/policy" "$T/app/prog.py"
+	set -- /etc/hostname /etc/group /etc/shadow "$other" "$top" "~/.config/app/x" \
+		"~/.config/other/y" "~/.netrc"
+	run_plain python3 "$T/app/prog.py" "$@"
+	expect_rc 0
+	[ "$(grep -c ' ok$' "$T/out")" = 8 ] || fail "unconfined, not every file is readable: $(cat "$T/out")"
+	run_sb "$T/policy" "$T/app/prog.py" "$@"
+	rm -f "$top" "$other"
+	expect_rc 0
+	for p in /etc/hostname "$top" "~/.config/app/x"; do
+		expect_line "$T/out" "$p ok"
+	done
+	for p in /etc/group /etc/shadow "$other" "~/.config/other/y" "~/.netrc"; do
+		expect_line "$T/out" "$p denied"
+	done
+	only_denied "file open\(read\) (/etc/group|/etc/shadow|$other|$T/home/.config/other/y|$T/home/.netrc) "
+}
+
+# /proc entries children read: ls reads /proc/filesystems (libselinux; implicit), cat reads
+# /proc/meminfo (learned as that file alone, never /proc): the enforced rerun of the same
+# program denies nothing; /proc/cpuinfo next to it stays denied.
+test_learn_proc_entries_read_by_children() {
+	write_file "$T/prog.py" <<'PY'
+import subprocess, sys
+# the children's own messages kept off stderr, where pysb-bpf's lines go
+q = dict(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+r = subprocess.run(["ls", "-d", "/usr"], **q).returncode
+r = r or subprocess.run(["cat", sys.argv[1] if len(sys.argv) > 1 else "/proc/meminfo"], **q).returncode
+sys.exit(r)
+PY
+	learn_run "$T/policy" "$T/prog.py"
+	expect_rc 0
+	expect_line "$T/policy" "expose-ro=/proc/meminfo"
+	expect_no_grep "$T/policy" "^expose-r[ow]=/proc(/filesystems)?$"
+	enforce_clean "$T/policy" "$T/prog.py"
+	learn_again_adds_nothing "$T/policy" "$T/prog.py"
+	run_plain python3 "$T/prog.py" /proc/cpuinfo
+	expect_rc 0
+	run_sb "$T/policy" "$T/prog.py" /proc/cpuinfo
+	[ "$RC" -ne 0 ] || fail "cat read /proc/cpuinfo without a rule"
+	only_denied "file open\(read\) /proc/cpuinfo "
+}

@@ -780,6 +780,22 @@ static void test_check_text(void **state)
 	check_done(run);
 }
 
+/* A grant that reaches well-known secrets is a warning naming its line; check still
+ * passes; a narrow grant next to them is not. */
+static void test_check_secrets_warned_with_their_line(void **state)
+{
+	struct check_run *run;
+
+	(void)state;
+	put("sec.pysb", "expose-ro=/etc/hostname\nexpose-ro=/etc\nbpf.implicit=false\n");
+	run = check("sec.pysb", false, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	assert_non_null(strstr(run->out, "warning: sec.pysb:2:11: expose-ro=/etc grants well-known "
+					 "secrets: /etc/shadow (password hashes)"));
+	assert_null(strstr(run->out, "warning: sec.pysb:1:"));
+	check_done(run);
+}
+
 /* --KEY=VALUE overrides are read after the file and shown as <command line>. */
 static void test_check_overrides(void **state)
 {
@@ -936,6 +952,7 @@ int main(void)
 		cmocka_unit_test(test_check_invalid),
 		cmocka_unit_test(test_check_text),
 		cmocka_unit_test(test_check_overrides),
+		cmocka_unit_test(test_check_secrets_warned_with_their_line),
 		cmocka_unit_test(test_check_ignore_absolute),
 		cmocka_unit_test(test_check_non_utf8_path),
 		cmocka_unit_test(test_check_departures),

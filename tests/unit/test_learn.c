@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "learn.h"
+#include "policy.h"
 #include "pysb_abi.h"
 
 static char S[64]; /* the scratch tree */
@@ -141,9 +142,21 @@ static const struct gen_case gen_cases[] = {
 	{ "read ancestor does not cover a write below",
 	  { { "file", "open", "@/proj/data/y", "read" }, { "file", "open", "@/proj/data/sub/x", "write" } },
 	  { "expose-ro=./data", "expose-rw=./data/sub" } },
-	{ "the home directory never covers",
+	{ "a file directly in the home directory is itself; ~/.config/app is widened",
 	  { { "file", "open", "@/home/.bashrc", "read" }, { "file", "open", "@/home/.config/app/c.ini", "read" } },
-	  { "expose-ro=~", "expose-ro=~/.config/app" } },
+	  { "expose-ro=~/.bashrc", "expose-ro=~/.config/app" } },
+	{ "a file in /etc is itself, never /etc (/etc/shadow is next to it)",
+	  { { "file", "open", "/etc/hostname", "read" } },
+	  { "expose-ro=/etc/hostname" } },
+	{ "a file created in the home directory: that file, read-write, never ~",
+	  { { "file", "create", "@/home/.bashrc", "write" } },
+	  { "expose-rw=~/.bashrc" } },
+	{ "a file created in the home directory and gone since: nothing, never ~",
+	  { { "file", "create", "@/home/gone.tmp", "write" }, { "file", "unlink", "@/home/gone.tmp", "write" } },
+	  { NULL } },
+	{ "a write to a file in the home directory: that file, read-write",
+	  { { "file", "open", "@/home/.bashrc", "write" } },
+	  { "expose-rw=~/.bashrc" } },
 	{ "VIRTUAL_ENV is written ${VIRTUAL_ENV}",
 	  { { "file", "open", "@/venv/lib/site/m.py", "read" } },
 	  { "expose-ro=${VIRTUAL_ENV}/lib/site" } },
@@ -153,9 +166,12 @@ static const struct gen_case gen_cases[] = {
 	{ "an opened directory is itself; absolute elsewhere",
 	  { { "file", "open", "@/else/d", "read" } },
 	  { "expose-ro=@/else/d" } },
-	{ "nothing under /proc",
+	{ "nothing under /proc/<pid>, /proc/self: a sandbox's own, another's pid unknowable",
 	  { { "file", "open", "/proc/1/status", "read" }, { "file", "open", "/proc/self", "read" } },
 	  { NULL } },
+	{ "other /proc entries (a child's /proc/meminfo, /proc/sys/...): each itself, never /proc",
+	  { { "file", "open", "/proc/meminfo", "read" }, { "file", "open", "/proc/sys/kernel/ngroups_max", "read" } },
+	  { "expose-ro=/proc/meminfo", "expose-ro=/proc/sys/kernel/ngroups_max" } },
 	{ "implicit and already-granted paths are never written",
 	  { { "file", "open", "@/implicit/lib/libc.so", "read" } },
 	  { NULL } },
@@ -179,7 +195,7 @@ static void test_generate_files(void **state)
 	for (size_t c = 0; c < sizeof(gen_cases) / sizeof(gen_cases[0]); c++) {
 		const struct gen_case *g = &gen_cases[c];
 		char implicit[256], cwd[256], want[512];
-		struct learn_covered cov = { implicit, PYSB_ACC_RO };
+		struct learn_covered cov = { implicit, PYSB_ACC_RO, NULL, 0 };
 		struct learn_set s = { .envp = envp };
 		struct learn_rules r;
 		struct learn_env env;
@@ -210,6 +226,30 @@ static void test_generate_files(void **state)
 	}
 }
 
+/* The one list of directories a file is never widened to (learn.c), with what is not. */
+static void test_never_widened(void **state)
+{
+	static const struct {
+		const char *dir;
+		bool never;
+	} cases[] = {
+		{ "/", true },		{ "/etc", true },	  { "/root", true },
+		{ "/home", true },	{ "/home/alice", true },  { "/var/lib", true },
+		{ "/var/log", true },	{ "/run", true },	  { "/proc", true },
+		{ "/sys", true },	{ "/dev", true },	  { "/srv/home", true }, /* $HOME */
+		{ "/etc/ssl", false },	{ "/home/alice/proj", false }, { "/var/lib/app", false },
+		{ "/var", false },	{ "/usr/lib", false },	  { "/homes", false },
+		{ "/srv/home/.config/app", false },		  { "/dev/shm", false },
+		{ "/proc/sys/kernel", true },			  { "/procfs", false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		if (learn_never_widened(cases[i].dir, "/srv/home") != cases[i].never)
+			fail_msg("%s: never widened should be %d", cases[i].dir, cases[i].never);
+	assert_false(learn_never_widened("/srv/home", NULL));
+}
+
 static void test_generate_net_and_exec(void **state)
 {
 	struct learn_set s = { .envp = envp };
@@ -226,6 +266,13 @@ static void test_generate_net_and_exec(void **state)
 	assert_int_equal(learn_add_record(&s, j), 0);
 	assert_int_equal(learn_add_record(&s, j), 0); /* twice: one line */
 	json_decref(j);
+	for (int port = 443; port >= 80; port -= 363) { /* 443, then 80 */
+		j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:s}", "record", "event", "kind", "net",
+			      "operation", "connect", "protocol", "tcp", "address", "127.0.0.1",
+			      "port", port, "direction", "out");
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
 	j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net", "operation",
 		      "bind", "protocol", "udp", "address", "::ffff:10.0.0.1", "port", 0);
 	assert_int_equal(learn_add_record(&s, j), 0);
@@ -250,15 +297,30 @@ static void test_generate_net_and_exec(void **state)
 	assert_int_equal(learn_generate(&s, &env, &r), 0);
 	assert_int_equal(r.n_socket, 3);
 	assert_string_equal(r.socket[0], "bpf.socket-family=packet");
-	/* the port is APP_PORT's: *PORT* variables only, the first by name */
-	assert_string_equal(r.socket[1], "net=ALLOW|TCP|127.0.0.1|${APP_PORT}|OUT");
+	/* one line per protocol, address and direction, the ports listed (py-sandboxes'
+	 * grouping); the port is APP_PORT's: *PORT* variables only, the first by name */
+	assert_string_equal(r.socket[1], "net=ALLOW|TCP|127.0.0.1|80,443,${APP_PORT}|OUT");
 	assert_string_equal(r.socket[2], "net=ALLOW|UDP|10.0.0.1|0|IN");
-	assert_int_equal(r.n_api, 1);
-	assert_string_equal(r.api[0], "python-api=ALLOW:process-exec");
+	/* py-sandboxes' comment line before the category */
+	assert_int_equal(r.n_api, 2);
+	assert_string_equal(r.api[0], "# \u26a0 process-exec: runs code outside the patched "
+				      "interpreter");
+	assert_string_equal(r.api[1], "python-api=ALLOW:process-exec");
 	assert_int_equal(s.unlearned, 1); /* the memfd exec */
-	assert_int_equal(s.records, 6);
+	assert_int_equal(s.records, 8);
 	learn_rules_free(&r);
 	learn_set_free(&s);
+}
+
+/* Does text hold this exact line? */
+static bool text_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return true;
+	return false;
 }
 
 struct merge_case {
@@ -278,12 +340,20 @@ static const struct merge_case merge_cases[] = {
 	  2 },
 	{ "no markers: one header at the end, a blank line after each family",
 	  "expose-ro=/etc", "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
-	  "expose-ro=/etc\n\n" HDR "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n\n", 2 },
+	  "expose-ro=/etc\n" HDR "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n", 2 },
+	{ "no markers, the text ending with a line break: a blank line before the header",
+	  "expose-ro=/etc\n", "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
+	  "expose-ro=/etc\n\n" HDR "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n", 2 },
+	{ "markers only at the start of a line, nothing after them",
+	  "  # </learning_guard_files>\n# </learning_guard_socket> -->\n", "expose-ro=./cfg",
+	  "net=ALLOW|TCP|1.2.3.4|80|OUT",
+	  "  # </learning_guard_files>\n# </learning_guard_socket> -->\n\n" HDR
+	  "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n", 2 },
 	{ "one family with its marker, the other appended",
 	  "# <learning_guard_files>\n# </learning_guard_files>\n", "expose-ro=./cfg",
 	  "net=ALLOW|TCP|1.2.3.4|80|OUT",
 	  "# <learning_guard_files>\n" HDR "expose-ro=./cfg\n\n# </learning_guard_files>\n\n" HDR
-	  "net=ALLOW|TCP|1.2.3.4|80|OUT\n\n",
+	  "net=ALLOW|TCP|1.2.3.4|80|OUT\n",
 	  2 },
 	{ "lines already present (stripped) are dropped: nothing to add",
 	  "  expose-ro=./cfg  \nnet=ALLOW|TCP|1.2.3.4|80|OUT\r\n", "expose-ro=./cfg",
@@ -292,9 +362,9 @@ static const struct merge_case merge_cases[] = {
 	{ "an expose-ro superseded by the learned expose-rw is commented out",
 	  "expose-ro=./out\n", "expose-rw=./out", NULL,
 	  "# expose-ro=./out  # superseded by learning (2026/12/02 at 10:00): write needed\n\n" HDR
-	  "expose-rw=./out\n\n",
+	  "expose-rw=./out\n",
 	  1 },
-	{ "empty file", "", "expose-ro=./cfg", NULL, HDR "expose-ro=./cfg\n\n", 1 },
+	{ "empty file", "", "expose-ro=./cfg", NULL, "\n" HDR "expose-ro=./cfg\n", 1 },
 };
 
 static void test_merge(void **state)
@@ -316,6 +386,85 @@ static void test_merge(void **state)
 		assert_int_equal(learn_merge(out, &r, "2026/12/03 at 10:00", &again, &added), 0);
 		if (added || strcmp(again, out))
 			fail_msg("case '%s': a second merge changed the text:\n%s", m->name, again);
+		free(out);
+		free(again);
+	}
+}
+
+struct conflict_case {
+	const char *name, *text; /* "@" = the scratch tree */
+	const char *learned;	 /* the learned line */
+	const char *want;	 /* a line the result holds; "@" = the scratch tree */
+	bool included;		 /* the path is read-only in another file (an include) */
+};
+
+static const struct conflict_case conflict_cases[] = {
+	{ "the same directory written absolute", "expose-ro=@/proj/out\n", "expose-rw=./out",
+	  "# expose-ro=@/proj/out  # superseded by learning (2026/12/02 at 10:00): write needed", false },
+	{ "with a trailing comment", "expose-ro=./out  # results\n", "expose-rw=./out",
+	  "# expose-ro=./out  # results  # superseded by learning (2026/12/02 at 10:00): write "
+	  "needed", false },
+	{ "relative, with a trailing slash", "expose-ro=out/\n", "expose-rw=./out",
+	  "# expose-ro=out/  # superseded by learning (2026/12/02 at 10:00): write needed", false },
+	{ "through a variable", "expose-ro=${VIRTUAL_ENV}/lib/site\n", "expose-rw=@/venv/lib/site",
+	  "# expose-ro=${VIRTUAL_ENV}/lib/site  # superseded by learning (2026/12/02 at 10:00): "
+	  "write needed", false },
+	{ "in an included file: the learned line commented, naming that line",
+	  "include \"@/inc.pysb\"\n", "expose-rw=./out",
+	  "# expose-rw=./out  # learned, not active: @/inc.pysb:1 exposes it read-only; make that "
+	  "line expose-rw",
+	  true },
+};
+
+/* A learned expose-rw= never sits beside an expose-ro= of the same path: the file loads,
+ * and merging again adds nothing. */
+static void test_merge_conflicts_load(void **state)
+{
+	(void)state;
+	for (size_t c = 0; c < sizeof(conflict_cases) / sizeof(conflict_cases[0]); c++) {
+		const struct conflict_case *k = &conflict_cases[c];
+		char text[1024], learned[512], want[1024], cwd[256], file[256], inc[256], out_real[512];
+		struct learn_covered cov = { out_real, PYSB_ACC_RO, inc, 1 };
+		char *files[1] = { learned };
+		struct learn_rules r = { .files = files, .n_files = 1 };
+		struct learn_env env;
+		struct policy_diag diag = { 0 };
+		struct policy *p = NULL;
+		char *out, *again;
+		size_t added;
+		FILE *f;
+
+		expand(k->text, text, sizeof(text));
+		expand(k->learned, learned, sizeof(learned));
+		expand(k->want, want, sizeof(want));
+		snprintf(file, sizeof(file), "%s/policy.pysb", S);
+		snprintf(inc, sizeof(inc), "%s/inc.pysb", S);
+		snprintf(out_real, sizeof(out_real), "%s/proj/out", S);
+		learn_env_of(&env, cwd, &cov, k->included ? 1 : 0);
+		f = fopen(inc, "w");
+		assert_non_null(f);
+		fprintf(f, "expose-ro=%s/proj/out\n", S);
+		fclose(f);
+		assert_int_equal(learn_merge_in(text, &r, "2026/12/02 at 10:00", &env, file, &out,
+						&added), 0);
+		if (added != 1 || !text_line(out, want))
+			fail_msg("case '%s': added %zu, got:\n%s\nexpected the line:\n%s", k->name,
+				 added, out, want);
+		assert_int_equal(learn_merge_in(out, &r, "2026/12/03 at 10:00", &env, file, &again,
+						&added), 0);
+		if (added || strcmp(again, out))
+			fail_msg("case '%s': a second merge changed the text:\n%s", k->name, again);
+		/* it loads */
+		f = fopen(file, "w");
+		assert_non_null(f);
+		fputs(out, f);
+		fclose(f);
+		if (policy_parse_file(file, envp, cwd, NULL, 0, &p, &diag) || diag.n_errors) {
+			policy_diag_print(stderr, &diag);
+			fail_msg("case '%s': the merged file does not load:\n%s", k->name, out);
+		}
+		policy_free(p);
+		policy_diag_free(&diag);
 		free(out);
 		free(again);
 	}
@@ -504,8 +653,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
 		cmocka_unit_test(test_generate_files),
+		cmocka_unit_test(test_never_widened),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_merge_conflicts_load),
 		cmocka_unit_test(test_template_has_markers_and_is_idempotent_target),
 		cmocka_unit_test(test_backup_names_first_free),
 		cmocka_unit_test(test_atomic_write_keeps_mode_and_backup),
