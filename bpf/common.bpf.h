@@ -122,7 +122,7 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 	e->path_off = 0;
 	e->rule = 0;
 	e->target_pid = 0;
-	e->_pad = 0;
+	e->dev = 0;
 	e->path[0] = '\0';
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;

@@ -214,6 +214,10 @@ static __always_inline void event_set_dentry_path(struct pysb_event *e, struct d
 	struct name_ctx c = { .e = e, .d = d, .mnt = mnt, .pos = PYSB_PATH_LEN - 1 };
 
 	e->path[PYSB_PATH_LEN - 1] = '\0';
+	if (!mnt) {
+		e->flags |= PYSB_EV_PATH_FSROOT;
+		e->dev = BPF_CORE_READ(d, d_sb, s_dev);
+	}
 	bpf_loop(PYSB_MAX_DEPTH, name_step, &c, 0);
 	if (c.pos == PYSB_PATH_LEN - 1) {
 		c.pos -= 1;

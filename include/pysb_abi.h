@@ -336,7 +336,7 @@ struct pysb_event {
 			   kind NET: the 1-based net= rule that denied (pysb_net_range);
 			   kind CAP: the capability refused (CAP_* number) */
 	__u32 target_pid; /* ptrace, signal: the task outside the sandbox */
-	__u32 _pad;
+	__u32 dev;	  /* PYSB_EV_PATH_FSROOT: the file system's s_dev (kernel encoding) */
 	char comm[PYSB_COMM_LEN];
 	union {
 		char path[PYSB_PATH_LEN];
@@ -345,6 +345,10 @@ struct pysb_event {
 };
 
 #define PYSB_EV_PATH_TRUNC 0x1u
+/* The path goes from its file system's root, not the task's: the hook has no mount
+ * (inode_getxattr, inode_setattr, ...). User space puts the mount point in front
+ * (events_resolve_path) and clears the flag; it stays when no mount matches. */
+#define PYSB_EV_PATH_FSROOT 0x2u
 #define PYSB_EVENT_HEAD_LEN (64 + PYSB_COMM_LEN)
 
 /* Reasons an event was not delivered (index of the `lost` map). The ring buffer holds

@@ -111,6 +111,7 @@ static int on_event(void *ctx, void *data, size_t len)
 		return 0;
 	memset(&e, 0, sizeof(e));
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
+	events_resolve_path(&e);
 	metrics_count_event(&t->b->m, e.decision == PYSB_AUDIT, e.kind);
 	d->ev.compiled = &t->b->c; /* net denials name their rule */
 	o = events_json_render(&d->ev, &e);

@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 #include <arpa/inet.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "caps.h"
 #include "compile.h"
@@ -89,6 +93,88 @@ const char *event_path(const struct pysb_event *e)
 	if (e->path_len <= 0 || e->path_off >= PYSB_PATH_LEN)
 		return NULL;
 	return e->path + e->path_off;
+}
+
+static bool under(const char *path, const char *root);
+
+/*
+ * Where file system `dev` (kernel encoding) is mounted, and from which of its
+ * directories: the first mount in /proc/self/mountinfo whose root holds `path`. Writes
+ * the mount point and the root. The last answer is kept for a second: a flood of
+ * denials on one file system reads the table once.
+ */
+static bool mount_of(uint32_t dev, const char *path, char *point, char *root)
+{
+	static struct {
+		uint32_t dev;
+		time_t at;
+		char root[PATH_MAX], point[PATH_MAX];
+	} last = { .at = -1 };
+	struct timespec now;
+	char *line = NULL;
+	unsigned maj, min;
+	bool found = false;
+	size_t cap = 0;
+	FILE *f;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (last.at == now.tv_sec && last.dev == dev && under(path, last.root)) {
+		strcpy(point, last.point);
+		strcpy(root, last.root);
+		return true;
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		/* id parent MAJ:MIN ROOT MOUNTPOINT ... (a mount with an octal escape in
+		 * its root or mount point only fails to match) */
+		found = sscanf(line, "%*s %*s %u:%u %4095s %4095s", &maj, &min, root, point) == 4 &&
+			((maj << 20) | min) == dev && under(path, root);
+	}
+	free(line);
+	fclose(f);
+	if (found) {
+		last.dev = dev;
+		last.at = now.tv_sec;
+		strcpy(last.root, root);
+		strcpy(last.point, point);
+	}
+	return found;
+}
+
+/* Is `path` at or below directory `root` (both absolute)? */
+static bool under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (!strcmp(root, "/"))
+		return true;
+	return !strncmp(path, root, n) && (!path[n] || path[n] == '/');
+}
+
+void events_resolve_path(struct pysb_event *e)
+{
+	const char *path = event_path(e);
+	char point[PATH_MAX], root[PATH_MAX], full[PYSB_PATH_LEN];
+	const char *rest;
+	size_t n;
+
+	if (!(e->flags & PYSB_EV_PATH_FSROOT) || !path || !mount_of(e->dev, path, point, root))
+		return;
+	rest = strcmp(root, "/") ? path + strlen(root) : path;
+	if (!strcmp(rest, "/"))
+		rest = ""; /* the root itself: the mount point */
+	if (!strcmp(point, "/") || !*rest)
+		n = (size_t)snprintf(full, sizeof(full), "%s", *rest ? rest : point);
+	else
+		n = (size_t)snprintf(full, sizeof(full), "%s%s", point, rest);
+	if (n >= sizeof(full))
+		return; /* longer than an event holds: left from its file system's root */
+	memcpy(e->path + PYSB_PATH_LEN - n - 1, full, n + 1);
+	e->path_off = PYSB_PATH_LEN - n - 1;
+	e->path_len = (int32_t)n + 1;
+	e->flags &= ~PYSB_EV_PATH_FSROOT;
 }
 
 /* Paths may hold any byte; control characters would forge lines on a terminal. */

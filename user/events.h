@@ -20,6 +20,14 @@ const char *net_op_str(unsigned op);
 /* The event's path (NUL-terminated), or NULL when it has none. */
 const char *event_path(const struct pysb_event *e);
 
+/*
+ * A path that goes from its file system's root (PYSB_EV_PATH_FSROOT: a hook without the
+ * mount) is given the mount point in front, from this process's mount table, so that
+ * it names the file as the program did and learning can write a rule for it; the flag
+ * is cleared. Left as it is when no mount of that file system has a root above it.
+ */
+void events_resolve_path(struct pysb_event *e);
+
 /* One readable line: decision, kind, operation, access, path, pid, tid, comm. */
 void event_print_line(FILE *f, const struct pysb_event *e);
 

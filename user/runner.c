@@ -56,6 +56,7 @@ static int on_event(void *ctx, void *data, size_t len)
 	}
 	memset(&e, 0, sizeof(e));
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
+	events_resolve_path(&e);
 	data = &e;
 	sink->delivered++;
 	event_print_line(stderr, data);

@@ -256,3 +256,33 @@ test_events_100k_learning_loses_nothing() {
 	expect_line "$T/policy" "expose-rw=./other"
 	expect_no_grep "$T/err" "events lost"
 }
+
+# A hook without the mount (getxattr, setattr, ...) sees a path from its file system's
+# root: "/e2e.X/other/secret.txt" on the VM's /tmp tmpfs. The event names the file as the
+# program did (the mount point in front), so that learning writes a rule for the real
+# path, and the rule it writes lets the rerun reach the file. (The attribute does not
+# exist: the file system answers ENODATA, or ENOTSUP on a 6.1 tmpfs; EACCES is ours.)
+test_events_mountless_hook_names_the_whole_path() {
+	events_setup
+	ev_py "$T/app.py" \
+		"attempt('getxattr', lambda: os.getxattr('$T/other/secret.txt', 'user.none'))"
+	run_plain python3 "$T/app.py"
+	expect_grep "$T/out" "^getxattr ERR (ENODATA|EOPNOTSUPP|ENOTSUP)$"
+	"$PYSB" run --events "$T/events" --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "getxattr EACCES"
+	python3 - "$T/events" "$T/other/secret.txt" <<'PY' || fail "event stream: $(cat "$T/events")"
+import json, sys
+ev = [r for r in map(json.loads, open(sys.argv[1]))
+      if r["record"] == "event" and r.get("operation") == "getxattr"]
+assert ev and all(r["path"] == sys.argv[2] for r in ev), ev
+PY
+	expect_grep "$T/err" "deny file getxattr\\(read\\) $T/other/secret.txt "
+	"$PYSB" run --learn --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	expect_no_grep "$T/policy" "^expose-r[ow]=/e2e\\."
+	"$PYSB" run --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/out" "^getxattr ERR (ENODATA|EOPNOTSUPP|ENOTSUP)$"
+}
