@@ -13,6 +13,7 @@
 #include "daemon_metrics.h"
 #include "events.h"
 #include "log.h"
+#include "version.h"
 
 /*
  * libmicrohttpd is opened when --metrics asks for it, not linked: linked, it brings GnuTLS
@@ -94,10 +95,13 @@ void metrics_count_lost(struct binding_metrics *b, int reason, uint64_t n)
 
 void metrics_count_reload(struct daemon_metrics *m, int ok)
 {
-	if (ok)
+	if (ok) {
 		m->reloads_ok++;
-	else
+		m->last_reload_ok = time(NULL);
+	} else {
 		m->reloads_failed++;
+	}
+	m->last_reload_failed = !ok;
 }
 
 void metrics_count_error(struct daemon_metrics *m)
@@ -160,9 +164,20 @@ char *metrics_render(struct daemon_metrics *m)
 		"kept its previous policy).\n# TYPE pysb_reloads_total counter\n"
 		"pysb_reloads_total{result=\"ok\"} %llu\npysb_reloads_total{result=\"error\"} %llu\n"
 		"# HELP pysb_errors_total Cgroups that could not be confined or switched.\n"
-		"# TYPE pysb_errors_total counter\npysb_errors_total %llu\n",
+		"# TYPE pysb_errors_total counter\npysb_errors_total %llu\n"
+		"# HELP pysb_config_last_reload_successful Whether the last reload took every "
+		"binding (0: one was rejected and keeps its previous policy).\n"
+		"# TYPE pysb_config_last_reload_successful gauge\n"
+		"pysb_config_last_reload_successful %d\n"
+		"# HELP pysb_config_last_reload_success_timestamp_seconds When the configuration "
+		"was last loaded whole (start, or a reload).\n"
+		"# TYPE pysb_config_last_reload_success_timestamp_seconds gauge\n"
+		"pysb_config_last_reload_success_timestamp_seconds %lld\n"
+		"# HELP pysb_build_info The pysb-bpf release serving these metrics.\n"
+		"# TYPE pysb_build_info gauge\npysb_build_info{version=\"%s\"} 1\n",
 		n_b, (unsigned long long)m->reloads_ok, (unsigned long long)m->reloads_failed,
-		(unsigned long long)m->errors);
+		(unsigned long long)m->errors, !m->last_reload_failed,
+		(long long)(m->last_reload_ok ? m->last_reload_ok : m->started), PYSB_VERSION);
 	if (fclose(f)) {
 		free(buf);
 		return NULL;
@@ -184,8 +199,9 @@ static enum MHD_Result serve(void *cls, struct MHD_Connection *c, const char *ur
 	(void)upload;
 	(void)upload_len;
 	(void)state;
-	if (strcmp(method, "GET") || strcmp(url, "/metrics")) {
-		static char nf[] = "pysb-bpf serves GET /metrics only\n";
+	/* HEAD: the same answer, which libmicrohttpd sends without its body */
+	if ((strcmp(method, "GET") && strcmp(method, "HEAD")) || strcmp(url, "/metrics")) {
+		static char nf[] = "pysb-bpf serves GET and HEAD /metrics only\n";
 
 		r = mhd.create_response_from_buffer(strlen(nf), nf, MHD_RESPMEM_PERSISTENT);
 		status = MHD_HTTP_NOT_FOUND;
@@ -215,6 +231,7 @@ int metrics_init(struct daemon_metrics *m, const char *addr)
 	int err;
 
 	pthread_mutex_init(&m->mu, NULL);
+	m->started = time(NULL);
 	if (!addr)
 		return 0;
 	colon = strrchr(addr, ':');

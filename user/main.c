@@ -28,11 +28,11 @@
 #include "log.h"
 #include "policy.h"
 #include "probe.h"
+#include "version.h"
 #include "program.h"
 #include "runner.h"
 #include "status.h"
 
-#define PYSB_VERSION "0.6.0" /* CHANGELOG.md: the minor grows with each new kind of denial */
 
 extern char **environ;
 

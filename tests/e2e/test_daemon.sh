@@ -177,10 +177,19 @@ test_daemon_reload_under_load_atomic_broken_rejected_mode_switch() {
 	svc_expect_confined
 	metrics 19465 >"$T/metrics"
 	expect_grep "$T/metrics" '^pysb_reloads_total\{result="error"\} [1-9]'
+	expect_line "$T/metrics" 'pysb_config_last_reload_successful 0'
+	expect_grep "$T/metrics" '^pysb_config_last_reload_success_timestamp_seconds [1-9][0-9]+$'
+	expect_grep "$T/metrics" "^pysb_build_info\\{version=\"$("$PYSB" version | sed -n '1s/^pysb-bpf \([^ ]*\).*/\1/p')\"\\} 1$"
+	# HEAD: the headers of the same answer, no body
+	python3 -c "import urllib.request as u; r = u.urlopen(u.Request('http://127.0.0.1:19465/metrics', method='HEAD'), timeout=10); print(r.status, len(r.read()))" >"$T/head" ||
+		fail "HEAD /metrics refused"
+	expect_line "$T/head" "200 0"
 	# audit mode, live: B is read, and reported as audit
 	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/p.py-sandboxes"
 	binding svc '{"policy": "p.py-sandboxes", "cgroup": "pysb-e2e/svc2", "mode": "audit"}'
 	wait_for "$T/daemon.err" "binding svc: policy .* reloaded on 1 cgroup\(s\), audit"
+	metrics 19465 >"$T/metrics"
+	expect_line "$T/metrics" 'pysb_config_last_reload_successful 1'
 	svc_mark
 	svc_wait_since 'B ok' 3
 	wait_for "$T/events.jsonl" '"decision":"audit".*"binding":"svc"'
