@@ -88,6 +88,14 @@ struct daemon {
 	struct events_json ev;
 	FILE *out;
 	struct daemon_metrics m;
+	/* Bindings whose file is there but was rejected at the last read: the cgroups their
+	 * records name keep their last rules (release_orphans). */
+	char (*rejected)[256];
+	size_t n_rejected;
+	bool rejected_lost; /* one could not be remembered (no memory): every one is kept */
+	/* Unclaimed cgroups release_orphans kept at its last pass (each said once). */
+	uint64_t *kept;
+	size_t n_kept;
 };
 
 /* ---------------- events */
@@ -481,6 +489,28 @@ static struct binding *binding_find(struct daemon *d, const char *name)
 	return NULL;
 }
 
+/* A binding that cannot be read or compiled keeps what it enforced, here or left by a
+ * previous daemon: its name is remembered so that release_orphans keeps its cgroups. */
+static void rejected_add(struct daemon *d, const char *name)
+{
+	char (*v)[256] = realloc(d->rejected, (d->n_rejected + 1) * sizeof(*v));
+
+	if (!v) {
+		d->rejected_lost = true; /* release_orphans keeps every unclaimed cgroup */
+		return;
+	}
+	d->rejected = v;
+	snprintf(d->rejected[d->n_rejected++], sizeof(*v), "%s", name);
+}
+
+static bool rejected_has(const struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->n_rejected; i++)
+		if (!strcmp(d->rejected[i], name))
+			return true;
+	return false;
+}
+
 static bool is_binding_file(const char *n)
 {
 	size_t l = strlen(n);
@@ -504,6 +534,10 @@ static int read_config(struct daemon *d, bool apply, bool force)
 	}
 	for (size_t i = 0; i < d->n_b; i++)
 		d->b[i]->seen = false;
+	if (apply) {
+		d->n_rejected = 0;
+		d->rejected_lost = false;
+	}
 	for (int i = 0; i < n; i++) {
 		struct binding_conf conf;
 		struct compiled c = { 0 };
@@ -514,11 +548,15 @@ static int read_config(struct daemon *d, bool apply, bool force)
 			continue;
 		if (binding_read(d->o->config_dir, names[i]->d_name, d->cgroot, &conf) ||
 		    binding_compile(&conf, &c, &fp)) {
+			const char *name = conf.name[0] ? conf.name : names[i]->d_name;
+
 			b = binding_find(d, conf.name);
 			if (b)
 				b->seen = true;
-			pr_err("binding %s rejected%s", conf.name[0] ? conf.name : names[i]->d_name,
-			       b ? ": its previous policy stays in force" : "");
+			if (apply)
+				rejected_add(d, name);
+			pr_err("binding %s rejected%s", name,
+			       b || apply ? ": its previous policy stays in force" : "");
 			errors++;
 			continue;
 		}
@@ -665,6 +703,8 @@ static size_t binding_paths(const struct binding *b, const char *cgroot, char **
 
 /* Confines the cgroups that appeared, releases those that are gone (or re-created:
  * a restarted unit gets a new cgroup, with a new id). */
+static void release_orphans(struct daemon *d);
+
 static void scan(struct daemon *d)
 {
 	for (size_t i = 0; i < d->n_b; i++) {
@@ -714,38 +754,85 @@ static void scan(struct daemon *d)
 	retire_flush(d); /* the ids of the cgroups adopted: one settle, one pass over the maps */
 	if (d->rb_stale)
 		rb_rebuild(d);
+	/* at every scan: the cgroups of a rejected binding whose file was removed since, and
+	 * those kept that are gone */
+	release_orphans(d);
 }
 
-/* Entries flagged PYSB_SB_DAEMON that no binding claims: left by a daemon whose binding
- * was removed while no daemon ran. Released, as a removed binding is. */
+static bool kept_had(const struct daemon *d, uint64_t cgid)
+{
+	for (size_t i = 0; i < d->n_kept; i++)
+		if (d->kept[i] == cgid)
+			return true;
+	return false;
+}
+
+/*
+ * Entries flagged PYSB_SB_DAEMON that no target of this daemon claims. Released only when
+ * no binding may still want them: the binding their record names was removed (while no
+ * daemon ran, or while it was rejected). Kept, with the rules they have, when that
+ * binding is there but cannot be read or compiled, or when no record says whose they are
+ * and some binding was rejected: never unconfine on doubt.
+ */
 static void release_orphans(struct daemon *d)
 {
 	struct bpf_map *map = d->l.skel->maps.sandboxes;
-	uint64_t key, next, *prev = NULL;
+	uint64_t key, next, *prev = NULL, *kept = NULL;
+	size_t n_kept = 0;
 
 	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
 		struct pysb_sandbox_cfg cfg;
-		bool claimed = false;
+		struct sandbox_record r;
+		bool claimed = false, rec;
+		const char *keep = NULL;
+		char prefix[64];
 
 		for (size_t i = 0; i < d->n_b && !claimed; i++)
 			for (size_t j = 0; j < d->b[i]->n_t && !claimed; j++)
 				claimed = d->b[i]->t[j]->cgid == next;
-		if (!claimed &&
-		    !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
-		    (cfg.flags & PYSB_SB_DAEMON)) {
-			char prefix[64];
-
-			snprintf(prefix, sizeof(prefix), "cg%llu", (unsigned long long)next);
-			pr_info("releasing cgroup id %llu (sandbox %u): no binding claims it",
-				(unsigned long long)next, cfg.id);
-			loader_sandbox_free(&d->l, next, cfg.id);
-			sandbox_record_remove(next);
-			loader_unpin_links(&d->l, prefix);
-			continue;
+		if (claimed ||
+		    bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) ||
+		    !(cfg.flags & PYSB_SB_DAEMON))
+			goto next;
+		rec = !sandbox_record_read(next, &r) && r.owner == OWNER_DAEMON;
+		if (!rec) {
+			snprintf(r.binding, sizeof(r.binding), "?");
+			snprintf(r.cgroup, sizeof(r.cgroup), "an unrecorded cgroup");
 		}
+		if (d->rejected_lost || (rec && rejected_has(d, r.binding)))
+			keep = "its binding cannot be read or compiled: its last rules stay in force";
+		else if (!rec && d->n_rejected)
+			keep = "no record names its binding and a binding was rejected: its rules "
+			       "stay in force";
+		if (keep) {
+			uint64_t *v = realloc(kept, (n_kept + 1) * sizeof(*v));
+
+			if (v) {
+				kept = v;
+				kept[n_kept++] = next;
+			}
+			if (!kept_had(d, next))
+				pr_warn("%s: kept %s (cgroup id %llu, sandbox %u): %s", r.binding,
+					r.cgroup, (unsigned long long)next, cfg.id, keep);
+			goto next;
+		}
+		pr_info("%s: releasing %s (cgroup id %llu, sandbox %u): %s", r.binding, r.cgroup,
+			(unsigned long long)next, cfg.id,
+			!rec ? "no binding claims it"
+			: binding_find(d, r.binding) ? "its binding does not name it any more"
+						     : "its binding file was removed");
+		snprintf(prefix, sizeof(prefix), "cg%llu", (unsigned long long)next);
+		loader_sandbox_free(&d->l, next, cfg.id);
+		sandbox_record_remove(next);
+		loader_unpin_links(&d->l, prefix);
+		continue; /* the walk goes on from the entry before: this one is gone */
+next:
 		key = next;
 		prev = &key;
 	}
+	free(d->kept);
+	d->kept = kept;
+	d->n_kept = n_kept;
 }
 
 /* ---------------- the loop */
@@ -823,7 +910,6 @@ int daemon_main(const struct daemon_opts *o)
 	metrics_lock(&d.m);
 	read_config(&d, true, true);
 	scan(&d);
-	release_orphans(&d);
 	metrics_unlock(&d.m);
 	if (o->once) {
 		ret = 0;
@@ -905,6 +991,8 @@ out:
 	}
 	free(d.b);
 	free(d.retired);
+	free(d.rejected);
+	free(d.kept);
 	if (d.out && d.out != stdout)
 		fclose(d.out);
 	if (sigfd >= 0)
