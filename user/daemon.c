@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <limits.h>
 #include <poll.h>
@@ -67,6 +68,8 @@ struct binding {
 	struct target **t;
 	size_t n_t;
 	bool seen; /* its file was in the last read of the directory */
+	bool no_answer;	   /* unit: systemd did not answer the last scan's query */
+	bool query_failed; /* unit: the query binding_paths just made got no answer */
 	struct binding_metrics m;
 };
 
@@ -660,8 +663,39 @@ static int read_config(struct daemon *d, bool apply, bool force)
 	return errors;
 }
 
+/*
+ * Whether the cgroup of id cgid is gone: only then may the daemon release it on its own
+ * (never on doubt: a query that failed, a path that names another cgroup now). Looked up
+ * by id (a kernfs file handle), which answers for a cgroup renamed since; when the lookup
+ * itself fails (not ESTALE: no such cgroup), path decides: gone if it is gone.
+ */
+static bool cgroup_gone(const struct daemon *d, uint64_t cgid, const char *path)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = 0xfe /* FILEID_KERNFS */ } };
+	struct stat st;
+	int mnt, fd, err;
+
+	memcpy(h.fh.f_handle, &cgid, sizeof(cgid));
+	mnt = open(d->cgroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mnt < 0)
+		return false;
+	fd = open_by_handle_at(mnt, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = errno;
+	close(mnt);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	if (err == ESTALE || err == ENOENT)
+		return true;
+	return path && path[0] == '/' && stat(path, &st) && errno == ENOENT;
+}
+
 /* The cgroup directories a binding names now. */
-static size_t binding_paths(const struct binding *b, const char *cgroot, char ***out)
+static size_t binding_paths(struct binding *b, const char *cgroot, char ***out)
 {
 	char **v = NULL, one[PATH_MAX];
 	glob_t g;
@@ -673,8 +707,18 @@ static size_t binding_paths(const struct binding *b, const char *cgroot, char **
 		snprintf(one, sizeof(one), "%s", b->conf.target);
 		break;
 	case TARGET_UNIT:
-		if (unit_cgroup(b->conf.target, cgroot, one, sizeof(one)))
+		b->query_failed = false;
+		switch (unit_cgroup(b->conf.target, cgroot, one, sizeof(one))) {
+		case 0:
+			break;
+		case 1: /* stopped */
 			one[0] = '\0';
+			break;
+		default:
+			b->query_failed = true;
+			one[0] = '\0';
+			break;
+		}
 		break;
 	case TARGET_PATTERN:
 		if (glob(b->conf.target, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
@@ -711,7 +755,17 @@ static void scan(struct daemon *d)
 		struct binding *b = d->b[i];
 		char **paths = NULL;
 		size_t n = binding_paths(b, d->cgroot, &paths);
+		bool no_answer = b->query_failed, gone; /* query_failed: set by binding_paths */
 
+		if (b->conf.kind == TARGET_UNIT) {
+			if (no_answer && !b->no_answer)
+				pr_warn("%s: systemd did not answer for unit %s: its cgroups stay "
+					"confined until they are gone", b->conf.name, b->conf.target);
+			else if (!no_answer && b->no_answer)
+				pr_info("%s: systemd answers again for unit %s", b->conf.name,
+					b->conf.target);
+			b->no_answer = no_answer;
+		}
 		for (size_t j = 0; j < b->n_t; j++) {
 			struct stat st;
 
@@ -725,11 +779,17 @@ static void scan(struct daemon *d)
 				}
 		}
 		for (size_t j = 0; j < b->n_t;) {
-			if (b->t[j]->seen) {
+			/* A unit's cgroup is released only when it is gone: systemd removes it
+			 * when the unit stops or restarts; whatever else systemd says (or fails
+			 * to say) is no proof. */
+			if (b->t[j]->seen || (b->conf.kind == TARGET_UNIT &&
+					      !cgroup_gone(d, b->t[j]->cgid, b->t[j]->path))) {
 				j++;
 				continue;
 			}
-			target_release(d, b->t[j], "the cgroup is gone");
+			gone = b->conf.kind == TARGET_UNIT || cgroup_gone(d, b->t[j]->cgid, NULL);
+			target_release(d, b->t[j], gone ? "the cgroup is gone"
+							: "its binding does not name it any more");
 			rb_rebuild(d);
 			target_free(b->t[j]);
 			b->t[j] = b->t[--b->n_t];
@@ -783,8 +843,9 @@ static void release_orphans(struct daemon *d)
 	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
 		struct pysb_sandbox_cfg cfg;
 		struct sandbox_record r;
-		bool claimed = false, rec;
-		const char *keep = NULL;
+		bool claimed = false, rec, gone;
+		const char *keep = NULL, *why = NULL;
+		struct binding *b;
 		char prefix[64];
 
 		for (size_t i = 0; i < d->n_b && !claimed; i++)
@@ -799,11 +860,27 @@ static void release_orphans(struct daemon *d)
 			snprintf(r.binding, sizeof(r.binding), "?");
 			snprintf(r.cgroup, sizeof(r.cgroup), "an unrecorded cgroup");
 		}
-		if (d->rejected_lost || (rec && rejected_has(d, r.binding)))
+		b = rec ? binding_find(d, r.binding) : NULL;
+		gone = cgroup_gone(d, next, rec ? r.cgroup : NULL);
+		if (gone)
+			why = "the cgroup is gone";
+		else if (d->rejected_lost || (rec && rejected_has(d, r.binding)))
 			keep = "its binding cannot be read or compiled: its last rules stay in force";
 		else if (!rec && d->n_rejected)
 			keep = "no record names its binding and a binding was rejected: its rules "
 			       "stay in force";
+		else if (b && b->conf.kind == TARGET_UNIT)
+			keep = "its unit's binding stands: it stays until the cgroup is gone";
+		else if (b && (b->conf.kind == TARGET_CGROUP ? !strcmp(b->conf.target, r.cgroup)
+				: !fnmatch(b->conf.target, r.cgroup, FNM_PATHNAME)))
+			keep = "its binding names it but could not confine it now: its rules stay "
+			       "in force";
+		else if (!rec)
+			why = "no binding claims it";
+		else if (b)
+			why = "its binding does not name it any more";
+		else
+			why = "its binding file was removed";
 		if (keep) {
 			uint64_t *v = realloc(kept, (n_kept + 1) * sizeof(*v));
 
@@ -817,10 +894,7 @@ static void release_orphans(struct daemon *d)
 			goto next;
 		}
 		pr_info("%s: releasing %s (cgroup id %llu, sandbox %u): %s", r.binding, r.cgroup,
-			(unsigned long long)next, cfg.id,
-			!rec ? "no binding claims it"
-			: binding_find(d, r.binding) ? "its binding does not name it any more"
-						     : "its binding file was removed");
+			(unsigned long long)next, cfg.id, why);
 		snprintf(prefix, sizeof(prefix), "cg%llu", (unsigned long long)next);
 		loader_sandbox_free(&d->l, next, cfg.id);
 		sandbox_record_remove(next);

@@ -57,7 +57,7 @@ svc_mark() {
 	MARK=$(wc -l <"$T/svc/log")
 }
 svc_since() {
-	tail -n +$((MARK + 1)) "$T/svc/log"
+	tail -n +$((MARK + 1)) "$T/svc/log" 2>/dev/null
 }
 
 # svc_wait_since LINE COUNT: until the service has logged LINE COUNT times since the mark.
@@ -367,7 +367,7 @@ test_daemon_unit_query_failure_keeps_cgroup_confined() {
 	wait_for "$T/systemctl.log" '^down$' 6
 	svc_mark
 	svc_expect_confined
-	! grep -E "releas" "$T/daemon.err" || fail "a cgroup was released while systemd did not answer"
+	! grep -E "released \(|releasing " "$T/daemon.err" || fail "a cgroup was released while systemd did not answer"
 	# systemd answers again: the cgroup is adopted; then a really removed cgroup is released
 	# even while systemd does not answer
 	rm "$T/systemd-down"
