@@ -674,7 +674,8 @@ static bool cgroup_gone(const struct daemon *d, uint64_t cgid, const char *path)
 	struct {
 		struct file_handle fh;
 		uint64_t id;
-	} h = { .fh = { .handle_bytes = sizeof(uint64_t), .handle_type = 0xfe /* FILEID_KERNFS */ } };
+	} h = { .fh = { .handle_bytes = sizeof(uint64_t),
+			.handle_type = 0xfe /* FILEID_KERNFS: the cgroup id */ } };
 	struct stat st;
 	int mnt, fd, err;
 
@@ -745,10 +746,10 @@ static size_t binding_paths(struct binding *b, const char *cgroot, char ***out)
 	return n;
 }
 
-/* Confines the cgroups that appeared, releases those that are gone (or re-created:
- * a restarted unit gets a new cgroup, with a new id). */
 static void release_orphans(struct daemon *d);
 
+/* Confines the cgroups that appeared, releases those that are gone (or re-created:
+ * a restarted unit gets a new cgroup, with a new id). */
 static void scan(struct daemon *d)
 {
 	for (size_t i = 0; i < d->n_b; i++) {
