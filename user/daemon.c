@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -960,6 +961,17 @@ int daemon_main(const struct daemon_opts *o)
 	}
 	if (probe_run(0))
 		return 125;
+	{
+		/* Each binding holds its rule paths open and each cgroup its ring buffer:
+		 * fifty bindings pass the usual soft limit of 1024 (the pins raise it on
+		 * EMFILE, a ring buffer created next does not). */
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if (loader_start(&d.l, &what, &err)) {
 		probe_report_load_failure(what, err, false);
 		return 125;
