@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <glob.h>
 #include <limits.h>
 #include <poll.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -67,6 +69,8 @@ struct binding {
 	struct target **t;
 	size_t n_t;
 	bool seen; /* its file was in the last read of the directory */
+	bool no_answer;	   /* unit: systemd did not answer the last scan's query */
+	bool query_failed; /* unit: the query binding_paths just made got no answer */
 	struct binding_metrics m;
 };
 
@@ -88,6 +92,14 @@ struct daemon {
 	struct events_json ev;
 	FILE *out;
 	struct daemon_metrics m;
+	/* Bindings whose file is there but was rejected at the last read: the cgroups their
+	 * records name keep their last rules (release_orphans). */
+	char (*rejected)[256];
+	size_t n_rejected;
+	bool rejected_lost; /* one could not be remembered (no memory): every one is kept */
+	/* Unclaimed cgroups release_orphans kept at its last pass (each said once). */
+	uint64_t *kept;
+	size_t n_kept;
 };
 
 /* ---------------- events */
@@ -482,6 +494,28 @@ static struct binding *binding_find(struct daemon *d, const char *name)
 	return NULL;
 }
 
+/* A binding that cannot be read or compiled keeps what it enforced, here or left by a
+ * previous daemon: its name is remembered so that release_orphans keeps its cgroups. */
+static void rejected_add(struct daemon *d, const char *name)
+{
+	char (*v)[256] = realloc(d->rejected, (d->n_rejected + 1) * sizeof(*v));
+
+	if (!v) {
+		d->rejected_lost = true; /* release_orphans keeps every unclaimed cgroup */
+		return;
+	}
+	d->rejected = v;
+	snprintf(d->rejected[d->n_rejected++], sizeof(*v), "%s", name);
+}
+
+static bool rejected_has(const struct daemon *d, const char *name)
+{
+	for (size_t i = 0; i < d->n_rejected; i++)
+		if (!strcmp(d->rejected[i], name))
+			return true;
+	return false;
+}
+
 static bool is_binding_file(const char *n)
 {
 	size_t l = strlen(n);
@@ -505,6 +539,10 @@ static int read_config(struct daemon *d, bool apply, bool force)
 	}
 	for (size_t i = 0; i < d->n_b; i++)
 		d->b[i]->seen = false;
+	if (apply) {
+		d->n_rejected = 0;
+		d->rejected_lost = false;
+	}
 	for (int i = 0; i < n; i++) {
 		struct binding_conf conf;
 		struct compiled c = { 0 };
@@ -515,11 +553,15 @@ static int read_config(struct daemon *d, bool apply, bool force)
 			continue;
 		if (binding_read(d->o->config_dir, names[i]->d_name, d->cgroot, &conf) ||
 		    binding_compile(&conf, &c, &fp)) {
+			const char *name = conf.name[0] ? conf.name : names[i]->d_name;
+
 			b = binding_find(d, conf.name);
 			if (b)
 				b->seen = true;
-			pr_err("binding %s rejected%s", conf.name[0] ? conf.name : names[i]->d_name,
-			       b ? ": its previous policy stays in force" : "");
+			if (apply)
+				rejected_add(d, name);
+			pr_err("binding %s rejected%s", name,
+			       b || apply ? ": its previous policy stays in force" : "");
 			errors++;
 			continue;
 		}
@@ -623,8 +665,40 @@ static int read_config(struct daemon *d, bool apply, bool force)
 	return errors;
 }
 
+/*
+ * Whether the cgroup of id cgid is gone: only then may the daemon release it on its own
+ * (never on doubt: a query that failed, a path that names another cgroup now). Looked up
+ * by id (a kernfs file handle), which answers for a cgroup renamed since; when the lookup
+ * itself fails (not ESTALE: no such cgroup), path decides: gone if it is gone.
+ */
+static bool cgroup_gone(const struct daemon *d, uint64_t cgid, const char *path)
+{
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h = { .fh = { .handle_bytes = sizeof(uint64_t),
+			.handle_type = 0xfe /* FILEID_KERNFS: the cgroup id */ } };
+	struct stat st;
+	int mnt, fd, err;
+
+	memcpy(h.fh.f_handle, &cgid, sizeof(cgid));
+	mnt = open(d->cgroot, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mnt < 0)
+		return false;
+	fd = open_by_handle_at(mnt, &h.fh, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	err = errno;
+	close(mnt);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	if (err == ESTALE || err == ENOENT)
+		return true;
+	return path && path[0] == '/' && stat(path, &st) && errno == ENOENT;
+}
+
 /* The cgroup directories a binding names now. */
-static size_t binding_paths(const struct binding *b, const char *cgroot, char ***out)
+static size_t binding_paths(struct binding *b, const char *cgroot, char ***out)
 {
 	char **v = NULL, one[PATH_MAX];
 	glob_t g;
@@ -636,8 +710,18 @@ static size_t binding_paths(const struct binding *b, const char *cgroot, char **
 		snprintf(one, sizeof(one), "%s", b->conf.target);
 		break;
 	case TARGET_UNIT:
-		if (unit_cgroup(b->conf.target, cgroot, one, sizeof(one)))
+		b->query_failed = false;
+		switch (unit_cgroup(b->conf.target, cgroot, one, sizeof(one))) {
+		case 0:
+			break;
+		case 1: /* stopped */
 			one[0] = '\0';
+			break;
+		default:
+			b->query_failed = true;
+			one[0] = '\0';
+			break;
+		}
 		break;
 	case TARGET_PATTERN:
 		if (glob(b->conf.target, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
@@ -664,6 +748,8 @@ static size_t binding_paths(const struct binding *b, const char *cgroot, char **
 	return n;
 }
 
+static void release_orphans(struct daemon *d);
+
 /* Confines the cgroups that appeared, releases those that are gone (or re-created:
  * a restarted unit gets a new cgroup, with a new id). */
 static void scan(struct daemon *d)
@@ -672,7 +758,17 @@ static void scan(struct daemon *d)
 		struct binding *b = d->b[i];
 		char **paths = NULL;
 		size_t n = binding_paths(b, d->cgroot, &paths);
+		bool no_answer = b->query_failed, gone; /* query_failed: set by binding_paths */
 
+		if (b->conf.kind == TARGET_UNIT) {
+			if (no_answer && !b->no_answer)
+				pr_warn("%s: systemd did not answer for unit %s: its cgroups stay "
+					"confined until they are gone", b->conf.name, b->conf.target);
+			else if (!no_answer && b->no_answer)
+				pr_info("%s: systemd answers again for unit %s", b->conf.name,
+					b->conf.target);
+			b->no_answer = no_answer;
+		}
 		for (size_t j = 0; j < b->n_t; j++) {
 			struct stat st;
 
@@ -686,11 +782,17 @@ static void scan(struct daemon *d)
 				}
 		}
 		for (size_t j = 0; j < b->n_t;) {
-			if (b->t[j]->seen) {
+			/* A unit's cgroup is released only when it is gone: systemd removes it
+			 * when the unit stops or restarts; whatever else systemd says (or fails
+			 * to say) is no proof. */
+			if (b->t[j]->seen || (b->conf.kind == TARGET_UNIT &&
+					      !cgroup_gone(d, b->t[j]->cgid, b->t[j]->path))) {
 				j++;
 				continue;
 			}
-			target_release(d, b->t[j], "the cgroup is gone");
+			gone = b->conf.kind == TARGET_UNIT || cgroup_gone(d, b->t[j]->cgid, NULL);
+			target_release(d, b->t[j], gone ? "the cgroup is gone"
+							: "its binding does not name it any more");
 			rb_rebuild(d);
 			target_free(b->t[j]);
 			b->t[j] = b->t[--b->n_t];
@@ -715,38 +817,99 @@ static void scan(struct daemon *d)
 	retire_flush(d); /* the ids of the cgroups adopted: one settle, one pass over the maps */
 	if (d->rb_stale)
 		rb_rebuild(d);
+	/* at every scan: the cgroups of a rejected binding whose file was removed since, and
+	 * those kept that are gone */
+	release_orphans(d);
 }
 
-/* Entries flagged PYSB_SB_DAEMON that no binding claims: left by a daemon whose binding
- * was removed while no daemon ran. Released, as a removed binding is. */
+static bool kept_had(const struct daemon *d, uint64_t cgid)
+{
+	for (size_t i = 0; i < d->n_kept; i++)
+		if (d->kept[i] == cgid)
+			return true;
+	return false;
+}
+
+/*
+ * Entries flagged PYSB_SB_DAEMON that no target of this daemon claims. Released only when
+ * no binding may still want them: the binding their record names was removed (while no
+ * daemon ran, or while it was rejected). Kept, with the rules they have, when that
+ * binding is there but cannot be read or compiled, or when no record says whose they are
+ * and some binding was rejected: never unconfine on doubt.
+ */
 static void release_orphans(struct daemon *d)
 {
 	struct bpf_map *map = d->l.skel->maps.sandboxes;
-	uint64_t key, next, *prev = NULL;
+	uint64_t key, next, *prev = NULL, *kept = NULL;
+	size_t n_kept = 0;
 
 	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
 		struct pysb_sandbox_cfg cfg;
-		bool claimed = false;
+		struct sandbox_record r;
+		bool claimed = false, rec, gone;
+		const char *keep = NULL, *why = NULL;
+		struct binding *b;
+		char prefix[64];
 
 		for (size_t i = 0; i < d->n_b && !claimed; i++)
 			for (size_t j = 0; j < d->b[i]->n_t && !claimed; j++)
 				claimed = d->b[i]->t[j]->cgid == next;
-		if (!claimed &&
-		    !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
-		    (cfg.flags & PYSB_SB_DAEMON)) {
-			char prefix[64];
-
-			snprintf(prefix, sizeof(prefix), "cg%llu", (unsigned long long)next);
-			pr_info("releasing cgroup id %llu (sandbox %u): no binding claims it",
-				(unsigned long long)next, cfg.id);
-			loader_sandbox_free(&d->l, next, cfg.id);
-			sandbox_record_remove(next);
-			loader_unpin_links(&d->l, prefix);
-			continue;
+		if (claimed ||
+		    bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) ||
+		    !(cfg.flags & PYSB_SB_DAEMON))
+			goto next;
+		rec = !sandbox_record_read(next, &r) && r.owner == OWNER_DAEMON;
+		if (!rec) {
+			snprintf(r.binding, sizeof(r.binding), "?");
+			snprintf(r.cgroup, sizeof(r.cgroup), "an unrecorded cgroup");
 		}
+		b = rec ? binding_find(d, r.binding) : NULL;
+		gone = cgroup_gone(d, next, rec ? r.cgroup : NULL);
+		if (gone)
+			why = "the cgroup is gone";
+		else if (d->rejected_lost || (rec && rejected_has(d, r.binding)))
+			keep = "its binding cannot be read or compiled: its last rules stay in force";
+		else if (!rec && d->n_rejected)
+			keep = "no record names its binding and a binding was rejected: its rules "
+			       "stay in force";
+		else if (b && b->conf.kind == TARGET_UNIT)
+			keep = "its unit's binding stands: it stays until the cgroup is gone";
+		else if (b && (b->conf.kind == TARGET_CGROUP ? !strcmp(b->conf.target, r.cgroup)
+				: !fnmatch(b->conf.target, r.cgroup, FNM_PATHNAME)))
+			keep = "its binding names it but could not confine it now: its rules stay "
+			       "in force";
+		else if (!rec)
+			why = "no binding claims it";
+		else if (b)
+			why = "its binding does not name it any more";
+		else
+			why = "its binding file was removed";
+		if (keep) {
+			uint64_t *v = realloc(kept, (n_kept + 1) * sizeof(*v));
+
+			if (v) {
+				kept = v;
+				kept[n_kept++] = next;
+			}
+			if (!kept_had(d, next))
+				pr_warn("%s: kept %s (cgroup id %llu, sandbox %u): %s", r.binding,
+					r.cgroup, (unsigned long long)next, cfg.id, keep);
+			goto next;
+		}
+		pr_info("%s: releasing %s (cgroup id %llu, sandbox %u): %s", r.binding, r.cgroup,
+			(unsigned long long)next, cfg.id, why);
+		snprintf(prefix, sizeof(prefix), "cg%llu", (unsigned long long)next);
+		loader_sandbox_free(&d->l, next, cfg.id);
+		sandbox_record_remove(next);
+		loader_unpin_links(&d->l, prefix);
+		continue; /* the walk goes on from the entry before: this one is gone */
+next:
 		key = next;
 		prev = &key;
 	}
+	free(d->kept);
+	d->kept = kept;
+	d->n_kept = n_kept;
 }
 
 /* ---------------- the loop */
@@ -799,6 +962,17 @@ int daemon_main(const struct daemon_opts *o)
 	}
 	if (probe_run(0))
 		return 125;
+	{
+		/* Each binding holds its rule paths open and each cgroup its ring buffer:
+		 * fifty bindings pass the usual soft limit of 1024 (the pins raise it on
+		 * EMFILE, a ring buffer created next does not). */
+		struct rlimit rl;
+
+		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if (loader_start(&d.l, &what, &err)) {
 		probe_report_load_failure(what, err, false);
 		return 125;
@@ -824,7 +998,6 @@ int daemon_main(const struct daemon_opts *o)
 	metrics_lock(&d.m);
 	read_config(&d, true, true);
 	scan(&d);
-	release_orphans(&d);
 	metrics_unlock(&d.m);
 	if (o->once) {
 		ret = 0;
@@ -906,6 +1079,8 @@ out:
 	}
 	free(d.b);
 	free(d.retired);
+	free(d.rejected);
+	free(d.kept);
 	if (d.out && d.out != stdout)
 		fclose(d.out);
 	if (sigfd >= 0)

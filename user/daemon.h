@@ -44,7 +44,9 @@ struct binding_conf {
  * write instead). cgroot is the cgroup2 mount point. */
 int binding_read(const char *dir, const char *fname, const char *cgroot,
 		 struct binding_conf *out);
-/* The cgroup directory a unit runs in now (absolute), or -1 (not running, no systemd). */
+/* The cgroup directory a unit runs in now (absolute): 0; 1 if systemd says it runs in
+ * none (stopped); -1 if the question got no answer (no systemd, systemd re-executing, a
+ * time-out): nothing may be concluded from it. */
 int unit_cgroup(const char *unit, const char *cgroot, char *out, size_t len);
 
 #endif /* PYSB_DAEMON_H */

@@ -161,7 +161,9 @@ int unit_cgroup(const char *unit, const char *cgroot, char *out, size_t len)
 		line[0] = '\0';
 	st = pclose(f);
 	line[strcspn(line, "\n")] = '\0';
-	if (st || line[0] != '/')
-		return -1;
-	return cgroup_path(cgroot, line, out, len);
+	if (st || (line[0] && line[0] != '/'))
+		return -1; /* no answer (systemd re-executing, D-Bus restarting, a time-out) */
+	if (!line[0])
+		return 1; /* the unit runs in no cgroup: stopped, or unknown to systemd */
+	return cgroup_path(cgroot, line, out, len) ? -1 : 0;
 }

@@ -57,7 +57,7 @@ svc_mark() {
 	MARK=$(wc -l <"$T/svc/log")
 }
 svc_since() {
-	tail -n +$((MARK + 1)) "$T/svc/log"
+	tail -n +$((MARK + 1)) "$T/svc/log" 2>/dev/null
 }
 
 # svc_wait_since LINE COUNT: until the service has logged LINE COUNT times since the mark.
@@ -299,5 +299,92 @@ test_daemon_configmap_update_and_event_rotation() {
 	[ ! -e "$T/events.jsonl.4" ] || fail "more rotated files than --events-keep 3"
 	cat "$T"/events.jsonl* | python3 -c "import json, sys; [json.loads(l) for l in sys.stdin]" ||
 		fail "a rotated event file holds a torn record"
+	svc_cleanup
+}
+
+# Issue 19: a binding whose policy (or file) is broken keeps the rules its cgroups have,
+# across daemon restarts, until a valid policy replaces them or the binding file goes.
+test_daemon_broken_policy_keeps_rules_across_restart() {
+	local cg=$CGT/keep
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/k.py-sandboxes"
+	binding keep '{"policy": "k.py-sandboxes", "cgroup": "pysb-e2e/keep"}'
+	svc_start "$cg"
+	MARK=0
+	svc_wait_since 'B ok' 1 # unconfined, B is read
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "keep: confined $cg "
+	# the policy breaks while no daemon runs; the next daemon keeps the rules in force
+	kill -9 "$DPID"
+	wait "$DPID" 2>/dev/null
+	printf 'expose-ro=%s\nexpose-rox=%s\n' "$T/a" "$T/b" >"$T/conf/k.py-sandboxes"
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf" 2
+	expect_grep "$T/daemon.err" "binding keep rejected"
+	svc_mark
+	svc_expect_confined
+	expect_grep "$T/daemon.err" "keep: kept $cg .*its last rules stay in force"
+	# a valid policy replaces them: the running daemon adopts the cgroup
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/k.py-sandboxes"
+	wait_for "$T/daemon.err" "keep: adopted $cg "
+	# the binding file itself breaks, and the daemon restarts: still kept
+	kill -9 "$DPID"
+	wait "$DPID" 2>/dev/null
+	printf '{"policy": ' >"$T/conf/keep.json"
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf" 3
+	svc_mark
+	svc_expect_confined
+	# removing the binding file releases the cgroup
+	rm "$T/conf/keep.json"
+	wait_for "$T/daemon.err" "releasing .*$cg.*its binding file was removed"
+	svc_mark
+	svc_wait_since 'B ok' 1
+	svc_cleanup
+}
+
+# Issue 19: a unit's cgroup query that fails (systemd re-executing, D-Bus restarting, a
+# time-out) keeps the cgroup confined, in a running daemon and in one started meanwhile;
+# a cgroup really removed is released. systemctl here is a stub that fails on demand.
+test_daemon_unit_query_failure_keeps_cgroup_confined() {
+	local cg=$CGT/unit1
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf" "$T/bin"
+	printf '#!/bin/sh\nif [ -e %s/systemd-down ]; then echo down >>%s/systemctl.log; exit 1; fi\necho /pysb-e2e/unit1\n' \
+		"$T" "$T" >"$T/bin/systemctl"
+	chmod +x "$T/bin/systemctl"
+	export PATH="$T/bin:$PATH"
+	: >"$T/systemctl.log"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/p.py-sandboxes"
+	binding web '{"policy": "p.py-sandboxes", "unit": "web.service"}'
+	svc_start "$cg"
+	MARK=0
+	svc_wait_since 'B ok' 1 # unconfined, B is read
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "web: confined $cg "
+	# systemd does not answer for three scans: the cgroup stays confined
+	: >"$T/systemd-down"
+	wait_for "$T/systemctl.log" '^down$' 3
+	svc_mark
+	svc_expect_confined
+	# nor for a daemon started meanwhile
+	kill -9 "$DPID"
+	wait "$DPID" 2>/dev/null
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf" 2
+	wait_for "$T/systemctl.log" '^down$' 6
+	svc_mark
+	svc_expect_confined
+	! grep -E "released \(|releasing " "$T/daemon.err" || fail "a cgroup was released while systemd did not answer"
+	# systemd answers again: the cgroup is adopted; then a really removed cgroup is released
+	# even while systemd does not answer
+	rm "$T/systemd-down"
+	wait_for "$T/daemon.err" "web: adopted $cg "
+	: >"$T/systemd-down"
+	kill -9 "$SPID"
+	wait "$SPID" 2>/dev/null
+	rmdir "$cg"
+	wait_for "$T/daemon.err" "web: released $cg \(the cgroup is gone\)"
 	svc_cleanup
 }
