@@ -95,7 +95,15 @@ const char *event_path(const struct pysb_event *e)
 	return e->path + e->path_off;
 }
 
-static bool under(const char *path, const char *root);
+/* Is `path` at or below directory `root` (both absolute)? */
+static bool under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (!strcmp(root, "/"))
+		return true;
+	return !strncmp(path, root, n) && (!path[n] || path[n] == '/');
+}
 
 /*
  * Where file system `dev` (kernel encoding) is mounted, and from which of its
@@ -141,16 +149,6 @@ static bool mount_of(uint32_t dev, const char *path, char *point, char *root)
 		strcpy(last.point, point);
 	}
 	return found;
-}
-
-/* Is `path` at or below directory `root` (both absolute)? */
-static bool under(const char *path, const char *root)
-{
-	size_t n = strlen(root);
-
-	if (!strcmp(root, "/"))
-		return true;
-	return !strncmp(path, root, n) && (!path[n] || path[n] == '/');
 }
 
 void events_resolve_path(struct pysb_event *e)

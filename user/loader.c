@@ -266,6 +266,12 @@ uint64_t loader_object_hash(void)
 	return h;
 }
 
+/* Where this build's instance is pinned: named by the object's hash. */
+static void pin_dir_of(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%016llx", PIN_ROOT, (unsigned long long)loader_object_hash());
+}
+
 static int ensure_bpffs(void)
 {
 	struct statfs sfs;
@@ -476,7 +482,7 @@ int loader_probe(bool fresh, bool *pinned, const char **what, int *err, char *ho
 	int ret;
 
 	*pinned = false;
-	snprintf(dir, sizeof(dir), "%s/%016llx", PIN_ROOT, (unsigned long long)loader_object_hash());
+	pin_dir_of(dir, sizeof(dir));
 	if (!fresh && !access(dir, F_OK)) {
 		skel = open_pinned(dir, what, err);
 		*pinned = skel != NULL;
@@ -512,8 +518,7 @@ int loader_start(struct loader *l, const char **what, int *err)
 	if (ensure_bpffs())
 		return -1;
 	mkdir(PIN_ROOT, 0700);
-	snprintf(l->pin_dir, sizeof(l->pin_dir), "%s/%016llx", PIN_ROOT,
-		 (unsigned long long)loader_object_hash());
+	pin_dir_of(l->pin_dir, sizeof(l->pin_dir));
 	/* One loader at a time decides whether the shared instance exists. */
 	lock = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX)) {
