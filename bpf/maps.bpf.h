@@ -349,4 +349,24 @@ PYSB_MAP struct {
 	__type(value, __u64);
 } fs_gen SEC(".maps");
 
+/*
+ * The cgroups the daemon will claim: new cgroups matching a slot get the slot's sandbox
+ * at their creation (bpf/cgroup.bpf.c, struct pysb_watch). Written by the daemon only.
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, PYSB_MAX_WATCH);
+	__type(key, __u32);
+	__type(value, struct pysb_watch);
+} cgroup_watch SEC(".maps");
+
+/* The path of the cgroup being created, for the matcher (per CPU: the tracepoint runs
+ * with interrupts off, under the kernel's trace_cgroup_path_lock). */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, char[PYSB_WATCH_LEN]);
+} cgroup_new_path SEC(".maps");
+
 #endif /* PYSB_MAPS_BPF_H */

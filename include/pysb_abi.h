@@ -36,6 +36,9 @@
 #define PYSB_SB_EXEC  0x2u /* python-api allows process-exec: execve of exposed binaries */
 #define PYSB_SB_DAEMON 0x4u /* kept by `pysb-bpf daemon` on a service's cgroup, not by a run */
 #define PYSB_SB_IGNORES 0x8u /* the sandbox has ignore= patterns (the walk skips them if not) */
+#define PYSB_SB_KERNEL 0x10u /* put on a new cgroup at its creation by bpf/cgroup.bpf.c: the
+				daemon has not confined it yet (no socket programs, no id of
+				its own); the daemon's scan replaces it */
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH 8192
@@ -72,6 +75,25 @@ struct pysb_sandbox_cache {
 	__u64 cgid; /* 0: never written; ~0: being written */
 	__u64 gen;
 	__u64 sandbox;
+};
+
+/*
+ * The cgroups the daemon will claim (bpf/cgroup.bpf.c, map `cgroup_watch`): a new cgroup
+ * whose path (from the hierarchy's root, "/jobs.slice/job-1.scope") matches `glob` gets
+ * `cfg` (flagged PYSB_SB_KERNEL) in `sandboxes` before any process can join it. `glob`
+ * knows `*` and `?`, neither matching '/'; "" marks a free slot. PYSB_WATCH_PENDING: the
+ * daemon's pattern was wider than the kernel's matcher (brackets, escapes): `cfg` is the
+ * fail-closed pending sandbox (no rules), and a template match of another slot wins.
+ */
+#define PYSB_MAX_WATCH	   64
+#define PYSB_WATCH_LEN	   512
+#define PYSB_WATCH_PENDING 0x1u
+
+struct pysb_watch {
+	char glob[PYSB_WATCH_LEN];
+	struct pysb_sandbox_cfg cfg;
+	__u32 flags; /* PYSB_WATCH_* */
+	__u32 _pad;
 };
 
 /* Capabilities the kernel numbers (CAP_LAST_CAP is 40 on 6.1 to 7.2); the mask has room
@@ -363,6 +385,7 @@ enum pysb_lost {
 
 _Static_assert(sizeof(struct pysb_sandbox_cfg) == 16, "pysb_sandbox_cfg layout");
 _Static_assert(sizeof(struct pysb_sandbox_cache) == 24, "pysb_sandbox_cache layout");
+_Static_assert(sizeof(struct pysb_watch) == PYSB_WATCH_LEN + 24, "pysb_watch layout");
 _Static_assert(sizeof(struct pysb_file_key) == 16, "pysb_file_key layout");
 _Static_assert(sizeof(struct pysb_file_rule) == 8, "pysb_file_rule layout");
 _Static_assert(sizeof(struct pysb_label_req) == 16, "pysb_label_req layout");

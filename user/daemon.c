@@ -71,6 +71,12 @@ struct binding {
 	bool seen; /* its file was in the last read of the directory */
 	bool no_answer;	   /* unit: systemd did not answer the last scan's query */
 	bool query_failed; /* unit: the query binding_paths just made got no answer */
+	/* Confinement at creation (bpf/cgroup.bpf.c): the policy written under an id of its
+	 * own, which a new cgroup matching the binding gets until the scan confines it; its
+	 * events are read as those of `tmpl` (path: the pattern, or the unit's cgroup). */
+	struct target *tmpl;
+	uint64_t tmpl_fp;	      /* the fingerprint its rules were written from */
+	char unit_path[PATH_MAX];     /* unit: where it runs or will run ("" unknown) */
 	struct binding_metrics m;
 };
 
@@ -100,6 +106,16 @@ struct daemon {
 	/* Unclaimed cgroups release_orphans kept at its last pass (each said once). */
 	uint64_t *kept;
 	size_t n_kept;
+	/* What cgroup_watch holds (bpf/cgroup.bpf.c); read from the map at the first sync,
+	 * so that the ids a previous daemon left there are retired. */
+	struct pysb_watch *watch;
+	uint32_t pending_id; /* the fail-closed pending sandbox (no rules); 0: none */
+	int pending_rb;
+	/* Entries put by the kernel that no target claimed at the last pass: released at
+	 * the next one if still unclaimed (a cgroup created during a scan is claimed by the
+	 * next scan, never released). */
+	uint64_t *kunclaimed;
+	size_t n_kunclaimed;
 };
 
 /* ---------------- events */
@@ -149,6 +165,14 @@ static void rb_rebuild(struct daemon *d)
 	for (size_t i = 0; i < d->n_b; i++) {
 		for (size_t j = 0; j < d->b[i]->n_t; j++) {
 			struct target *t = d->b[i]->t[j];
+
+			if (!d->rb)
+				d->rb = ring_buffer__new(t->ringbuf_fd, on_event, t, NULL);
+			else if (ring_buffer__add(d->rb, t->ringbuf_fd, on_event, t))
+				pr_err("cannot read the events of %s: %s", t->path, strerror(errno));
+		}
+		if (d->b[i]->tmpl) { /* cgroups confined at creation, not scanned yet */
+			struct target *t = d->b[i]->tmpl;
 
 			if (!d->rb)
 				d->rb = ring_buffer__new(t->ringbuf_fd, on_event, t, NULL);
@@ -242,7 +266,7 @@ static void retire_flush(struct daemon *d)
 		struct target *t = d->retired[i].t;
 		uint64_t lost[PYSB_LOST_MAX];
 
-		if (!loader_lost_id(&d->l, d->retired[i].id, lost))
+		if (t && !loader_lost_id(&d->l, d->retired[i].id, lost))
 			for (int r = 0; r < PYSB_LOST_MAX; r++)
 				t->lost_base[r] += lost[r];
 		sandbox_set_add(&set, d->retired[i].id);
@@ -328,7 +352,7 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 	struct pysb_sandbox_cfg cfg;
 	char prefix[64];
 	struct stat st;
-	bool adopted = false;
+	bool adopted = false, born = false;
 	int fd = -1, err;
 
 	if (!t)
@@ -349,7 +373,11 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 			       b->conf.name, path);
 			goto fail;
 		}
-		t->ringbuf_fd = loader_ringbuf_of(&d->l, cfg.id);
+		/* Put by the kernel at its creation (bpf/cgroup.bpf.c): its id is the
+		 * binding's template or the pending sandbox, shared, never this cgroup's own
+		 * (nor retired with it). Confined like a new one. */
+		born = cfg.flags & PYSB_SB_KERNEL;
+		t->ringbuf_fd = born ? -1 : loader_ringbuf_of(&d->l, cfg.id);
 		if (t->ringbuf_fd >= 0) {
 			t->id = cfg.id;
 			adopted = true;
@@ -380,9 +408,10 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 	 * retired at the end of the scan, with the others. */
 	if (target_switch(d, t, b, &b->c, &b->pins))
 		goto fail_attached;
-	pr_info("%s: %s %s (cgroup id %llu, sandbox %u, %s)", b->conf.name,
+	pr_info("%s: %s %s (cgroup id %llu, sandbox %u, %s%s)", b->conf.name,
 		adopted ? "adopted" : "confined", path, (unsigned long long)t->cgid, t->id,
-		b->conf.audit ? "audit" : "enforce");
+		b->conf.audit ? "audit" : "enforce",
+		born ? "; held by the kernel since its creation" : "");
 	d->rb_stale = true;
 	return t;
 fail_attached:
@@ -648,11 +677,18 @@ static int read_config(struct daemon *d, bool apply, bool force)
 			i++;
 			continue;
 		}
+		struct target *tmpl = b->tmpl; /* its id leaves cgroup_watch at the scan */
+
 		for (size_t j = 0; j < b->n_t; j++) {
 			target_release(d, b->t[j], "its binding file was removed");
 		}
+		b->tmpl = NULL;
+		if (tmpl)
+			d->rb_stale = true;
 		if (d->rb_stale)
 			rb_rebuild(d);
+		if (tmpl)
+			target_free(tmpl);
 		for (size_t j = 0; j < b->n_t; j++)
 			target_free(b->t[j]);
 		free(b->t);
@@ -713,6 +749,8 @@ static size_t binding_paths(struct binding *b, const char *cgroot, char ***out)
 		b->query_failed = false;
 		switch (unit_cgroup(b->conf.target, cgroot, one, sizeof(one))) {
 		case 0:
+			/* a restart recreates it there: watched (watch_sync) */
+			snprintf(b->unit_path, sizeof(b->unit_path), "%s", one);
 			break;
 		case 1: /* stopped */
 			one[0] = '\0';
@@ -748,12 +786,251 @@ static size_t binding_paths(struct binding *b, const char *cgroot, char ***out)
 	return n;
 }
 
+
+/* ---------------- confinement at creation (bpf/cgroup.bpf.c) */
+
+static int retire_add(struct daemon *d, struct target *t, uint32_t id)
+{
+	if (d->n_retired == d->cap_retired) {
+		size_t cap = d->cap_retired ? 2 * d->cap_retired : 64;
+		struct retired *v = realloc(d->retired, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		d->retired = v;
+		d->cap_retired = cap;
+	}
+	d->retired[d->n_retired++] = (struct retired){ .t = t, .id = id };
+	return 0;
+}
+
+/* The binding's policy under an id of its own, for cgroups confined at their creation:
+ * written again when the policy changed. 0, or -1 (then no template: the scan binds). */
+static int template_ensure(struct daemon *d, struct binding *b)
+{
+	struct target *t = b->tmpl;
+	uint32_t id;
+	int err;
+
+	if (t && t->id && b->tmpl_fp == b->fingerprint)
+		return 0;
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (!t)
+			return -1;
+		t->b = b;
+		snprintf(t->path, sizeof(t->path), "%s",
+			 b->conf.kind == TARGET_UNIT ? b->unit_path : b->conf.target);
+		t->ringbuf_fd = loader_ringbuf_create(b->c.events_buffer);
+		if (t->ringbuf_fd < 0) {
+			pr_err("%s: cannot create the event ring buffer for its new cgroups: %s; "
+			       "they are confined at the next scan", b->conf.name,
+			       strerror(-t->ringbuf_fd));
+			free(t);
+			return -1;
+		}
+		b->tmpl = t;
+		d->rb_stale = true;
+	}
+	err = loader_id_alloc(&d->l, t->ringbuf_fd, &id);
+	if (err) {
+		pr_err("%s: no free sandbox id for its new cgroups: %s; they are confined at the "
+		       "next scan", b->conf.name, strerror(-err));
+		return -1;
+	}
+	if (sandbox_fill_maps(&d->l, &b->c, &b->pins, id)) {
+		loader_sandbox_free(&d->l, 0, id);
+		return -1;
+	}
+	/* the id it replaces leaves cgroup_watch in watch_sync and is retired there */
+	t->id = id;
+	b->tmpl_fp = b->fingerprint;
+	return 0;
+}
+
+/* The kernel's pattern for the binding's cgroups, relative to the hierarchy's root as
+ * the tracepoint gives paths ("/jobs.slice/job-*.scope"): 0, with *wider set when the
+ * pattern had to be widened (a bracket expression or an escaped character becomes '?':
+ * the kernel's matcher knows '*' and '?' only); -1 if there is none. */
+static int watch_glob(struct daemon *d, struct binding *b, char *out, size_t len, bool *wider)
+{
+	size_t rl = strlen(d->cgroot), o = 0;
+	const char *p;
+
+	*wider = false;
+	if (b->conf.kind == TARGET_UNIT && !b->unit_path[0] &&
+	    unit_future_cgroup(b->conf.target, d->cgroot, b->unit_path, sizeof(b->unit_path)))
+		return -1;
+	p = b->conf.kind == TARGET_UNIT ? b->unit_path : b->conf.target;
+	if (strncmp(p, d->cgroot, rl) || p[rl] != '/')
+		return -1;
+	for (p += rl; *p; p++) {
+		char c = *p;
+
+		if (b->conf.kind == TARGET_UNIT) {
+			if (c == '*' || c == '?')
+				*wider = true; /* literal here; a wildcard to the kernel */
+		} else if (c == '\\' && p[1]) {
+			p++;
+			c = *p;
+			if (c == '*' || c == '?') {
+				c = '?';
+				*wider = true;
+			}
+		} else if (c == '[') {
+			const char *q = p + 1;
+
+			if (*q == '!' || *q == '^')
+				q++;
+			if (*q == ']')
+				q++;
+			while (*q && *q != ']' && *q != '/')
+				q++;
+			if (*q == ']') { /* one character of a set */
+				p = q;
+				c = '?';
+				*wider = true;
+			}
+		}
+		if (o + 1 >= len)
+			return -1;
+		out[o++] = c;
+	}
+	out[o] = '\0';
+	return o ? 0 : -1;
+}
+
+/* The fail-closed sandbox for cgroups a widened pattern matches: an id with no rules. */
+static int pending_ensure(struct daemon *d)
+{
+	int err;
+
+	if (d->pending_id)
+		return 0;
+	d->pending_rb = loader_ringbuf_create(PYSB_EVENTS_BUFFER_MIN);
+	if (d->pending_rb < 0)
+		return -1;
+	err = loader_id_alloc(&d->l, d->pending_rb, &d->pending_id);
+	if (err) {
+		close(d->pending_rb);
+		d->pending_rb = -1;
+		d->pending_id = 0;
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Writes cgroup_watch: for every unit and pattern binding, the paths of the cgroups it
+ * will claim and the sandbox the kernel gives them at their creation. Called at the
+ * start of each scan (the scan's glob then finds every cgroup created before). Ids that
+ * leave the map are retired (removed after the scan's settle): a previous daemon's, a
+ * replaced policy's, a removed binding's.
+ */
+static void watch_sync(struct daemon *d)
+{
+	struct bpf_map *map = d->l.skel->maps.cgroup_watch;
+	struct pysb_watch *want = calloc(PYSB_MAX_WATCH, sizeof(*want));
+	size_t n = 0;
+	bool said_full = false, need_pending = false;
+
+	if (!want)
+		return;
+	if (!d->watch) {
+		d->watch = calloc(PYSB_MAX_WATCH, sizeof(*d->watch));
+		if (!d->watch) {
+			free(want);
+			return;
+		}
+		for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++)
+			bpf_map__lookup_elem(map, &i, sizeof(i), &d->watch[i], sizeof(d->watch[i]), 0);
+	}
+	for (size_t i = 0; i < d->n_b; i++) {
+		struct binding *b = d->b[i];
+		struct pysb_watch *w;
+		bool wider;
+
+		if (b->conf.kind == TARGET_CGROUP)
+			continue;
+		if (n == PYSB_MAX_WATCH) {
+			if (!said_full)
+				pr_warn("more than %d unit and pattern bindings: %s and those after it "
+					"are confined at the scan, not at their creation",
+					PYSB_MAX_WATCH, b->conf.name);
+			said_full = true;
+			continue;
+		}
+		w = &want[n];
+		if (watch_glob(d, b, w->glob, sizeof(w->glob), &wider))
+			continue;
+		if (wider) {
+			need_pending = true;
+			w->flags = PYSB_WATCH_PENDING;
+		} else if (!template_ensure(d, b)) {
+			w->cfg.id = b->tmpl->id;
+			w->cfg.flags = PYSB_SB_DAEMON | sandbox_flags(&b->c, b->conf.audit);
+			w->cfg.caps = b->c.caps;
+		} else {
+			continue;
+		}
+		n++;
+	}
+	if (need_pending && pending_ensure(d))
+		pr_err("cannot create the pending sandbox: cgroups of widened patterns are "
+		       "confined at the scan, not at their creation");
+	for (size_t i = 0; i < n; i++)
+		if (want[i].flags & PYSB_WATCH_PENDING) {
+			if (d->pending_id)
+				want[i].cfg = (struct pysb_sandbox_cfg){ .id = d->pending_id,
+									 .flags = PYSB_SB_DAEMON };
+			else
+				want[i].glob[0] = '\0';
+		}
+	for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++) {
+		if (!memcmp(&want[i], &d->watch[i], sizeof(want[i])))
+			continue;
+		if (bpf_map__update_elem(map, &i, sizeof(i), &want[i], sizeof(want[i]), BPF_ANY)) {
+			pr_err("cannot write cgroup_watch slot %u (%s): %s; its cgroups are confined "
+			       "at the scan", i, want[i].glob, strerror(errno));
+			want[i] = d->watch[i]; /* what the kernel still has */
+		}
+	}
+	/* Ids no slot names any more; the pending sandbox's last. */
+	for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++) {
+		uint32_t id = d->watch[i].cfg.id;
+		bool still = !d->watch[i].glob[0] || !id || id == d->pending_id;
+
+		for (uint32_t j = 0; j < PYSB_MAX_WATCH && !still; j++)
+			still = want[j].glob[0] && want[j].cfg.id == id;
+		for (uint32_t j = 0; j < i && !still; j++)
+			still = d->watch[j].glob[0] && d->watch[j].cfg.id == id; /* said once */
+		if (!still)
+			retire_add(d, NULL, id);
+	}
+	if (d->pending_id && !need_pending) {
+		bool used = false;
+
+		for (uint32_t i = 0; i < PYSB_MAX_WATCH && !used; i++)
+			used = want[i].glob[0] && want[i].cfg.id == d->pending_id;
+		if (!used) {
+			retire_add(d, NULL, d->pending_id);
+			close(d->pending_rb);
+			d->pending_id = 0;
+			d->pending_rb = -1;
+		}
+	}
+	memcpy(d->watch, want, PYSB_MAX_WATCH * sizeof(*want));
+	free(want);
+}
+
 static void release_orphans(struct daemon *d);
 
 /* Confines the cgroups that appeared, releases those that are gone (or re-created:
  * a restarted unit gets a new cgroup, with a new id). */
 static void scan(struct daemon *d)
 {
+	/* First: from here on the kernel confines what the globs below do not see yet. */
+	watch_sync(d);
 	for (size_t i = 0; i < d->n_b; i++) {
 		struct binding *b = d->b[i];
 		char **paths = NULL;
@@ -822,6 +1099,14 @@ static void scan(struct daemon *d)
 	release_orphans(d);
 }
 
+static bool kunclaimed_had(const struct daemon *d, uint64_t cgid)
+{
+	for (size_t i = 0; i < d->n_kunclaimed; i++)
+		if (d->kunclaimed[i] == cgid)
+			return true;
+	return false;
+}
+
 static bool kept_had(const struct daemon *d, uint64_t cgid)
 {
 	for (size_t i = 0; i < d->n_kept; i++)
@@ -840,8 +1125,8 @@ static bool kept_had(const struct daemon *d, uint64_t cgid)
 static void release_orphans(struct daemon *d)
 {
 	struct bpf_map *map = d->l.skel->maps.sandboxes;
-	uint64_t key, next, *prev = NULL, *kept = NULL;
-	size_t n_kept = 0;
+	uint64_t key, next, *prev = NULL, *kept = NULL, *kun = NULL;
+	size_t n_kept = 0, n_kun = 0;
 
 	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
 		struct pysb_sandbox_cfg cfg;
@@ -858,6 +1143,27 @@ static void release_orphans(struct daemon *d)
 		    bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) ||
 		    !(cfg.flags & PYSB_SB_DAEMON))
 			goto next;
+		if (cfg.flags & PYSB_SB_KERNEL) {
+			/* Confined at its creation, claimed by no scan yet. Its id is shared
+			 * (a template, the pending sandbox): only the entry goes. */
+			gone = cgroup_gone(d, next, NULL);
+			if (!gone && (!kunclaimed_had(d, next) || d->n_rejected ||
+				      d->rejected_lost)) {
+				uint64_t *v = realloc(kun, (n_kun + 1) * sizeof(*v));
+
+				if (v) {
+					kun = v;
+					kun[n_kun++] = next;
+				}
+				goto next;
+			}
+			pr_info("releasing cgroup id %llu (sandbox %u), confined at its creation: %s",
+				(unsigned long long)next, cfg.id,
+				gone ? "the cgroup is gone" : "no binding claimed it at two scans");
+			bpf_map__delete_elem(map, &next, sizeof(next), 0);
+			loader_bump_sandbox_gen(&d->l);
+			continue;
+		}
 		rec = !sandbox_record_read(next, &r) && r.owner == OWNER_DAEMON;
 		if (!rec) {
 			snprintf(r.binding, sizeof(r.binding), "?");
@@ -910,6 +1216,9 @@ next:
 	free(d->kept);
 	d->kept = kept;
 	d->n_kept = n_kept;
+	free(d->kunclaimed);
+	d->kunclaimed = kun;
+	d->n_kunclaimed = n_kun;
 }
 
 /* ---------------- the loop */
@@ -1073,6 +1382,8 @@ out:
 	for (size_t i = 0; i < d.n_b; i++) {
 		for (size_t j = 0; j < d.b[i]->n_t; j++)
 			target_free(d.b[i]->t[j]);
+		if (d.b[i]->tmpl)
+			target_free(d.b[i]->tmpl);
 		free(d.b[i]->t);
 		compiled_free(&d.b[i]->c);
 		free(d.b[i]);
@@ -1081,6 +1392,10 @@ out:
 	free(d.retired);
 	free(d.rejected);
 	free(d.kept);
+	free(d.kunclaimed);
+	free(d.watch);
+	if (d.pending_id)
+		close(d.pending_rb);
 	if (d.out && d.out != stdout)
 		fclose(d.out);
 	if (sigfd >= 0)

@@ -48,5 +48,9 @@ int binding_read(const char *dir, const char *fname, const char *cgroot,
  * none (stopped); -1 if the question got no answer (no systemd, systemd re-executing, a
  * time-out): nothing may be concluded from it. */
 int unit_cgroup(const char *unit, const char *cgroot, char *out, size_t len);
+/* Where a unit that runs in no cgroup now will run (absolute): its slice's cgroup and the
+ * unit's name (systemd's placement), so that bpf/cgroup.bpf.c confines it at its start.
+ * 0, or -1 if systemd gave no slice. */
+int unit_future_cgroup(const char *unit, const char *cgroot, char *out, size_t len);
 
 #endif /* PYSB_DAEMON_H */

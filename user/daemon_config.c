@@ -167,3 +167,57 @@ int unit_cgroup(const char *unit, const char *cgroot, char *out, size_t len)
 		return 1; /* the unit runs in no cgroup: stopped, or unknown to systemd */
 	return cgroup_path(cgroot, line, out, len) ? -1 : 0;
 }
+
+/* The cgroup of a slice computed from its name, as systemd places it: "a-b-c.slice" is
+ * a.slice/a-b.slice/a-b-c.slice; "-.slice" is the root. */
+static int slice_path(const char *slice, const char *cgroot, char *out, size_t len)
+{
+	size_t n = strlen(slice), off;
+	char rel[PATH_MAX] = "";
+
+	if (n <= 6 || strcmp(slice + n - 6, ".slice") || strchr(slice, '/'))
+		return -1;
+	if (!strcmp(slice, "-.slice"))
+		return abs_under("", cgroot, out, len);
+	off = 0;
+	for (size_t i = 0; i + 6 <= n; i++) {
+		if (slice[i] != '-' && i + 6 != n)
+			continue;
+		int w = snprintf(rel + off, sizeof(rel) - off, "%s%.*s.slice", off ? "/" : "",
+				 (int)i, slice);
+
+		if (w < 0 || (size_t)w >= sizeof(rel) - off)
+			return -1;
+		off += (size_t)w;
+		if (i + 6 == n)
+			break;
+	}
+	return cgroup_path(cgroot, rel, out, len);
+}
+
+int unit_future_cgroup(const char *unit, const char *cgroot, char *out, size_t len)
+{
+	char cmd[512], slice[256] = "", sp[PATH_MAX];
+	FILE *f;
+	int st, n;
+
+	if (strchr(unit, '\''))
+		return -1;
+	snprintf(cmd, sizeof(cmd), "systemctl show --property=Slice --value -- '%s' 2>/dev/null",
+		 unit);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (!fgets(slice, sizeof(slice), f))
+		slice[0] = '\0';
+	st = pclose(f);
+	slice[strcspn(slice, "\n")] = '\0';
+	if (st || !slice[0] || strchr(slice, '/') || strchr(slice, '\''))
+		return -1;
+	/* The slice's cgroup as systemd says (a slice that runs anything is realized);
+	 * else from its name. */
+	if (unit_cgroup(slice, cgroot, sp, sizeof(sp)) && slice_path(slice, cgroot, sp, sizeof(sp)))
+		return -1;
+	n = snprintf(out, len, "%s/%s", sp, unit);
+	return n < 0 || (size_t)n >= len ? -1 : 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Confinement from a cgroup's creation: the cgroups a `pysb-bpf daemon` binding will
+ * claim (a unit's cgroup, the matches of a cgroup_pattern) are confined by the kernel at
+ * their mkdir, before any process can join them, instead of at the daemon's next scan.
+ *
+ * Hooks:
+ *   tp_btf/cgroup_mkdir  a new cgroup whose path matches a slot of `cgroup_watch` (written
+ *                        by the daemon: struct pysb_watch) gets the slot's sandbox in
+ *                        `sandboxes`, flagged PYSB_SB_KERNEL: the binding's rules (its
+ *                        template id), or the fail-closed pending sandbox (no rules:
+ *                        everything denied) when the daemon's pattern is wider than
+ *                        this matcher. Denies nothing itself; the daemon's scan then
+ *                        gives the cgroup an id of its own and its socket programs.
+ *
+ * The tracepoint fires in cgroup_mkdir() after the cgroup is set up and before
+ * kernfs_activate() makes its directory visible: no task can be in it yet, so no task
+ * has cached an answer for it either (the per-task cache is keyed by cgroup id, and ids
+ * are never reused): `sandbox_gen` is not bumped. A tracing program is not an LSM
+ * program: it takes none of the kernel's ten lsm_cgroup slots.
+ */
+#include "common.bpf.h"
+
+#define GLOB_NONE  0xffffffffu
+#define GLOB_MASK  (PYSB_WATCH_LEN - 1)
+/* Steps of one match: '*' backtracks within one path component only, so real patterns
+ * take a few hundred; a match that needs more is taken as no match. */
+#define GLOB_STEPS (1u << 17)
+
+struct glob_state {
+	__u32 slot;
+	__u32 si, pi;
+	__u32 star_pi, star_si;
+	int result; /* 1: match; -1: no match; 0: undecided (steps ran out) */
+};
+
+/* One step of glob(7) matching with FNM_PATHNAME ('*' and '?' never match '/'): the
+ * classic single-backtrack matcher, which is exact when '*' cannot cross a '/'. */
+static long glob_step(__u64 i, void *ctx)
+{
+	struct glob_state *st = ctx;
+	__u32 zero = 0, slot = st->slot;
+	struct pysb_watch *w = bpf_map_lookup_elem(&cgroup_watch, &slot);
+	char *s = bpf_map_lookup_elem(&cgroup_new_path, &zero);
+	char pc, sc;
+
+	if (!w || !s || st->pi >= PYSB_WATCH_LEN || st->si >= PYSB_WATCH_LEN) {
+		st->result = -1;
+		return 1;
+	}
+	pc = w->glob[st->pi & GLOB_MASK];
+	sc = s[st->si & GLOB_MASK];
+	if (pc == '*') {
+		st->star_pi = st->pi++;
+		st->star_si = st->si;
+		return 0;
+	}
+	if (!pc && !sc) {
+		st->result = 1;
+		return 1;
+	}
+	if (sc && ((pc == '?' && sc != '/') || pc == sc)) {
+		st->pi++;
+		st->si++;
+		return 0;
+	}
+	if (st->star_pi != GLOB_NONE && st->star_si < PYSB_WATCH_LEN) {
+		char c = s[st->star_si & GLOB_MASK];
+
+		if (c && c != '/') {
+			st->si = ++st->star_si;
+			st->pi = st->star_pi + 1;
+			return 0;
+		}
+	}
+	st->result = -1;
+	return 1;
+}
+
+/* Whether slot `slot` matches the path in cgroup_new_path: 1 or 0. A global function,
+ * verified once on its own: a bpf_loop called from a loop is refused as an infinite
+ * loop by 6.1's verifier. */
+__noinline int pysb_glob_match(__u32 slot)
+{
+	struct glob_state st = { .slot = slot, .star_pi = GLOB_NONE };
+
+	bpf_loop(GLOB_STEPS, glob_step, &st, 0);
+	return st.result == 1;
+}
+
+SEC("tp_btf/cgroup_mkdir")
+int BPF_PROG(pysb_cgroup_mkdir, struct cgroup *cgrp, const char *path)
+{
+	struct pysb_sandbox_cfg cfg = { 0 };
+	__u32 zero = 0;
+	char *buf = bpf_map_lookup_elem(&cgroup_new_path, &zero);
+	bool found = false;
+	__u64 cgid;
+	long n;
+
+	if (!buf)
+		return 0;
+	/* A path as long as the buffer may be cut: matched by no slot (the daemon's scan
+	 * binds it, docs/fleet.md). */
+	n = bpf_probe_read_kernel_str(buf, PYSB_WATCH_LEN, path);
+	if (n <= 0 || n >= PYSB_WATCH_LEN)
+		return 0;
+	for (int i = 0; i < PYSB_MAX_WATCH; i++) {
+		__u32 key = i; /* i itself stays in a register, where the verifier sees it grow */
+		struct pysb_watch *w = bpf_map_lookup_elem(&cgroup_watch, &key);
+
+		if (!w || !w->glob[0] || (found && (w->flags & PYSB_WATCH_PENDING)))
+			continue;
+		if (!pysb_glob_match(i))
+			continue;
+		cfg = w->cfg;
+		found = true;
+		if (!(w->flags & PYSB_WATCH_PENDING))
+			break; /* a binding's own rules win over the pending sandbox */
+	}
+	if (!found)
+		return 0;
+	cfg.flags |= PYSB_SB_KERNEL;
+	cgid = BPF_CORE_READ(cgrp, kn, id);
+	/* Full (PYSB_MAX_SANDBOXES): the cgroup waits for the scan, as without this. */
+	bpf_map_update_elem(&sandboxes, &cgid, &cfg, BPF_NOEXIST);
+	return 0;
+}

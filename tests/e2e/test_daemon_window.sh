@@ -1,0 +1,98 @@
+# Issue 19: a cgroup created for a `cgroup_pattern` or `unit` binding is confined from its
+# creation (bpf/cgroup.bpf.c, tp_btf/cgroup_mkdir), not at the daemon's next scan. The
+# workload is build/e2e/first_probe: it creates the cgroup, moves itself in and opens a
+# secret at once, again and again until it is denied; then opens an allowed file. Its line
+# (the window: reads that succeeded, ms from the mkdir to the first denial) is in the
+# test's log. Uses test_daemon.sh's daemon_start, wait_for, binding and svc_cleanup.
+
+# window_setup: the policy (a readable, b secret) and the probe (PROBE).
+window_setup() {
+	PROBE="$REPO/build/e2e/first_probe"
+	[ -x "$PROBE" ] || fail "build/e2e/first_probe missing (make e2e builds it)"
+	mkdir -p "$T/conf" "$T/a" "$T/b" "$CGT"
+	echo a >"$T/a/f"
+	echo b >"$T/b/f"
+	printf 'expose-ro=%s\n' "$T/a" >"$T/conf/p.py-sandboxes"
+}
+
+# svc_cleanup, and the unit test's slice first.
+window_cleanup() {
+	rmdir "$CGT"/uslice/* 2>/dev/null
+	svc_cleanup
+}
+
+# window_probe CGROUP [MAX_MS]: the workload in a new cgroup CGROUP; its line in OUT.
+window_probe() {
+	OUT=$("$PROBE" "$1" "$T/b/f" "$T/a/f" "${2:-1500}") || fail "first_probe $1 failed"
+	echo "$(basename "$1"): $OUT"
+}
+
+# window_expect_confined: not one read of the secret, the allowed read done.
+window_expect_confined() {
+	case $OUT in
+	"forbidden_ok=0 first=denied denied_after_ms="*" allowed=ok") ;;
+	*) fail "the new cgroup's workload was not confined from its first instruction: $OUT" ;;
+	esac
+}
+
+# The same workload in a cgroup no binding names reads the secret (the attack works).
+window_expect_unconfined_first() {
+	window_probe "$CGT/other-1" 100
+	case $OUT in
+	"forbidden_ok="[1-9]*" first=ok denied_after_ms=never allowed=ok") ;;
+	*) fail "unconfined, the workload should read the secret: $OUT" ;;
+	esac
+}
+
+test_daemon_window_pattern_cgroup_confined_from_creation() {
+	local i
+	trap window_cleanup EXIT
+	window_setup
+	binding jobs '{"policy": "p.py-sandboxes", "cgroup_pattern": "pysb-e2e/job-*"}'
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf"
+	window_expect_unconfined_first
+	for i in 1 2 3; do
+		window_probe "$CGT/job-$i"
+		window_expect_confined
+	done
+	# the scan then gives it an id and socket programs of its own, as before
+	wait_for "$T/daemon.err" "jobs: confined $CGT/job-1 .*held by the kernel since its creation"
+	window_cleanup
+}
+
+# A unit: systemctl is a stub that answers as systemd does for a stopped web.service in
+# slice e2e-u.slice (no ControlGroup; the slice's is /pysb-e2e/uslice) and, once its
+# cgroup exists, that cgroup. The unit is started, stopped (its cgroup removed) and
+# started again: confined from its first instruction both times.
+test_daemon_window_unit_cgroup_confined_from_creation() {
+	local cg=$CGT/uslice/web.service
+	trap window_cleanup EXIT
+	window_setup
+	mkdir -p "$T/bin" "$CGT/uslice"
+	write_file "$T/bin/systemctl" <<SH
+#!/bin/sh
+# systemctl show --property=P --value -- UNIT
+case "\${2#--property=}:\$5" in
+ControlGroup:web.service) [ -d $cg ] && echo /pysb-e2e/uslice/web.service || echo ;;
+Slice:web.service) echo e2e-u.slice ;;
+ControlGroup:e2e-u.slice) echo /pysb-e2e/uslice ;;
+*) exit 1 ;;
+esac
+SH
+	chmod +x "$T/bin/systemctl"
+	export PATH="$T/bin:$PATH"
+	binding web '{"policy": "p.py-sandboxes", "unit": "web.service"}'
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf"
+	window_expect_unconfined_first
+	window_probe "$cg"
+	window_expect_confined
+	wait_for "$T/daemon.err" "web: confined $cg .*held by the kernel since its creation"
+	# stopped (systemd removes its cgroup), then started again: a new cgroup, same path
+	rmdir "$cg"
+	wait_for "$T/daemon.err" "web: released $cg \(the cgroup is gone\)"
+	window_probe "$cg"
+	window_expect_confined
+	window_cleanup
+}
