@@ -10,8 +10,16 @@
  *                        `sandboxes`, flagged PYSB_SB_KERNEL: the binding's rules (its
  *                        template id), or the fail-closed pending sandbox (no rules:
  *                        everything denied) when the daemon's pattern is wider than
- *                        this matcher. Denies nothing itself; the daemon's scan then
- *                        gives the cgroup an id of its own and its socket programs.
+ *                        this matcher. The daemon's scan then gives the cgroup an id
+ *                        of its own and its socket programs (it is told at once,
+ *                        through `cgroup_born`).
+ *   lsm/socket_connect, lsm/socket_bind, lsm/socket_sendmsg
+ *                        until then the cgroup's socket programs (bpf/net.bpf.c,
+ *                        attached per cgroup) are not there: in a cgroup confined at
+ *                        its creation and not yet by the daemon, connect() and bind()
+ *                        of TCP and UDP sockets, and a send with a destination, are
+ *                        denied (EPERM, a `net` event): fail closed, for the moments
+ *                        until the scan.
  *
  * The tracepoint fires in cgroup_mkdir() after the cgroup is set up and before
  * kernfs_activate() makes its directory visible: no task can be in it yet, so no task
@@ -20,6 +28,10 @@
  * program: it takes none of the kernel's ten lsm_cgroup slots.
  */
 #include "common.bpf.h"
+#include <bpf/bpf_endian.h>
+
+#define AF_INET	 2
+#define AF_INET6 10
 
 #define GLOB_NONE  0xffffffffu
 #define GLOB_MASK  (PYSB_WATCH_LEN - 1)
@@ -77,6 +89,13 @@ static long glob_step(__u64 i, void *ctx)
 	return 1;
 }
 
+/* Tells the daemon a cgroup was confined at its creation: it confines it for good (own
+ * id, socket programs) now rather than at its next scan. */
+static __always_inline void tell_daemon(__u64 cgid)
+{
+	bpf_ringbuf_output(&cgroup_born, &cgid, sizeof(cgid), 0);
+}
+
 /* Whether slot `slot` matches the path in cgroup_new_path: 1 or 0. A global function,
  * verified once on its own: a bpf_loop called from a loop is refused as an infinite
  * loop by 6.1's verifier. */
@@ -123,6 +142,67 @@ int BPF_PROG(pysb_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	cfg.flags |= PYSB_SB_KERNEL;
 	cgid = BPF_CORE_READ(cgrp, kn, id);
 	/* Full (PYSB_MAX_SANDBOXES): the cgroup waits for the scan, as without this. */
-	bpf_map_update_elem(&sandboxes, &cgid, &cfg, BPF_NOEXIST);
+	if (!bpf_map_update_elem(&sandboxes, &cgid, &cfg, BPF_NOEXIST))
+		tell_daemon(cgid);
 	return 0;
+}
+
+/* An inet socket request in a cgroup confined at creation and not yet by the daemon. */
+static __always_inline int born_net(struct socket *sock, struct sockaddr *addr, __u16 op,
+				    __u16 dir)
+{
+	__u16 family = BPF_CORE_READ(sock, sk, __sk_common.skc_family), af = 0;
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_event *e;
+	__u64 cgid;
+
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	if (addr)
+		bpf_probe_read_kernel(&af, sizeof(af), &addr->sa_family);
+	if (af != AF_INET && af != AF_INET6)
+		return 0; /* AF_UNSPEC: a disconnect */
+	cfg = current_sandbox(&cgid);
+	if (!cfg || !(cfg->flags & PYSB_SB_KERNEL))
+		return 0;
+	e = event_start(cfg, cgid, PYSB_KIND_NET, op, 0, decision_of(cfg));
+	if (e) {
+		__builtin_memset(&e->net, 0, sizeof(e->net));
+		e->net.family = af;
+		e->net.type = BPF_CORE_READ(sock, type);
+		e->net.dir = dir;
+		if (af == AF_INET) {
+			struct sockaddr_in *in = (void *)addr;
+
+			e->net.port = bpf_ntohs(BPF_CORE_READ(in, sin_port));
+			bpf_probe_read_kernel(e->net.addr, 4, &in->sin_addr);
+		} else {
+			struct sockaddr_in6 *in6 = (void *)addr;
+
+			e->net.port = bpf_ntohs(BPF_CORE_READ(in6, sin6_port));
+			bpf_probe_read_kernel(e->net.addr, 16, &in6->sin6_addr);
+		}
+		event_send(e);
+	}
+	return deny_ret(cfg, EPERM);
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(pysb_born_connect, struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	return born_net(sock, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT, PYSB_NET_OUT);
+}
+
+SEC("lsm/socket_bind")
+int BPF_PROG(pysb_born_bind, struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	return born_net(sock, addrlen >= 2 ? address : NULL, PYSB_OP_BIND, PYSB_NET_IN);
+}
+
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(pysb_born_sendmsg, struct socket *sock, struct msghdr *msg, int size)
+{
+	if (BPF_CORE_READ(msg, msg_namelen) < 2)
+		return 0; /* no destination: connected, judged at connect() */
+	return born_net(sock, BPF_CORE_READ(msg, msg_name), PYSB_OP_SENDMSG, PYSB_NET_OUT);
 }

@@ -360,6 +360,13 @@ PYSB_MAP struct {
 	__type(value, struct pysb_watch);
 } cgroup_watch SEC(".maps");
 
+/* Ids of cgroups bpf/cgroup.bpf.c confined at their creation, for the daemon, which
+ * then confines them for good without waiting for its scan. Full: the scan finds them. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} cgroup_born SEC(".maps");
+
 /* The path of the cgroup being created, for the matcher (per CPU: the tracepoint runs
  * with interrupts off, under the kernel's trace_cgroup_path_lock). */
 PYSB_MAP struct {

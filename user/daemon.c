@@ -116,7 +116,17 @@ struct daemon {
 	 * next scan, never released). */
 	uint64_t *kunclaimed;
 	size_t n_kunclaimed;
+	struct ring_buffer *born; /* cgroup_born: cgroups the kernel just confined */
+	bool born_seen;
 };
+
+static int on_born(void *ctx, void *data, size_t len)
+{
+	(void)data;
+	(void)len;
+	((struct daemon *)ctx)->born_seen = true;
+	return 0;
+}
 
 /* ---------------- events */
 
@@ -1312,21 +1322,29 @@ int daemon_main(const struct daemon_opts *o)
 		ret = 0;
 		goto out;
 	}
+	/* Told at once of a cgroup confined at its creation: scanned then, not a second
+	 * later (its socket programs and its own id; bpf/cgroup.bpf.c). Without, the scan
+	 * finds it. */
+	d.born = ring_buffer__new(bpf_map__fd(d.l.skel->maps.cgroup_born), on_born, &d, NULL);
+	if (!d.born)
+		pr_warn("cannot read cgroup_born: %s; cgroups confined at their creation are "
+			"completed at the next scan", strerror(errno));
 	pr_info("watching %s: %zu binding(s)%s%s", o->config_dir, d.n_b,
 		o->metrics ? ", metrics on " : "", o->metrics ? o->metrics : "");
 	next_scan = now_ms() + o->rescan_ms;
 	while (!stop) {
-		struct pollfd fds[3] = {
+		struct pollfd fds[4] = {
 			{ .fd = d.rb ? ring_buffer__epoll_fd(d.rb) : -1, .events = POLLIN },
 			{ .fd = sigfd, .events = POLLIN },
 			{ .fd = ino, .events = POLLIN },
+			{ .fd = d.born ? ring_buffer__epoll_fd(d.born) : -1, .events = POLLIN },
 		};
 		int64_t now = now_ms(), wait = next_scan - now;
 		int n;
 
 		if (reload_at >= 0 && reload_at - now < wait)
 			wait = reload_at - now;
-		n = poll(fds, 3, wait < 0 ? 0 : (int)wait);
+		n = poll(fds, 4, wait < 0 ? 0 : (int)wait);
 		if (n < 0 && errno != EINTR) {
 			pr_err("poll: %s", strerror(errno));
 			break;
@@ -1357,7 +1375,14 @@ int daemon_main(const struct daemon_opts *o)
 			reload_at = -1;
 			reload(&d, "the configuration directory changed", false);
 		}
+		if (n > 0 && fds[3].revents && d.born)
+			ring_buffer__consume(d.born);
+		if (d.born_seen && now < next_scan) {
+			d.born_seen = false;
+			scan(&d);
+		}
 		if (now >= next_scan) {
+			d.born_seen = false;
 			scan(&d);
 			lost_records(&d);
 			next_scan = now + o->rescan_ms;
@@ -1373,6 +1398,8 @@ int daemon_main(const struct daemon_opts *o)
 	ret = 0;
 out:
 	metrics_stop(&d.m);
+	if (d.born)
+		ring_buffer__free(d.born);
 	if (d.rb) {
 		ring_buffer__consume(d.rb);
 		ring_buffer__free(d.rb);

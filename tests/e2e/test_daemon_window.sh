@@ -1,7 +1,9 @@
 # Issue 19: a cgroup created for a `cgroup_pattern` or `unit` binding is confined from its
 # creation (bpf/cgroup.bpf.c, tp_btf/cgroup_mkdir), not at the daemon's next scan. The
-# workload is build/e2e/first_probe: it creates the cgroup, moves itself in and opens a
-# secret at once, again and again until it is denied; then opens an allowed file. Its line
+# workload is build/e2e/first_probe: it creates the cgroup, moves itself in, connects to
+# a closed local port (ECONNREFUSED allowed, EPERM denied: the policy has no net=) and
+# opens a secret at once, again and again until it is denied; then opens an allowed file.
+# Its line
 # (the window: reads that succeeded, ms from the mkdir to the first denial) is in the
 # test's log. Uses test_daemon.sh's daemon_start, wait_for, binding and svc_cleanup.
 
@@ -23,14 +25,14 @@ window_cleanup() {
 
 # window_probe CGROUP [MAX_MS]: the workload in a new cgroup CGROUP; its line in OUT.
 window_probe() {
-	OUT=$("$PROBE" "$1" "$T/b/f" "$T/a/f" "${2:-1500}") || fail "first_probe $1 failed"
+	OUT=$("$PROBE" "$1" "$T/b/f" "$T/a/f" "${2:-1500}" 9) || fail "first_probe $1 failed"
 	echo "$(basename "$1"): $OUT"
 }
 
 # window_expect_confined: not one read of the secret, the allowed read done.
 window_expect_confined() {
 	case $OUT in
-	"forbidden_ok=0 first=denied denied_after_ms="*" allowed=ok") ;;
+	"forbidden_ok=0 first=denied denied_after_ms="*" allowed=ok connect=errno=1") ;;
 	*) fail "the new cgroup's workload was not confined from its first instruction: $OUT" ;;
 	esac
 }
@@ -39,7 +41,7 @@ window_expect_confined() {
 window_expect_unconfined_first() {
 	window_probe "$CGT/other-1" 100
 	case $OUT in
-	"forbidden_ok="[1-9]*" first=ok denied_after_ms=never allowed=ok") ;;
+	"forbidden_ok="[1-9]*" first=ok denied_after_ms=never allowed=ok connect=errno=111") ;;
 	*) fail "unconfined, the workload should read the secret: $OUT" ;;
 	esac
 }

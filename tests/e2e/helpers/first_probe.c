@@ -1,19 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A workload probed from its first instruction: a child creates cgroup DIR, moves itself
- * into it, and at once opens SECRET again and again until it is denied or MAX_MS have
- * passed; then it opens ALLOWED once. The child touches no other file (its results go
+ * into it, and at once connects a TCP socket to 127.0.0.1:PORT (a closed port: refused
+ * when allowed, EPERM when denied), then opens SECRET again and again until it is denied
+ * or MAX_MS have passed; then it opens ALLOWED once. The child touches no other file (its results go
  * back through shared memory); the parent prints them:
  *   forbidden_ok=<opens of SECRET that succeeded> first=<ok|denied>
  *   denied_after_ms=<from the mkdir to the first denial, or "never"> allowed=<ok|errno=N>
- *   first_probe DIR SECRET ALLOWED MAX_MS
+ *   connect=<ok|errno=N>
+ *   first_probe DIR SECRET ALLOWED MAX_MS PORT
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -25,6 +30,7 @@ struct result {
 	double denied_ms; /* < 0: never */
 	int allowed_errno;
 	int setup_errno;
+	int connect_errno;
 };
 
 static double ms_since(const struct timespec *t0)
@@ -44,7 +50,7 @@ int main(int argc, char **argv)
 	int fd, st;
 	pid_t c;
 
-	if (argc != 5)
+	if (argc != 6)
 		return 2;
 	max_ms = atof(argv[4]);
 	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -70,6 +76,17 @@ int main(int argc, char **argv)
 		}
 		close(fd);
 		/* From here on, this process is the new cgroup's workload. */
+		{
+			struct sockaddr_in a = { .sin_family = AF_INET,
+						 .sin_port = htons((uint16_t)atoi(argv[5])),
+						 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+			int s = socket(AF_INET, SOCK_STREAM, 0);
+
+			r->connect_errno = s < 0 ? errno
+				: connect(s, (struct sockaddr *)&a, sizeof(a)) ? errno : 0;
+			if (s >= 0)
+				close(s);
+		}
 		for (long i = 0;; i++) {
 			fd = open(argv[2], O_RDONLY);
 			if (fd < 0) {
@@ -100,8 +117,12 @@ int main(int argc, char **argv)
 	else
 		printf("%.1f", r->denied_ms);
 	if (r->allowed_errno)
-		printf(" allowed=errno=%d\n", r->allowed_errno);
+		printf(" allowed=errno=%d", r->allowed_errno);
 	else
-		printf(" allowed=ok\n");
+		printf(" allowed=ok");
+	if (r->connect_errno)
+		printf(" connect=errno=%d\n", r->connect_errno);
+	else
+		printf(" connect=ok\n");
 	return 0;
 }
