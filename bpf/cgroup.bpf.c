@@ -13,6 +13,15 @@
  *                        this matcher. The daemon's scan then gives the cgroup an id
  *                        of its own and its socket programs (it is told at once,
  *                        through `cgroup_born`).
+ *   lsm/bprm_committed_creds
+ *                        a binding's default ("confine_at": "exec"): the slot's sandbox
+ *                        is put on the cgroup held (PYSB_SB_HOLD: not enforced), and
+ *                        the first execve a task of the cgroup commits arms it, before
+ *                        the new program's first instruction: the container runtime's
+ *                        or systemd's set-up in the cgroup runs as the runtime, the
+ *                        workload under the policy from its start (the moment at which
+ *                        `pysb-bpf run` starts enforcing too). "creation": enforced at
+ *                        the mkdir already.
  *   lsm/socket_connect, lsm/socket_bind, lsm/socket_sendmsg
  *                        until then the cgroup's socket programs (bpf/net.bpf.c,
  *                        attached per cgroup) are not there: in a cgroup confined at
@@ -185,6 +194,21 @@ static __always_inline int born_net(struct socket *sock, struct sockaddr *addr, 
 		event_send(e);
 	}
 	return deny_ret(cfg, EPERM);
+}
+
+SEC("lsm/bprm_committed_creds")
+int BPF_PROG(pysb_born_exec, struct linux_binprm *bprm)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = pysb_cached_sandbox(&cgid); /* held ones too */
+	if (!cfg || !(cfg->flags & PYSB_SB_HOLD))
+		return 0;
+	/* In place: every hook after this one, of every task of the cgroup, enforces. */
+	__sync_fetch_and_and(&cfg->flags, ~PYSB_SB_HOLD);
+	tell_daemon(cgid);
+	return 0;
 }
 
 SEC("lsm/socket_connect")

@@ -58,10 +58,15 @@ static __always_inline __u64 *pysb_gen_ptr(void)
 
 #include "nearest.h"
 
-/* For lsm/ programs. */
+/* For lsm/ programs. A cgroup held until its first execve (PYSB_SB_HOLD, bpf/cgroup.bpf.c)
+ * is not enforced yet. */
 static __always_inline struct pysb_sandbox_cfg *current_sandbox(__u64 *cgid)
 {
-	return pysb_cached_sandbox(cgid);
+	struct pysb_sandbox_cfg *cfg = pysb_cached_sandbox(cgid);
+
+	if (cfg && (cfg->flags & PYSB_SB_HOLD))
+		return NULL;
+	return cfg;
 }
 
 /* For cgroup/ programs, which may not use task storage: the walk. They are attached to

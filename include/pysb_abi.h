@@ -39,6 +39,10 @@
 #define PYSB_SB_KERNEL 0x10u /* put on a new cgroup at its creation by bpf/cgroup.bpf.c: the
 				daemon has not confined it yet (no socket programs, no id of
 				its own); the daemon's scan replaces it */
+#define PYSB_SB_HOLD 0x20u /* with KERNEL: not enforced yet; armed (the flag cleared, by
+			      bpf/cgroup.bpf.c) when a task of the cgroup commits an execve,
+			      or by the daemon's scan: the runtime's own set-up in the cgroup
+			      (runc init, systemd's exec child) runs before its workload */
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH 8192

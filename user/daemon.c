@@ -116,6 +116,13 @@ struct daemon {
 	 * next scan, never released). */
 	uint64_t *kunclaimed;
 	size_t n_kunclaimed;
+	/* Cgroups held by the kernel until their first execve (PYSB_SB_HOLD), and since when
+	 * the scan sees them so: one still held a scan period later is armed by the scan
+	 * (a workload that never executes anything is confined as before). */
+	struct held { uint64_t cgid; int64_t since; } *held;
+	size_t n_held;
+	struct held *held_next;
+	size_t n_held_next;
 	struct ring_buffer *born; /* cgroup_born: cgroups the kernel just confined */
 	bool born_seen;
 };
@@ -362,7 +369,7 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 	struct pysb_sandbox_cfg cfg;
 	char prefix[64];
 	struct stat st;
-	bool adopted = false, born = false;
+	bool adopted = false, born = false, held = false;
 	int fd = -1, err;
 
 	if (!t)
@@ -387,6 +394,7 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 		 * binding's template or the pending sandbox, shared, never this cgroup's own
 		 * (nor retired with it). Confined like a new one. */
 		born = cfg.flags & PYSB_SB_KERNEL;
+		held = born && (cfg.flags & PYSB_SB_HOLD);
 		t->ringbuf_fd = born ? -1 : loader_ringbuf_of(&d->l, cfg.id);
 		if (t->ringbuf_fd >= 0) {
 			t->id = cfg.id;
@@ -421,7 +429,8 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 	pr_info("%s: %s %s (cgroup id %llu, sandbox %u, %s%s)", b->conf.name,
 		adopted ? "adopted" : "confined", path, (unsigned long long)t->cgid, t->id,
 		b->conf.audit ? "audit" : "enforce",
-		born ? "; held by the kernel since its creation" : "");
+		!born ? "" : held ? "; held by the kernel since its creation, no execve in it: "
+				    "enforced from now" : "; held by the kernel since its creation");
 	d->rb_stale = true;
 	return t;
 fail_attached:
@@ -960,7 +969,7 @@ static void watch_sync(struct daemon *d)
 		struct pysb_watch *w;
 		bool wider;
 
-		if (b->conf.kind == TARGET_CGROUP)
+		if (b->conf.kind == TARGET_CGROUP || b->conf.confine_at == CONFINE_SCAN)
 			continue;
 		if (n == PYSB_MAX_WATCH) {
 			if (!said_full)
@@ -983,6 +992,8 @@ static void watch_sync(struct daemon *d)
 		} else {
 			continue;
 		}
+		if (b->conf.confine_at == CONFINE_EXEC)
+			w->cfg.flags |= PYSB_SB_HOLD; /* armed at the first execve in it */
 		n++;
 	}
 	if (need_pending && pending_ensure(d))
@@ -991,8 +1002,9 @@ static void watch_sync(struct daemon *d)
 	for (size_t i = 0; i < n; i++)
 		if (want[i].flags & PYSB_WATCH_PENDING) {
 			if (d->pending_id)
-				want[i].cfg = (struct pysb_sandbox_cfg){ .id = d->pending_id,
-									 .flags = PYSB_SB_DAEMON };
+				want[i].cfg = (struct pysb_sandbox_cfg){
+					.id = d->pending_id,
+					.flags = PYSB_SB_DAEMON | (want[i].cfg.flags & PYSB_SB_HOLD) };
 			else
 				want[i].glob[0] = '\0';
 		}
@@ -1035,12 +1047,52 @@ static void watch_sync(struct daemon *d)
 
 static void release_orphans(struct daemon *d);
 
+static bool held_has(const struct daemon *d, uint64_t cgid)
+{
+	for (size_t i = 0; i < d->n_held; i++)
+		if (d->held[i].cgid == cgid)
+			return true;
+	return false;
+}
+
+/* Whether the cgroup at path is held by the kernel until its first execve and should be
+ * left so for now: the runtime that created it may still be setting it up. Armed by
+ * this scan (false) once held for a scan period. */
+static bool held_wait(struct daemon *d, const char *path)
+{
+	struct pysb_sandbox_cfg cfg;
+	struct stat st;
+	uint64_t cgid;
+	int64_t since = now_ms();
+	struct held *v;
+
+	if (stat(path, &st))
+		return false;
+	cgid = st.st_ino;
+	if (bpf_map__lookup_elem(d->l.skel->maps.sandboxes, &cgid, sizeof(cgid), &cfg,
+				 sizeof(cfg), 0) ||
+	    (cfg.flags & (PYSB_SB_KERNEL | PYSB_SB_HOLD)) != (PYSB_SB_KERNEL | PYSB_SB_HOLD))
+		return false;
+	for (size_t i = 0; i < d->n_held; i++)
+		if (d->held[i].cgid == cgid)
+			since = d->held[i].since;
+	if (now_ms() - since >= (int64_t)d->o->rescan_ms)
+		return false;
+	v = realloc(d->held_next, (d->n_held_next + 1) * sizeof(*v));
+	if (!v)
+		return false; /* confined now rather than forgotten */
+	d->held_next = v;
+	d->held_next[d->n_held_next++] = (struct held){ .cgid = cgid, .since = since };
+	return true;
+}
+
 /* Confines the cgroups that appeared, releases those that are gone (or re-created:
  * a restarted unit gets a new cgroup, with a new id). */
 static void scan(struct daemon *d)
 {
 	/* First: from here on the kernel confines what the globs below do not see yet. */
 	watch_sync(d);
+	d->n_held_next = 0;
 	for (size_t i = 0; i < d->n_b; i++) {
 		struct binding *b = d->b[i];
 		char **paths = NULL;
@@ -1089,6 +1141,10 @@ static void scan(struct daemon *d)
 
 			if (!paths[k])
 				continue;
+			if (held_wait(d, paths[k])) {
+				free(paths[k]);
+				continue;
+			}
 			v = realloc(b->t, (b->n_t + 1) * sizeof(*v));
 			if (v) {
 				b->t = v;
@@ -1100,6 +1156,14 @@ static void scan(struct daemon *d)
 		}
 		free(paths);
 		b->m.targets = b->n_t;
+	}
+	{
+		struct held *h = d->held;
+
+		d->held = d->held_next;
+		d->n_held = d->n_held_next;
+		d->held_next = h;
+		d->n_held_next = 0;
 	}
 	retire_flush(d); /* the ids of the cgroups adopted: one settle, one pass over the maps */
 	if (d->rb_stale)
@@ -1146,6 +1210,7 @@ static void release_orphans(struct daemon *d)
 		struct binding *b;
 		char prefix[64];
 
+		claimed = held_has(d, next); /* held until its first execve (held_wait) */
 		for (size_t i = 0; i < d->n_b && !claimed; i++)
 			for (size_t j = 0; j < d->b[i]->n_t && !claimed; j++)
 				claimed = d->b[i]->t[j]->cgid == next;
@@ -1420,6 +1485,8 @@ out:
 	free(d.rejected);
 	free(d.kept);
 	free(d.kunclaimed);
+	free(d.held);
+	free(d.held_next);
 	free(d.watch);
 	if (d.pending_id)
 		close(d.pending_rb);

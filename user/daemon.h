@@ -36,6 +36,9 @@ struct binding_conf {
 	enum binding_target kind;
 	char target[4096];	   /* cgroup: absolute directory; unit: name; pattern: absolute */
 	bool audit;		   /* "mode": "audit" */
+	enum { CONFINE_EXEC, CONFINE_CREATION, CONFINE_SCAN } confine_at; /* unit, pattern:
+				      from the first execve in a new cgroup (default), its
+				      mkdir, or the scan (bpf/cgroup.bpf.c, docs/fleet.md) */
 	char interpreter[4096];	   /* for the implicit paths; "" = none */
 	char script[4096];	   /* "" = none */
 };

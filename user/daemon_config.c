@@ -49,7 +49,8 @@ int binding_read(const char *dir, const char *fname, const char *cgroot,
 		 struct binding_conf *out)
 {
 	static const char *const known[] = { "policy",	 "cgroup",	"unit",	  "cgroup_pattern",
-					      "mode",	 "interpreter", "script", "comment" };
+					      "mode",	 "interpreter", "script", "comment",
+					      "confine_at" };
 	json_error_t jerr;
 	json_t *root, *v;
 	const char *key, *s;
@@ -131,6 +132,15 @@ int binding_read(const char *dir, const char *fname, const char *cgroot,
 		goto out;
 	}
 	out->audit = s && !strcmp(s, "audit");
+	s = json_string_value(json_object_get(root, "confine_at"));
+	if (s && strcmp(s, "exec") && strcmp(s, "creation") && strcmp(s, "scan")) {
+		pr_err("%s: \"confine_at\": \"%s\": expected \"exec\" (the default), \"creation\" "
+		       "or \"scan\"", out->file, s);
+		goto out;
+	}
+	out->confine_at = !s || !strcmp(s, "exec") ? CONFINE_EXEC
+			  : !strcmp(s, "creation")   ? CONFINE_CREATION
+						     : CONFINE_SCAN;
 	if ((s = json_string_value(json_object_get(root, "interpreter"))) &&
 	    abs_under(dir, s, out->interpreter, sizeof(out->interpreter)))
 		goto out;

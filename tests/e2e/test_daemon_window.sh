@@ -1,9 +1,10 @@
-# Issue 19: a cgroup created for a `cgroup_pattern` or `unit` binding is confined from its
-# creation (bpf/cgroup.bpf.c, tp_btf/cgroup_mkdir), not at the daemon's next scan. The
-# workload is build/e2e/first_probe: it creates the cgroup, moves itself in, connects to
-# a closed local port (ECONNREFUSED allowed, EPERM denied: the policy has no net=) and
-# opens a secret at once, again and again until it is denied; then opens an allowed file.
-# Its line
+# Issue 19: a cgroup created for a `cgroup_pattern` or `unit` binding is confined by the
+# kernel (bpf/cgroup.bpf.c, tp_btf/cgroup_mkdir), not at the daemon's next scan: from the
+# first execve in it (the default, "confine_at": "exec") or from its mkdir ("creation").
+# The workload is build/e2e/first_probe: it creates the cgroup, moves itself in (and with
+# --exec executes itself again, as a runtime starts an entrypoint), connects to a closed
+# local port (ECONNREFUSED allowed, EPERM denied: the policy has no net=) and opens a
+# secret at once, again and again until it is denied; then opens an allowed file. Its line
 # (the window: reads that succeeded, ms from the mkdir to the first denial) is in the
 # test's log. Uses test_daemon.sh's daemon_start, wait_for, binding and svc_cleanup.
 
@@ -14,7 +15,8 @@ window_setup() {
 	mkdir -p "$T/conf" "$T/a" "$T/b" "$CGT"
 	echo a >"$T/a/f"
 	echo b >"$T/b/f"
-	printf 'expose-ro=%s\n' "$T/a" >"$T/conf/p.py-sandboxes"
+	# the executed workload: its own binary, its libraries (the implicit paths)
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/a" "$REPO/build/e2e" >"$T/conf/p.py-sandboxes"
 }
 
 # svc_cleanup, and the unit test's slice first.
@@ -23,10 +25,13 @@ window_cleanup() {
 	svc_cleanup
 }
 
-# window_probe CGROUP [MAX_MS]: the workload in a new cgroup CGROUP; its line in OUT.
+# window_probe [--exec] CGROUP [MAX_MS]: the workload in a new cgroup CGROUP; its line in
+# OUT.
 window_probe() {
-	OUT=$("$PROBE" "$1" "$T/b/f" "$T/a/f" "${2:-1500}" 9) || fail "first_probe $1 failed"
-	echo "$(basename "$1"): $OUT"
+	local x=
+	[ "$1" = --exec ] && x=$1 && shift
+	OUT=$("$PROBE" $x "$1" "$T/b/f" "$T/a/f" "${2:-1500}" 9) || fail "first_probe $x $1 failed"
+	echo "$(basename "$1")${x:+ (exec)}: $OUT"
 }
 
 # window_expect_confined: not one read of the secret, the allowed read done.
@@ -51,13 +56,18 @@ test_daemon_window_pattern_cgroup_confined_from_creation() {
 	trap window_cleanup EXIT
 	window_setup
 	binding jobs '{"policy": "p.py-sandboxes", "cgroup_pattern": "pysb-e2e/job-*"}'
+	binding now '{"policy": "p.py-sandboxes", "cgroup_pattern": "pysb-e2e/now-*",
+		"confine_at": "creation"}'
 	daemon_start "$T/conf"
 	wait_for "$T/daemon.err" "watching $T/conf"
 	window_expect_unconfined_first
-	for i in 1 2 3; do
-		window_probe "$CGT/job-$i"
+	for i in 1 2; do
+		window_probe --exec "$CGT/job-$i"
 		window_expect_confined
 	done
+	# from the mkdir: the workload that executes nothing is confined as well
+	window_probe "$CGT/now-1"
+	window_expect_confined
 	# the scan then gives it an id and socket programs of its own, as before
 	wait_for "$T/daemon.err" "jobs: confined $CGT/job-1 .*held by the kernel since its creation"
 	window_cleanup
@@ -88,13 +98,13 @@ SH
 	daemon_start "$T/conf"
 	wait_for "$T/daemon.err" "watching $T/conf"
 	window_expect_unconfined_first
-	window_probe "$cg"
+	window_probe --exec "$cg"
 	window_expect_confined
 	wait_for "$T/daemon.err" "web: confined $cg .*held by the kernel since its creation"
 	# stopped (systemd removes its cgroup), then started again: a new cgroup, same path
 	rmdir "$cg"
 	wait_for "$T/daemon.err" "web: released $cg \(the cgroup is gone\)"
-	window_probe "$cg"
+	window_probe --exec "$cg"
 	window_expect_confined
 	window_cleanup
 }

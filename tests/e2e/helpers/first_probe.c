@@ -1,23 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A workload probed from its first instruction: a child creates cgroup DIR, moves itself
- * into it, and at once connects a TCP socket to 127.0.0.1:PORT (a closed port: refused
- * when allowed, EPERM when denied), then opens SECRET again and again until it is denied
- * or MAX_MS have passed; then it opens ALLOWED once. The child touches no other file (its results go
- * back through shared memory); the parent prints them:
+ * A workload probed from its first instruction. A child creates cgroup DIR and moves
+ * itself into it; with --exec it then executes this program again (as a runtime starts a
+ * container's entrypoint or systemd a service), else it goes on as it is. Then, at once,
+ * the workload connects a TCP socket to 127.0.0.1:PORT (a closed port: refused when
+ * allowed, EPERM when denied), opens SECRET again and again until it is denied or MAX_MS
+ * have passed, and opens ALLOWED once. Its results come back through a pipe; the parent
+ * prints:
  *   forbidden_ok=<opens of SECRET that succeeded> first=<ok|denied>
  *   denied_after_ms=<from the mkdir to the first denial, or "never"> allowed=<ok|errno=N>
  *   connect=<ok|errno=N>
- *   first_probe DIR SECRET ALLOWED MAX_MS PORT
+ *   first_probe [--exec] DIR SECRET ALLOWED MAX_MS PORT
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -33,95 +35,127 @@ struct result {
 	int connect_errno;
 };
 
-static double ms_since(const struct timespec *t0)
+static int64_t now_ns(void)
 {
 	struct timespec t;
 
 	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+	return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The workload: secret, allowed, max_ms, port; t0 the mkdir's time. */
+static void probe(struct result *r, char **a, int64_t t0)
+{
+	double max_ms = atof(a[2]);
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_port = htons((uint16_t)atoi(a[3])),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int s = socket(AF_INET, SOCK_STREAM, 0), fd;
+
+	r->connect_errno = s < 0 ? errno : connect(s, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
+	if (s >= 0)
+		close(s);
+	r->denied_ms = -1;
+	for (long i = 0;; i++) {
+		fd = open(a[0], O_RDONLY);
+		if (fd < 0) {
+			r->denied_ms = (now_ns() - t0) / 1e6;
+			break;
+		}
+		close(fd);
+		r->ok++;
+		if (!i)
+			r->first_ok = 1;
+		if ((now_ns() - t0) / 1e6 > max_ms)
+			break;
+	}
+	fd = open(a[1], O_RDONLY);
+	r->allowed_errno = fd < 0 ? errno : 0;
+}
+
+static void put(int fd, const struct result *r)
+{
+	if (write(fd, r, sizeof(*r)) != sizeof(*r))
+		_exit(3);
 }
 
 int main(int argc, char **argv)
 {
-	struct result *r;
-	struct timespec t0;
-	char procs[4096], pid[32];
-	double max_ms;
-	int fd, st;
+	struct result r = { 0 };
+	char procs[4096], pid[32], t0s[32], fds[16];
+	int p[2], fd, st, exec_mode = 0;
+	int64_t t0;
 	pid_t c;
 
-	if (argc != 6)
+	/* the executed workload: --probe FD T0 SECRET ALLOWED MAX_MS PORT */
+	if (argc == 8 && !strcmp(argv[1], "--probe")) {
+		probe(&r, argv + 4, strtoll(argv[3], NULL, 10));
+		put(atoi(argv[2]), &r);
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "--exec")) {
+		exec_mode = 1;
+		argv++;
+		argc--;
+	}
+	if (argc != 6 || pipe(p))
 		return 2;
-	max_ms = atof(argv[4]);
-	r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (r == MAP_FAILED)
-		return 1;
-	memset(r, 0, sizeof(*r));
-	r->denied_ms = -1;
 	snprintf(procs, sizeof(procs), "%s/cgroup.procs", argv[1]);
 	c = fork();
 	if (c < 0)
 		return 1;
 	if (!c) {
-		clock_gettime(CLOCK_MONOTONIC, &t0);
+		close(p[0]);
+		t0 = now_ns();
 		if (mkdir(argv[1], 0755)) {
-			r->setup_errno = errno;
+			r.setup_errno = errno;
+			put(p[1], &r);
 			_exit(1);
 		}
 		fd = open(procs, O_WRONLY);
 		snprintf(pid, sizeof(pid), "%d", getpid());
 		if (fd < 0 || write(fd, pid, strlen(pid)) < 0) {
-			r->setup_errno = errno;
+			r.setup_errno = errno;
+			put(p[1], &r);
 			_exit(1);
 		}
 		close(fd);
 		/* From here on, this process is the new cgroup's workload. */
-		{
-			struct sockaddr_in a = { .sin_family = AF_INET,
-						 .sin_port = htons((uint16_t)atoi(argv[5])),
-						 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-			int s = socket(AF_INET, SOCK_STREAM, 0);
-
-			r->connect_errno = s < 0 ? errno
-				: connect(s, (struct sockaddr *)&a, sizeof(a)) ? errno : 0;
-			if (s >= 0)
-				close(s);
+		if (exec_mode) {
+			snprintf(t0s, sizeof(t0s), "%lld", (long long)t0);
+			snprintf(fds, sizeof(fds), "%d", p[1]);
+			execl("/proc/self/exe", "first_probe", "--probe", fds, t0s, argv[2],
+			      argv[3], argv[4], argv[5], (char *)NULL);
+			r.setup_errno = errno;
+			put(p[1], &r);
+			_exit(1);
 		}
-		for (long i = 0;; i++) {
-			fd = open(argv[2], O_RDONLY);
-			if (fd < 0) {
-				r->denied_ms = ms_since(&t0);
-				break;
-			}
-			close(fd);
-			r->ok++;
-			if (!i)
-				r->first_ok = 1;
-			if (ms_since(&t0) > max_ms)
-				break;
-		}
-		fd = open(argv[3], O_RDONLY);
-		r->allowed_errno = fd < 0 ? errno : 0;
+		probe(&r, argv + 2, t0);
+		put(p[1], &r);
 		_exit(0);
 	}
-	if (waitpid(c, &st, 0) < 0)
-		return 1;
-	if (r->setup_errno) {
-		fprintf(stderr, "first_probe: cannot create or join %s: %s\n", argv[1],
-			strerror(r->setup_errno));
+	close(p[1]);
+	if (read(p[0], &r, sizeof(r)) != sizeof(r)) {
+		fprintf(stderr, "first_probe: the workload in %s gave no result\n", argv[1]);
 		return 1;
 	}
-	printf("forbidden_ok=%ld first=%s denied_after_ms=", r->ok, r->first_ok ? "ok" : "denied");
-	if (r->denied_ms < 0)
+	waitpid(c, &st, 0);
+	if (r.setup_errno) {
+		fprintf(stderr, "first_probe: cannot create, join or execute in %s: %s\n", argv[1],
+			strerror(r.setup_errno));
+		return 1;
+	}
+	printf("forbidden_ok=%ld first=%s denied_after_ms=", r.ok, r.first_ok ? "ok" : "denied");
+	if (r.denied_ms < 0)
 		printf("never");
 	else
-		printf("%.1f", r->denied_ms);
-	if (r->allowed_errno)
-		printf(" allowed=errno=%d", r->allowed_errno);
+		printf("%.1f", r.denied_ms);
+	if (r.allowed_errno)
+		printf(" allowed=errno=%d", r.allowed_errno);
 	else
 		printf(" allowed=ok");
-	if (r->connect_errno)
-		printf(" connect=errno=%d\n", r->connect_errno);
+	if (r.connect_errno)
+		printf(" connect=errno=%d\n", r.connect_errno);
 	else
 		printf(" connect=ok\n");
 	return 0;
