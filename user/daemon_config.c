@@ -9,7 +9,9 @@
  * directory of the cgroup2 tree, relative to its mount or absolute), "unit" (a systemd
  * unit) or "cgroup_pattern" (a glob(7) pattern of cgroup directories). Optional: "mode"
  * (enforce | audit), "interpreter" and "script" (the implicit paths of the service's
- * Python, docs/policy.md). Any other key is an error: a typo must not weaken a policy.
+ * Python, docs/policy.md), "confine_at" (exec | creation | scan: when a new cgroup of a
+ * unit or pattern starts being enforced, bpf/cgroup.bpf.c). Any other key is an error: a
+ * typo must not weaken a policy.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -78,7 +80,8 @@ int binding_read(const char *dir, const char *fname, const char *cgroot,
 			ok |= !strcmp(key, known[i]);
 		if (!ok) {
 			pr_err("%s: unknown key \"%s\": a binding knows policy, cgroup, unit, "
-			       "cgroup_pattern, mode, interpreter, script, comment", out->file, key);
+			       "cgroup_pattern, mode, interpreter, script, comment, confine_at",
+			       out->file, key);
 			goto out;
 		}
 		if (!json_is_string(v)) {
