@@ -31,7 +31,6 @@ BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(OUTPUT)/pysb.skel.h
 USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
-HDRS := $(wildcard include/*.h user/*.h)
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
@@ -68,22 +67,29 @@ $(OUTPUT)/pysb.skel.h: $(OUTPUT)/pysb.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name pysb_bpf > $@
 
-$(OUTPUT)/%.o: user/%.c $(HDRS) $(SKELS) | $(OUTPUT)
+# Header dependencies as the compiler finds them (-MMD -MP: a .d file beside each object);
+# only the files that include the skeleton wait for it (and are rebuilt when it changes).
+DEPFLAGS = -MMD -MP
+SKEL_USERS := $(patsubst user/%.c,%,$(shell grep -l 'pysb\.skel\.h' user/*.c))
+$(foreach u,$(SKEL_USERS),$(OUTPUT)/$(u).o $(OUTPUT)/unit/$(u).o): $(SKELS)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/unit/*.d)
+
+$(OUTPUT)/%.o: user/%.c | $(OUTPUT)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(OUTPUT)/pysb-bpf: $(OUTPUT)/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests: the user-side objects again, with ASan and UBSan.
-$(OUTPUT)/unit/%.o: user/%.c $(HDRS) $(SKELS) | $(OUTPUT)/unit
+$(OUTPUT)/unit/%.o: user/%.c | $(OUTPUT)/unit
 	$(call msg,CC-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -c $< -o $@
 
 $(OUTPUT)/unit/test_%: tests/unit/test_%.c $(UNIT_OBJS) | $(OUTPUT)/unit
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
 
 # The docs' markup too (a command outside a ```console block would escape the docs test,
 # tests/e2e/test_docs.sh, which runs the marked ones in the VM), and make install/uninstall
@@ -111,7 +117,13 @@ e2e: deps-test all $(E2E_HELPERS)
 e2e-kernels: deps-test all $(E2E_HELPERS)
 	$(Q)scripts/e2e-matrix
 
-check: unit e2e-kernels
+# Everything built first, on every CPU (a serial build of the program and its sanitized
+# twin takes a minute and a half of CI's budget), then the tests one stage after the other.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+check: deps-test
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT_BINS) $(E2E_HELPERS)
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory e2e-kernels
 
 check-kernels: e2e-kernels
 

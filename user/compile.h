@@ -131,8 +131,6 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src);
 /* net= rules and the bpf.socket-family / bpf.unix-abstract parameters (compile_net.c). */
 int net_compile(const struct policy *p, const struct compile_opts *o, struct compiled *c);
 void net_compiled_free(struct compiled *c);
-/* One line per rule and per prefix entry, for `pysb-bpf check`. */
-void net_compiled_print(FILE *f, const struct compiled *c);
 /* The rule a denial names (pysb_event.rule of a NET event), or NULL. */
 const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t rule);
 /* "netlink", "packet", ... for AF_ numbers; NULL when unknown. */

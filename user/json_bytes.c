@@ -6,7 +6,7 @@
 #include "json_bytes.h"
 #include "policy.h"
 
-bool json_bytes_is_utf8(const char *s, size_t n)
+static bool json_bytes_is_utf8(const char *s, size_t n)
 {
 	for (size_t i = 0, l; i < n; i += l)
 		if (!(l = policy_utf8_seq(s + i, n - i)))

@@ -12,7 +12,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-bool json_bytes_is_utf8(const char *s, size_t n);
 /* obj[key] = s (NULL: ""), plus obj[key_b64] when s is not UTF-8. 0, or -1: out of memory. */
 int json_object_set_bytes(json_t *obj, const char *key, const char *s);
 /* The exact bytes of obj[key] (key_b64 decoded when present), malloc'd; NULL when absent

@@ -185,7 +185,8 @@ static const char *const CATEGORIES[] = {
 	"deserialization, dynamic-code, introspection, native, privileges, process-control, " \
 	"process-exec, threads"
 
-bool policy_api_is_category(const char *name)
+/* Is `name` a category of the registry (case-sensitive)? */
+static bool policy_api_is_category(const char *name)
 {
 	for (size_t i = 0; i < N_CATEGORIES; i++)
 		if (!strcmp(CATEGORIES[i], name))

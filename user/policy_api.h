@@ -32,7 +32,4 @@ bool policy_api_exec(const struct policy *p, struct policy_src *src);
  * a rule the kernel can only apply to every execve. */
 const char *policy_api_exec_function(const char *v);
 
-/* Is `name` a category of the registry (case-sensitive)? */
-bool policy_api_is_category(const char *name);
-
 #endif /* PYSB_POLICY_API_H */

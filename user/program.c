@@ -51,7 +51,8 @@ static bool ends_with(const char *s, const char *suffix)
 	return a >= b && !strcmp(s + a - b, suffix);
 }
 
-const char *program_exec_reason(const char *path)
+/* Shell names and launchers whose work is a second exec; NULL when `name` is neither. */
+static const char *program_exec_reason(const char *path)
 {
 	static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
 					      "busybox", NULL };

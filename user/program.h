@@ -51,9 +51,6 @@ struct compiled;
  */
 int program_check(const struct program *p, const struct compiled *c, bool audit);
 
-/* Shell names and launchers whose work is a second exec; NULL when `name` is neither. */
-const char *program_exec_reason(const char *path);
-
 /*
  * Resolves args[0..n) (n >= 1). Returns 0, or 127 (not found) / 126 (cannot be executed
  * as it is) / 125 (out of memory) after saying why (pr_err). `o` may be NULL.

@@ -78,7 +78,7 @@ static const char *const owner_names[] = {
 	[OWNER_DAEMON] = "daemon",
 };
 
-json_t *sandbox_record_json(const struct sandbox_record *r)
+static json_t *sandbox_record_json(const struct sandbox_record *r)
 {
 	json_t *j = json_pack("{s:i, s:I, s:I, s:s, s:i, s:I, s:s, s:s, s:s, s:I}", "version", 1,
 			      "cgroup_id", (json_int_t)r->cgid, "sandbox", (json_int_t)r->sandbox,
@@ -100,7 +100,7 @@ static void copy_str(char *dst, size_t len, json_t *j, const char *key)
 	snprintf(dst, len, "%s", v ? v : "");
 }
 
-int sandbox_record_from_json(json_t *j, struct sandbox_record *r)
+static int sandbox_record_from_json(json_t *j, struct sandbox_record *r)
 {
 	const char *owner = json_string_value(json_object_get(j, "owner"));
 
@@ -341,7 +341,8 @@ static int by_cgroup(const void *a, const void *b)
 	return c ? c : x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
 }
 
-int status_collect(struct status *s)
+/* Reads the pinned state. Returns 0, or -1 after saying what failed. */
+static int status_collect(struct status *s)
 {
 	char cgroot[PATH_MAX] = "/sys/fs/cgroup";
 	struct dirent *de;
@@ -380,7 +381,7 @@ int status_collect(struct status *s)
 	return ret;
 }
 
-void status_free(struct status *s)
+static void status_free(struct status *s)
 {
 	free(s->instances);
 	free(s->v);

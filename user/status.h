@@ -51,8 +51,6 @@ void sandbox_record_self(struct sandbox_record *r);
 int sandbox_record_write(const struct sandbox_record *r);
 int sandbox_record_read(uint64_t cgid, struct sandbox_record *r);
 void sandbox_record_remove(uint64_t cgid);
-json_t *sandbox_record_json(const struct sandbox_record *r);
-int sandbox_record_from_json(json_t *j, struct sandbox_record *r);
 /* The start time of process pid (clock ticks after boot), 0 if there is none. */
 unsigned long long pid_start_time(int pid);
 
@@ -77,9 +75,6 @@ struct status {
 	size_t n;
 };
 
-/* Reads the pinned state. Returns 0, or -1 after saying what failed. */
-int status_collect(struct status *s);
-void status_free(struct status *s);
 
 /* The mode shown: the kernel's (audit flag), "learn" when the record says so. */
 const char *status_mode(const struct status_entry *e);
