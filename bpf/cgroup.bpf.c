@@ -13,11 +13,14 @@
  *                        this matcher. The daemon's scan then gives the cgroup an id
  *                        of its own and its socket programs (it is told at once,
  *                        through `cgroup_born`).
- *   lsm/bprm_committed_creds
+ *   lsm/bprm_creds_for_exec, lsm/bprm_committed_creds
  *                        a binding's default ("confine_at": "exec"): the slot's sandbox
  *                        is put on the cgroup held (PYSB_SB_HOLD: not enforced), and
- *                        the first execve a task of the cgroup commits arms it, before
- *                        the new program's first instruction: the container runtime's
+ *                        the first execve of a file a task of the cgroup commits arms
+ *                        it, before the new program's first instruction (not one of
+ *                        the program the task already runs, nor of a memfd: runc init
+ *                        re-executes itself so, through a bind mount or a sealed copy,
+ *                        before its set-up): the container runtime's
  *                        or systemd's set-up in the cgroup runs as the runtime, the
  *                        workload under the policy from its start (the moment at which
  *                        `pysb-bpf run` starts enforcing too). "creation": enforced at
@@ -36,7 +39,7 @@
  * are never reused): `sandbox_gen` is not bumped. A tracing program is not an LSM
  * program: it takes none of the kernel's ten lsm_cgroup slots.
  */
-#include "common.bpf.h"
+#include "path.bpf.h"
 #include <bpf/bpf_endian.h>
 
 #define AF_INET	 2
@@ -196,14 +199,49 @@ static __always_inline int born_net(struct socket *sock, struct sockaddr *addr, 
 	return deny_ret(cfg, EPERM);
 }
 
+/* Before the point of no return the task still runs its old program: an execve of the same
+ * file (inode) is the runtime re-executing itself, noted for bprm_committed_creds. */
+SEC("lsm/bprm_creds_for_exec")
+int BPF_PROG(pysb_born_exec_check, struct linux_binprm *bprm)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pysb_sandbox_cfg *cfg;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), one = 1;
+	struct inode *now, *next;
+	__u64 cgid;
+
+	cfg = pysb_cached_sandbox(&cgid);
+	if (!cfg || !(cfg->flags & PYSB_SB_HOLD))
+		return 0;
+	now = BPF_CORE_READ(task, mm, exe_file, f_inode);
+	next = BPF_CORE_READ(bprm, file, f_inode);
+	if (now && now == next)
+		bpf_map_update_elem(&born_reexec, &tid, &one, BPF_ANY);
+	else
+		bpf_map_delete_elem(&born_reexec, &tid);
+	return 0;
+}
+
 SEC("lsm/bprm_committed_creds")
 int BPF_PROG(pysb_born_exec, struct linux_binprm *bprm)
 {
 	struct pysb_sandbox_cfg *cfg;
 	__u64 cgid;
 
+	struct file *file = BPF_CORE_READ(bprm, file);
+	struct inode *inode = BPF_CORE_READ(file, f_path.dentry, d_inode);
+
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+
 	cfg = pysb_cached_sandbox(&cgid); /* held ones too */
 	if (!cfg || !(cfg->flags & PYSB_SB_HOLD))
+		return 0;
+	if (bpf_map_lookup_elem(&born_reexec, &tid)) {
+		bpf_map_delete_elem(&born_reexec, &tid);
+		return 0;
+	}
+	/* A memfd (internal mount) or a deleted file: the runtime's own copy of itself. */
+	if (on_internal_mount(&file->f_path) || !inode || BPF_CORE_READ(inode, __i_nlink) == 0)
 		return 0;
 	/* In place: every hook after this one, of every task of the cgroup, enforces. */
 	__sync_fetch_and_and(&cfg->flags, ~PYSB_SB_HOLD);

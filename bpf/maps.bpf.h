@@ -367,6 +367,15 @@ PYSB_MAP struct {
 	__uint(max_entries, 4096);
 } cgroup_born SEC(".maps");
 
+/* Threads of held cgroups (PYSB_SB_HOLD) executing the program they already run (runc
+ * init re-executing itself): that execve does not arm the cgroup (bpf/cgroup.bpf.c). */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} born_reexec SEC(".maps");
+
 /* The path of the cgroup being created, for the matcher (per CPU: the tracepoint runs
  * with interrupts off, under the kernel's trace_cgroup_path_lock). */
 PYSB_MAP struct {

@@ -28,6 +28,7 @@ enum {
 	O_EVENTS_MAX,
 	O_EVENTS_KEEP,
 	O_RESCAN,
+	O_HOLD,
 	O_CHECK,
 	O_ONCE,
 	O_FRESH,
@@ -87,6 +88,7 @@ static const struct option daemon_opts[] = {
 	{ "events-keep", required_argument, NULL, O_EVENTS_KEEP },
 	{ "metrics", required_argument, NULL, O_METRICS },
 	{ "rescan-ms", required_argument, NULL, O_RESCAN },
+	{ "hold-ms", required_argument, NULL, O_HOLD },
 	{ "check", no_argument, NULL, O_CHECK },
 	{ "once", no_argument, NULL, O_ONCE },
 	OPT_VERBOSE, OPT_HELP, OPT_END,
@@ -182,7 +184,9 @@ static const struct cli_command commands[] = {
 	  "  --events-keep N         rotated files kept (1-999, default 5)\n"
 	  "  --metrics ADDR:PORT     serve Prometheus counters there\n"
 	  "  --rescan-ms N           how often units and patterns are rescanned (>= 50,\n"
-	  "                          default 1000)\n"
+"                          default 1000)\n"
+	  "  --hold-ms N             a new cgroup held until its first execve is enforced\n"
+	  "                          by the scan after N ms (confine_at exec; default 2000)\n"
 	  "  --check                 read and compile every binding, confine nothing\n"
 	  "  --once                  confine, adopt and release once, then exit (the cgroups\n"
 	  "                          stay confined)\n" COMMON_HELP,
@@ -411,6 +415,11 @@ static int take_option(const struct cli_command *cmd, int opt, const char *arg, 
 			return err;
 		c->rescan_ms = (unsigned)n;
 		break;
+	case O_HOLD:
+		if ((err = parse_number(cmd, "--hold-ms", arg, 0, 3600000, &n)))
+			return err;
+		c->hold_ms = (unsigned)n;
+		break;
 	case O_CHECK:
 		c->check = true;
 		break;
@@ -435,6 +444,7 @@ int cli_parse(const struct cli_command *cmd, int argc, char **argv, struct cli *
 	c->policy = DEFAULT_POLICY;
 	c->events_keep = 5;
 	c->rescan_ms = 1000;
+	c->hold_ms = 2000;
 	c->overrides = calloc((size_t)argc + 1, sizeof(*c->overrides));
 	if (!c->overrides) {
 		pr_err("out of memory");

@@ -40,6 +40,7 @@ struct cli {
 	uint64_t events_max_size;
 	unsigned events_keep;
 	unsigned rescan_ms;
+	unsigned hold_ms;
 	bool check, once;
 	bool fresh; /* probe --fresh */
 	/* --KEY=VALUE policy lines (run, check, attach) */

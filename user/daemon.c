@@ -1076,7 +1076,8 @@ static bool held_wait(struct daemon *d, const char *path)
 	for (size_t i = 0; i < d->n_held; i++)
 		if (d->held[i].cgid == cgid)
 			since = d->held[i].since;
-	if (now_ms() - since >= (int64_t)d->o->rescan_ms)
+	/* --hold-ms: time for a runtime's set-up before it executes the workload. */
+	if (now_ms() - since >= (int64_t)d->o->hold_ms)
 		return false;
 	v = realloc(d->held_next, (d->n_held_next + 1) * sizeof(*v));
 	if (!v)

@@ -13,6 +13,8 @@ struct daemon_opts {
 	unsigned events_keep;	   /* rotated files kept: FILE.1 ... FILE.N */
 	const char *metrics;	   /* ADDR:PORT of the Prometheus endpoint, or NULL */
 	unsigned rescan_ms;	   /* how often units and patterns are looked up again */
+	unsigned hold_ms;	   /* a cgroup held until its first execve is armed by the
+				      scan after this long (bpf/cgroup.bpf.c) */
 	bool check;		   /* read and compile every binding, confine nothing */
 	bool once;		   /* confine, adopt and release once, then exit */
 };

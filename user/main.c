@@ -474,6 +474,7 @@ static int cmd_daemon(struct cli *c)
 		.events_max_size = c->events_max_size,
 		.events_keep = c->events_keep,
 		.rescan_ms = c->rescan_ms,
+		.hold_ms = c->hold_ms,
 		.check = c->check,
 		.once = c->once,
 	};

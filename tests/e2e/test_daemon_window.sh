@@ -12,11 +12,15 @@
 window_setup() {
 	PROBE="$REPO/build/e2e/first_probe"
 	[ -x "$PROBE" ] || fail "build/e2e/first_probe missing (make e2e builds it)"
-	mkdir -p "$T/conf" "$T/a" "$T/b" "$CGT"
+	mkdir -p "$T/conf" "$T/a" "$T/b" "$T/w" "$CGT"
+	# the executed workload: a copy (an execve of the program a task already runs does not
+	# arm a held cgroup: runc init re-executes itself)
+	cp "$PROBE" "$T/w/probe" || fail "cannot copy first_probe"
+	export FIRST_PROBE_EXEC=$T/w/probe
 	echo a >"$T/a/f"
 	echo b >"$T/b/f"
-	# the executed workload: its own binary, its libraries (the implicit paths)
-	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/a" "$REPO/build/e2e" >"$T/conf/p.py-sandboxes"
+	# the executed workload: its binary, its libraries (the implicit paths)
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/a" "$T/w" >"$T/conf/p.py-sandboxes"
 }
 
 # svc_cleanup, and the unit test's slice first.
@@ -106,5 +110,50 @@ SH
 	wait_for "$T/daemon.err" "web: released $cg \(the cgroup is gone\)"
 	window_probe --exec "$cg"
 	window_expect_confined
+	window_cleanup
+}
+
+# runc_in CGROUP ARGS...: `runc run` of the busybox bundle $T/bundle with ARGS as its
+# process, in cgroup CGROUP (relative to the cgroup root); its output in OUT, status RC.
+runc_in() {
+	local cg=$1
+	shift
+	jq --arg cg "$cg" --args '.process.terminal = false | .process.args = $ARGS.positional |
+		.linux.cgroupsPath = $cg | .root.readonly = true' "$@" \
+		<"$T/bundle/spec.json" >"$T/bundle/config.json" || fail "cannot write the bundle's config"
+	OUT=$(runc run --bundle "$T/bundle" "c$RANDOM" 2>&1 </dev/null)
+	RC=$?
+	echo "runc in $cg: $* -> $RC: $OUT"
+}
+
+# A container: `runc run` of a busybox root file system, its cgroup named by a pattern
+# binding (confine_at exec: runc init's set-up, mounts and pivot_root, runs first; the
+# entrypoint is confined from its first instruction, the open of the secret).
+test_daemon_window_runc_container_confined_from_first_instruction() {
+	command -v runc >/dev/null || skip "runc is not installed (scripts/deps.sh test)"
+	trap window_cleanup EXIT
+	window_setup
+	mkdir -p "$T/bundle/rootfs/bin" "$T/bundle/rootfs/ok"
+	ln /bin/busybox "$T/bundle/rootfs/bin/busybox" 2>/dev/null ||
+		cp /bin/busybox "$T/bundle/rootfs/bin/busybox"
+	echo secret >"$T/bundle/rootfs/secret"
+	echo allowed >"$T/bundle/rootfs/ok/f"
+	(cd "$T/bundle" && runc spec && mv config.json spec.json) || fail "runc spec failed"
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/bundle/rootfs/bin" "$T/bundle/rootfs/ok" \
+		>"$T/conf/c.py-sandboxes"
+	binding ctr '{"policy": "c.py-sandboxes", "cgroup_pattern": "pysb-e2e/ctr-*"}'
+	# runc init's set-up takes seconds under emulation: the scan must not arm it first
+	daemon_start "$T/conf" --hold-ms 60000
+	wait_for "$T/daemon.err" "watching $T/conf"
+	# unconfined (a cgroup no binding names), the container reads the secret
+	runc_in /pysb-e2e/plain-1 /bin/busybox cat /secret
+	[ "$RC" = 0 ] && [ "$OUT" = secret ] || fail "unconfined, the container should read the secret"
+	runc_in /pysb-e2e/ctr-1 /bin/busybox cat /secret
+	[ "$RC" != 0 ] && [[ $OUT == *"can't open '/secret': Permission denied"* ]] ||
+		fail "the container read the secret"
+	runc_in /pysb-e2e/ctr-2 /bin/busybox cat /ok/f
+	[ "$RC" = 0 ] && [ "$OUT" = allowed ] || fail "the container's allowed read failed"
+	# the denial is reported under the binding (the container is gone before the scan)
+	wait_for "$T/events.jsonl" '"operation":"open".*"binding":"ctr"'
 	window_cleanup
 }

@@ -5,7 +5,9 @@
  * container's entrypoint or systemd a service), else it goes on as it is. Then, at once,
  * the workload connects a TCP socket to 127.0.0.1:PORT (a closed port: refused when
  * allowed, EPERM when denied), opens SECRET again and again until it is denied or MAX_MS
- * have passed, and opens ALLOWED once. Its results come back through a pipe; the parent
+ * have passed, and opens ALLOWED once. --exec executes $FIRST_PROBE_EXEC (a copy of this
+ * program: an execve of the program a task already runs does not arm a held cgroup, see
+ * bpf/cgroup.bpf.c), else /proc/self/exe. Its results come back through a pipe; the parent
  * prints:
  *   forbidden_ok=<opens of SECRET that succeeded> first=<ok|denied>
  *   denied_after_ms=<from the mkdir to the first denial, or "never"> allowed=<ok|errno=N>
@@ -124,7 +126,9 @@ int main(int argc, char **argv)
 		if (exec_mode) {
 			snprintf(t0s, sizeof(t0s), "%lld", (long long)t0);
 			snprintf(fds, sizeof(fds), "%d", p[1]);
-			execl("/proc/self/exe", "first_probe", "--probe", fds, t0s, argv[2],
+			const char *self = getenv("FIRST_PROBE_EXEC");
+
+			execl(self ? self : "/proc/self/exe", "first_probe", "--probe", fds, t0s, argv[2],
 			      argv[3], argv[4], argv[5], (char *)NULL);
 			r.setup_errno = errno;
 			put(p[1], &r);
