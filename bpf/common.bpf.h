@@ -58,7 +58,7 @@ static __always_inline __u64 *pysb_gen_ptr(void)
 
 #include "nearest.h"
 
-/* For lsm/ programs. A cgroup held until its first execve (PYSB_SB_HOLD, bpf/cgroup.bpf.c)
+/* For lsm/ programs. A cgroup held until its first execve (PYSB_SB_HOLD, bpf/watch.bpf.c)
  * is not enforced yet. */
 static __always_inline struct pysb_sandbox_cfg *current_sandbox(__u64 *cgid)
 {

@@ -351,7 +351,7 @@ PYSB_MAP struct {
 
 /*
  * The cgroups the daemon will claim: new cgroups matching a slot get the slot's sandbox
- * at their creation (bpf/cgroup.bpf.c, struct pysb_watch). Written by the daemon only.
+ * at their creation (bpf/watch.bpf.c, struct pysb_watch). Written by the daemon only.
  */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -360,7 +360,7 @@ PYSB_MAP struct {
 	__type(value, struct pysb_watch);
 } cgroup_watch SEC(".maps");
 
-/* Ids of cgroups bpf/cgroup.bpf.c confined at their creation, for the daemon, which
+/* Ids of cgroups bpf/watch.bpf.c confined at their creation, for the daemon, which
  * then confines them for good without waiting for its scan. Full: the scan finds them. */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -368,7 +368,7 @@ PYSB_MAP struct {
 } cgroup_born SEC(".maps");
 
 /* Threads of held cgroups (PYSB_SB_HOLD) executing the program they already run (runc
- * init re-executing itself): that execve does not arm the cgroup (bpf/cgroup.bpf.c). */
+ * init re-executing itself): that execve does not arm the cgroup (bpf/watch.bpf.c). */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);

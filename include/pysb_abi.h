@@ -36,11 +36,11 @@
 #define PYSB_SB_EXEC  0x2u /* python-api allows process-exec: execve of exposed binaries */
 #define PYSB_SB_DAEMON 0x4u /* kept by `pysb-bpf daemon` on a service's cgroup, not by a run */
 #define PYSB_SB_IGNORES 0x8u /* the sandbox has ignore= patterns (the walk skips them if not) */
-#define PYSB_SB_KERNEL 0x10u /* put on a new cgroup at its creation by bpf/cgroup.bpf.c: the
+#define PYSB_SB_KERNEL 0x10u /* put on a new cgroup at its creation by bpf/watch.bpf.c: the
 				daemon has not confined it yet (no socket programs, no id of
 				its own); the daemon's scan replaces it */
 #define PYSB_SB_HOLD 0x20u /* with KERNEL: not enforced yet; armed (the flag cleared, by
-			      bpf/cgroup.bpf.c) when a task of the cgroup commits an execve,
+			      bpf/watch.bpf.c) when a task of the cgroup commits an execve,
 			      or by the daemon's scan: the runtime's own set-up in the cgroup
 			      (runc init, systemd's exec child) runs before its workload */
 
@@ -82,7 +82,7 @@ struct pysb_sandbox_cache {
 };
 
 /*
- * The cgroups the daemon will claim (bpf/cgroup.bpf.c, map `cgroup_watch`): a new cgroup
+ * The cgroups the daemon will claim (bpf/watch.bpf.c, map `cgroup_watch`): a new cgroup
  * whose path (from the hierarchy's root, "/jobs.slice/job-1.scope") matches `glob` gets
  * `cfg` (flagged PYSB_SB_KERNEL) in `sandboxes` before any process can join it. `glob`
  * knows `*` and `?`, neither matching '/'; "" marks a free slot. PYSB_WATCH_PENDING: the

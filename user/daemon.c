@@ -71,7 +71,7 @@ struct binding {
 	bool seen; /* its file was in the last read of the directory */
 	bool no_answer;	   /* unit: systemd did not answer the last scan's query */
 	bool query_failed; /* unit: the query binding_paths just made got no answer */
-	/* Confinement at creation (bpf/cgroup.bpf.c): the policy written under an id of its
+	/* Confinement at creation (bpf/watch.bpf.c): the policy written under an id of its
 	 * own, which a new cgroup matching the binding gets until the scan confines it; its
 	 * events are read as those of `tmpl` (path: the pattern, or the unit's cgroup). */
 	struct target *tmpl;
@@ -106,7 +106,7 @@ struct daemon {
 	/* Unclaimed cgroups release_orphans kept at its last pass (each said once). */
 	uint64_t *kept;
 	size_t n_kept;
-	/* What cgroup_watch holds (bpf/cgroup.bpf.c); read from the map at the first sync,
+	/* What cgroup_watch holds (bpf/watch.bpf.c); read from the map at the first sync,
 	 * so that the ids a previous daemon left there are retired. */
 	struct pysb_watch *watch;
 	uint32_t pending_id; /* the fail-closed pending sandbox (no rules); 0: none */
@@ -390,7 +390,7 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 			       b->conf.name, path);
 			goto fail;
 		}
-		/* Put by the kernel at its creation (bpf/cgroup.bpf.c): its id is the
+		/* Put by the kernel at its creation (bpf/watch.bpf.c): its id is the
 		 * binding's template or the pending sandbox, shared, never this cgroup's own
 		 * (nor retired with it). Confined like a new one. */
 		born = cfg.flags & PYSB_SB_KERNEL;
@@ -806,7 +806,7 @@ static size_t binding_paths(struct binding *b, const char *cgroot, char ***out)
 }
 
 
-/* ---------------- confinement at creation (bpf/cgroup.bpf.c) */
+/* ---------------- confinement at creation (bpf/watch.bpf.c) */
 
 static int retire_add(struct daemon *d, struct target *t, uint32_t id)
 {
@@ -1389,7 +1389,7 @@ int daemon_main(const struct daemon_opts *o)
 		goto out;
 	}
 	/* Told at once of a cgroup confined at its creation: scanned then, not a second
-	 * later (its socket programs and its own id; bpf/cgroup.bpf.c). Without, the scan
+	 * later (its socket programs and its own id; bpf/watch.bpf.c). Without, the scan
 	 * finds it. */
 	d.born = ring_buffer__new(bpf_map__fd(d.l.skel->maps.cgroup_born), on_born, &d, NULL);
 	if (!d.born)

@@ -14,7 +14,7 @@ struct daemon_opts {
 	const char *metrics;	   /* ADDR:PORT of the Prometheus endpoint, or NULL */
 	unsigned rescan_ms;	   /* how often units and patterns are looked up again */
 	unsigned hold_ms;	   /* a cgroup held until its first execve is armed by the
-				      scan after this long (bpf/cgroup.bpf.c) */
+				      scan after this long (bpf/watch.bpf.c) */
 	bool check;		   /* read and compile every binding, confine nothing */
 	bool once;		   /* confine, adopt and release once, then exit */
 };
@@ -40,7 +40,7 @@ struct binding_conf {
 	bool audit;		   /* "mode": "audit" */
 	enum { CONFINE_EXEC, CONFINE_CREATION, CONFINE_SCAN } confine_at; /* unit, pattern:
 				      from the first execve in a new cgroup (default), its
-				      mkdir, or the scan (bpf/cgroup.bpf.c, docs/fleet.md) */
+				      mkdir, or the scan (bpf/watch.bpf.c, docs/fleet.md) */
 	char interpreter[4096];	   /* for the implicit paths; "" = none */
 	char script[4096];	   /* "" = none */
 };
@@ -54,7 +54,7 @@ int binding_read(const char *dir, const char *fname, const char *cgroot,
  * time-out): nothing may be concluded from it. */
 int unit_cgroup(const char *unit, const char *cgroot, char *out, size_t len);
 /* Where a unit that runs in no cgroup now will run (absolute): its slice's cgroup and the
- * unit's name (systemd's placement), so that bpf/cgroup.bpf.c confines it at its start.
+ * unit's name (systemd's placement), so that bpf/watch.bpf.c confines it at its start.
  * 0, or -1 if systemd gave no slice. */
 int unit_future_cgroup(const char *unit, const char *cgroot, char *out, size_t len);
 

@@ -10,7 +10,7 @@
  * unit) or "cgroup_pattern" (a glob(7) pattern of cgroup directories). Optional: "mode"
  * (enforce | audit), "interpreter" and "script" (the implicit paths of the service's
  * Python, docs/policy.md), "confine_at" (exec | creation | scan: when a new cgroup of a
- * unit or pattern starts being enforced, bpf/cgroup.bpf.c). Any other key is an error: a
+ * unit or pattern starts being enforced, bpf/watch.bpf.c). Any other key is an error: a
  * typo must not weaken a policy.
  */
 #include <errno.h>

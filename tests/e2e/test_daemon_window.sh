@@ -1,5 +1,5 @@
 # Issue 19: a cgroup created for a `cgroup_pattern` or `unit` binding is confined by the
-# kernel (bpf/cgroup.bpf.c, tp_btf/cgroup_mkdir), not at the daemon's next scan: from the
+# kernel (bpf/watch.bpf.c, tp_btf/cgroup_mkdir), not at the daemon's next scan: from the
 # first execve in it (the default, "confine_at": "exec") or from its mkdir ("creation").
 # The workload is build/e2e/first_probe: it creates the cgroup, moves itself in (and with
 # --exec executes itself again, as a runtime starts an entrypoint), connects to a closed

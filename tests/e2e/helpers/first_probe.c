@@ -7,7 +7,7 @@
  * allowed, EPERM when denied), opens SECRET again and again until it is denied or MAX_MS
  * have passed, and opens ALLOWED once. --exec executes $FIRST_PROBE_EXEC (a copy of this
  * program: an execve of the program a task already runs does not arm a held cgroup, see
- * bpf/cgroup.bpf.c), else /proc/self/exe. Its results come back through a pipe; the parent
+ * bpf/watch.bpf.c), else /proc/self/exe. Its results come back through a pipe; the parent
  * prints:
  *   forbidden_ok=<opens of SECRET that succeeded> first=<ok|denied>
  *   denied_after_ms=<from the mkdir to the first denial, or "never"> allowed=<ok|errno=N>
