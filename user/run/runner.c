@@ -162,7 +162,7 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pi
 		pr_debug("map mount_access: dev %u:%u -> %s", key.dev >> 20, key.dev & 0xfffff,
 			 access_str(c->mounts[i].access, acc, sizeof(acc)));
 	}
-	/* network: net= prefixes, port sets, socket settings (user/loader_net.c) */
+	/* network: net= prefixes, port sets, socket settings (user/kernel/loader_net.c) */
 	if (loader_net_fill(l, c, sandbox_id))
 		return -1;
 	events_set_compiled(c); /* so net denials can name their rule */
@@ -211,7 +211,7 @@ static void child_exec(const struct run_opts *o, const struct pty_relay *pty,
 		}
 	} else {
 		/* No capability but the granted ones, for root as for a sudo user; root's
-		 * execve cannot refill the sets (user/caps.c). */
+		 * execve cannot refill the sets (user/compile/caps.c). */
 		err = caps_drop_in_child(o->compiled->caps, o->uid, o->gid, o->n_groups,
 					 o->groups);
 		if (err)
@@ -439,7 +439,7 @@ static void report_lost(const struct run_opts *o, const struct loader *l, unsign
 }
 
 /* What `pysb-bpf status` tells of this sandbox: written before the cgroup is registered,
- * removed once it is not (user/status.c). */
+ * removed once it is not (user/kernel/status.c). */
 static void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
 			 const struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
 {

@@ -27,6 +27,7 @@
 #include "policy_api.h"
 #include "policy_eval.h"
 #include "strindex.h"
+#include "utf8.h"
 
 #define MAX_FILE	  (16 * 1024 * 1024)
 #define MAX_INCLUDE_DEPTH 32
@@ -103,50 +104,6 @@ static bool starts_with(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* Length of the valid UTF-8 sequence at s (n bytes available), 0 when invalid. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	unsigned cp, min;
-	size_t len;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f, min = 0x80;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f, min = 0x800;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07, min = 0x10000;
-	else
-		return 0;
-	if (n < len)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	/* Python's codec refuses overlong forms and surrogates too. */
-	if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
-}
-
-size_t policy_utf8_seq(const char *s, size_t n)
-{
-	return n ? utf8_seq((const unsigned char *)s, n) : 0;
-}
-
-/* Offset of the first byte that is not valid UTF-8, or n. */
-static size_t utf8_invalid_at(const char *s, size_t n)
-{
-	size_t i = 0, l;
-
-	while (i < n && (l = utf8_seq((const unsigned char *)s + i, n - i)))
-		i += l;
-	return i;
-}
-
 /* Characters Python's str.strip() removes: ASCII and Unicode white space. */
 static size_t space_len(const char *s, size_t n)
 {
@@ -220,7 +177,7 @@ static char *display_text(const char *s, size_t n)
 		return NULL;
 	while (i < n && chars < TEXT_DISPLAY) {
 		const unsigned char c = (unsigned char)s[i];
-		size_t l = utf8_seq((const unsigned char *)s + i, n - i);
+		size_t l = utf8_seq(s + i, n - i);
 
 		if (l == 0 || c < 0x20 || c == 0x7f) {
 			o += sprintf(o, "\\x%02x", c);

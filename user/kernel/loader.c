@@ -866,7 +866,7 @@ void loader_stop(struct loader *l)
 /*
  * More descriptors for a large policy: RLIMIT_NOFILE's soft limit up to the hard one,
  * then (root may) both doubled, up to fs.nr_open. The program gets its own limits back
- * (user/runner.c). 0, or -1 when the limit cannot grow.
+ * (user/run/runner.c). 0, or -1 when the limit cannot grow.
  */
 static int more_descriptors(void)
 {

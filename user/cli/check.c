@@ -49,7 +49,7 @@ struct report {
 	bool oom;
 };
 
-/* ---------------- strings: UTF-8 or display form + base64 (user/json_bytes.c) */
+/* ---------------- strings: UTF-8 or display form + base64 (user/lib/json_bytes.c) */
 
 static void set_new(struct report *r, json_t *obj, const char *key, json_t *v)
 {
@@ -526,7 +526,7 @@ static void add_mounts(struct report *r, json_t *kernel)
 	}
 }
 
-/* ---------------- network: reads the fields user/compile_net.c fills (compile.h) */
+/* ---------------- network: reads the fields user/compile/compile_net.c fills (compile.h) */
 
 static const char *const slot_keys[PYSB_NET_SLOTS] = {
 	[PYSB_NET_TCP_OUT] = "tcp_out",
@@ -766,7 +766,7 @@ static void warn_capabilities(struct report *r, const struct policy_kv *kv)
 	}
 }
 
-/* Grants that reach well-known secrets (user/secrets.c): said, not refused. */
+/* Grants that reach well-known secrets (user/policy/secrets.c): said, not refused. */
 static void warn_secrets(struct report *r)
 {
 	char home[PATH_MAX] = "", cwd[PATH_MAX] = "", found[2048];

@@ -35,7 +35,7 @@ void event_print_line(FILE *f, const struct pysb_event *e);
 struct compiled;
 void events_set_compiled(const struct compiled *c);
 
-/* ---- the JSON event stream, --events (user/events_json.c, docs/events.md) ---- */
+/* ---- the JSON event stream, --events (user/events/events_json.c, docs/events.md) ---- */
 
 struct events_json {
 	FILE *out;	  /* NULL: render only (learning without --events) */

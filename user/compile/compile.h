@@ -37,7 +37,7 @@ struct compiled_mount {
 	uint32_t access; /* the least over every mount of that file system */
 };
 
-/* ---- network (user/compile_net.c, docs/network.md) ---- */
+/* ---- network (user/compile/compile_net.c, docs/network.md) ---- */
 
 /* A net= line, or an implicit rule (DNS), as compiled; index + 1 is its number in events. */
 struct compiled_net_rule {
@@ -76,7 +76,7 @@ struct compiled_hidden {
 struct compiled {
 	struct compiled_file *files;
 	size_t n_files;
-	struct pysb_ignore_set ignores; /* name patterns (user/compile_ignore.c) */
+	struct pysb_ignore_set ignores; /* name patterns (user/compile/compile_ignore.c) */
 	struct compiled_hidden *hidden;
 	size_t n_hidden;
 	struct compiled_mount *mounts;
@@ -86,7 +86,7 @@ struct compiled {
 	bool audit_mode;	    /* bpf.mode=audit (set by the daemon's compile) */
 	uint32_t events_buffer;	    /* bpf.events-buffer, 0: the default (idem) */
 	uint64_t caps;		    /* bpf.capabilities: bit N grants capability N */
-	/* network (user/compile_net.c) */
+	/* network (user/compile/compile_net.c) */
 	struct compiled_net_rule *net_rules;
 	size_t n_net_rules;
 	struct compiled_net_prefix *net_prefixes;
@@ -136,7 +136,7 @@ const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t r
 /* "netlink", "packet", ... for AF_ numbers; NULL when unknown. */
 const char *net_family_name(unsigned family);
 
-/* ignore= rules (user/compile_ignore.c). */
+/* ignore= rules (user/compile/compile_ignore.c). */
 int compile_ignores(const struct policy *p, struct compiled *out);
 void compiled_hidden_free(struct compiled *c);
 

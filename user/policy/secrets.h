@@ -3,7 +3,7 @@
  * Well-known secrets a file rule may grant without meaning to: /etc/shadow, /etc/gshadow,
  * the SSH host keys, a user's ~/.ssh, ~/.aws, ~/.config/gcloud, ~/.kube,
  * ~/.docker/config.json, ~/.netrc, ~/.pgpass, and .env files. `pysb-bpf check` warns,
- * without failing, for each expose-ro=/expose-rw= line that reaches one (user/check.c).
+ * without failing, for each expose-ro=/expose-rw= line that reaches one (user/cli/check.c).
  * No privileges, no BPF: unit-tested.
  */
 #ifndef PYSB_SECRETS_H

@@ -153,7 +153,7 @@ void policy_env_free(char **envp);
 const char *policy_get(const struct policy *p, const char *key);
 
 /*
- * ${VAR} substitution (user/policy_subst.c), shared by the parser and policy_build_env().
+ * ${VAR} substitution (user/policy/policy_subst.c), shared by the parser and policy_build_env().
  * Semantics of py-sandboxes' resolve_env_variables(): ${NAME} and ${NAME:-default}, NAME any
  * run of characters but { } : -, nested defaults resolved innermost first, substituted values
  * never re-expanded, unset without default = "", any other "${...}" is an error.
@@ -180,9 +180,6 @@ char *policy_subst(const char *in, size_t len, policy_lookup_fn lookup, void *ct
 const char *policy_envp_get(char *const *envp, const char *name);
 const char *policy_envp_lookup(void *envp, const char *name);
 
-/* Length of the valid UTF-8 sequence at s (n bytes available; Python's codec rules:
- * no overlong form, no surrogate), 0 when invalid or n == 0. */
-size_t policy_utf8_seq(const char *s, size_t n);
 
 /* py-sandboxes' GlobPattern: '*' is the only wildcard, anchored on both ends. */
 bool policy_glob_match(const char *glob, const char *s);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The eval-* list keys as py-sandboxes' eval_rules checks them (user/policy_eval.c). */
+/* The eval-* list keys as py-sandboxes' eval_rules checks them (user/policy/policy_eval.c). */
 #ifndef PYSB_POLICY_EVAL_H
 #define PYSB_POLICY_EVAL_H
 

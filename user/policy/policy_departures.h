@@ -2,7 +2,7 @@
 /*
  * Where pysb-bpf reads a valid policy line differently from py-sandboxes, on purpose
  * (docs/policy.md, "Differences from py-sandboxes"): `pysb-bpf check` warns about each one,
- * naming the line (user/policy_departures.c).
+ * naming the line (user/policy/policy_departures.c).
  */
 #ifndef PYSB_POLICY_DEPARTURES_H
 #define PYSB_POLICY_DEPARTURES_H

@@ -488,10 +488,10 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	if (!ret)
 		ret = compile_mounts(out);
 	if (!ret)
-		ret = net_compile(p, o, out); /* network: user/compile_net.c */
+		ret = net_compile(p, o, out); /* network: user/compile/compile_net.c */
 	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
 	if (!ret)
-		ret = policy_capabilities(p, &out->caps); /* user/caps.c */
+		ret = policy_capabilities(p, &out->caps); /* user/compile/caps.c */
 	if (!ret)
 		ret = compile_ignores(p, out);
 	if (ret)

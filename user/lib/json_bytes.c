@@ -4,12 +4,12 @@
 #include <string.h>
 
 #include "json_bytes.h"
-#include "policy.h"
+#include "utf8.h"
 
 static bool json_bytes_is_utf8(const char *s, size_t n)
 {
 	for (size_t i = 0, l; i < n; i += l)
-		if (!(l = policy_utf8_seq(s + i, n - i)))
+		if (!(l = utf8_seq(s + i, n - i)))
 			return false;
 	return true;
 }
@@ -23,7 +23,7 @@ static char *display_form(const char *s)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n;) {
-		size_t l = policy_utf8_seq(s + i, n - i);
+		size_t l = utf8_seq(s + i, n - i);
 
 		if (l) {
 			memcpy(out + w, s + i, l);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Capabilities: bpf.capabilities= names, and the child's drop to the granted set before
- * its execve (user/runner.c). The kernel side, lsm/capable, is bpf/caps.bpf.c.
+ * its execve (user/run/runner.c). The kernel side, lsm/capable, is bpf/caps.bpf.c.
  */
 #include <ctype.h>
 #include <errno.h>

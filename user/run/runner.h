@@ -18,11 +18,11 @@ struct learn_set;
 
 struct run_opts {
 	const char *path;     /* what execve runs (absolute); NULL: argv[0] */
-	char *const *argv;    /* argv[0] as the user typed it (user/program.h) */
+	char *const *argv;    /* argv[0] as the user typed it (user/run/program.h) */
 	char *const *envp;    /* the program's environment */
 	const struct compiled *compiled;
 	bool audit;
-	const char *policy;   /* the policy file, for `pysb-bpf status` (user/status.c) */
+	const char *policy;   /* the policy file, for `pysb-bpf status` (user/kernel/status.c) */
 	uint32_t ringbuf_bytes; /* the sandbox's event ring buffer; 0: PYSB_RINGBUF_BYTES */
 	struct events_json *events; /* JSON rendering of events (--events, --learn), or NULL */
 	struct learn_set *learn;    /* --learn: collects what the policy lacks, or NULL */

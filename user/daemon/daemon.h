@@ -21,7 +21,7 @@ struct daemon_opts {
  * exit status. */
 int daemon_main(const struct daemon_opts *o);
 
-/* ---- bindings (user/daemon_config.c) ---- */
+/* ---- bindings (user/daemon/daemon_config.c) ---- */
 
 enum binding_target {
 	TARGET_CGROUP,	/* one cgroup directory */

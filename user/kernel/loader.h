@@ -128,7 +128,7 @@ int loader_bump_sandbox_gen(struct loader *l);
 /* Marks (add) or unmarks the process whose next execve is its own start. */
 int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
 
-/* Network maps of one sandbox (user/loader_net.c): fill (after removing any stale entry
+/* Network maps of one sandbox (user/kernel/loader_net.c): fill (after removing any stale entry
  * of that id), and remove. */
 struct compiled;
 int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox);

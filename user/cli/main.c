@@ -167,7 +167,7 @@ static int open_events(const struct cli *c, bool audit, const struct compiled *c
 	return 0;
 }
 
-/* ---- learning (issue 6): --learn[=FILE] and `learn --from` (user/learn.c) ---- */
+/* ---- learning (issue 6): --learn[=FILE] and `learn --from` (user/learn/learn.c) ---- */
 
 /* What the compiled policy already grants (implicit paths included) needs no line. */
 static struct learn_covered *covered_of(const struct compiled *c)
@@ -370,7 +370,7 @@ static int cmd_run(struct cli *cli)
 	if (os_none)
 		pr_warn("os-sandbox=none in %s: py-sandboxes' @sandbox isolation is off; pysb-bpf "
 			"still confines the program in the kernel with this policy", c.policy);
-	/* Who runs it first: a pyenv/asdf shim is resolved as that user (user/program.c). */
+	/* Who runs it first: a pyenv/asdf shim is resolved as that user (user/run/program.c). */
 	if (resolve_identity(c.user, &id))
 		goto out;
 	ret = program_resolve(c.rest, c.n_rest,
@@ -459,7 +459,7 @@ static int cmd_probe(struct cli *c)
 	return (c->json ? probe_run_json(stdout, flags) : probe_run(flags)) ? 1 : 0;
 }
 
-/* pysb-bpf status [--json]: what is confined now (user/status.c). */
+/* pysb-bpf status [--json]: what is confined now (user/kernel/status.c). */
 static int cmd_status(struct cli *c)
 {
 	return status_main(c->json);

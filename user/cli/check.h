@@ -26,7 +26,7 @@ struct check_opts {
 	const char *cwd;   /* base of relative paths; NULL: the working directory */
 	/* The implicit set shown is the one this program gets; NULL: the program's. */
 	const char *interpreter;
-	/* The program as `run` would be given it (resolved as run does, user/program.h);
+	/* The program as `run` would be given it (resolved as run does, user/run/program.h);
 	 * NULL: python3. */
 	char *const *program;
 	int n_program;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The command line (user/cli.h): each subcommand is a row of `commands` with its
+ * The command line (user/cli/cli.h): each subcommand is a row of `commands` with its
  * getopt_long options and its help; cli_parse() is the one parser they all go through.
  */
 #include <getopt.h>
