@@ -44,7 +44,7 @@ UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/obj/%.o,$(USER_SRCS))
 # Keep the sanitizer objects between runs of `make unit`.
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench clean check check-kernels unit e2e e2e-kernels demo bench \
-	bench-native fuzz vmlinux format man install uninstall FORCE
+	bench-native fuzz vmlinux format figures man install uninstall FORCE
 all: $(OUTPUT)/pysb-bpf
 
 # Every set (what `make deps` did before the split); the targets below ask for their own.
@@ -200,6 +200,14 @@ fuzz: $(OUTPUT)/fuzz/fuzz_policy
 vmlinux:
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
 	$(Q)echo "Generated from /sys/kernel/btf/vmlinux of $$(uname -r) on $$(date -u +%F)" > vmlinux/SOURCE
+
+# The figures of the docs, from their sources in docs/figures (graphviz).
+FIGURES := $(patsubst %.dot,%.svg,$(wildcard docs/figures/*.dot))
+figures: $(FIGURES)
+docs/figures/%.svg: docs/figures/%.dot
+	$(Q)scripts/deps.sh docs
+	$(call msg,DOT,$@)
+	$(Q)dot -Tsvg $< -o $@
 
 format:
 	$(Q)clang-format -i bpf/*.c include/*.h user/*/*.c user/*/*.h tests/unit/*.c
