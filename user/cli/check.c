@@ -678,60 +678,6 @@ static int add_environment(struct report *r, json_t *root)
 
 /* ---------------- bpf.* parameters */
 
-static const struct bpf_param_doc {
-	const char *key, *def, *def_effect;
-} BPF_DOCS[] = {
-	{ "bpf.mode", "enforce", "denials are enforced (the operation fails) and reported" },
-	{ "bpf.implicit", "true",
-	  "the implicit paths the interpreter and the C library need are added (marked "
-	  "implicit among the file entries)" },
-	{ "bpf.socket-family", "",
-	  "no socket family besides unix (file rules), TCP/UDP over IPv4/IPv6 (net= rules) "
-	  "and read-only NETLINK_ROUTE" },
-	{ "bpf.unix-abstract", "deny", "abstract unix sockets are denied" },
-	{ "bpf.events-buffer", "4M",
-	  "each sandbox's event ring buffer holds 4 MiB (64 MiB under --learn); events that "
-	  "do not fit are counted as lost" },
-	{ "bpf.capabilities", "",
-	  "no capability: the program starts with empty capability sets (root included) and "
-	  "lsm/capable refuses every capability check" },
-};
-
-static const char *bpf_effect(const struct policy_kv *kv, char *buf, size_t len)
-{
-	if (!strcmp(kv->key, "bpf.mode"))
-		return strcmp(kv->value, "audit") ? BPF_DOCS[0].def_effect
-						  : "audit: nothing is denied; what would be denied "
-						    "is reported";
-	if (!strcmp(kv->key, "bpf.implicit"))
-		return policy_bpf_bool(kv->value) ? BPF_DOCS[1].def_effect
-						  : "no implicit path: only the policy's own "
-						    "expose rules grant files";
-	if (!strcmp(kv->key, "bpf.socket-family")) {
-		snprintf(buf, len, "socket(2) of these families is allowed: %s", kv->value);
-		return buf;
-	}
-	if (!strcmp(kv->key, "bpf.unix-abstract"))
-		return strcasecmp(kv->value, "allow") ? BPF_DOCS[3].def_effect
-						      : "abstract unix sockets are allowed";
-	if (!strcmp(kv->key, "bpf.events-buffer")) {
-		snprintf(buf, len, "the event ring buffer holds %s (under --learn too)", kv->value);
-		return buf;
-	}
-	if (!strcmp(kv->key, "bpf.capabilities")) {
-		struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
-		char names[400];
-		uint64_t m = 0;
-
-		if (policy_capabilities(&one, &m) || !m)
-			return "grants no capability";
-		snprintf(buf, len, "the program keeps %s (bpf.capabilities lines add up); every "
-			 "other capability is refused", caps_str(m, names, sizeof(names)));
-		return buf;
-	}
-	return "unknown";
-}
-
 /* Capabilities that reach past what the other rules confine: said, not refused. */
 static void warn_capabilities(struct report *r, const struct policy_kv *kv)
 {
@@ -796,10 +742,10 @@ static void add_bpf_params(struct report *r, json_t *root)
 	const struct policy *p = r->p;
 	json_t *arr = new_array(r, root, "bpf_params");
 
-	for (size_t d = 0; arr && d < sizeof(BPF_DOCS) / sizeof(BPF_DOCS[0]); d++) {
-		const char *key = BPF_DOCS[d].key;
-		bool seen = false, accumulates = !strcmp(key, "bpf.socket-family") ||
-						 !strcmp(key, "bpf.capabilities");
+	for (size_t d = 0; arr && d < N_BPF_PARAMS; d++) {
+		const struct bpf_param *bp = &BPF_PARAMS[d];
+		const char *key = bp->key;
+		bool seen = false, accumulates = bp->accumulates;
 
 		for (size_t i = 0; i < p->n_params; i++) {
 			const struct policy_kv *kv = &p->params[i];
@@ -820,24 +766,16 @@ static void add_bpf_params(struct report *r, json_t *root)
 			set_new(r, o, "default", json_false());
 			set_bytes(r, o, "effect",
 				  later ? "superseded by a later line (the last one wins)"
-					: bpf_effect(kv, buf, sizeof(buf)));
+					: bp->effect(kv, buf, sizeof(buf)));
 			push(r, arr, o);
-			if (!later && !strcmp(key, "bpf.mode") && !strcmp(kv->value, "audit"))
-				warn(r, &kv->src,
-				     "bpf.mode=audit: the kernel denies NOTHING for this policy; it "
-				     "only reports what it would deny");
+			if (!later && bp->warning && bp->warning(kv))
+				warn(r, &kv->src, "%s", bp->warning(kv));
 			if (!strcmp(key, "bpf.capabilities"))
 				warn_capabilities(r, kv);
-			if (!later && !strcmp(key, "bpf.implicit") && !policy_bpf_bool(kv->value))
-				warn(r, &kv->src,
-				     "bpf.implicit=false: the interpreter, its libraries and the "
-				     "dynamic loader must be exposed by the policy itself, or the "
-				     "program cannot start");
 		}
 		if (!seen) {
-			json_t *o = json_pack("{s:s,s:s,s:b,s:s}", "key", key, "value",
-					      BPF_DOCS[d].def, "default", 1, "effect",
-					      BPF_DOCS[d].def_effect);
+			json_t *o = json_pack("{s:s,s:s,s:b,s:s}", "key", key, "value", bp->def,
+					      "default", 1, "effect", bp->def_effect);
 
 			push(r, arr, o);
 		}
@@ -1404,7 +1342,6 @@ int check_main(const struct check_opts *o)
 	FILE *out = o->out ? o->out : stdout;
 	struct program prog = { 0 };
 	char *captured;
-	const char *v;
 	bool valid = false;
 	int ret = 1, rc;
 
@@ -1440,14 +1377,13 @@ int check_main(const struct check_opts *o)
 		r.prog = rc ? NULL : &prog;
 	}
 	capture_begin(&cap);
-	v = policy_get(p, "bpf.implicit");
 	rc = policy_compile(p,
 			    &(struct compile_opts){
 				    .interpreter = o->interpreter ? o->interpreter
 						   : r.prog	  ? prog.interp
 								  : NULL,
 				    .script = r.prog && prog.has_script ? prog.script : NULL,
-				    .implicit = !v || policy_bpf_bool(v) != 0,
+				    .implicit = true, /* unless bpf.implicit=false */
 				    .resolve = o->resolve,
 				    .resolv_conf = o->resolv_conf,
 			    },

@@ -67,12 +67,7 @@ static int compile_for(const struct policy *p, const struct program *prog, struc
 		.interpreter = prog && prog->interp[0] ? prog->interp : NULL,
 		.script = prog && prog->has_script ? prog->script : NULL,
 	};
-	const char *v = policy_get(p, "bpf.implicit");
-
-	/* Validated first, so a bad value is reported with its file:line. */
-	if (policy_check_bpf_params(p))
-		return -1;
-	co.implicit = v ? policy_bpf_bool(v) : 1;
+	co.implicit = true; /* unless the policy says bpf.implicit=false */
 	return policy_compile(p, &co, out);
 }
 
@@ -339,7 +334,7 @@ static int cmd_run(struct cli *cli)
 	char **envp = NULL;
 	struct cli c = *cli;
 	int ret = EXIT_PYSB_ERROR, audit;
-	const char *mode, *v;
+	const char *v;
 	bool os_none = false;
 	struct events_json ev = { 0 };
 	FILE *ev_out = NULL;
@@ -384,8 +379,7 @@ static int cmd_run(struct cli *cli)
 	ret = EXIT_PYSB_ERROR;
 	if (compile_for(p, &prog, &compiled))
 		goto out;
-	mode = policy_get(p, "bpf.mode"); /* checked by compile_for */
-	audit = c.audit || c.learn || (mode && !strcmp(mode, "audit"));
+	audit = c.audit || c.learn || compiled.audit_mode;
 	if (program_check(&prog, &compiled, audit))
 		goto out;
 	if (log_level >= LOG_INFO) {
@@ -409,9 +403,9 @@ static int cmd_run(struct cli *cli)
 		.compiled = &compiled,
 		.audit = audit,
 		.policy = c.policy,
-		.ringbuf_bytes = policy_events_buffer(p) ? (uint32_t)policy_events_buffer(p)
-			       : c.learn		  ? PYSB_RINGBUF_LEARN
-							  : PYSB_RINGBUF_BYTES,
+		.ringbuf_bytes = compiled.events_buffer ? compiled.events_buffer
+				 : c.learn		? PYSB_RINGBUF_LEARN
+							: PYSB_RINGBUF_BYTES,
 		.events = c.events || c.learn ? &ev : NULL,
 		.learn = c.learn ? &ls : NULL,
 		.uid = id.uid,
@@ -501,7 +495,6 @@ static int cmd_attach(struct cli *cli)
 	struct cli c = *cli;
 	long pid = c.pid;
 	int ret = EXIT_PYSB_ERROR, audit;
-	const char *mode;
 	char exe[64];
 	ssize_t len;
 
@@ -523,8 +516,7 @@ static int cmd_attach(struct cli *cli)
 	prog.interp[len] = '\0';
 	if (compile_for(p, &prog, &compiled))
 		goto out;
-	mode = policy_get(p, "bpf.mode");
-	audit = c.audit || (mode && !strcmp(mode, "audit"));
+	audit = c.audit || compiled.audit_mode;
 	if (open_events(&c, audit, &compiled, &ev, &ev_out))
 		goto out;
 	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled, .audit = audit,

@@ -340,124 +340,16 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 	return policy_api_exec(p, src);
 }
 
-/*
- * The bpf.<key>= parameters pysb-bpf reads (docs/policy.md). The values of the network
- * ones are checked where they are compiled (compile_net.c).
- */
-static const char *const BPF_KEYS[] = {
-	"bpf.mode",
-	"bpf.implicit",
-	"bpf.socket-family",
-	"bpf.unix-abstract",
-	"bpf.events-buffer",
-	"bpf.capabilities",
-};
-#define N_BPF_KEYS (sizeof(BPF_KEYS) / sizeof(BPF_KEYS[0]))
-
-static bool bpf_key_known(const char *key)
-{
-	for (size_t i = 0; i < N_BPF_KEYS; i++)
-		if (!strcmp(key, BPF_KEYS[i]))
-			return true;
-	return false;
-}
-
-int policy_bpf_bool(const char *v)
-{
-	if (!strcasecmp(v, "true") || !strcmp(v, "1"))
-		return 1;
-	if (!strcasecmp(v, "false") || !strcmp(v, "0"))
-		return 0;
-	return -1;
-}
-
-uint64_t parse_size(const char *v)
-{
-	char *end;
-	unsigned long long n;
-
-	if (!isdigit((unsigned char)*v))
-		return 0;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno || n > (1ull << 40))
-		return 0;
-	switch (*end) {
-	case 'k': case 'K': n <<= 10; end++; break;
-	case 'm': case 'M': n <<= 20; end++; break;
-	case 'g': case 'G': n <<= 30; end++; break;
-	}
-	if (*end == 'i' && end[1] == 'B')
-		end += 2;
-	else if (*end == 'B')
-		end++;
-	return *end ? 0 : n;
-}
-
-uint64_t policy_events_buffer(const struct policy *p)
-{
-	const char *v = policy_get(p, "bpf.events-buffer");
-
-	return v ? parse_size(v) : 0;
-}
-
-int policy_check_bpf_params(const struct policy *p)
-{
-	char known[160];
-	size_t off = 0;
-	uint64_t caps;
-	int ret = 0;
-
-	for (size_t i = 0; i < N_BPF_KEYS; i++)
-		off += snprintf(known + off, sizeof(known) - off, "%s%s", i ? ", " : "",
-				BPF_KEYS[i]);
-	for (size_t i = 0; i < p->n_params; i++) {
-		const struct policy_kv *kv = &p->params[i];
-
-		if (strncmp(kv->key, "bpf.", 4))
-			continue; /* another provider's parameter: the Python layer's */
-		if (!bpf_key_known(kv->key)) {
-			/* the column of the key: the value's, less "key=" (no space around '=') */
-			size_t klen = strlen(kv->key) + 1;
-			size_t kcol = kv->src.col > klen ? kv->src.col - klen : 1;
-
-			pr_err("%s:%u:%zu: unknown parameter '%s': pysb-bpf knows %s (docs/policy.md)",
-			       kv->src.file, kv->src.line, kcol, kv->key, known);
-			ret = -1;
-		} else if (!strcmp(kv->key, "bpf.mode") && strcmp(kv->value, "enforce") &&
-			   strcmp(kv->value, "audit")) {
-			pr_err("%s:%u:%u: bpf.mode=%s: expected enforce or audit", kv->src.file,
-			       kv->src.line, kv->src.col, kv->value);
-			ret = -1;
-		} else if (!strcmp(kv->key, "bpf.implicit") && policy_bpf_bool(kv->value) < 0) {
-			pr_err("%s:%u:%u: bpf.implicit=%s: expected true or false", kv->src.file,
-			       kv->src.line, kv->src.col, kv->value);
-			ret = -1;
-		} else if (!strcmp(kv->key, "bpf.events-buffer")) {
-			uint64_t n = parse_size(kv->value);
-
-			if (n < PYSB_EVENTS_BUFFER_MIN || n > PYSB_EVENTS_BUFFER_MAX || (n & (n - 1))) {
-				pr_err("%s:%u:%u: bpf.events-buffer=%s: expected a power of two "
-				       "from 64K to 1G (e.g. 4M, 64M)",
-				       kv->src.file, kv->src.line, kv->src.col, kv->value);
-				ret = -1;
-			}
-		}
-	}
-	if (policy_capabilities(p, &caps)) /* each bad name with its file:line:col */
-		ret = -1;
-	return ret;
-}
-
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out)
 {
 	struct implicit_path *imp = NULL;
 	struct file_index ix = { 0 };
 	size_t n_imp = 0, cap = 0;
+	bool implicit;
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (policy_check_bpf_params(p))
+	if (compile_params(p, o, out, &implicit)) /* bpf.*: params.c */
 		return -1;
 	for (size_t i = 0; i < p->n_paths && !ret; i++) {
 		struct compiled_file proto = { .src = p->paths[i].src };
@@ -465,7 +357,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 
 		ret = add_entry(out, &cap, &ix, p->paths[i].path, acc, &proto);
 	}
-	if (!ret && o->implicit) {
+	if (!ret && implicit) {
 		ret = implicit_paths(o->interpreter, o->script, &imp, &n_imp);
 		if (ret)
 			pr_err("out of memory listing the implicit paths");
@@ -479,9 +371,9 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 		if (!ret)
 			ret = add_links_along(out, &cap, &ix, imp[i].path);
 	}
-	if (!ret && o->implicit && o->interpreter)
+	if (!ret && implicit && o->interpreter)
 		ret = add_interpreter_links(out, &cap, &ix, o->interpreter);
-	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && o->implicit; i++)
+	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && implicit; i++)
 		ret = add_links_along(out, &cap, &ix, ROOT_LINKS[i]);
 	implicit_paths_free(imp, n_imp);
 	free(ix.slots);

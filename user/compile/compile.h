@@ -83,8 +83,8 @@ struct compiled {
 	size_t n_mounts;
 	bool exec_allowed;	    /* python-api grants process-exec */
 	struct policy_src exec_src; /* the python-api line that decided, if any */
-	bool audit_mode;	    /* bpf.mode=audit (set by the daemon's compile) */
-	uint32_t events_buffer;	    /* bpf.events-buffer, 0: the default (idem) */
+	bool audit_mode;	    /* bpf.mode=audit */
+	uint32_t events_buffer;	    /* bpf.events-buffer, 0: the default */
 	uint64_t caps;		    /* bpf.capabilities: bit N grants capability N */
 	/* network (user/compile/compile_net.c) */
 	struct compiled_net_rule *net_rules;
@@ -99,7 +99,7 @@ struct compiled {
 struct compile_opts {
 	const char *interpreter; /* absolute path of the program executed first, or NULL */
 	const char *script;	 /* the .py file run by it, or NULL */
-	bool implicit;		 /* add the implicit paths (bpf.implicit, default true) */
+	bool implicit;		 /* add the implicit paths, unless the policy says bpf.implicit=false */
 	/* network: where the resolvers are (NULL: /etc/resolv.conf) and how host names are
 	 * resolved (NULL: getaddrinfo); tests replace both. */
 	const char *resolv_conf;
@@ -111,12 +111,31 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 void compiled_free(struct compiled *c);
 
 /*
+ * The bpf.<key>= parameters, one row each (params.c): the default, what it does, how a
+ * value is checked (NULL: where it is compiled), what a value does (for check).
+ * `accumulates`: its lines add up, instead of the last one winning.
+ */
+struct bpf_param {
+	const char *key, *def, *def_effect;
+	bool accumulates;
+	int (*check)(const struct policy_kv *kv);
+	const char *(*effect)(const struct policy_kv *kv, char *buf, size_t len);
+	const char *(*warning)(const struct policy_kv *kv); /* what check warns of, or NULL */
+};
+extern const struct bpf_param BPF_PARAMS[];
+extern const size_t N_BPF_PARAMS;
+const struct bpf_param *bpf_param_find(const char *key);
+/*
  * Are the policy's bpf.<key>= parameters ones pysb-bpf knows, with valid values (bpf.mode,
  * bpf.implicit, bpf.capabilities; the network ones are checked by net_compile)? Returns 0,
  * or -1 after printing each bad line as file:line:col (pr_err). policy_compile() calls it
  * first.
  */
 int policy_check_bpf_params(const struct policy *p);
+/* policy_compile's reading of the bpf.* keys into out (audit_mode, events_buffer) and
+ * *implicit (o->implicit and the policy's bpf.implicit). 0, or -1 after saying why. */
+int compile_params(const struct policy *p, const struct compile_opts *o, struct compiled *out,
+		   bool *implicit);
 /* A bpf.* boolean: true/false (any case), 1/0. Returns 1, 0, or -1 when neither. */
 int policy_bpf_bool(const char *v);
 /* "4M", "64MiB", "1G", "262144" in bytes (K, M, G: powers of 1024); 0 when malformed. */

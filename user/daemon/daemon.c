@@ -460,9 +460,9 @@ static int binding_compile(const struct binding_conf *conf, struct compiled *out
 	struct compile_opts co = {
 		.interpreter = conf->interpreter[0] ? conf->interpreter : NULL,
 		.script = conf->script[0] ? conf->script : NULL,
+		.implicit = true, /* unless the policy says bpf.implicit=false */
 	};
-	const char *v;
-	int ret = -1;
+	int ret;
 
 	if (policy_parse_file(conf->policy, environ, NULL, NULL, 0, &p, &diag))
 		p = NULL;
@@ -471,17 +471,7 @@ static int binding_compile(const struct binding_conf *conf, struct compiled *out
 	if (!p)
 		return -1;
 	*fp = fingerprint(conf, p);
-	if (policy_check_bpf_params(p))
-		goto out;
-	v = policy_get(p, "bpf.implicit");
-	co.implicit = v ? policy_bpf_bool(v) : 1;
-	ret = policy_compile(p, &co, out);
-	if (!ret) {
-		v = policy_get(p, "bpf.mode");
-		out->audit_mode = v && !strcmp(v, "audit");
-		out->events_buffer = (uint32_t)policy_events_buffer(p);
-	}
-out:
+	ret = policy_compile(p, &co, out); /* bpf.mode, bpf.events-buffer into out */
 	policy_free(p);
 	return ret;
 }
