@@ -164,8 +164,15 @@ static int add_runtime(struct implicit_set *s)
 		{ "/etc/resolv.conf", PYSB_ACC_READ, "resolver configuration" },
 		{ "/etc/hosts", PYSB_ACC_READ, "static host names" },
 		{ "/etc/gai.conf", PYSB_ACC_READ, "resolver configuration" },
-		{ "/etc/ssl", PYSB_ACC_RO, "CA certificates" },
-		{ "/etc/pki", PYSB_ACC_RO, "CA certificates" },
+		/* The certificates and OpenSSL's configuration, never all of /etc/ssl or
+		 * /etc/pki: their private/ directories hold the machine's TLS keys. */
+		{ "/etc/ssl/certs", PYSB_ACC_RO, "CA certificates" },
+		{ "/etc/ssl/cert.pem", PYSB_ACC_READ, "CA certificates" },
+		{ "/etc/ssl/openssl.cnf", PYSB_ACC_READ, "OpenSSL configuration" },
+		{ "/etc/pki/tls/certs", PYSB_ACC_RO, "CA certificates" },
+		{ "/etc/pki/tls/cert.pem", PYSB_ACC_READ, "CA certificates" },
+		{ "/etc/pki/tls/openssl.cnf", PYSB_ACC_READ, "OpenSSL configuration" },
+		{ "/etc/pki/ca-trust", PYSB_ACC_RO, "CA certificates" },
 		{ "/etc/ca-certificates", PYSB_ACC_RO, "CA certificates" },
 		{ "/usr/share/ca-certificates", PYSB_ACC_RO, "CA certificates" },
 		{ "/usr/share/pki", PYSB_ACC_RO, "CA certificates" },

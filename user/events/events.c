@@ -82,6 +82,8 @@ const char *op_str(unsigned op)
 		[PYSB_OP_GETXATTR] = "getxattr",
 		[PYSB_OP_READLINK] = "readlink",
 		[PYSB_OP_NOTIFY] = "notify",
+		[PYSB_OP_SETID_MODE] = "setid-mode",
+		[PYSB_OP_LOCK] = "lock",
 		[PYSB_OP_CAPABLE] = "capable",
 	};
 

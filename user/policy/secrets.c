@@ -20,6 +20,8 @@ static const struct {
 	{ "/etc/shadow", "password hashes" },
 	{ "/etc/gshadow", "group password hashes" },
 	{ "/etc/ssh/*key*", "SSH host keys" },
+	{ "/etc/ssl/private", "TLS private keys" },
+	{ "/etc/pki/tls/private", "TLS private keys" },
 	{ "~/.ssh", "SSH keys" },
 	{ "~/.aws", "AWS credentials" },
 	{ "~/.config/gcloud", "Google Cloud credentials" },
