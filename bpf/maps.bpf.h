@@ -367,7 +367,7 @@ PYSB_MAP struct {
 	__uint(max_entries, 4096);
 } cgroup_born SEC(".maps");
 
-/* Threads of held cgroups (PYSB_SB_HOLD) executing the program they already run (runc
+/* Threads executing the program they already run (runc
  * init re-executing itself): that execve does not arm the cgroup (bpf/watch.bpf.c). */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -205,19 +205,16 @@ SEC("lsm/bprm_creds_for_exec")
 int BPF_PROG(pysb_born_exec_check, struct linux_binprm *bprm)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct pysb_sandbox_cfg *cfg;
 	__u32 tid = (__u32)bpf_get_current_pid_tgid(), one = 1;
 	struct inode *now, *next;
-	__u64 cgid;
 
-	cfg = pysb_cached_sandbox(&cgid);
-	if (!cfg || !(cfg->flags & PYSB_SB_HOLD))
-		return 0;
+	/* Every task, held or not: runc moves `runc init` into the cgroup while it may be
+	 * between this hook and bprm_committed_creds. */
 	now = BPF_CORE_READ(task, mm, exe_file, f_inode);
 	next = BPF_CORE_READ(bprm, file, f_inode);
 	if (now && now == next)
 		bpf_map_update_elem(&born_reexec, &tid, &one, BPF_ANY);
-	else
+	else if (bpf_map_lookup_elem(&born_reexec, &tid))
 		bpf_map_delete_elem(&born_reexec, &tid);
 	return 0;
 }
@@ -233,13 +230,13 @@ int BPF_PROG(pysb_born_exec, struct linux_binprm *bprm)
 
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
-	cfg = pysb_cached_sandbox(&cgid); /* held ones too */
-	if (!cfg || !(cfg->flags & PYSB_SB_HOLD))
-		return 0;
 	if (bpf_map_lookup_elem(&born_reexec, &tid)) {
 		bpf_map_delete_elem(&born_reexec, &tid);
 		return 0;
 	}
+	cfg = pysb_cached_sandbox(&cgid); /* held ones too */
+	if (!cfg || !(cfg->flags & PYSB_SB_HOLD))
+		return 0;
 	/* A memfd (internal mount) or a deleted file: the runtime's own copy of itself. */
 	if (on_internal_mount(&file->f_path) || !inode || BPF_CORE_READ(inode, __i_nlink) == 0)
 		return 0;
