@@ -432,17 +432,65 @@ static void remove_idle_instances(const char *keep)
  * The object of a pinned instance, without reading the kernel's BTF again (the costliest
  * part of a start): what the instance loaded for this kernel is what is pinned.
  */
+/* The names in pin directory `dir`, one getdents for all (not one access(2) per program):
+ * NUL-separated in a buffer the caller frees; NULL if it cannot be read. */
+static char *pin_names(const char *dir, size_t *len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *buf = NULL, *nb;
+	size_t cap = 0, n = 0;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name) + 1;
+
+		if (n + l > cap) {
+			cap = cap ? 2 * cap + l : 8192;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				closedir(d);
+				return NULL;
+			}
+			buf = nb;
+		}
+		memcpy(buf + n, de->d_name, l);
+		n += l;
+	}
+	closedir(d);
+	*len = n;
+	return buf ? buf : calloc(1, 1);
+}
+
+static bool has_name(const char *names, size_t len, const char *name)
+{
+	for (size_t off = 0; off < len; off += strlen(names + off) + 1)
+		if (!strcmp(names + off, name))
+			return true;
+	return false;
+}
+
 static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err)
 {
 	struct bpf_program *prog;
 	struct pysb_bpf *skel;
-	char p[PATH_MAX];
+	char p[PATH_MAX], *names;
+	size_t n_names = 0;
 
 	libbpf_set_print(libbpf_print);
 	*what = "open";
 	skel = pysb_bpf__open();
+	stopwatch("loader: skeleton opened");
 	if (!skel) {
 		*err = errno;
+		return NULL;
+	}
+	names = pin_names(dir, &n_names);
+	if (!names) {
+		*err = errno ? errno : ENOMEM;
+		pysb_bpf__destroy(skel);
 		return NULL;
 	}
 	bpf_object__for_each_program(prog, skel->obj) {
@@ -450,7 +498,7 @@ static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err
 		bool cg = !strncmp(sec, "cgroup/", 7), pinned;
 
 		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", bpf_program__name(prog));
-		pinned = !access(p, F_OK);
+		pinned = has_name(names, n_names, p + strlen(dir) + 1);
 		bpf_program__set_autoload(prog, pinned);
 		/* Only a hook this kernel lacks, or the other inode_setattr signature, may be
 		 * missing: anything else would be a hole in the sandbox. */
@@ -460,10 +508,13 @@ static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err
 			pr_err("the pinned pysb-bpf instance %s lacks %s; remove it (rm -r %s) "
 			       "once no sandbox runs, and run again", dir, p, dir);
 			*err = ENOENT;
+			free(names);
 			pysb_bpf__destroy(skel);
 			return NULL;
 		}
 	}
+	free(names);
+	stopwatch("loader: programs checked");
 	*what = "reuse pinned";
 	*err = -reuse_pinned(skel, dir);
 	if (*err) {
@@ -694,16 +745,18 @@ void loader_reset_lost(struct loader *l)
 void loader_reset_lost_id(struct loader *l, uint32_t id)
 {
 	int ncpu = libbpf_num_possible_cpus();
+	uint32_t slots[PYSB_LOST_MAX], count = PYSB_LOST_MAX;
 	uint64_t *zero;
 
-	if (ncpu <= 0 || !(zero = calloc(ncpu, sizeof(*zero))))
+	if (ncpu <= 0 || !(zero = calloc((size_t)ncpu * PYSB_LOST_MAX, sizeof(*zero))))
 		return;
-	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++) {
-		uint32_t slot = id * PYSB_LOST_MAX + r;
-
-		bpf_map__update_elem(l->skel->maps.lost, &slot, sizeof(slot), zero,
-				     sizeof(*zero) * ncpu, 0);
-	}
+	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
+		slots[r] = id * PYSB_LOST_MAX + r;
+	/* One batch (a start-up cost: one syscall, not one per reason). */
+	if (bpf_map_update_batch(bpf_map__fd(l->skel->maps.lost), slots, zero, &count, NULL))
+		for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
+			bpf_map__update_elem(l->skel->maps.lost, &slots[r], sizeof(slots[r]), zero,
+					     sizeof(*zero) * ncpu, 0);
 	bpf_map__update_elem(l->skel->maps.event_count, &id, sizeof(id), zero,
 			     sizeof(*zero) * ncpu, 0);
 	free(zero);

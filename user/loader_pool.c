@@ -31,7 +31,6 @@
 #include "cgroup.h"
 #include "loader.h"
 #include "log.h"
-#include "stopwatch.h"
 #include "pysb.skel.h"
 
 static void pool_dir_of(char *buf, size_t len)
@@ -122,7 +121,7 @@ static int write_state(int fd, char state, uint32_t map_id)
 
 /* Takes pooled id `id` (file `name` of `dirfd`) if it is free: 0, or 1 to try another. */
 static int take(struct loader *l, int dirfd, const char *name, uint32_t id,
-		const uint32_t *table)
+		const uint32_t *table, bool dead_only)
 {
 	char buf[32], state;
 	uint32_t map_id, have;
@@ -135,7 +134,6 @@ static int take(struct loader *l, int dirfd, const char *name, uint32_t id,
 		return 1;
 	if (flock(fd, LOCK_EX | LOCK_NB))
 		goto skip; /* a live run holds it */
-	stopwatch("pool: open+flock");
 	n = pread(fd, buf, sizeof(buf) - 1, 0);
 	buf[n > 0 ? n : 0] = '\0';
 	/* The ring must still be the one `events` holds for the id: a gc that removed it
@@ -146,7 +144,8 @@ static int take(struct loader *l, int dirfd, const char *name, uint32_t id,
 		unlinkat(dirfd, name, 0);
 		goto skip;
 	}
-	stopwatch("pool: read+lookup");
+	if (dead_only && state == 'c')
+		goto skip;
 	if (state != 'c') {
 		struct sandbox_set one = { 0 };
 
@@ -156,7 +155,6 @@ static int take(struct loader *l, int dirfd, const char *name, uint32_t id,
 		loader_sandboxes_free_rules(l, &one);
 		pr_info("sandbox %u: reclaimed from a pysb-bpf that died (its rules removed)", id);
 	}
-	stopwatch("pool: locked, checked");
 	ring = bpf_map_get_fd_by_id(map_id);
 	if (ring < 0)
 		goto skip;
@@ -168,12 +166,10 @@ static int take(struct loader *l, int dirfd, const char *name, uint32_t id,
 		close(ring);
 		goto skip;
 	}
-	stopwatch("pool: drained, written");
 	if (dropped)
 		pr_info("sandbox %u: %llu bytes of events of an earlier run dropped", id,
 			(unsigned long long)dropped);
 	loader_reset_lost_id(l, id);
-	stopwatch("pool: reset lost");
 	l->ringbuf_fd = ring;
 	l->pooled = true;
 	l->pool_fd = fd;
@@ -248,7 +244,6 @@ int loader_pool_claim(struct loader *l, uint32_t *id)
 	pool_dir_of(dir, sizeof(dir));
 	if ((mkdir(PYSB_RUN_DIR, 0700) && errno != EEXIST) || (mkdir(dir, 0700) && errno != EEXIST))
 		return -errno;
-	stopwatch("pool: mkdir");
 	d = opendir(dir);
 	if (!d)
 		return -errno;
@@ -267,14 +262,16 @@ int loader_pool_claim(struct loader *l, uint32_t *id)
 		return ret;
 	}
 	ret = 1;
-	/* The lowest first: a dead run's id is reclaimed as soon as one run passes by. */
-	stopwatch("pool: readdir");
+	/* A dead run's id first: its state is reclaimed as soon as one run passes by (and
+	 * the pool grows only for runs at the same time). Then the lowest. */
 	qsort(ids, n, sizeof(ids[0]), cmp_u32);
-	for (size_t i = 0; i < n && ret > 0; i++) {
-		char name[16];
+	for (int dead_only = 1; dead_only >= 0 && ret > 0; dead_only--) {
+		for (size_t i = 0; i < n && ret > 0; i++) {
+			char name[16];
 
-		snprintf(name, sizeof(name), "%u", ids[i]);
-		ret = take(l, dfd, name, ids[i], table);
+			snprintf(name, sizeof(name), "%u", ids[i]);
+			ret = take(l, dfd, name, ids[i], table, dead_only);
+		}
 	}
 	if (ret > 0)
 		ret = grow(l, dfd, id);
