@@ -12,7 +12,8 @@
  * takes a `d` file removes the dead run's rules first, and skips it while a sandbox with
  * that id is still registered (its tasks outlived their supervisor and still report to
  * that ring). Whatever is taken is drained: one run never reads another's events.
- * Only rings of the default size are pooled (bounded memory: one per concurrent run).
+ * Only rings of the default size are pooled, and at most PYSB_POOL_KEEP of them outlive
+ * their run (more only while more runs are at the same time).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,6 +33,9 @@
 #include "loader.h"
 #include "log.h"
 #include "pysb.skel.h"
+
+/* Rings kept when no run uses them: 4 MiB of kernel memory each. */
+#define PYSB_POOL_KEEP 4
 
 static void pool_dir_of(char *buf, size_t len)
 {
@@ -144,8 +148,8 @@ static int take(struct loader *l, int dirfd, const char *name, uint32_t id,
 		unlinkat(dirfd, name, 0);
 		goto skip;
 	}
-	if (dead_only && state == 'c')
-		goto skip;
+	if (state == 'x' || (dead_only && state == 'c'))
+		goto skip; /* retired (loader_pool_release), or clean on the first pass */
 	if (state != 'c') {
 		struct sandbox_set one = { 0 };
 
@@ -281,13 +285,43 @@ int loader_pool_claim(struct loader *l, uint32_t *id)
 	return ret;
 }
 
+/* How many files the pool directory holds. */
+static size_t pool_size(void)
+{
+	char dir[PATH_MAX];
+	struct dirent *de;
+	size_t n = 0;
+	DIR *d;
+
+	pool_dir_of(dir, sizeof(dir));
+	d = opendir(dir);
+	if (!d)
+		return 0;
+	while ((de = readdir(d)))
+		n += de->d_name[0] >= '1' && de->d_name[0] <= '9';
+	closedir(d);
+	return n;
+}
+
 void loader_pool_release(struct loader *l)
 {
+	char p[PATH_MAX];
+
 	if (!l->pooled)
 		return;
 	/* Clean only once its rules are gone; else the next taker removes them. */
-	if (l->pool_freed)
+	if (l->pool_freed && pool_size() > PYSB_POOL_KEEP) {
+		/* More rings than runs usually need at once (a burst of runs): this one
+		 * goes. Retired first, under the lock: a run that opened the file before it
+		 * was removed skips it once it gets the lock. */
+		pool_dir_of(p, sizeof(p));
+		snprintf(p + strlen(p), sizeof(p) - strlen(p), "/%u", l->sandbox_id);
+		write_state(l->pool_fd, 'x', l->pool_map_id);
+		unlink(p);
+		bpf_map__delete_elem(l->skel->maps.events, &l->sandbox_id, sizeof(l->sandbox_id), 0);
+	} else if (l->pool_freed) {
 		write_state(l->pool_fd, 'c', l->pool_map_id);
+	}
 	close(l->pool_fd);
 	l->pooled = false;
 }
