@@ -563,7 +563,7 @@ static __always_inline void label_inode(struct dentry *dentry)
 }
 
 /* statfs(2), by any task: the loader's way to note the overlays mounted before it loaded
- * the programs (user/loader.c, note_overlays), and to label the inodes of rule paths. */
+ * the programs (user/kernel/loader.c, note_overlays), and to label the inodes of rule paths. */
 SEC("lsm/sb_statfs")
 int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Well-known secrets a file rule reaches (user/secrets.c), for check's warnings: one case
+ * Well-known secrets a file rule reaches (user/policy/secrets.c), for check's warnings: one case
  * per secret, rules that reach none, a home given as ~, other homes, ignore= lines that
  * hide a secret, .env files next to the rule and in the working directory below it.
  */
