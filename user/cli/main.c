@@ -383,7 +383,7 @@ static int cmd_run(struct cli *cli)
 	if (ret)
 		goto out;
 	ret = EXIT_PYSB_ERROR;
-	/* root's runs keep the implicit paths of an interpreter (user/implicit.c) */
+	/* root's runs keep the implicit paths of an interpreter (user/compile/implicit.c) */
 	implicit_cache_dir = geteuid() ? NULL : PYSB_RUN_DIR "/implicit";
 	if (compile_for(p, &prog, &compiled))
 		goto out;

@@ -27,7 +27,7 @@ struct loader {
 	int ringbuf_fd;	     /* this sandbox's events */
 	int cg_link_fds[32]; /* cgroup/ programs attached to the sandbox cgroup */
 	int n_cg_links;
-	/* A sandbox id (and ring) taken from the pool (user/loader_pool.c): its file,
+	/* A sandbox id (and ring) taken from the pool (user/kernel/loader_pool.c): its file,
 	 * flock()ed while this process lives; pool_freed once its rules are removed. */
 	bool pooled, pool_freed;
 	int pool_fd;
@@ -75,7 +75,7 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive);
 
 /* Allocates a sandbox id and its event ring buffer: from the pool for the default size. */
 int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes);
-/* The pool of rings kept across runs (user/loader_pool.c): takes a free pooled id (its
+/* The pool of rings kept across runs (user/kernel/loader_pool.c): takes a free pooled id (its
  * ring drained, a dead run's rules removed) or adds one; 0 or -errno. Release marks it
  * free (clean once loader_sandbox_free removed its rules). Has: is `id` pooled (its
  * `events` entry stays when its sandbox goes). Remove: the pool of instance `hash`. */
