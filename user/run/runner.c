@@ -32,6 +32,7 @@
 #include "learn.h"
 #include "loader.h"
 #include "log.h"
+#include "stopwatch.h"
 #include "probe.h"
 #include "pty.h"
 #include "runner.h"
@@ -470,6 +471,17 @@ static void caps_check_granted(const struct run_opts *o)
 			__builtin_popcountll(missing) > 1 ? "them" : "it");
 }
 
+/* Forgets the sandboxes of runs whose pysb-bpf died and whose cgroup is gone: after the
+ * program has started, off the path to its first instruction. */
+static void sandbox_gc(struct loader *l)
+{
+	uint64_t alive[PYSB_MAX_SANDBOXES];
+	size_t n_alive;
+
+	if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
+		loader_gc(l, alive, n_alive);
+}
+
 /* The sandbox cgroup "run-<random>" (sandbox_cgroup_create_run), registered and confined with
  * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
  * everything is undone and -1 returned after saying what failed. `owner` and `target`
@@ -485,12 +497,15 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	caps_check_granted(o);
 	if (probe_run(0))
 		return -1;
+	stopwatch("probe");
 	if (sandbox_cgroup_create_run(cg))
 		return -1;
+	stopwatch("cgroup created");
 	if (loader_start(l, &what, &err)) {
 		probe_report_load_failure(what, err, false);
 		goto fail_cgroup;
 	}
+	stopwatch("loader_start");
 	if (log_level >= LOG_INFO) {
 		char hooks[4096];
 		int n = loader_hooks(l, hooks, sizeof(hooks));
@@ -500,13 +515,6 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 		loader_print_maps(l);
 	}
 	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
-	{
-		uint64_t alive[PYSB_MAX_SANDBOXES];
-		size_t n_alive;
-
-		if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
-			loader_gc(l, alive, n_alive);
-	}
 	err = loader_sandbox_alloc(l, &cfg->id, o->ringbuf_bytes);
 	if (err) {
 		pr_err("cannot register a new sandbox: %s%s", strerror(-err),
@@ -515,15 +523,21 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	}
 	pr_info("sandbox %u: its event ring buffer holds %u bytes", cfg->id,
 		o->ringbuf_bytes ? o->ringbuf_bytes : PYSB_RINGBUF_BYTES);
-	err = loader_attach_cgroup(l, cg->fd);
+	stopwatch("sandbox_alloc");
+	/* Attached once to the parent of every run cgroup; they find the sandbox by the
+	 * task's cgroup, as the lsm/ programs do. */
+	err = loader_attach_runs(l, cg->path);
 	if (err) {
-		pr_err("cannot attach the socket programs to cgroup %s: %s", cg->path, strerror(-err));
+		pr_err("cannot attach the socket programs above cgroup %s: %s", cg->path,
+		       strerror(-err));
 		goto fail_loader;
 	}
 	/* The rule paths stay open as long as this process, the sandbox's keeper, lives. */
 	getrlimit(RLIMIT_NOFILE, &program_nofile);
+	stopwatch("attach cgroup");
 	if (sandbox_fill_maps(l, o->compiled, &rule_pins, cfg->id))
 		goto fail_loader;
+	stopwatch("fill maps");
 	write_record(o, cg, cfg, owner, target);
 	err = loader_add_sandbox(l, cg->id, cfg);
 	if (err) {
@@ -531,6 +545,7 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 		sandbox_record_remove(cg->id);
 		goto fail_loader;
 	}
+	stopwatch("record + add sandbox");
 	return 0;
 fail_loader:
 	if (sandbox_cgroup_destroy(cg) == 0 && cfg->id)
@@ -579,12 +594,16 @@ int sandbox_run(const struct run_opts *o)
 	}
 	if (pty_open(&pty, o->uid, o->gid))
 		goto out_signals;
+	stopwatch("ring + signals + pty");
 	pid = spawn(o, &l, cg.fd, &pty, &old, &pidfd);
 	if (pid < 0) {
 		pty_close(&pty);
 		goto out_signals;
 	}
+	stopwatch("spawned (exec done)");
 	pty_start(&pty, pid);
+	sandbox_gc(&l);
+	stopwatch("gc");
 	/* One write per batch of denial lines, not one per piece of a line. */
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
@@ -592,6 +611,7 @@ int sandbox_run(const struct run_opts *o)
 	pty_close(&pty);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);
+	stopwatch("program ended");
 	report_lost(o, &l, sink.delivered);
 out_signals:
 	if (pidfd >= 0)
@@ -603,11 +623,14 @@ out_loader:
 	/* Kill and remove the cgroup while it is still a sandbox: nothing left in it ever
 	 * runs unconfined. Only then are its rules removed from the shared maps. */
 	if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
+		stopwatch("cgroup destroyed");
 		loader_sandbox_free(&l, cg.id, cfg.id);
 		sandbox_record_remove(cg.id);
 	}
+	stopwatch("sandbox freed");
 	ring_buffer__free(rb);
 	loader_stop(&l);
+	stopwatch("teardown");
 	return ret;
 }
 
@@ -723,6 +746,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		goto out;
 	}
 	moved = true;
+	sandbox_gc(&l);
 	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
 		"open. Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it", target, cg.path);
 	fflush(stderr);
