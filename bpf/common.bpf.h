@@ -88,6 +88,7 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 						      __u32 access, __u32 decision)
 {
 	struct pysb_event_buf *b;
+	struct task_struct *task;
 	struct pysb_event *e;
 	__u64 pid_tgid;
 	__u32 zero = 0;
@@ -123,6 +124,11 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 	e->rule = 0;
 	e->target_pid = 0;
 	e->dev = 0;
+	e->repeat = 1;
+	e->first_ns = e->ts_ns;
+	task = bpf_get_current_task_btf();
+	e->exec_id = (__u32)BPF_CORE_READ(task, self_exec_id);
+	e->start_ns = BPF_CORE_READ(task, group_leader, start_time);
 	e->path[0] = '\0';
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;

@@ -337,6 +337,11 @@ struct pysb_event {
 			   kind CAP: the capability refused (CAP_* number) */
 	__u32 target_pid; /* ptrace, signal: the task outside the sandbox */
 	__u32 dev;	  /* PYSB_EV_PATH_FSROOT: the file system's s_dev (kernel encoding) */
+	__u32 repeat;	  /* occurrences this record stands for (>= 1) */
+	__u32 exec_id;	  /* the task's self_exec_id (low 32 bits): bumped by each execve */
+	__u64 start_ns;	  /* the thread group leader's start_time: with pid and exec_id, names
+			     one executable image (user space caches its /proc/PID/exe) */
+	__u64 first_ns;	  /* the first occurrence (ts_ns is the last one) */
 	char comm[PYSB_COMM_LEN];
 	union {
 		char path[PYSB_PATH_LEN];
@@ -349,7 +354,7 @@ struct pysb_event {
  * (inode_getxattr, inode_setattr, ...). User space puts the mount point in front
  * (events_resolve_path) and clears the flag; it stays when no mount matches. */
 #define PYSB_EV_PATH_FSROOT 0x2u
-#define PYSB_EVENT_HEAD_LEN (64 + PYSB_COMM_LEN)
+#define PYSB_EVENT_HEAD_LEN (88 + PYSB_COMM_LEN)
 
 /* Reasons an event was not delivered (index of the `lost` map). The ring buffer holds
  * each record at its real size: the header up to `path`, then path_len bytes of path
@@ -370,8 +375,9 @@ _Static_assert(sizeof(struct pysb_mount_key) == 8, "pysb_mount_key layout");
 _Static_assert(sizeof(struct pysb_ignore) == 4 + PYSB_IGNORE_LEN, "pysb_ignore layout");
 _Static_assert(sizeof(struct pysb_ignore_set) == 4 + PYSB_MAX_IGNORES * (4 + PYSB_IGNORE_LEN),
 	       "pysb_ignore_set layout");
-_Static_assert(sizeof(struct pysb_event) == 64 + PYSB_COMM_LEN + PYSB_PATH_LEN,
+_Static_assert(sizeof(struct pysb_event) == 88 + PYSB_COMM_LEN + PYSB_PATH_LEN,
 	       "pysb_event layout");
+_Static_assert(__builtin_offsetof(struct pysb_event, comm) == 88, "pysb_event header layout");
 
 _Static_assert(sizeof(struct pysb_net4_key) == 12, "pysb_net4_key layout");
 _Static_assert(sizeof(struct pysb_net6_key) == 24, "pysb_net6_key layout");

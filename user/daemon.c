@@ -112,28 +112,29 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * A record is acknowledged (the ring's read position moves past it) when this returns:
+ * its line is written by then, with one write(2), and nothing is held in memory. A kill
+ * may write a record twice (after a restart), never lose one or cut a line.
+ */
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct target *t = ctx;
 	struct daemon *d = t->b ? (struct daemon *)t->b->m.owner : NULL;
 	static struct pysb_event e;
-	json_t *o;
 
 	if (!d || len < PYSB_EVENT_HEAD_LEN)
 		return 0;
-	memset(&e, 0, sizeof(e));
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
+	if (len < sizeof(e))
+		memset((char *)&e + len, 0, sizeof(e) - len);
 	events_resolve_path(&e);
-	metrics_count_event(&t->b->m, e.decision == PYSB_AUDIT, e.kind);
+	metrics_count_event(&t->b->m, e.decision == PYSB_AUDIT, e.kind, e.repeat ? e.repeat : 1);
 	d->ev.compiled = &t->b->c; /* net denials name their rule */
-	o = events_json_render(&d->ev, &e);
-	if (!o)
-		return 0;
-	json_object_set_new(o, "mode", json_string(t->b->conf.audit ? "audit" : "enforce"));
-	json_object_set_new(o, "binding", json_string(t->b->conf.name));
-	json_object_set_new(o, "target", json_string(t->path));
-	events_json_write(&d->ev, &e, o);
-	json_decref(o);
+	d->ev.ev_mode = t->b->conf.audit ? "audit" : "enforce";
+	d->ev.ev_binding = t->b->conf.name;
+	d->ev.ev_target = t->path;
+	events_json_event(&d->ev, &e);
 	return 0;
 }
 
@@ -195,11 +196,12 @@ static void rotate_events(struct daemon *d)
 {
 	const struct daemon_opts *o = d->o;
 	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	struct stat st;
 	FILE *f;
-	long size;
 
-	if (!o->events_max_size || d->out == stdout || (size = ftell(d->out)) < 0 ||
-	    (uint64_t)size < o->events_max_size)
+	/* the size of the file, not the FILE's idea of it: lines are written with write(2) */
+	if (!o->events_max_size || d->out == stdout || fstat(fileno(d->out), &st) ||
+	    (uint64_t)st.st_size < o->events_max_size)
 		return;
 	for (unsigned k = o->events_keep; k >= 1; k--) {
 		snprintf(from, sizeof(from), k == 1 ? "%s" : "%s.%u", o->events, k - 1);
@@ -939,8 +941,11 @@ static int open_output(struct daemon *d)
 		pr_err("cannot open the event file %s: %s", o->events, strerror(errno));
 		return -1;
 	}
-	return events_json_init(&d->ev, d->out, d->out == stdout ? "stdout" : o->events, "daemon",
-				NULL);
+	if (events_json_init(&d->ev, d->out, d->out == stdout ? "stdout" : o->events, "daemon",
+			     NULL))
+		return -1;
+	d->ev.direct = true; /* on_event: written before the record is acknowledged */
+	return 0;
 }
 
 int daemon_main(const struct daemon_opts *o)

@@ -40,34 +40,66 @@
 /* ---- events: stderr line, JSON stream (--events), learning (--learn) ---- */
 struct event_sink {
 	const struct run_opts *o;
-	unsigned long delivered;
+	unsigned long delivered; /* denials, repeats counted */
 };
+
+/* The terminal gets a bounded number of lines (one run per process: one bucket). */
+static struct events_tty tty;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int learn_record(void *ctx, const json_t *rec)
+{
+	struct learn_set *ls = ctx;
+
+	if (learn_add_record(ls, rec))
+		ls->unlearned++; /* out of memory: said at the end */
+	return 0;
+}
+
+/* Where the JSON records go: the stream, learning, or both. */
+static void sink_init(const struct run_opts *o)
+{
+	if (o->events && o->learn) {
+		o->events->on_record = learn_record;
+		o->events->record_ctx = o->learn;
+	}
+}
 
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct event_sink *sink = ctx;
 	const struct run_opts *o = sink->o;
 	static struct pysb_event e; /* records come at their real size: the rest zeroed */
-	json_t *j = NULL;
+	uint64_t repeat;
 
 	if (len < PYSB_EVENT_HEAD_LEN) {
 		pr_warn("an event record of %zu bytes, less than its header: ignored", len);
 		return 0;
 	}
-	memset(&e, 0, sizeof(e));
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
+	if (len < sizeof(e))
+		memset((char *)&e + len, 0, sizeof(e) - len);
 	events_resolve_path(&e);
-	data = &e;
-	sink->delivered++;
-	event_print_line(stderr, data);
+	repeat = e.repeat ? e.repeat : 1;
+	sink->delivered += repeat;
+	if (events_tty_allow(&tty, mono_ns(), repeat))
+		event_print_line(stderr, &e);
 	if (o->events)
-		j = events_json_render(o->events, data);
-	if (o->events && o->events->out)
-		events_json_write(o->events, data, j);
-	if (o->learn && j && learn_add_record(o->learn, j))
-		o->learn->unlearned++; /* out of memory: said at the end */
-	json_decref(j);
+		events_json_event(o->events, &e);
 	return 0;
+}
+
+/* "N more denials not shown" for what the terminal did not get since the last one. */
+static void tty_summary(const struct run_opts *o)
+{
+	events_tty_summary(&tty, stderr, o->events && o->events->out ? o->events->name : NULL);
 }
 /* ---- end of events ---- */
 
@@ -339,6 +371,8 @@ static void batch_done(const struct run_opts *o, const struct loader *l, bool ti
 {
 	uint64_t lost[PYSB_LOST_MAX];
 
+	if (tick)
+		tty_summary(o);
 	fflush(stderr);
 	if (!o->events || !o->events->out)
 		return;
@@ -423,6 +457,9 @@ static void report_lost(const struct run_opts *o, const struct loader *l, unsign
 	uint64_t lost[PYSB_LOST_MAX];
 	bool known = !loader_lost(l, lost);
 
+	if (o->events)
+		events_json_flush(o->events); /* the held event: to learning too */
+	tty_summary(o);
 	if (!known)
 		pr_warn("cannot read the lost-event counters: events may be missing");
 	for (int i = 0; known && i < PYSB_LOST_MAX; i++)
@@ -557,6 +594,7 @@ int sandbox_run(const struct run_opts *o)
 
 	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_RUN, 0))
 		return ret;
+	sink_init(o);
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	if (!rb) {
 		pr_err("cannot open the event ring buffer: %s", strerror(errno));
@@ -705,6 +743,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		close(pidfd);
 		return ret;
 	}
+	sink_init(o);
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
