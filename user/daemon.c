@@ -42,6 +42,7 @@
 #include "daemon.h"
 #include "daemon_metrics.h"
 #include "events.h"
+#include "events_dedup.h"
 #include "loader.h"
 #include "log.h"
 #include "policy.h"
@@ -90,6 +91,7 @@ struct daemon {
 	struct ring_buffer *rb;
 	bool rb_stale;
 	struct events_json ev;
+	struct events_dedup dedup; /* what each record of a repeated event tells */
 	FILE *out;
 	struct daemon_metrics m;
 	/* Bindings whose file is there but was rejected at the last read: the cgroups their
@@ -117,6 +119,18 @@ static int64_t now_ms(void)
  * its line is written by then, with one write(2), and nothing is held in memory. A kill
  * may write a record twice (after a restart), never lose one or cut a line.
  */
+/* One record (repeats counted): metrics and its line. */
+static void deliver(struct daemon *d, struct target *t, struct pysb_event *e)
+{
+	events_resolve_path(e);
+	metrics_count_event(&t->b->m, e->decision == PYSB_AUDIT, e->kind, e->repeat);
+	d->ev.compiled = &t->b->c; /* net denials name their rule */
+	d->ev.ev_mode = t->b->conf.audit ? "audit" : "enforce";
+	d->ev.ev_binding = t->b->conf.name;
+	d->ev.ev_target = t->path;
+	events_json_event(&d->ev, e);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct target *t = ctx;
@@ -128,14 +142,37 @@ static int on_event(void *ctx, void *data, size_t len)
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
 	if (len < sizeof(e))
 		memset((char *)&e + len, 0, sizeof(e) - len);
-	events_resolve_path(&e);
-	metrics_count_event(&t->b->m, e.decision == PYSB_AUDIT, e.kind, e.repeat ? e.repeat : 1);
-	d->ev.compiled = &t->b->c; /* net denials name their rule */
-	d->ev.ev_mode = t->b->conf.audit ? "audit" : "enforce";
-	d->ev.ev_binding = t->b->conf.name;
-	d->ev.ev_target = t->path;
-	events_json_event(&d->ev, &e);
+	events_dedup_record(&d->dedup, &e, len);
+	if (e.repeat) /* 0: a sweep told its occurrences already */
+		deliver(d, t, &e);
 	return 0;
+}
+
+/* A count the kernel held (its dedup map), told by the sweep: to its sandbox's target. */
+static void deliver_swept(void *ctx, struct pysb_event *e)
+{
+	struct daemon *d = ctx;
+
+	for (size_t i = 0; i < d->n_b; i++)
+		for (size_t j = 0; j < d->b[i]->n_t; j++)
+			if (d->b[i]->t[j]->id == e->sandbox) {
+				deliver(d, d->b[i]->t[j], e);
+				return;
+			}
+}
+
+/* Each second: the occurrences of repeated events no record told yet (the ring is read
+ * first, so that the records in it are not told twice). */
+static void sweep_repeats(struct daemon *d)
+{
+	int err;
+
+	if (d->rb)
+		ring_buffer__consume(d->rb);
+	err = events_dedup_sweep(&d->dedup, loader_dedup_fd(&d->l), false, 0, deliver_swept, d,
+				 NULL);
+	if (err)
+		pr_warn("cannot read the kernel's counts of repeated events: %s", strerror(-err));
 }
 
 /* The ring buffers of every target, read by one poller; rebuilt when the set changes
@@ -1055,6 +1092,7 @@ int daemon_main(const struct daemon_opts *o)
 		}
 		if (now >= next_scan) {
 			scan(&d);
+			sweep_repeats(&d);
 			lost_records(&d);
 			next_scan = now + o->rescan_ms;
 		}
@@ -1065,6 +1103,7 @@ int daemon_main(const struct daemon_opts *o)
 		rotate_events(&d);
 		metrics_unlock(&d.m);
 	}
+	sweep_repeats(&d); /* what the kernel counted since the last second */
 	pr_info("stopping: every bound cgroup stays confined (the programs and maps are pinned)");
 	ret = 0;
 out:
