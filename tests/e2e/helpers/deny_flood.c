@@ -6,6 +6,9 @@
  *   deny_flood create N DIR    creates DIR/f0 ... DIR/f<N-1> (run unconfined first)
  *   deny_flood distinct N DIR  opens each of them once, read-only
  *   deny_flood repeat N FILE   opens FILE N times, read-only
+ * A fourth argument, a cgroup.procs file: the helper moves itself there first (into a
+ * cgroup the daemon confines: no exec after the move, which the policy would deny), and
+ * prints "half" halfway through (the test kills the daemon then, in mid-burst).
  * Prints "calls N denied D ok K other O" (denied: EACCES or EPERM).
  */
 #include <errno.h>
@@ -21,8 +24,16 @@ int main(int argc, char **argv)
 	char path[4096];
 	int create, distinct;
 
-	if (argc != 4)
+	if (argc != 4 && argc != 5)
 		return 2;
+	if (argc == 5) {
+		FILE *procs = fopen(argv[4], "w");
+
+		if (!procs || fprintf(procs, "%d\n", getpid()) < 0 || fclose(procs)) {
+			perror(argv[4]);
+			return 1;
+		}
+	}
 	create = !strcmp(argv[1], "create");
 	distinct = !strcmp(argv[1], "distinct");
 	if (!create && !distinct && strcmp(argv[1], "repeat"))
@@ -31,6 +42,10 @@ int main(int argc, char **argv)
 	for (unsigned long i = 0; i < n; i++) {
 		int fd;
 
+		if (argc == 5 && i == n / 2) {
+			printf("half\n");
+			fflush(stdout);
+		}
 		if (create || distinct)
 			snprintf(path, sizeof(path), "%s/f%lu", argv[3], i);
 		fd = create ? open(path, O_WRONLY | O_CREAT, 0644)
