@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The event stream of `run --events FILE|-`: one JSON object per line (jansson), schema in
+ * The event stream of `run --events FILE|-`: one JSON object per line, schema in
  * docs/events.md. Identical consecutive events (same everything but the time) within
  * EVENTS_AGGREGATE_NS of the first are written once with a count. The same rendering
  * feeds learning (user/learn.c), so `--learn` and `learn --from` read the same records.
