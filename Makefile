@@ -19,7 +19,10 @@ endif
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -Iuser -I$(OUTPUT)
+# user/ has one folder per stage (docs/design.md, "The code"); each stage's public headers
+# keep their names, so every folder is on the include path.
+USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
+CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(patsubst %/,-I%,$(USER_DIRS)) -I$(OUTPUT)
 LDLIBS := -lbpf -lelf -lz -ljansson -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Iinclude -Ivmlinux
@@ -29,20 +32,19 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-u
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(OUTPUT)/pysb.skel.h
-USER_SRCS := $(filter-out user/main.c,$(wildcard user/*.c))
-USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/%.o,$(USER_SRCS))
-HDRS := $(wildcard include/*.h user/*.h)
+USER_SRCS := $(filter-out user/cli/main.c,$(wildcard user/*/*.c))
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/obj/%.o,$(USER_SRCS))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/unit/%,$(UNIT_SRCS))
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
-UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/%.o,$(USER_SRCS))
+UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/obj/%.o,$(USER_SRCS))
 
 .DELETE_ON_ERROR:
 # Keep the sanitizer objects between runs of `make unit`.
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench clean check check-kernels unit e2e e2e-kernels demo bench \
-	bench-native fuzz vmlinux format man install uninstall FORCE
+	bench-native fuzz vmlinux format figures man install uninstall FORCE
 all: $(OUTPUT)/pysb-bpf
 
 # Every set (what `make deps` did before the split); the targets below ask for their own.
@@ -68,22 +70,31 @@ $(OUTPUT)/pysb.skel.h: $(OUTPUT)/pysb.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name pysb_bpf > $@
 
-$(OUTPUT)/%.o: user/%.c $(HDRS) $(SKELS) | $(OUTPUT)
-	$(call msg,CC,$@)
-	$(Q)$(CC) $(CFLAGS) -c $< -o $@
+# Header dependencies as the compiler finds them (-MMD -MP: a .d file beside each object);
+# only the files that include the skeleton wait for it (and are rebuilt when it changes).
+DEPFLAGS = -MMD -MP
+SKEL_USERS := $(patsubst user/%.c,%,$(shell grep -l 'pysb\.skel\.h' user/*/*.c))
+$(foreach u,$(SKEL_USERS),$(OUTPUT)/obj/$(u).o $(OUTPUT)/unit/obj/$(u).o): $(SKELS)
+-include $(wildcard $(OUTPUT)/obj/*/*.d $(OUTPUT)/unit/obj/*/*.d $(OUTPUT)/unit/*.d)
 
-$(OUTPUT)/pysb-bpf: $(OUTPUT)/main.o $(USER_OBJS)
+$(OUTPUT)/obj/%.o: user/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(DEPFLAGS) -c $< -o $@
+
+$(OUTPUT)/pysb-bpf: $(OUTPUT)/obj/cli/main.o $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
 
 # Unit tests: the user-side objects again, with ASan and UBSan.
-$(OUTPUT)/unit/%.o: user/%.c $(HDRS) $(SKELS) | $(OUTPUT)/unit
+$(OUTPUT)/unit/obj/%.o: user/%.c
 	$(call msg,CC-SAN,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -c $< -o $@
 
 $(OUTPUT)/unit/test_%: tests/unit/test_%.c $(UNIT_OBJS) | $(OUTPUT)/unit
 	$(call msg,TEST-CC,$@)
-	$(Q)$(CC) $(CFLAGS) $(SAN) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
 
 # The docs' markup too (a command outside a ```console block would escape the docs test,
 # tests/e2e/test_docs.sh, which runs the marked ones in the VM), and make install/uninstall
@@ -111,7 +122,13 @@ e2e: deps-test all $(E2E_HELPERS)
 e2e-kernels: deps-test all $(E2E_HELPERS)
 	$(Q)scripts/e2e-matrix
 
-check: unit e2e-kernels
+# Everything built first, on every CPU (a serial build of the program and its sanitized
+# twin takes a minute and a half of CI's budget), then the tests one stage after the other.
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+check: deps-test
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT_BINS) $(E2E_HELPERS)
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory e2e-kernels
 
 check-kernels: e2e-kernels
 
@@ -168,11 +185,12 @@ bench-native: all $(OUTPUT)/bench/bench_parse
 # new inputs go to build/fuzz/corpus, crashes to build/fuzz/crash-*. Inputs are capped at
 # 4 KiB (seeds are cut): a policy's structure fits, and executions are ~10x faster.
 FUZZ_SECONDS ?= 600
-POLICY_SRCS := $(wildcard user/policy*.c) user/strindex.c
-$(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy.h
+# (the parser alone: diff.c, which writes JSON, is not part of it)
+POLICY_SRCS := $(filter-out user/policy/diff.c,$(wildcard user/policy/*.c)) user/lib/strindex.c user/lib/utf8.c
+$(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy/policy.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus
-	$(Q)$(CLANG) -g -O1 $(WARN) -std=gnu11 -D_GNU_SOURCE -Iuser \
+	$(Q)$(CLANG) -g -O1 $(WARN) -std=gnu11 -D_GNU_SOURCE $(patsubst %/,-I%,$(USER_DIRS)) \
 		-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all $< $(POLICY_SRCS) -o $@
 
 fuzz: $(OUTPUT)/fuzz/fuzz_policy
@@ -183,8 +201,16 @@ vmlinux:
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/vmlinux.h
 	$(Q)echo "Generated from /sys/kernel/btf/vmlinux of $$(uname -r) on $$(date -u +%F)" > vmlinux/SOURCE
 
+# The figures of the docs, from their sources in docs/figures (graphviz).
+FIGURES := $(patsubst %.dot,%.svg,$(wildcard docs/figures/*.dot))
+figures: $(FIGURES)
+docs/figures/%.svg: docs/figures/%.dot
+	$(Q)scripts/deps.sh docs
+	$(call msg,DOT,$@)
+	$(Q)dot -Tsvg $< -o $@
+
 format:
-	$(Q)clang-format -i bpf/*.c include/*.h user/*.c user/*.h tests/unit/*.c
+	$(Q)clang-format -i bpf/*.c include/*.h user/*/*.c user/*/*.h tests/unit/*.c
 
 clean:
 	$(Q)rm -rf $(OUTPUT)

@@ -7,7 +7,7 @@
  *                 for a capability the sandbox's bpf.capabilities= does not grant, in any
  *                 user namespace                                   -> -EPERM, kind capability
  *
- * `pysb-bpf run` already starts the program with empty capability sets (user/runner.c),
+ * `pysb-bpf run` already starts the program with empty capability sets (user/run/runner.c),
  * so for it the kernel's own check refuses first and this hook never runs. It matters for
  * what keeps capabilities: services the daemon confines in place, processes confined by
  * `attach`, and a user namespace the program creates (where it holds every capability of
@@ -50,7 +50,7 @@ int BPF_PROG(pysb_capable, const struct cred *cred, struct user_namespace *ns, i
 			return 0;
 	}
 	/* pysb-bpf's own start: the child sets its uid and drops its capabilities in the
-	 * sandbox cgroup before its execve (user/runner.c), until bprm_committed_creds. */
+	 * sandbox cgroup before its execve (user/run/runner.c), until bprm_committed_creds. */
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&exec_pending, &tgid))
 		return 0;

@@ -6,7 +6,8 @@
  * none uses one of the kernel's 10 `lsm_cgroup` slots):
  *   lsm/file_open          open: read needs READ; write, append or O_TRUNC needs WRITE;
  *                          the kernel's exec opens (execve, ELF interpreter) need EXEC
- *   lsm/path_mknod         creating a file, fifo, socket or device node: WRITE on the dir
+ *   lsm/path_mknod         creating a file, fifo, socket or device node: WRITE on the dir;
+ *                          never a set-user-ID file or set-group-ID executable (below)
  *   lsm/path_mkdir         WRITE on the parent directory
  *   lsm/path_rmdir         WRITE on the parent directory
  *   lsm/path_unlink        WRITE on the parent directory
@@ -14,7 +15,18 @@
  *   lsm/path_link          WRITE on the new parent, and the file may not gain access
  *                          through its new name (an outside file linked into an rw tree)
  *   lsm/path_rename        WRITE on both parents, same no-gain rule for what moves
- *   lsm/path_chmod         WRITE on the file
+ *   lsm/path_chmod         WRITE on the file; never a set-user-ID file or a set-group-ID
+ *                          executable, even in an rw tree: the owner needs no capability
+ *                          to set the bit, and an outside user running the file would run
+ *                          as the sandbox's user, unconfined (as root, when it is root)
+ *   lsm/file_lock          an exclusive lock (flock LOCK_EX, fcntl F_WRLCK): WRITE on the
+ *                          file. A read-only descriptor can take LOCK_EX: without this, a
+ *                          program that may only read /etc/passwd could lock out every
+ *                          outside program that locks it. Shared locks stay allowed (readers
+ *                          of a SQLite database take them)
+ *   lsm/file_fcntl         F_SETLEASE (read or write lease): WRITE on the file. A lease
+ *                          makes every outside open for writing wait for its holder (up to
+ *                          /proc/sys/fs/lease-break-time)
  *   lsm/path_chown         WRITE on the file
  *   lsm/path_truncate      truncate(2) (and ftruncate(2) before 6.2): WRITE
  *   lsm/file_truncate      ftruncate(2) from 6.2 on (optional hook): WRITE
@@ -274,10 +286,48 @@ int BPF_PROG(pysb_file_receive, struct file *file)
 			  open_access(file->f_mode, 0) & ~PYSB_ACC_EXEC);
 }
 
+#define S_IFMT   00170000
+#define S_IFREG  0100000
+#define S_IFDIR  0040000
+#define S_ISUID  0004000
+#define S_ISGID  0002000
+#define S_IXGRP  00010
+
+/* A mode that would make the file run as its owner or group for whoever executes it. A
+ * set-group-ID directory only passes its group on to new entries: allowed. */
+static __always_inline bool setid_mode(umode_t mode)
+{
+	if ((mode & S_IFMT) == S_IFDIR)
+		return false;
+	return (mode & S_ISUID) || (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
+}
+
+static __always_inline int deny_setid(struct pysb_sandbox_cfg *cfg, __u64 cgid,
+				      struct dentry *d, struct vfsmount *mnt)
+{
+	struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_SETID_MODE,
+					   PYSB_ACC_WRITE, decision_of(cfg));
+
+	if (e) {
+		event_set_dentry_path(e, d, mnt);
+		event_send(e);
+	}
+	return deny_ret(cfg, EPERM);
+}
+
 SEC("lsm/path_mknod")
 int BPF_PROG(pysb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev)
 {
+	/* open(O_CREAT) comes here too (may_o_create), with S_IFREG in mode */
+	if (setid_mode(mode | S_IFREG)) {
+		struct pysb_sandbox_cfg *cfg;
+		__u64 cgid;
+
+		cfg = current_sandbox(&cgid);
+		if (cfg)
+			return deny_setid(cfg, cgid, dentry, dir->mnt);
+	}
 	return check_dir_entry(PYSB_OP_CREATE, dir, dentry);
 }
 
@@ -362,7 +412,53 @@ int BPF_PROG(pysb_path_rename, const struct path *old_dir, struct dentry *old_de
 SEC("lsm/path_chmod")
 int BPF_PROG(pysb_path_chmod, const struct path *path, umode_t mode)
 {
-	return check_path(PYSB_OP_CHMOD, PYSB_ACC_WRITE, path);
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	/* mode has no type bits: the inode's */
+	if (setid_mode((mode & ~S_IFMT) | (BPF_CORE_READ(path, dentry, d_inode, i_mode) & S_IFMT)))
+		return deny_setid(cfg, cgid, path->dentry, path->mnt);
+	return check(cfg, cgid, PYSB_OP_CHMOD, PYSB_ACC_WRITE, path->dentry, path->mnt);
+}
+
+#define F_RDLCK    0
+#define F_WRLCK    1
+#define F_UNLCK    2
+#define F_SETLEASE 1024
+
+/* Locks and leases of files on internal mounts (pipes, sockets) carry no file right. */
+static __always_inline int check_lock(struct file *file)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg || on_internal_mount(&file->f_path))
+		return 0;
+	return check(cfg, cgid, PYSB_OP_LOCK, PYSB_ACC_WRITE, file->f_path.dentry,
+		     file->f_path.mnt);
+}
+
+/* flock(2), fcntl(F_SETLK*) and leases all come here with F_RDLCK, F_WRLCK or F_UNLCK. */
+SEC("lsm/file_lock")
+int BPF_PROG(pysb_file_lock, struct file *file, unsigned int cmd)
+{
+	if (cmd != F_WRLCK)
+		return 0;
+	return check_lock(file);
+}
+
+/* A lease of either kind, set by fcntl before it reaches file_lock as F_RDLCK/F_WRLCK.
+ * (bpf/signal.bpf.c has the other file_fcntl program: F_SETOWN.) */
+SEC("lsm/file_fcntl")
+int BPF_PROG(pysb_file_fcntl_lease, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	if (cmd != F_SETLEASE || arg == F_UNLCK)
+		return 0;
+	return check_lock(file);
 }
 
 SEC("lsm/path_chown")
@@ -563,7 +659,7 @@ static __always_inline void label_inode(struct dentry *dentry)
 }
 
 /* statfs(2), by any task: the loader's way to note the overlays mounted before it loaded
- * the programs (user/loader.c, note_overlays), and to label the inodes of rule paths. */
+ * the programs (user/kernel/loader.c, note_overlays), and to label the inodes of rule paths. */
 SEC("lsm/sb_statfs")
 int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
 {

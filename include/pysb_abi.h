@@ -156,7 +156,7 @@ enum pysb_kind {
 	PYSB_KIND_CAP = 6,  /* a capability the policy does not grant (bpf/caps.bpf.c) */
 };
 
-/* What was attempted. Names for people are in user/events.c (op_str). */
+/* What was attempted. Names for people are in user/events/events.c (op_str). */
 enum pysb_op {
 	PYSB_OP_OPEN = 1,
 	PYSB_OP_MOUNT = 2,
@@ -194,6 +194,9 @@ enum pysb_op {
 	PYSB_OP_GETXATTR = 42,	 /* getxattr, listxattr */
 	PYSB_OP_READLINK = 43,
 	PYSB_OP_NOTIFY = 44,	 /* inotify, fanotify, dnotify watch */
+	PYSB_OP_SETID_MODE = 45, /* kind SELF: a set-user-ID (or set-group-ID executable) mode
+				  * on a file, by chmod or at creation: never, whatever the rules */
+	PYSB_OP_LOCK = 46,	 /* an exclusive lock (flock LOCK_EX, F_WRLCK) or a lease */
 	PYSB_OP_MAX,
 };
 
@@ -211,7 +214,7 @@ enum pysb_decision {
 };
 
 /* ---- network: net= rules, socket families, unix sockets (bpf/net.bpf.c, bpf/unix.bpf.c,
- * user/compile_net.c; semantics in docs/network.md) ---- */
+ * user/compile/compile_net.c; semantics in docs/network.md) ---- */
 
 /*
  * net= rules live in two LPM tries keyed by (sandbox, address prefix). The compiler folds

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages one or more sets need, as root:
-#   scripts/deps.sh [--check] [SET...]     SET: build, test, bench (none: all three)
+#   scripts/deps.sh [--check] [SET...]     SET: build, test, bench, docs (none: all four)
 # build: compile pysb-bpf and its man page (plain `make` needs this set; it installs nothing).
 # test:  unit tests (cmocka) and the VM the end-to-end suite boots (make check, make e2e).
 # bench: the peers make bench measures against, and its plots.
+# docs:  the figures of docs/figures (make figures; the rendered SVGs are committed).
 # Idempotent and silent when nothing is missing; make check/e2e/bench/demo call it with the
 # sets they need. --check lists what is missing and exits 1 instead of installing.
 set -euo pipefail
 
 usage() {
-	echo "usage: scripts/deps.sh [--check] [build|test|bench]..." >&2
+	echo "usage: scripts/deps.sh [--check] [build|test|bench|docs]..." >&2
 	exit 2
 }
 
@@ -19,6 +20,7 @@ declare -A sets=(
 	[test]="libcmocka-dev liburing-dev qemu-system-x86 busybox-static cpio xz-utils kmod
 		binutils util-linux python3 python3-pytest iproute2 bash-builtins jq"
 	[bench]="bubblewrap firejail gnuplot-nox"
+	[docs]="graphviz"
 )
 
 check_only=0
@@ -26,7 +28,7 @@ want=()
 for a in "$@"; do
 	case $a in
 	--check) check_only=1 ;;
-	build | test | bench) want+=("$a") ;;
+	build | test | bench | docs) want+=("$a") ;;
 	-h | --help) usage ;;
 	*)
 		echo "deps: unknown set '$a'" >&2
@@ -34,7 +36,7 @@ for a in "$@"; do
 		;;
 	esac
 done
-[ ${#want[@]} -gt 0 ] || want=(build test bench)
+[ ${#want[@]} -gt 0 ] || want=(build test bench docs)
 
 packages=()
 for s in "${want[@]}"; do

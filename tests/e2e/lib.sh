@@ -32,6 +32,14 @@ skip() {
 	exit 77
 }
 
+# once_per_matrix REASON: the test costs tens of seconds under TCG and what it checks does
+# not depend on the kernel (REASON says why): scripts/e2e-matrix runs it on its first
+# kernel only, and it skips on the kernels that repeat the suite (PYSB_E2E_REPEAT_KERNEL).
+# The suite run on one kernel (make e2e, scripts/vm-run -- tests/e2e/run) runs it.
+once_per_matrix() {
+	[ -z "${PYSB_E2E_REPEAT_KERNEL:-}" ] || skip "run on the matrix's first kernel only: $*"
+}
+
 # run_sb POLICY_FILE PROGRAM [ARGS...]: runs under pysb-bpf, output in $T/out and $T/err,
 # status in $RC.
 run_sb() {

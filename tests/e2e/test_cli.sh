@@ -3,7 +3,10 @@
 # A private load (--fresh) tries every program on the verifier; without it, the instance
 # this build pinned since boot answers, and says so.
 test_cli_probe_passes_here() {
-	"$PYSB" probe --fresh >"$T/out" 2>&1
+	printf 'expose-ro=/usr\n' >"$T/policy"
+	run_sb "$T/policy" /usr/bin/true
+	expect_rc 0
+	"$PYSB" probe >"$T/out" 2>&1
 	RC=$?
 	expect_rc 0
 	expect_grep "$T/out" "^ok +bpf in LSM list"
@@ -14,15 +17,19 @@ test_cli_probe_passes_here() {
 		"map hash_of_maps" "attach cgroup_inet4_connect"; do
 		expect_grep "$T/out" "^ok +$f +used for "
 	done
-	expect_grep "$T/out" "^ok +LSM programs load +loaded and attached: .*lsm/file_open"
+	expect_grep "$T/out" "^ok +LSM programs load +loaded, attached and pinned since boot by this build \(probe --fresh loads a copy\): .*lsm/file_open"
 	expect_grep "$T/out" "^ok +file identity "
-	printf 'expose-ro=/usr\n' >"$T/policy"
-	run_sb "$T/policy" /usr/bin/true
-	expect_rc 0
-	"$PYSB" probe >"$T/out" 2>&1
+}
+
+# probe --fresh loads and attaches a private copy of the whole object (30 s of verifier
+# under TCG on 6.1); whether this kernel loads the object, the suite's gate has shown.
+test_cli_probe_fresh_loads_its_own_copy() {
+	once_per_matrix "the fresh copy is the object every kernel's gate loads"
+	"$PYSB" probe --fresh >"$T/out" 2>&1
 	RC=$?
 	expect_rc 0
-	expect_grep "$T/out" "^ok +LSM programs load +loaded, attached and pinned since boot by this build \(probe --fresh loads a copy\): .*lsm/file_open"
+	expect_grep "$T/out" "^ok +bpf in LSM list"
+	expect_grep "$T/out" "^ok +LSM programs load +loaded and attached: .*lsm/file_open"
 	expect_grep "$T/out" "^ok +file identity "
 }
 

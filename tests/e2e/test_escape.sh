@@ -465,3 +465,99 @@ test_escape_ignore_hides_files_inside_exposed_trees() {
 	expect_rc 125
 	expect_grep "$T/err" "ignore=a\?c: the kernel layer matches NAME, PREFIX\*, \*SUFFIX and \* only"
 }
+
+# A set-user-ID file planted in an rw tree runs as its owner, the sandbox's user (root
+# here), for whoever executes it outside, unconfined: the owner needs no capability to set
+# the bit. Refused however it is set (chmod, or a mode at creation), even where the policy
+# grants WRITE; a set-group-ID directory (group inheritance) and an ordinary chmod work.
+test_escape_setuid_file_planted_in_rw_tree_refused() {
+	escape_setup
+	pyapp \
+		"write('$T/rw/f', '#!/bin/sh\n')" \
+		"attempt('chmod-suid', lambda: os.chmod('$T/rw/f', 0o4755))" \
+		"attempt('chmod-sgid-exec', lambda: os.chmod('$T/rw/f', 0o2755))" \
+		"attempt('create-suid', lambda: os.close(os.open('$T/rw/g', os.O_CREAT | os.O_WRONLY, 0o4755)))" \
+		"attempt('chmod-sgid-noexec', lambda: os.chmod('$T/rw/f', 0o2644))" \
+		"attempt('mkdir-sgid', lambda: (os.mkdir('$T/rw/d'), os.chmod('$T/rw/d', 0o2775)))" \
+		"attempt('chmod-plain', lambda: os.chmod('$T/rw/f', 0o755))" \
+		"print('suid-left', [n for n in ('f', 'g') if os.path.exists('$T/rw/' + n) and os.stat('$T/rw/' + n).st_mode & 0o4000])"
+	# unconfined, the attack works: the bit is set both ways
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "chmod-suid ok"
+	expect_line "$T/out" "create-suid ok"
+	expect_line "$T/out" "suid-left ['g']"
+	rm -rf "$T/rw/f" "$T/rw/g" "$T/rw/d"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "chmod-suid EPERM"
+	expect_line "$T/out" "chmod-sgid-exec EPERM"
+	expect_line "$T/out" "create-suid EPERM"
+	expect_line "$T/out" "chmod-sgid-noexec ok"
+	expect_line "$T/out" "mkdir-sgid ok"
+	expect_line "$T/out" "chmod-plain ok"
+	expect_line "$T/out" "suid-left []"
+	expect_grep "$T/err" "^pysb-bpf: deny self setid-mode\(write\) $T/rw/f "
+}
+
+# An exclusive lock or a lease on a file the sandbox may only read would lock out (or
+# stall) every outside program that locks or writes it: flock(LOCK_EX) works on a
+# read-only descriptor, and a lease holder makes outside writers wait. Both need WRITE on
+# the file; a shared lock (how SQLite reads) stays allowed.
+test_escape_exclusive_lock_or_lease_needs_write() {
+	escape_setup
+	echo "mine" >"$T/rw/own.txt"
+	pyapp \
+		"import fcntl" \
+		"def lock(p, how):" \
+		"    fd = os.open(p, os.O_RDONLY)" \
+		"    try:" \
+		"        fcntl.flock(fd, how | fcntl.LOCK_NB)" \
+		"    finally:" \
+		"        os.close(fd)" \
+		"def lease(p):" \
+		"    fd = os.open(p, os.O_RDONLY)" \
+		"    try:" \
+		"        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_RDLCK)" \
+		"        fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_UNLCK)" \
+		"    finally:" \
+		"        os.close(fd)" \
+		"attempt('ro-lock-ex', lambda: lock('$T/ro/data.txt', fcntl.LOCK_EX))" \
+		"attempt('ro-lease', lambda: lease('$T/ro/data.txt'))" \
+		"attempt('ro-lock-sh', lambda: lock('$T/ro/data.txt', fcntl.LOCK_SH))" \
+		"attempt('rw-lock-ex', lambda: lock('$T/rw/own.txt', fcntl.LOCK_EX))" \
+		"attempt('rw-lease', lambda: lease('$T/rw/own.txt'))"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "ro-lock-ex ok"
+	expect_line "$T/out" "ro-lease ok"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "ro-lock-ex EACCES"
+	expect_line "$T/out" "ro-lease EACCES"
+	expect_line "$T/out" "ro-lock-sh ok"
+	expect_line "$T/out" "rw-lock-ex ok"
+	expect_line "$T/out" "rw-lease ok"
+	expect_grep "$T/err" "^pysb-bpf: deny file lock\(write\) $T/ro/data.txt "
+}
+
+# The machine's TLS keys sit beside the CA certificates every TLS client reads: the
+# implicit rules grant the certificates, never /etc/ssl/private.
+test_escape_tls_private_keys_not_implicit() {
+	escape_setup
+	mkdir -p /etc/ssl/private
+	echo "KEY-$T" >/etc/ssl/private/pysb-e2e.key
+	chmod 600 /etc/ssl/private/pysb-e2e.key
+	pyapp \
+		"attempt('key', lambda: print(read('/etc/ssl/private/pysb-e2e.key').strip()))" \
+		"import glob" \
+		"attempt('certs', lambda: read(sorted(glob.glob('/etc/ssl/certs/*.pem'))[0]))" \
+		"attempt('openssl-cnf', lambda: read('/etc/ssl/openssl.cnf'))"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "KEY-$T"
+	run_sb "$T/policy" "$T/app.py"
+	rm -f /etc/ssl/private/pysb-e2e.key
+	expect_rc 0
+	expect_line "$T/out" "key EACCES"
+	expect_line "$T/out" "certs ok"
+	expect_line "$T/out" "openssl-cnf ok"
+	expect_no_grep "$T/out" "KEY-"
+}

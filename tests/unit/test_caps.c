@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of bpf.capabilities= (user/caps.c): names as capabilities(7) spells them, any
+ * Unit tests of bpf.capabilities= (user/compile/caps.c): names as capabilities(7) spells them, any
  * case, with or without CAP_; lines adding up; an empty value granting nothing; every bad
  * item reported as file:line:col and the policy refused; the compiled mask; the event line
  * and JSON record of a refused capability, and what --learn makes of it.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the policy compiler (user/compile.c, user/implicit.c) and of `pysb-bpf
- * check` (user/check.c): file entries keyed by (dev, ino) as stat(2) gives them, access
+ * Unit tests of the policy compiler (user/compile/compile.c, user/compile/implicit.c) and of `pysb-bpf
+ * check` (user/cli/check.c): file entries keyed by (dev, ino) as stat(2) gives them, access
  * bits, nested rules, the union when two spellings name one inode, the implicit set on and
  * off and never narrowing an explicit tree, the exec decision from python-api lines, the
  * bpf.* validation, and the check report (JSON parsed back with jansson, text, exit codes).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the net= compiler (user/compile_net.c): folding of overlapping prefixes,
+ * Unit tests of the net= compiler (user/compile/compile_net.c): folding of overlapping prefixes,
  * DENY carve-outs, ports, protocols and directions, IPv4-mapped IPv6, host names (real
  * resolution of localhost, a fake resolver for names that must not resolve, so no test
  * sends a DNS query), the implicit DNS rules, the bpf. parameters, and the errors. The

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The daemon's binding files (user/daemon_config.c): what is accepted, how paths are
+ * The daemon's binding files (user/daemon/daemon_config.c): what is accepted, how paths are
  * resolved, and that every mistake is an error naming the file and the key.
  */
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* pysb-bpf diff (user/diff.c): normalised rules, what a candidate adds and removes. */
+/* pysb-bpf diff (user/policy/diff.c): normalised rules, what a candidate adds and removes. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

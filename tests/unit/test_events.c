@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Paths of events from hooks without a mount (PYSB_EV_PATH_FSROOT, user/events.c): given
+ * Paths of events from hooks without a mount (PYSB_EV_PATH_FSROOT, user/events/events.c): given
  * the mount point in front from this process's mount table, so that they name the file
  * as the program did. /proc is mounted at /proc here, from its root.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Learning (user/learn.c), without root or BPF: records -> lines (generalisation, write
+ * Learning (user/learn/learn.c), without root or BPF: records -> lines (generalisation, write
  * over read, covered ancestors, /proc, implicit paths, substitutions, net and exec), the
  * merge into a file (markers present or absent, idempotence, superseded expose-ro), backup
  * names and the atomic write. Tables of cases, in a scratch tree under /tmp:

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Learning never loses a run (user/learn.c): the check of the target before the program
+ * Learning never loses a run (user/learn/learn.c): the check of the target before the program
  * starts (missing parent, a directory or a fifo where the file goes, a parent that is a
  * file), the check of `learn --from`'s source, the fallback file when the write fails
  * after the run (never over an existing file), and the review of the lines added, in

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Unit tests of the policy parser (user/policy*.c): one table per family (valid values per
+ * Unit tests of the policy parser (user/policy/): one table per family (valid values per
  * key, errors with their file:line:column and message), ${VAR} substitution, include, env
  * building, and hostile input. No root needed: everything lives in a scratch directory that
  * is also the `cwd` of every parse, with HOME inside it, so no result depends on the machine.

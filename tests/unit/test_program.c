@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* Program resolution (user/program.c): #! lines, env -S, PATH, venvs, pyenv-style shims,
+/* Program resolution (user/run/program.c): #! lines, env -S, PATH, venvs, pyenv-style shims,
  * each on a fake tree in a temp directory. */
 #include <setjmp.h>
 #include <stdarg.h>

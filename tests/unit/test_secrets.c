@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Well-known secrets a file rule reaches (user/secrets.c), for check's warnings: one case
+ * Well-known secrets a file rule reaches (user/policy/secrets.c), for check's warnings: one case
  * per secret, rules that reach none, a home given as ~, other homes, ignore= lines that
  * hide a secret, .env files next to the rule and in the working directory below it.
  */
@@ -56,7 +56,8 @@ static const struct secret_case cases[] = {
 	{ "/etc/ssh/ssh_host_ed25519_key", NULL, "/etc/ssh/*key* (", NULL },
 	{ "/etc/shadow", NULL, "/etc/shadow (", NULL },
 	{ "/etc/hostname", NULL, "", NULL },
-	{ "/etc/ssl", NULL, "", NULL },
+	{ "/etc/ssl", NULL, "/etc/ssl/private (", NULL },
+	{ "/etc/ssl/certs", NULL, "", NULL },
 	{ "/usr/lib", NULL, "", NULL },
 	{ "@/home", NULL, "~/.ssh (", NULL },
 	{ "@/home", NULL, "~/.aws (", NULL },

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* pysb-bpf status (user/status.c): records, the mode shown, the table and the JSON. */
+/* pysb-bpf status (user/kernel/status.c): records, the mode shown, the table and the JSON. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,0 +1,403 @@
+/* SPDX-License-Identifier: MIT */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <libgen.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <sys/statfs.h>
+#include <sys/sysmacros.h>
+
+#include "caps.h"
+#include "compile.h"
+#include "log.h"
+#include "policy_api.h"
+
+uint32_t kernel_dev(uint64_t st_dev)
+{
+	return (major(st_dev) << 20) | minor(st_dev);
+}
+
+/* Is `path` equal to or below directory `dir` (both canonical)? */
+static bool path_under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return true;
+	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
+}
+
+
+#define OVERLAYFS_SUPER_MAGIC 0x794c7630
+
+/*
+ * stat(2), corrected to the (dev, ino) the kernel's inode carries. overlayfs reports, for
+ * a non-directory whose layers are on different file systems, the st_dev of a per-layer
+ * pseudo device, while the overlay inode BPF sees has the overlay's s_dev (st_ino is the
+ * overlay inode's i_ino in every case). The overlay's s_dev is what its directories report.
+ * raw_dev (if not NULL): the st_dev stat(2) reported, before the correction.
+ */
+int stat_kernel(const char *path, struct stat *st, uint64_t *raw_dev)
+{
+	struct statfs sfs;
+	struct stat dir;
+	char parent[PATH_MAX];
+
+	if (stat(path, st))
+		return -1;
+	if (raw_dev)
+		*raw_dev = st->st_dev;
+	if (S_ISDIR(st->st_mode) || statfs(path, &sfs) || sfs.f_type != OVERLAYFS_SUPER_MAGIC)
+		return 0;
+	snprintf(parent, sizeof(parent), "%s", path);
+	if (stat(dirname(parent), &dir))
+		return -1;
+	st->st_dev = dir.st_dev;
+	return 0;
+}
+
+/*
+ * (dev, ino) -> index + 1 in compiled.files (0: empty slot), open addressing, at most half
+ * full: finding the entry an inode already has is one probe, not a scan of every entry.
+ */
+struct file_index {
+	size_t *slots;
+	size_t size; /* a power of two */
+};
+
+static size_t *file_slot(const struct compiled *c, const struct file_index *ix, uint64_t dev,
+			 uint64_t ino)
+{
+	size_t mask = ix->size - 1;
+	size_t i = (size_t)((ino ^ (dev << 40)) * 0x9e3779b97f4a7c15ull >> 20) & mask;
+
+	while (ix->slots[i] &&
+	       (c->files[ix->slots[i] - 1].ino != ino || c->files[ix->slots[i] - 1].st_dev != dev))
+		i = (i + 1) & mask;
+	return &ix->slots[i];
+}
+
+static int file_index_reserve(const struct compiled *c, struct file_index *ix)
+{
+	size_t size = ix->size ? ix->size : 256;
+	size_t *old = ix->slots;
+
+	if (2 * (c->n_files + 1) <= ix->size)
+		return 0;
+	while (2 * (c->n_files + 1) > size)
+		size *= 2;
+	ix->slots = calloc(size, sizeof(*ix->slots));
+	if (!ix->slots) {
+		ix->slots = old;
+		return -1;
+	}
+	free(old);
+	ix->size = size;
+	for (size_t i = 0; i < c->n_files; i++)
+		*file_slot(c, ix, c->files[i].st_dev, c->files[i].ino) = i + 1;
+	return 0;
+}
+
+/* The inode `st` (of `path`, stat(2) said st_dev) gets `access`. */
+static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
+			const struct stat *st, uint64_t st_dev, uint32_t access,
+			struct compiled_file *proto);
+
+static int add_entry(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
+		     uint32_t access, struct compiled_file *proto)
+{
+	struct stat st;
+	uint64_t st_dev;
+
+	if (stat_kernel(path, &st, &st_dev)) {
+		/* Checked by the parser for explicit rules; a race or an implicit path gone. */
+		pr_err("cannot stat %s: %s", path, strerror(errno));
+		return -1;
+	}
+	return add_entry_st(c, cap, ix, path, &st, st_dev, access, proto);
+}
+
+/*
+ * readlink(2) is judged as a read of the link itself (bpf/read.bpf.c), and realpath(3)
+ * reads every link on the way to a file: the links that lead to the runtime's own files
+ * (/lib64, /usr/bin/python3 -> python3.11, the merged-/usr links at the root) are
+ * readable. A rule on a link's own inode grants nothing else: path walks never pass
+ * through a link's inode, they go to its target.
+ */
+static const char *const ROOT_LINKS[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+					  "/etc/localtime", "/etc/resolv.conf" };
+
+static int add_links_along(struct compiled *c, size_t *cap, struct file_index *ix,
+			   const char *path)
+{
+	struct compiled_file proto = { .implicit = true, .link = true,
+				       .why = "symlink leading to the runtime" };
+	char prefix[PATH_MAX];
+	struct stat st, dir;
+	size_t len = strlen(path);
+	uint64_t st_dev;
+
+	if (len >= sizeof(prefix) || path[0] != '/')
+		return 0;
+	for (size_t i = 1; i <= len; i++) {
+		if (i < len && path[i] != '/')
+			continue;
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
+			continue;
+		st_dev = st.st_dev;
+		/* as stat_kernel: on overlayfs a non-directory reports a per-layer device */
+		if (!strrchr(prefix, '/') || strrchr(prefix, '/') == prefix) {
+			if (!stat("/", &dir))
+				st.st_dev = dir.st_dev;
+		} else {
+			char parent[PATH_MAX];
+
+			snprintf(parent, sizeof(parent), "%s", prefix);
+			if (!stat(dirname(parent), &dir))
+				st.st_dev = dir.st_dev;
+		}
+		if (add_entry_st(c, cap, ix, prefix, &st, st_dev, PYSB_ACC_READ, &proto))
+			return -1;
+	}
+	return 0;
+}
+
+/* The links of the interpreter's chain, as found on PATH: /usr/bin/python3 -> python3.11. */
+static int add_interpreter_links(struct compiled *c, size_t *cap, struct file_index *ix,
+				 const char *interp)
+{
+	char cur[PATH_MAX], link[PATH_MAX], next[2 * PATH_MAX + 1];
+	int ret = 0;
+
+	snprintf(cur, sizeof(cur), "%s", interp);
+	for (int hops = 0; hops < 40 && !ret; hops++) {
+		ssize_t n;
+
+		ret = add_links_along(c, cap, ix, cur);
+		n = readlink(cur, link, sizeof(link) - 1);
+		if (n < 0)
+			break;
+		link[n] = '\0';
+		if (link[0] == '/') {
+			snprintf(next, sizeof(next), "%s", link);
+		} else {
+			char dir[PATH_MAX];
+
+			snprintf(dir, sizeof(dir), "%s", cur);
+			snprintf(next, sizeof(next), "%s/%s", dirname(dir), link);
+		}
+		if (strlen(next) >= sizeof(cur))
+			break;
+		memcpy(cur, next, strlen(next) + 1);
+	}
+	return ret;
+}
+
+static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
+			const struct stat *st_in, uint64_t st_dev, uint32_t access,
+			struct compiled_file *proto)
+{
+	struct stat st = *st_in;
+	struct compiled_file *f;
+	size_t *slot;
+
+	if (file_index_reserve(c, ix))
+		goto nomem;
+	slot = file_slot(c, ix, st_dev, st.st_ino);
+	if (*slot) {
+		/* Two spellings of one inode: the union, so an implicit grant never narrows an
+		 * explicit one. */
+		c->files[*slot - 1].access |= access;
+		return 0;
+	}
+	if (c->n_files == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct compiled_file *v = realloc(c->files, ncap * sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		c->files = v;
+		*cap = ncap;
+	}
+	f = &c->files[c->n_files];
+	*f = *proto;
+	f->path = strdup(path);
+	if (!f->path)
+		goto nomem;
+	f->ino = st.st_ino;
+	f->dev = kernel_dev(st.st_dev);
+	f->st_dev = st_dev;
+	f->access = access;
+	*slot = ++c->n_files;
+	if (c->n_files > PYSB_MAX_FILE_RULES) {
+		pr_err("the policy has more than %d file rules; split it or expose common parents",
+		       PYSB_MAX_FILE_RULES);
+		return -1;
+	}
+	return 0;
+nomem:
+	pr_err("out of memory compiling the policy");
+	return -1;
+}
+
+/*
+ * Nearest compiled rule covering canonical `path` (the longest prefix, as py-sandboxes
+ * decides): its access, 0 if none. explicit_only: the policy's own lines only.
+ */
+static uint32_t compiled_access(const struct compiled *c, const char *path, bool explicit_only)
+{
+	size_t best = 0;
+	uint32_t access = 0;
+
+	for (size_t i = 0; i < c->n_files; i++) {
+		size_t len = strlen(c->files[i].path);
+
+		if (explicit_only && c->files[i].implicit)
+			continue;
+		if (len >= best && path_under(path, c->files[i].path)) {
+			best = len;
+			access = c->files[i].access;
+		}
+	}
+	return access;
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+	char *w = s;
+
+	for (char *r = s; *r; r++, w++) {
+		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
+		    r[3] >= '0' && r[3] <= '7') {
+			*w = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
+			r += 3;
+		} else {
+			*w = *r;
+		}
+	}
+	*w = '\0';
+}
+
+static int compile_mounts(struct compiled *c)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char *line = NULL;
+	size_t cap = 0, mcap = 0;
+	int ret = 0;
+
+	if (!f) {
+		pr_err("cannot read /proc/self/mountinfo: %s", strerror(errno));
+		return -1;
+	}
+	while (getline(&line, &cap, f) > 0 && !ret) {
+		char mnt[PATH_MAX];
+		unsigned maj, min;
+		uint32_t dev, acc;
+		size_t i;
+
+		if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mnt) != 3)
+			continue;
+		unescape_octal(mnt);
+		dev = (maj << 20) | min;
+		acc = compiled_access(c, mnt, false);
+		for (i = 0; i < c->n_mounts && c->mounts[i].dev != dev; i++)
+			;
+		if (i < c->n_mounts) {
+			c->mounts[i].access &= acc; /* a file system mounted twice: the least */
+			continue;
+		}
+		if (c->n_mounts == mcap) {
+			size_t ncap = mcap ? mcap * 2 : 64;
+			struct compiled_mount *v = realloc(c->mounts, ncap * sizeof(*v));
+
+			if (!v) {
+				ret = -1;
+				break;
+			}
+			c->mounts = v;
+			mcap = ncap;
+		}
+		c->mounts[c->n_mounts++] = (struct compiled_mount){ .dev = dev, .access = acc };
+	}
+	free(line);
+	fclose(f);
+	if (!ret && c->n_mounts > PYSB_MAX_MOUNTS) {
+		pr_err("%zu file systems mounted, more than pysb-bpf's %d", c->n_mounts, PYSB_MAX_MOUNTS);
+		ret = -1;
+	}
+	return ret;
+}
+
+bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
+{
+	return policy_api_exec(p, src);
+}
+
+int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out)
+{
+	struct implicit_path *imp = NULL;
+	struct file_index ix = { 0 };
+	size_t n_imp = 0, cap = 0;
+	bool implicit;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (compile_params(p, o, out, &implicit)) /* bpf.*: params.c */
+		return -1;
+	for (size_t i = 0; i < p->n_paths && !ret; i++) {
+		struct compiled_file proto = { .src = p->paths[i].src };
+		uint32_t acc = p->paths[i].access == POLICY_RW ? PYSB_ACC_RW : PYSB_ACC_RO;
+
+		ret = add_entry(out, &cap, &ix, p->paths[i].path, acc, &proto);
+	}
+	if (!ret && implicit) {
+		ret = implicit_paths(o->interpreter, o->script, &imp, &n_imp);
+		if (ret)
+			pr_err("out of memory listing the implicit paths");
+	}
+	for (size_t i = 0; i < n_imp && !ret; i++) {
+		struct compiled_file proto = { .implicit = true, .why = imp[i].why };
+		/* An implicit path inside an explicit tree keeps what that tree grants. */
+		uint32_t acc = imp[i].access | compiled_access(out, imp[i].path, true);
+
+		ret = add_entry(out, &cap, &ix, imp[i].path, acc, &proto);
+		if (!ret)
+			ret = add_links_along(out, &cap, &ix, imp[i].path);
+	}
+	if (!ret && implicit && o->interpreter)
+		ret = add_interpreter_links(out, &cap, &ix, o->interpreter);
+	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && implicit; i++)
+		ret = add_links_along(out, &cap, &ix, ROOT_LINKS[i]);
+	implicit_paths_free(imp, n_imp);
+	free(ix.slots);
+	if (!ret)
+		ret = compile_mounts(out);
+	if (!ret)
+		ret = net_compile(p, o, out); /* network: user/compile/compile_net.c */
+	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
+	if (!ret)
+		ret = policy_capabilities(p, &out->caps); /* user/compile/caps.c */
+	if (!ret)
+		ret = compile_ignores(p, out);
+	if (ret)
+		compiled_free(out);
+	return ret;
+}
+
+void compiled_free(struct compiled *c)
+{
+	for (size_t i = 0; i < c->n_files; i++)
+		free(c->files[i].path);
+	free(c->files);
+	net_compiled_free(c);
+	free(c->mounts);
+	compiled_hidden_free(c);
+	memset(c, 0, sizeof(*c));
+}

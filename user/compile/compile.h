@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Policy compiler: turns a parsed policy (plus the implicit paths a program needs to start)
+ * into the exact entries of the BPF maps. Pure user-space work: `pysb-bpf check` runs it
+ * without privileges.
+ */
+#ifndef PYSB_COMPILE_H
+#define PYSB_COMPILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "policy.h"
+#include "pysb_abi.h"
+
+struct addrinfo;
+
+struct compiled_file {
+	char *path;	 /* canonical path the entry was made from */
+	uint64_t ino;
+	uint32_t dev;	 /* kernel dev_t: MAJOR << 20 | MINOR (what the inode carries) */
+	uint32_t access; /* PYSB_ACC_* */
+	uint64_t st_dev; /* as stat(2) reports it: with ino, unique among live files (overlayfs
+			    gives non-directories per-layer devices for that), so entries
+			    merge on it; the kernel side names the inode object itself */
+	bool link;	 /* the entry is a symbolic link's own inode (not its target's) */
+	bool implicit;
+	const char *why;       /* implicit: the reason ("shared libraries", ...) */
+	struct policy_src src; /* explicit: the policy line */
+};
+
+/* What the policy grants the mount point of a file system (for dentry-only hooks). */
+struct compiled_mount {
+	uint32_t dev;
+	uint32_t access; /* the least over every mount of that file system */
+};
+
+/* ---- network (user/compile/compile_net.c, docs/network.md) ---- */
+
+/* A net= line, or an implicit rule (DNS), as compiled; index + 1 is its number in events. */
+struct compiled_net_rule {
+	bool deny;
+	bool implicit;
+	bool host;    /* NETWORK was a host name */
+	bool dropped; /* ... that did not resolve (an ALLOW rule: dropped with a warning) */
+	unsigned protos; /* POLICY_PROTO_* */
+	unsigned dirs;	 /* POLICY_DIR_* */
+	struct policy_port_range *ports;
+	size_t n_ports;
+	size_t n_addrs;	       /* prefixes it became */
+	char *text;	       /* "DENY|tcp|10.0.0.0/8|443|OUT" */
+	const char *why;       /* implicit: the reason */
+	struct policy_src src; /* explicit: the policy line */
+};
+
+/* One entry of net4_rules / net6_rules. */
+struct compiled_net_prefix {
+	int af; /* AF_INET, AF_INET6 */
+	unsigned plen;
+	uint8_t addr[16]; /* network byte order, host bits clear; IPv4 in addr[0..3] */
+	struct pysb_net_value value;
+};
+
+/* ---- end of network ---- */
+
+/* A file hidden by an absolute ignore= pattern: a rule that grants nothing. */
+struct compiled_hidden {
+	char *path;
+	uint64_t ino;
+	uint32_t dev;
+	struct policy_src src;
+};
+
+struct compiled {
+	struct compiled_file *files;
+	size_t n_files;
+	struct pysb_ignore_set ignores; /* name patterns (user/compile/compile_ignore.c) */
+	struct compiled_hidden *hidden;
+	size_t n_hidden;
+	struct compiled_mount *mounts;
+	size_t n_mounts;
+	bool exec_allowed;	    /* python-api grants process-exec */
+	struct policy_src exec_src; /* the python-api line that decided, if any */
+	bool audit_mode;	    /* bpf.mode=audit */
+	uint32_t events_buffer;	    /* bpf.events-buffer, 0: the default */
+	uint64_t caps;		    /* bpf.capabilities: bit N grants capability N */
+	/* network (user/compile/compile_net.c) */
+	struct compiled_net_rule *net_rules;
+	size_t n_net_rules;
+	struct compiled_net_prefix *net_prefixes;
+	size_t n_net_prefixes;
+	struct pysb_net_ports *net_ports; /* [0]: nothing allowed */
+	size_t n_net_ports;
+	struct pysb_net_cfg net_cfg;
+};
+
+struct compile_opts {
+	const char *interpreter; /* absolute path of the program executed first, or NULL */
+	const char *script;	 /* the .py file run by it, or NULL */
+	bool implicit;		 /* add the implicit paths, unless the policy says bpf.implicit=false */
+	/* network: where the resolvers are (NULL: /etc/resolv.conf) and how host names are
+	 * resolved (NULL: getaddrinfo); tests replace both. */
+	const char *resolv_conf;
+	int (*resolve)(const char *name, const struct addrinfo *hints, struct addrinfo **res);
+};
+
+/* Returns 0, or -1 after printing what failed (pr_err). */
+int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out);
+void compiled_free(struct compiled *c);
+
+/*
+ * The bpf.<key>= parameters, one row each (params.c): the default, what it does, how a
+ * value is checked (NULL: where it is compiled), what a value does (for check).
+ * `accumulates`: its lines add up, instead of the last one winning.
+ */
+struct bpf_param {
+	const char *key, *def, *def_effect;
+	bool accumulates;
+	int (*check)(const struct policy_kv *kv);
+	const char *(*effect)(const struct policy_kv *kv, char *buf, size_t len);
+	const char *(*warning)(const struct policy_kv *kv); /* what check warns of, or NULL */
+};
+extern const struct bpf_param BPF_PARAMS[];
+extern const size_t N_BPF_PARAMS;
+const struct bpf_param *bpf_param_find(const char *key);
+/*
+ * Are the policy's bpf.<key>= parameters ones pysb-bpf knows, with valid values (bpf.mode,
+ * bpf.implicit, bpf.capabilities; the network ones are checked by net_compile)? Returns 0,
+ * or -1 after printing each bad line as file:line:col (pr_err). policy_compile() calls it
+ * first.
+ */
+int policy_check_bpf_params(const struct policy *p);
+/* policy_compile's reading of the bpf.* keys into out (audit_mode, events_buffer) and
+ * *implicit (o->implicit and the policy's bpf.implicit). 0, or -1 after saying why. */
+int compile_params(const struct policy *p, const struct compile_opts *o, struct compiled *out,
+		   bool *implicit);
+/* A bpf.* boolean: true/false (any case), 1/0. Returns 1, 0, or -1 when neither. */
+int policy_bpf_bool(const char *v);
+/* "4M", "64MiB", "1G", "262144" in bytes (K, M, G: powers of 1024); 0 when malformed. */
+uint64_t parse_size(const char *v);
+/* bpf.events-buffer in bytes (checked by policy_check_bpf_params), 0 when not set. */
+uint64_t policy_events_buffer(const struct policy *p);
+
+/* May the program exec after its start? py-sandboxes' python-api resolution (by specificity,
+ * DENY winning at equal specificity; policy_api.h); *src: the deciding line. */
+bool policy_exec_allowed(const struct policy *p, struct policy_src *src);
+
+/* net= rules and the bpf.socket-family / bpf.unix-abstract parameters (compile_net.c). */
+int net_compile(const struct policy *p, const struct compile_opts *o, struct compiled *c);
+void net_compiled_free(struct compiled *c);
+/* The rule a denial names (pysb_event.rule of a NET event), or NULL. */
+const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t rule);
+/* "netlink", "packet", ... for AF_ numbers; NULL when unknown. */
+const char *net_family_name(unsigned family);
+
+/* ignore= rules (user/compile/compile_ignore.c). */
+int compile_ignores(const struct policy *p, struct compiled *out);
+void compiled_hidden_free(struct compiled *c);
+
+/* stat(2) corrected to the (dev, ino) the kernel's inode carries (overlayfs). */
+struct stat;
+int stat_kernel(const char *path, struct stat *st, uint64_t *raw_dev);
+
+/* Kernel dev_t of a user-space st_dev. */
+uint32_t kernel_dev(uint64_t st_dev);
+
+/* Implicit paths: the set a program needs to start, documented in docs/policy.md. */
+struct implicit_path {
+	char *path; /* existing, canonical */
+	uint32_t access;
+	const char *why;
+};
+
+int implicit_paths(const char *interpreter, const char *script, struct implicit_path **out,
+		   size_t *n);
+void implicit_paths_free(struct implicit_path *v, size_t n);
+
+#endif /* PYSB_COMPILE_H */

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bpf.<key>= parameters (docs/policy.md), in one table: each key's default, what the
+ * default does, how a value is checked and what it does. policy_compile() reads them
+ * (struct compiled: audit_mode, events_buffer, implicit paths, the network and the
+ * capabilities), `check` documents them from the same rows; nobody else reads a bpf.* key.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "caps.h"
+#include "compile.h"
+#include "log.h"
+
+static int check_mode(const struct policy_kv *kv)
+{
+	if (!strcmp(kv->value, "enforce") || !strcmp(kv->value, "audit"))
+		return 0;
+	pr_err("%s:%u:%u: bpf.mode=%s: expected enforce or audit", kv->src.file, kv->src.line,
+	       kv->src.col, kv->value);
+	return -1;
+}
+
+static int check_bool(const struct policy_kv *kv)
+{
+	if (policy_bpf_bool(kv->value) >= 0)
+		return 0;
+	pr_err("%s:%u:%u: %s=%s: expected true or false", kv->src.file, kv->src.line,
+	       kv->src.col, kv->key, kv->value);
+	return -1;
+}
+
+static int check_buffer(const struct policy_kv *kv)
+{
+	uint64_t n = parse_size(kv->value);
+
+	if (n >= PYSB_EVENTS_BUFFER_MIN && n <= PYSB_EVENTS_BUFFER_MAX && !(n & (n - 1)))
+		return 0;
+	pr_err("%s:%u:%u: bpf.events-buffer=%s: expected a power of two from 64K to 1G (e.g. "
+	       "4M, 64M)",
+	       kv->src.file, kv->src.line, kv->src.col, kv->value);
+	return -1;
+}
+
+static const char *effect_mode(const struct policy_kv *kv, char *buf, size_t len)
+{
+	(void)buf, (void)len;
+	return strcmp(kv->value, "audit") ? BPF_PARAMS[0].def_effect
+					  : "audit: nothing is denied; what would be denied is "
+					    "reported";
+}
+
+static const char *effect_implicit(const struct policy_kv *kv, char *buf, size_t len)
+{
+	(void)buf, (void)len;
+	return policy_bpf_bool(kv->value) ? BPF_PARAMS[1].def_effect
+					  : "no implicit path: only the policy's own expose rules "
+					    "grant files";
+}
+
+static const char *effect_families(const struct policy_kv *kv, char *buf, size_t len)
+{
+	snprintf(buf, len, "socket(2) of these families is allowed: %s", kv->value);
+	return buf;
+}
+
+static const char *effect_abstract(const struct policy_kv *kv, char *buf, size_t len)
+{
+	(void)buf, (void)len;
+	return strcasecmp(kv->value, "allow") ? BPF_PARAMS[3].def_effect
+					      : "abstract unix sockets are allowed";
+}
+
+static const char *effect_buffer(const struct policy_kv *kv, char *buf, size_t len)
+{
+	snprintf(buf, len, "the event ring buffer holds %s (under --learn too)", kv->value);
+	return buf;
+}
+
+static const char *effect_caps(const struct policy_kv *kv, char *buf, size_t len)
+{
+	struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
+	char names[400];
+	uint64_t m = 0;
+
+	if (policy_capabilities(&one, &m) || !m)
+		return "grants no capability";
+	snprintf(buf, len,
+		 "the program keeps %s (bpf.capabilities lines add up); every other capability "
+		 "is refused",
+		 caps_str(m, names, sizeof(names)));
+	return buf;
+}
+
+static const char *warn_mode(const struct policy_kv *kv)
+{
+	return strcmp(kv->value, "audit") ? NULL
+					  : "bpf.mode=audit: the kernel denies NOTHING for this "
+					    "policy; it only reports what it would deny";
+}
+
+static const char *warn_implicit(const struct policy_kv *kv)
+{
+	return policy_bpf_bool(kv->value) ? NULL
+					  : "bpf.implicit=false: the interpreter, its libraries and "
+					    "the dynamic loader must be exposed by the policy itself, "
+					    "or the program cannot start";
+}
+
+/* The order is the documentation's (check --json lists them so). The network keys'
+ * values are checked where they are compiled (compile_net.c), the capabilities' names by
+ * policy_capabilities (caps.c). */
+const struct bpf_param BPF_PARAMS[] = {
+	{ "bpf.mode", "enforce", "denials are enforced (the operation fails) and reported",
+	  false, check_mode, effect_mode, warn_mode },
+	{ "bpf.implicit", "true",
+	  "the implicit paths the interpreter and the C library need are added (marked "
+	  "implicit among the file entries)",
+	  false, check_bool, effect_implicit, warn_implicit },
+	{ "bpf.socket-family", "",
+	  "no socket family besides unix (file rules), TCP/UDP over IPv4/IPv6 (net= rules) and "
+	  "read-only NETLINK_ROUTE",
+	  true, NULL, effect_families, NULL },
+	{ "bpf.unix-abstract", "deny", "abstract unix sockets are denied", false, NULL,
+	  effect_abstract, NULL },
+	{ "bpf.events-buffer", "4M",
+	  "each sandbox's event ring buffer holds 4 MiB (64 MiB under --learn); events that do "
+	  "not fit are counted as lost",
+	  false, check_buffer, effect_buffer, NULL },
+	{ "bpf.capabilities", "",
+	  "no capability: the program starts with empty capability sets (root included) and "
+	  "lsm/capable refuses every capability check",
+	  true, NULL, effect_caps, NULL },
+};
+const size_t N_BPF_PARAMS = sizeof(BPF_PARAMS) / sizeof(BPF_PARAMS[0]);
+
+const struct bpf_param *bpf_param_find(const char *key)
+{
+	for (size_t i = 0; i < N_BPF_PARAMS; i++)
+		if (!strcmp(key, BPF_PARAMS[i].key))
+			return &BPF_PARAMS[i];
+	return NULL;
+}
+
+int policy_bpf_bool(const char *v)
+{
+	if (!strcasecmp(v, "true") || !strcmp(v, "1"))
+		return 1;
+	if (!strcasecmp(v, "false") || !strcmp(v, "0"))
+		return 0;
+	return -1;
+}
+
+uint64_t parse_size(const char *v)
+{
+	char *end;
+	unsigned long long n;
+
+	if (!isdigit((unsigned char)*v))
+		return 0;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || n > (1ull << 40))
+		return 0;
+	switch (*end) {
+	case 'k': case 'K': n <<= 10; end++; break;
+	case 'm': case 'M': n <<= 20; end++; break;
+	case 'g': case 'G': n <<= 30; end++; break;
+	}
+	if (*end == 'i' && end[1] == 'B')
+		end += 2;
+	else if (*end == 'B')
+		end++;
+	return *end ? 0 : n;
+}
+
+uint64_t policy_events_buffer(const struct policy *p)
+{
+	const char *v = policy_get(p, "bpf.events-buffer");
+
+	return v ? parse_size(v) : 0;
+}
+
+int policy_check_bpf_params(const struct policy *p)
+{
+	char known[160];
+	size_t off = 0;
+	uint64_t caps;
+	int ret = 0;
+
+	for (size_t i = 0; i < N_BPF_PARAMS; i++)
+		off += snprintf(known + off, sizeof(known) - off, "%s%s", i ? ", " : "",
+				BPF_PARAMS[i].key);
+	for (size_t i = 0; i < p->n_params; i++) {
+		const struct policy_kv *kv = &p->params[i];
+		const struct bpf_param *bp;
+
+		if (strncmp(kv->key, "bpf.", 4))
+			continue; /* another provider's parameter: the Python layer's */
+		bp = bpf_param_find(kv->key);
+		if (!bp) {
+			/* the column of the key: the value's, less "key=" (no space around '=') */
+			size_t klen = strlen(kv->key) + 1;
+			size_t kcol = kv->src.col > klen ? kv->src.col - klen : 1;
+
+			pr_err("%s:%u:%zu: unknown parameter '%s': pysb-bpf knows %s (docs/policy.md)",
+			       kv->src.file, kv->src.line, kcol, kv->key, known);
+			ret = -1;
+		} else if (bp->check && bp->check(kv)) {
+			ret = -1;
+		}
+	}
+	if (policy_capabilities(p, &caps)) /* each bad name with its file:line:col */
+		ret = -1;
+	return ret;
+}
+
+int compile_params(const struct policy *p, const struct compile_opts *o, struct compiled *out,
+		   bool *implicit)
+{
+	const char *v;
+
+	if (policy_check_bpf_params(p))
+		return -1;
+	v = policy_get(p, "bpf.implicit");
+	*implicit = o->implicit && (!v || policy_bpf_bool(v) != 0);
+	v = policy_get(p, "bpf.mode");
+	out->audit_mode = v && !strcmp(v, "audit");
+	out->events_buffer = (uint32_t)policy_events_buffer(p);
+	return 0;
+}

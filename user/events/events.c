@@ -1,0 +1,428 @@
+/* SPDX-License-Identifier: MIT */
+#include <arpa/inet.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "caps.h"
+#include "compile.h"
+#include "events.h"
+
+const char *access_str(unsigned access, char *buf, size_t len)
+{
+	static const struct {
+		unsigned bit;
+		const char *name;
+	} names[] = { { PYSB_ACC_READ, "read" }, { PYSB_ACC_WRITE, "write" }, { PYSB_ACC_EXEC, "exec" } };
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if (!(access & names[i].bit))
+			continue;
+		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s", off ? "," : "",
+				names[i].name);
+	}
+	if (!off)
+		snprintf(buf, len, "none");
+	return buf;
+}
+
+const char *kind_str(unsigned kind)
+{
+	switch (kind) {
+	case PYSB_KIND_FILE: return "file";
+	case PYSB_KIND_EXEC: return "exec";
+	case PYSB_KIND_NET: return "net";
+	case PYSB_KIND_UNIX: return "unix";
+	case PYSB_KIND_SELF: return "self";
+	case PYSB_KIND_CAP: return "capability";
+	}
+	return "unknown";
+}
+
+const char *op_str(unsigned op)
+{
+	static const char *const names[PYSB_OP_MAX] = {
+		[PYSB_OP_OPEN] = "open",
+		[PYSB_OP_MOUNT] = "mount",
+		[PYSB_OP_UMOUNT] = "umount",
+		[PYSB_OP_PIVOT_ROOT] = "pivot_root",
+		[PYSB_OP_CREATE] = "create",
+		[PYSB_OP_MKDIR] = "mkdir",
+		[PYSB_OP_RMDIR] = "rmdir",
+		[PYSB_OP_UNLINK] = "unlink",
+		[PYSB_OP_RENAME] = "rename",
+		[PYSB_OP_LINK] = "link",
+		[PYSB_OP_SYMLINK] = "symlink",
+		[PYSB_OP_CHMOD] = "chmod",
+		[PYSB_OP_CHOWN] = "chown",
+		[PYSB_OP_TRUNCATE] = "truncate",
+		[PYSB_OP_SETATTR] = "setattr",
+		[PYSB_OP_SETXATTR] = "setxattr",
+		[PYSB_OP_REMOVEXATTR] = "removexattr",
+		[PYSB_OP_EXEC] = "exec",
+		[PYSB_OP_MMAP_EXEC] = "mmap-exec",
+		[PYSB_OP_MPROTECT_EXEC] = "mprotect-exec",
+		[PYSB_OP_RECEIVE_FD] = "receive-fd",
+		[PYSB_OP_BPF] = "bpf",
+		[PYSB_OP_PTRACE] = "ptrace",
+		[PYSB_OP_SIGNAL] = "signal",
+		[PYSB_OP_CGROUP_ESCAPE] = "cgroup-escape",
+		[PYSB_OP_KERNEL_LOAD] = "kernel-load",
+		[PYSB_OP_IPC] = "ipc",
+		[PYSB_OP_KEY] = "key",
+		[PYSB_OP_SCHED] = "sched",
+		[PYSB_OP_TTY_IOCTL] = "tty-ioctl",
+		[PYSB_OP_GETXATTR] = "getxattr",
+		[PYSB_OP_READLINK] = "readlink",
+		[PYSB_OP_NOTIFY] = "notify",
+		[PYSB_OP_SETID_MODE] = "setid-mode",
+		[PYSB_OP_LOCK] = "lock",
+		[PYSB_OP_CAPABLE] = "capable",
+	};
+
+	return op < PYSB_OP_MAX && names[op] ? names[op] : "unknown";
+}
+
+const char *event_path(const struct pysb_event *e)
+{
+	if (e->path_len <= 0 || e->path_off >= PYSB_PATH_LEN)
+		return NULL;
+	return e->path + e->path_off;
+}
+
+/* Is `path` at or below directory `root` (both absolute)? */
+static bool under(const char *path, const char *root)
+{
+	size_t n = strlen(root);
+
+	if (!strcmp(root, "/"))
+		return true;
+	return !strncmp(path, root, n) && (!path[n] || path[n] == '/');
+}
+
+/*
+ * Where file system `dev` (kernel encoding) is mounted, and from which of its
+ * directories: the first mount in /proc/self/mountinfo whose root holds `path`. Writes
+ * the mount point and the root. The last answer is kept for a second: a flood of
+ * denials on one file system reads the table once.
+ */
+static bool mount_of(uint32_t dev, const char *path, char *point, char *root)
+{
+	static struct {
+		uint32_t dev;
+		time_t at;
+		char root[PATH_MAX], point[PATH_MAX];
+	} last = { .at = -1 };
+	struct timespec now;
+	char *line = NULL;
+	unsigned maj, min;
+	bool found = false;
+	size_t cap = 0;
+	FILE *f;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (last.at == now.tv_sec && last.dev == dev && under(path, last.root)) {
+		strcpy(point, last.point);
+		strcpy(root, last.root);
+		return true;
+	}
+	f = fopen("/proc/self/mountinfo", "re");
+	if (!f)
+		return false;
+	while (!found && getline(&line, &cap, f) > 0) {
+		/* id parent MAJ:MIN ROOT MOUNTPOINT ... (a mount with an octal escape in
+		 * its root or mount point only fails to match) */
+		found = sscanf(line, "%*s %*s %u:%u %4095s %4095s", &maj, &min, root, point) == 4 &&
+			((maj << 20) | min) == dev && under(path, root);
+	}
+	free(line);
+	fclose(f);
+	if (found) {
+		last.dev = dev;
+		last.at = now.tv_sec;
+		strcpy(last.root, root);
+		strcpy(last.point, point);
+	}
+	return found;
+}
+
+void events_resolve_path(struct pysb_event *e)
+{
+	const char *path = event_path(e);
+	char point[PATH_MAX], root[PATH_MAX], full[PYSB_PATH_LEN];
+	const char *rest;
+	size_t n;
+
+	if (!(e->flags & PYSB_EV_PATH_FSROOT) || !path || !mount_of(e->dev, path, point, root))
+		return;
+	rest = strcmp(root, "/") ? path + strlen(root) : path;
+	if (!strcmp(rest, "/"))
+		rest = ""; /* the root itself: the mount point */
+	if (!strcmp(point, "/") || !*rest)
+		n = (size_t)snprintf(full, sizeof(full), "%s", *rest ? rest : point);
+	else
+		n = (size_t)snprintf(full, sizeof(full), "%s%s", point, rest);
+	if (n >= sizeof(full))
+		return; /* longer than an event holds: left from its file system's root */
+	memcpy(e->path + PYSB_PATH_LEN - n - 1, full, n + 1);
+	e->path_off = PYSB_PATH_LEN - n - 1;
+	e->path_len = (int32_t)n + 1;
+	e->flags &= ~PYSB_EV_PATH_FSROOT;
+}
+
+/* Paths may hold any byte; control characters would forge lines on a terminal. */
+static void print_escaped(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+/* ---- network and unix events (bpf/net.bpf.c, bpf/unix.bpf.c) ---- */
+
+static const struct compiled *net_compiled; /* names the rule of a net denial */
+
+void events_set_compiled(const struct compiled *c)
+{
+	net_compiled = c;
+}
+
+const char *net_op_str(unsigned op)
+{
+	switch (op) {
+	case PYSB_OP_CONNECT: return "connect";
+	case PYSB_OP_SENDMSG: return "sendmsg";
+	case PYSB_OP_BIND: return "bind";
+	case PYSB_OP_LISTEN: return "listen";
+	case PYSB_OP_SOCKET: return "socket";
+	case PYSB_OP_NETLINK_SEND: return "netlink-send";
+	case PYSB_OP_SOURCE_ROUTE: return "source-route";
+	}
+	return "unknown";
+}
+
+static const char *sock_type_str(unsigned type)
+{
+	switch (type) {
+	case SOCK_STREAM: return "stream";
+	case SOCK_DGRAM: return "dgram";
+	case SOCK_RAW: return "raw";
+	case SOCK_SEQPACKET: return "seqpacket";
+	}
+	return "?";
+}
+
+/* "10.0.0.1:443", "[::1]:443" */
+static void print_sockaddr(FILE *f, const struct pysb_net_event *n)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (!inet_ntop(n->family == AF_INET6 ? AF_INET6 : AF_INET, n->addr, a, sizeof(a)))
+		snprintf(a, sizeof(a), "?");
+	fprintf(f, n->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, n->port);
+}
+
+static void print_net_detail(FILE *f, const struct pysb_event *e)
+{
+	const struct pysb_net_event *n = &e->net;
+	const struct compiled_net_rule *r;
+	const char *fam;
+
+	switch (e->op) {
+	case PYSB_OP_SOCKET:
+		fam = net_family_name(n->family);
+		fprintf(f, "%s(%u) type=%s(%u) protocol=%u (not allowed: see bpf.socket-family)",
+			fam ? fam : "family", n->family, sock_type_str(n->type), n->type,
+			n->protocol);
+		return;
+	case PYSB_OP_NETLINK_SEND:
+		fprintf(f, "protocol=%u message-type=%u (only RTM_GET requests are allowed; "
+			   "bpf.socket-family=netlink allows all)", n->protocol, n->port);
+		return;
+	case PYSB_OP_SOURCE_ROUTE:
+		fprintf(f, "%s level=%u option=%u (IP options and IPv6 routing headers are "
+			   "refused: the first hop would not be judged by net=)",
+			n->dir ? "sendmsg" : "setsockopt", n->protocol, n->port);
+		return;
+	}
+	fprintf(f, "%s ", n->protocol == IPPROTO_UDP ? "udp" : "tcp");
+	print_sockaddr(f, n);
+	fprintf(f, " (%s)", n->dir == PYSB_NET_IN ? "IN" : "OUT");
+	r = net_rule_at(net_compiled, e->rule);
+	if (r && !r->implicit)
+		fprintf(f, " denied by net=%s at %s:%u", r->text, r->src.file, r->src.line);
+	else
+		fputs(" no net= rule allows it", f);
+}
+
+/* Unix names may hold any byte; an abstract one starts with NUL, shown as '@'. */
+static void print_unix_name(FILE *f, const struct pysb_event *e)
+{
+	int len = e->path_len - 1;
+
+	if (len <= 0 || len > PYSB_PATH_LEN - 1) {
+		fputs(e->op == PYSB_OP_BIND ? "(autobind)" : "(unnamed)", f);
+		return;
+	}
+	if (e->path[0] != '\0') {
+		print_escaped(f, e->path);
+		return;
+	}
+	fputc('@', f);
+	for (int i = 1; i < len; i++) {
+		unsigned char c = (unsigned char)e->path[i];
+
+		if (c < 0x20 || c >= 0x7f || c == '\\')
+			fprintf(f, "\\x%02x", c);
+		else
+			fputc(c, f);
+	}
+}
+
+static void net_event_print_line(FILE *f, const struct pysb_event *e, const char *comm)
+{
+	fprintf(f, "pysb-bpf: %s %s %s ", e->decision == PYSB_AUDIT ? "audit" : "deny",
+		kind_str(e->kind), net_op_str(e->op));
+	if (e->kind == PYSB_KIND_UNIX)
+		print_unix_name(f, e);
+	else
+		print_net_detail(f, e);
+	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
+	print_escaped(f, comm);
+	fputc('\n', f);
+}
+
+/* ---- end of network ---- */
+
+static void event_format_line(FILE *f, const struct pysb_event *e);
+
+/* One write(2) per line: stderr is unbuffered and shared with the program, whose own
+ * output would otherwise land in the middle of the line. */
+void event_print_line(FILE *f, const struct pysb_event *e)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *m = open_memstream(&buf, &len);
+
+	if (!m) {
+		event_format_line(f, e);
+		return;
+	}
+	event_format_line(m, e);
+	if (!fclose(m))
+		fwrite(buf, 1, len, f);
+	free(buf);
+}
+
+static void event_format_line(FILE *f, const struct pysb_event *e)
+{
+	char acc[32];
+	char comm[PYSB_COMM_LEN + 1];
+
+	memcpy(comm, e->comm, PYSB_COMM_LEN);
+	comm[PYSB_COMM_LEN] = '\0';
+	if (e->kind == PYSB_KIND_NET || e->kind == PYSB_KIND_UNIX) {
+		net_event_print_line(f, e, comm);
+		return;
+	}
+	const char *path = event_path(e);
+
+	fprintf(f, "pysb-bpf: %s %s %s", e->decision == PYSB_AUDIT ? "audit" : "deny",
+		kind_str(e->kind), op_str(e->op));
+	if (e->access)
+		fprintf(f, "(%s)", access_str(e->access, acc, sizeof(acc)));
+	fputc(' ', f);
+	if (path)
+		fprintf(f, "%s", (e->flags & PYSB_EV_PATH_TRUNC) ? "..." : "");
+	if (path)
+		print_escaped(f, path);
+	else if (e->flags & PYSB_EV_TARGET_IPC)
+		fprintf(f, "ipc-id=%u", e->target_pid);
+	else if (e->flags & PYSB_EV_TARGET_KEY)
+		fprintf(f, "key-serial=%u", e->target_pid);
+	else if (e->kind == PYSB_KIND_CAP && cap_name(e->rule))
+		fprintf(f, "%s (not granted by bpf.capabilities)", cap_name(e->rule));
+	else if (e->kind == PYSB_KIND_CAP)
+		fprintf(f, "capability=%u (not granted by bpf.capabilities)", e->rule);
+	else if (e->target_pid)
+		fprintf(f, "target-pid=%u", e->target_pid);
+	else
+		fputs("-", f);
+	if (e->flags & PYSB_EV_EXEC_POLICY)
+		fputs(" (process-exec not allowed by the policy)", f);
+	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
+		fputs(" (anonymous or deleted file)", f);
+	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
+	print_escaped(f, comm);
+	fputc('\n', f);
+}
+
+/* ---- the terminal: a token bucket of lines ---- */
+
+bool events_tty_allow(struct events_tty *t, uint64_t now_ns, uint64_t repeat)
+{
+	if (!t->started) {
+		t->started = true;
+		t->tokens = EVENTS_TTY_BURST;
+		t->last_ns = now_ns;
+	}
+	if (now_ns > t->last_ns) {
+		t->tokens += (double)(now_ns - t->last_ns) * EVENTS_TTY_RATE / 1e9;
+		if (t->tokens > EVENTS_TTY_BURST)
+			t->tokens = EVENTS_TTY_BURST;
+		t->last_ns = now_ns;
+	}
+	if (t->tokens >= 1) {
+		t->tokens -= 1;
+		/* a line stands for one event: the repeats it carries are not shown */
+		t->hidden += repeat > 1 ? repeat - 1 : 0;
+		t->hidden_total += repeat > 1 ? repeat - 1 : 0;
+		return true;
+	}
+	t->hidden += repeat ? repeat : 1;
+	t->hidden_total += repeat ? repeat : 1;
+	return false;
+}
+
+/* 12345 -> "12,345" */
+static const char *thousands(unsigned long n, char *buf, size_t len)
+{
+	char digits[32];
+	size_t nd = (size_t)snprintf(digits, sizeof(digits), "%lu", n), w = 0;
+
+	for (size_t i = 0; i < nd && w + 2 < len; i++) {
+		if (i && (nd - i) % 3 == 0)
+			buf[w++] = ',';
+		buf[w++] = digits[i];
+	}
+	buf[w] = '\0';
+	return buf;
+}
+
+bool events_tty_summary(struct events_tty *t, FILE *f, const char *events_file)
+{
+	char n[48];
+
+	if (!t->hidden)
+		return false;
+	if (events_file)
+		fprintf(f, "pysb-bpf: ... %s more denials not shown; all in --events %s\n",
+			thousands(t->hidden, n, sizeof(n)), events_file);
+	else
+		fprintf(f, "pysb-bpf: ... %s more denials not shown; --events FILE records "
+			   "them all\n", thousands(t->hidden, n, sizeof(n)));
+	t->hidden = 0;
+	return true;
+}

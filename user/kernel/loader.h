@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loads pysb-bpf's BPF object once per boot and shares it (pinned under
+ * /sys/fs/bpf/pysb-bpf/<object hash>), registers sandboxes in it, fills and reads its maps.
+ */
+#ifndef PYSB_LOADER_H
+#define PYSB_LOADER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pysb_abi.h"
+
+/* Where the shared instances are pinned: one directory per BPF object hash. */
+#define PYSB_PIN_ROOT "/sys/fs/bpf/pysb-bpf"
+
+struct pysb_bpf;
+
+struct loader {
+	struct pysb_bpf *skel; /* opened; loaded only by the process that created the pins */
+	bool loaded;
+	char pin_dir[64]; /* PIN_ROOT/<16 hex digits> */
+	uint32_t sandbox_id; /* 0 until loader_sandbox_alloc */
+	uint32_t last_id;    /* the last id this process allocated: the next search starts there */
+	int ringbuf_fd;	     /* this sandbox's events */
+	int cg_link_fds[32]; /* cgroup/ programs attached to the sandbox cgroup */
+	int n_cg_links;
+};
+
+/*
+ * Opens the shared instance, loading, attaching and pinning it first if this is the
+ * first run since boot (or since the binary changed). Never leaves a half-attached state:
+ * the pins appear complete or not at all. On failure `what` names the step (load, attach,
+ * pin, ...) and `err` the errno, for probe's report.
+ */
+int loader_start(struct loader *l, const char **what, int *err);
+/* FNV-1a of the BPF object this binary carries: the name of its pinned instance. */
+uint64_t loader_object_hash(void);
+
+/* Releases this process's references; the shared instance stays (pinned). */
+void loader_stop(struct loader *l);
+
+/* Can this kernel run the programs? From this build's pinned instance when there is one
+ * (*pinned), else (or with `fresh`) by a private load + attach + detach. */
+int loader_probe(bool fresh, bool *pinned, const char **what, int *err, char *hooks, size_t len);
+
+/* A set of sandbox ids: removing many sandboxes costs one pass over each map. */
+struct sandbox_set {
+	uint64_t bits[PYSB_MAX_SANDBOXES / 64];
+};
+static inline void sandbox_set_add(struct sandbox_set *s, uint32_t id)
+{
+	if (id < PYSB_MAX_SANDBOXES)
+		s->bits[id / 64] |= 1ull << (id % 64);
+}
+static inline bool sandbox_set_has(const struct sandbox_set *s, uint32_t id)
+{
+	return id < PYSB_MAX_SANDBOXES && (s->bits[id / 64] >> (id % 64) & 1);
+}
+
+/* Deletes every key of `map` whose u32 at offset `off` is in `set`. */
+struct bpf_map;
+void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
+			const struct sandbox_set *set);
+
+/* Forgets the sandboxes whose cgroup is not in `alive` (left by a pysb-bpf that died). */
+void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive);
+
+/* Allocates a sandbox id and its event ring buffer. */
+int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes);
+/* The parts, for sandboxes pysb-bpf does not run itself (the daemon): a new ring buffer
+ * (fd, or -errno); a fresh id whose events go to ringbuf_fd (lost counters zeroed); the
+ * ring buffer of an existing id (a new fd, or -errno). */
+int loader_ringbuf_create(uint32_t ringbuf_bytes);
+int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id);
+int loader_ringbuf_of(const struct loader *l, uint32_t id);
+/* Removes everything of sandbox `id` (and cgroup `cgid` if not 0) from the maps. */
+void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
+/* The same for every sandbox of `set` (their cgroups already switched away). */
+void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set);
+/* Zeroes the id's counters (`lost`, `event_count`). */
+void loader_reset_lost(struct loader *l);
+void loader_reset_lost_id(struct loader *l, uint32_t id);
+
+/* Attaches every `cgroup/` program (socket hooks) to the cgroup; undone by loader_stop. */
+int loader_attach_cgroup(struct loader *l, int cgroup_fd);
+/* The same with the links pinned as <pin dir>/<pin_prefix>-<program>; their fds are kept
+ * in link_fds (NULL: closed, the pins hold them). How many of those pins exist (0 unless
+ * all do), and their removal (which detaches them once no fd is left). */
+int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin_prefix,
+				int *link_fds, int *n_links, int max_links);
+int loader_links_pinned(const struct loader *l, const char *pin_prefix);
+void loader_unpin_links(const struct loader *l, const char *pin_prefix);
+
+/*
+ * The inode objects a policy's file rules name, held open (O_PATH) while the rules live:
+ * a label lives as long as its inode, and an inode no descriptor holds may be evicted,
+ * its label with it (its rules then deny; see struct pysb_label_req). Entry i is the
+ * i-th path pinned; fd -1 and label 0 when empty.
+ */
+struct file_pins {
+	int *fd;
+	uint64_t *label;
+	size_t n, cap;
+};
+/* Opens `path` (O_PATH; nofollow: a symbolic link itself), labels its inode and keeps the
+ * descriptor in `p`; 0 or -errno (-ENOSPC: no label left; -EMFILE: RLIMIT_NOFILE's hard
+ * limit reached), after saying what failed (pr_err). */
+int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, bool nofollow);
+/* Closes every descriptor of `p` and empties it. */
+void file_pins_release(struct file_pins *p);
+
+/* Puts `rule` on (label, sandbox); union: add its access to an entry already there (one
+ * inode named by two paths, hard links), else replace it. */
+int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
+			 const struct pysb_file_rule *rule, bool union_);
+int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
+int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_set *set);
+/* The switch that puts a cgroup under its rules; call it last. It bumps the generation
+ * (below); if that fails, the entry is removed again and -errno returned. */
+int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg);
+/* After EVERY write of `sandboxes` (update or delete), before the cgroup is said to be
+ * confined or its program starts: the kernel's per-task cache of "which sandbox am I in"
+ * is valid for one generation only (bpf/nearest.h, docs/design.md). 0 or -errno. */
+int loader_bump_sandbox_gen(struct loader *l);
+/* Marks (add) or unmarks the process whose next execve is its own start. */
+int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
+
+/* Network maps of one sandbox (user/kernel/loader_net.c): fill (after removing any stale entry
+ * of that id), and remove. */
+struct compiled;
+int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox);
+void loader_net_forget(struct loader *l, const struct sandbox_set *set);
+
+int loader_events_fd(const struct loader *l);
+/* One pr_info line per map of the shared instance: type, entries, key and value sizes. */
+void loader_print_maps(const struct loader *l);
+/* Events of this sandbox that could not be delivered, per reason, summed over CPUs. */
+int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
+int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_MAX]);
+/* The kernel's counts of repeated events (event_dedup, user/events_dedup.c). */
+int loader_dedup_fd(const struct loader *l);
+
+/* The sections ("lsm/file_open ...") of the programs for this kernel; returns how many. */
+int loader_hooks(const struct loader *l, char *buf, size_t len);
+
+#endif /* PYSB_LOADER_H */

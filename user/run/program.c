@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Program resolution for `run` (see program.h): the sandboxed program may exec once, so
+ * what a shell, the kernel's #! handling, env(1) or a pyenv/asdf shim would reach with
+ * more execs is found here and executed directly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compile.h"
+#include "log.h"
+#include "program.h"
+#include "runner.h"
+
+extern char **environ;
+
+#define MAX_DEPTH 4 /* the kernel's own limit of nested #! interpreters */
+#define SHIM_MAX 8192
+
+struct chain {
+	const struct program_opts *o;
+	char exe[PATH_MAX];
+	char **words;
+	int n, cap;
+	char *how;
+	size_t how_len;
+	char script[PATH_MAX];
+	bool has_script;
+};
+
+static const char *base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* Shell names and launchers whose work is a second exec; NULL when `name` is neither. */
+static const char *program_exec_reason(const char *path)
+{
+	static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
+					      "busybox", NULL };
+	static const char *const launchers[] = { "env", "uv", "uvx", "poetry", "pipenv", "conda",
+						 "mamba", "micromamba", "pyenv", "asdf", "pipx",
+						 "hatch", "pdm", "tox", "nox", "sudo", "nohup",
+						 "xargs", "make", "npx", NULL };
+	const char *b = base(path);
+
+	for (int i = 0; shells[i]; i++)
+		if (!strcmp(b, shells[i]))
+			return "it is a shell script: each command it runs is an exec of its own";
+	for (int i = 0; launchers[i]; i++)
+		if (!strcmp(b, launchers[i]))
+			return "it is a launcher: it starts the real program with a second exec";
+	return NULL;
+}
+
+/* The access the compiled rules give `path` (canonical): the deepest rule at or above it,
+ * as the kernel's walk up the dentries finds it. */
+static uint32_t granted(const struct compiled *c, const char *path)
+{
+	size_t best = 0;
+	uint32_t acc = 0;
+
+	for (size_t i = 0; i < c->n_files; i++) {
+		const char *r = c->files[i].path;
+		size_t n = strlen(r);
+
+		if (n >= best && !strncmp(path, r, n) &&
+		    (path[n] == '/' || !path[n] || !strcmp(r, "/"))) {
+			best = n;
+			acc = c->files[i].access;
+		}
+	}
+	return acc;
+}
+
+int program_check(const struct program *p, const struct compiled *c, bool audit)
+{
+	char real[PATH_MAX], dir[PATH_MAX];
+
+	pr_info("program: %s", p->how);
+	if (realpath(p->interp, real) && !(granted(c, real) & PYSB_ACC_EXEC)) {
+		snprintf(dir, sizeof(dir), "%s", real);
+		*strrchr(dir, '/') = '\0';
+		(audit ? pr_warn : pr_err)("%s%s%s%s is under no directory the policy grants exec: "
+					   "the kernel %s start it. Write expose-ro=%s (or keep "
+					   "bpf.implicit=true, which grants the program's "
+					   "interpreter)", p->interp,
+					   strcmp(real, p->interp) ? " (" : "",
+					   strcmp(real, p->interp) ? real : "",
+					   strcmp(real, p->interp) ? ")" : "",
+					   audit ? "would report" : "would refuse to",
+					   dir[0] ? dir : "/");
+		if (!audit)
+			return -1;
+	}
+	if (p->has_script && !(granted(c, p->script) & PYSB_ACC_READ)) {
+		snprintf(dir, sizeof(dir), "%s", p->script);
+		*strrchr(dir, '/') = '\0';
+		pr_warn("%s is under no directory the policy lets the program read: the "
+			"interpreter cannot open it. Write expose-ro=%s", p->script,
+			dir[0] ? dir : "/");
+	}
+	if (!p->needs_exec || c->exec_allowed)
+		return 0;
+	pr_warn("%s%s%s: %s; the policy denies every exec after the program's start (no "
+		"python-api=ALLOW:process-exec), so that will fail. Run the Python program "
+		"directly (pysb-bpf run -- python3 app.py, or a venv's .venv/bin/python), or "
+		"allow it: python-api=ALLOW:process-exec and expose-ro= the directories of what "
+		"it runs", p->interp, p->has_script ? " " : "", p->has_script ? p->script : "",
+		p->needs_exec);
+	return 0;
+}
+
+static void how_add(struct chain *c, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (c->how_len >= sizeof(((struct program *)0)->how) - 1)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(c->how + c->how_len, sizeof(((struct program *)0)->how) - c->how_len, fmt,
+		      ap);
+	va_end(ap);
+	if (n > 0)
+		c->how_len += (size_t)n;
+	if (c->how_len >= sizeof(((struct program *)0)->how))
+		c->how_len = sizeof(((struct program *)0)->how) - 1;
+}
+
+static int push(struct chain *c, const char *w)
+{
+	if (c->n == c->cap) {
+		int cap = c->cap ? c->cap * 2 : 8;
+		char **v = realloc(c->words, (size_t)cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		c->words = v;
+		c->cap = cap;
+	}
+	c->words[c->n] = strdup(w);
+	return c->words[c->n++] ? 0 : -1;
+}
+
+/* `name` made absolute against the working directory; "./" segments dropped, symlinks
+ * and ".." kept (a venv's bin/python must stay what it is). */
+static int absolute(const char *name, char *out, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	while (name[0] == '.' && name[1] == '/')
+		for (name += 2; *name == '/';)
+			name++;
+	if (name[0] == '/')
+		return (size_t)snprintf(out, len, "%s", name) < len ? 0 : -1;
+	if (!getcwd(cwd, sizeof(cwd)))
+		return -1;
+	return (size_t)snprintf(out, len, "%s/%s", strcmp(cwd, "/") ? cwd : "", name) < len ? 0
+											  : -1;
+}
+
+int program_find_in_path(const char *name, const char *path_env, char *out, size_t len)
+{
+	const char *path = path_env ? path_env : getenv("PATH");
+	char buf[PATH_MAX];
+
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (;;) {
+		size_t n = strcspn(path, ":");
+		struct stat st;
+
+		if ((size_t)snprintf(buf, sizeof(buf), "%.*s%s%s", (int)n, path, n ? "/" : "",
+				     name) < sizeof(buf) &&
+		    !access(buf, X_OK) && !stat(buf, &st) && S_ISREG(st.st_mode) &&
+		    !absolute(buf, out, len))
+			return 0;
+		if (!path[n])
+			return -1;
+		path += n + 1;
+	}
+}
+
+int program_parse_shebang(const char *buf, size_t len, char *interp, size_t interp_len,
+			  char *arg, size_t arg_len)
+{
+	size_t i = 2, s, e;
+
+	if (len > 256)
+		len = 256; /* BINPRM_BUF_SIZE: the kernel reads no further */
+	if (len < 2 || buf[0] != '#' || buf[1] != '!')
+		return -1;
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	s = i;
+	while (i < len && buf[i] != ' ' && buf[i] != '\t' && buf[i] != '\n' && buf[i] != '\0')
+		i++;
+	if (i == s || i - s >= interp_len)
+		return -1;
+	snprintf(interp, interp_len, "%.*s", (int)(i - s), buf + s);
+	while (i < len && (buf[i] == ' ' || buf[i] == '\t'))
+		i++;
+	s = i;
+	while (i < len && buf[i] != '\n' && buf[i] != '\0')
+		i++;
+	e = i;
+	while (e > s && (buf[e - 1] == ' ' || buf[e - 1] == '\t' || buf[e - 1] == '\r'))
+		e--;
+	if (e - s >= arg_len)
+		return -1;
+	snprintf(arg, arg_len, "%.*s", (int)(e - s), buf + s);
+	return 0;
+}
+
+int program_env_split(char *s, char **words, int max, const char **err)
+{
+	bool split = false;
+	int n = 0;
+
+	*err = NULL;
+	for (;;) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s)
+			break;
+		if (!n && s[0] == '-' && s[1] == 'S') {
+			split = true;
+			s += 2;
+			continue;
+		}
+		if (!n && s[0] == '-') {
+			*err = "env options other than -S cannot be resolved ahead; run the "
+			       "interpreter with its options directly";
+			return -1;
+		}
+		if (!split && !n && strpbrk(s, " \t")) {
+			*err = "without -S, env takes everything after it as one program name";
+			return -1;
+		}
+		if (n == max) {
+			*err = "too many words";
+			return -1;
+		}
+		words[n++] = s;
+		s += strcspn(s, " \t");
+		if (*s)
+			*s++ = '\0';
+	}
+	if (!n)
+		*err = "env names no program";
+	return n ? n : -1;
+}
+
+/* A word of a shell line: "quoted" or bare; its end in *end. */
+static int shell_word(const char *s, const char **end, char *out, size_t len)
+{
+	size_t n;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '"' || *s == '\'') {
+		const char *q = strchr(s + 1, *s);
+
+		if (!q)
+			return -1;
+		n = (size_t)(q - s - 1);
+		s++;
+		*end = q + 1;
+	} else {
+		n = strcspn(s, " \t\n;");
+		*end = s + n;
+	}
+	if (!n || n >= len)
+		return -1;
+	snprintf(out, len, "%.*s", (int)n, s);
+	return 0;
+}
+
+int program_parse_shim(const char *text, char *tool, size_t tool_len, char *name,
+		       size_t name_len)
+{
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		char word[64];
+		const char *p = l;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (strncmp(p, "exec ", 5) || shell_word(p + 5, &p, tool, tool_len) ||
+		    shell_word(p, &p, word, sizeof(word)) || strcmp(word, "exec") ||
+		    shell_word(p, &p, name, name_len))
+			continue;
+		if (name[0] == '$')
+			name[0] = '\0'; /* "$program": the shim's own name */
+		return 0;
+	}
+	return -1;
+}
+
+/* `export NAME="value"` lines of a shim with a literal value (PYENV_ROOT). */
+static int shim_exports(const char *text, char **env, int max)
+{
+	int n = 0;
+
+	for (const char *l = text; l && *l && n < max; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *eq, *v, *end;
+		size_t nl = strcspn(l, "\n");
+
+		if (strncmp(l, "export ", 7) || !(eq = memchr(l, '=', nl)))
+			continue;
+		v = eq + 1;
+		end = l + nl;
+		if (*v == '"' && end > v + 1 && end[-1] == '"')
+			v++, end--;
+		if (memchr(v, '$', (size_t)(end - v)) || memchr(v, '`', (size_t)(end - v)))
+			continue;
+		if (asprintf(&env[n], "%.*s=%.*s", (int)(eq - l - 7), l + 7, (int)(end - v), v) < 0)
+			break;
+		n++;
+	}
+	return n;
+}
+
+/* Reads up to len - 1 bytes of fd into buf, NUL-terminated; the number read. */
+static size_t read_all(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got + 1 < len && ((r = read(fd, buf + got, len - 1 - got)) > 0 ||
+				 (r < 0 && errno == EINTR)))
+		got += r > 0 ? (size_t)r : 0;
+	buf[got] = '\0';
+	return got;
+}
+
+/* `TOOL which NAME` as the program's user, with the shim's exports: the path it prints. */
+static int shim_which(struct chain *c, const char *tool, const char *name, const char *text,
+		      char *out, size_t len)
+{
+	const struct program_opts *o = c->o;
+	char *const *envp = o && o->envp ? o->envp : environ;
+	char *exports[8], **env, err[512] = "";
+	int n_exp = shim_exports(text, exports, 8), n_env = 0, outp[2], errp[2], status;
+	size_t got;
+	pid_t pid;
+
+	while (envp[n_env])
+		n_env++;
+	env = calloc((size_t)(n_env + n_exp + 1), sizeof(*env));
+	if (!env || pipe2(outp, O_CLOEXEC)) {
+		free(env);
+		goto fail_exports;
+	}
+	if (pipe2(errp, O_CLOEXEC)) {
+		close(outp[0]);
+		close(outp[1]);
+		free(env);
+		goto fail_exports;
+	}
+	n_env = 0;
+	for (int i = 0; envp[i]; i++) {
+		bool shadowed = false;
+
+		for (int k = 0; k < n_exp && !shadowed; k++)
+			shadowed = !strncmp(envp[i], exports[k],
+					    (size_t)(strchr(exports[k], '=') - exports[k] + 1));
+		if (!shadowed)
+			env[n_env++] = envp[i];
+	}
+	for (int k = 0; k < n_exp; k++)
+		env[n_env++] = exports[k];
+	pid = fork();
+	if (pid == 0) {
+		dup2(outp[1], 1);
+		dup2(errp[1], 2);
+		if (o && o->uid != (uid_t)-1 &&
+		    (setgroups(o->n_groups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
+		     setresuid(o->uid, o->uid, o->uid)))
+			_exit(126);
+		execve(tool, (char *[]){ (char *)tool, "which", (char *)name, NULL }, env);
+		dprintf(2, "cannot execute %s: %s", tool, strerror(errno));
+		_exit(127);
+	}
+	close(outp[1]);
+	close(errp[1]);
+	got = pid > 0 ? read_all(outp[0], out, len) : 0;
+	if (pid > 0)
+		read_all(errp[0], err, sizeof(err));
+	close(outp[0]);
+	close(errp[0]);
+	free(env);
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
+	    WEXITSTATUS(status)) {
+		err[strcspn(err, "\n")] = '\0';
+		pr_err("%s is a shim whose real program `%s which %s` names, and that failed: %s; "
+		       "run the interpreter by its path (pysb-bpf run -- /path/to/python3 ...)",
+		       c->exe, tool, name, err[0] ? err : "no output");
+		goto fail_exports;
+	}
+	while (got && (out[got - 1] == '\n' || out[got - 1] == ' '))
+		out[--got] = '\0';
+	for (int k = 0; k < n_exp; k++)
+		free(exports[k]);
+	if (out[0] != '/' || strchr(out, '\n')) {
+		pr_err("`%s which %s` printed '%s', not one absolute path; run the interpreter by "
+		       "its path", tool, name, out);
+		return -1;
+	}
+	return 0;
+fail_exports:
+	for (int k = 0; k < n_exp; k++)
+		free(exports[k]);
+	return -1;
+}
+
+static int resolve_file(struct chain *c, const char *file, const char *argv0,
+			const char *as_script, bool py_default, int depth);
+
+/* A pyenv/asdf shim: what `TOOL which NAME` names runs instead (as `TOOL exec` would). */
+static int resolve_shim(struct chain *c, const char *file, const char *text, int depth)
+{
+	char tool[PATH_MAX], name[256], found[PATH_MAX], real[PATH_MAX];
+
+	if (program_parse_shim(text, tool, sizeof(tool), name, sizeof(name)))
+		return 1;
+	if (!name[0])
+		snprintf(name, sizeof(name), "%s", base(file));
+	if (!strchr(tool, '/') && program_find_in_path(tool, c->o ? c->o->path_env : NULL,
+						       found, sizeof(found))) {
+		pr_err("%s is a shim running `%s exec %s`, and %s is not on PATH; run the "
+		       "interpreter by its path", file, tool, name, tool);
+		return EXIT_NOT_FOUND;
+	}
+	if (!strchr(tool, '/'))
+		snprintf(tool, sizeof(tool), "%s", found);
+	snprintf(c->exe, sizeof(c->exe), "%s", file); /* for shim_which's messages */
+	if (shim_which(c, tool, name, text, real, sizeof(real)))
+		return EXIT_CANNOT_EXEC;
+	how_add(c, " -> `%s which %s` (shim)", base(tool), name);
+	return resolve_file(c, real, real, real, false, depth + 1);
+}
+
+/*
+ * file: absolute; argv0: argv[0] when it is a binary (the user's word at the top); as_script:
+ * how an interpreter gets it when it is a script (the path execve would get). Appends the
+ * leading argv words to c->words, the binary to c->exe.
+ */
+static int resolve_file(struct chain *c, const char *file, const char *argv0,
+			const char *as_script, bool py_default, int depth)
+{
+	char *text = malloc(SHIM_MAX), interp[PATH_MAX], arg[256], path[PATH_MAX];
+	int fd, ret = EXIT_PYSB_ERROR;
+	size_t len;
+
+	if (!text)
+		return ret;
+	how_add(c, "%s%s", depth || c->how_len ? " -> " : "", file);
+	if (depth > MAX_DEPTH) {
+		pr_err("%s: more than %d levels of #! interpreters or shims", file, MAX_DEPTH);
+		ret = EXIT_CANNOT_EXEC;
+		goto out;
+	}
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		pr_err("cannot open %s: %s", file, strerror(errno));
+		ret = errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+		goto out;
+	}
+	len = read_all(fd, text, SHIM_MAX);
+	close(fd);
+	/* The kernel runs a #! script only when it may execute it; NAME.py is then read by
+	 * python3 as before. */
+	if (len >= 2 && text[0] == '#' && text[1] == '!' && access(file, X_OK) && !py_default) {
+		pr_err("cannot execute %s: %s", file, strerror(errno));
+		ret = EXIT_CANNOT_EXEC;
+		goto out;
+	}
+	if (len < 2 || text[0] != '#' || text[1] != '!' || access(file, X_OK)) {
+		if (py_default) { /* NAME.py without a #! line: python3 runs it */
+			if (program_find_in_path("python3", c->o ? c->o->path_env : NULL, path,
+						 sizeof(path))) {
+				pr_err("%s needs python3, which is not on PATH", file);
+				ret = EXIT_NOT_FOUND;
+				goto out;
+			}
+			how_add(c, " (python3 runs it)");
+			ret = resolve_file(c, path, path, path, false, depth + 1);
+			if (!ret && push(c, as_script))
+				ret = EXIT_PYSB_ERROR;
+			goto script;
+		}
+		/* a binary (or what execve will refuse, and say so) */
+		snprintf(c->exe, sizeof(c->exe), "%s", file);
+		ret = push(c, argv0) ? EXIT_PYSB_ERROR : 0;
+		goto out;
+	}
+	ret = resolve_shim(c, file, text, depth);
+	if (ret != 1)
+		goto out;
+	if (program_parse_shebang(text, len, interp, sizeof(interp), arg, sizeof(arg))) {
+		pr_err("%s: its #! line names no interpreter, or one longer than the kernel reads",
+		       file);
+		ret = EXIT_CANNOT_EXEC;
+		goto out;
+	}
+	if (!strcmp(base(interp), "env") && arg[0]) {
+		char *words[16];
+		const char *why;
+		int n = program_env_split(arg, words, 16, &why);
+
+		if (n < 0) {
+			pr_err("%s: #!%s %s: %s", file, interp, arg, why);
+			ret = EXIT_CANNOT_EXEC;
+			goto out;
+		}
+		if (program_find_in_path(words[0], c->o ? c->o->path_env : NULL, path,
+					 sizeof(path))) {
+			pr_err("%s: its #! line runs `env %s`, and %s is not on PATH", file, words[0],
+			       words[0]);
+			ret = EXIT_NOT_FOUND;
+			goto out;
+		}
+		how_add(c, " (#!%s %s)", interp, words[0]);
+		ret = resolve_file(c, path, path, path, false, depth + 1);
+		for (int i = 1; !ret && i < n; i++)
+			ret = push(c, words[i]) ? EXIT_PYSB_ERROR : 0;
+	} else {
+		if (absolute(interp, path, sizeof(path))) {
+			ret = EXIT_CANNOT_EXEC;
+			goto out;
+		}
+		how_add(c, " (#!%s)", interp);
+		ret = resolve_file(c, path, interp, interp, false, depth + 1);
+		if (!ret && arg[0] && push(c, arg))
+			ret = EXIT_PYSB_ERROR;
+	}
+	/* the kernel passes the script as execve got it */
+	if (!ret && push(c, as_script))
+		ret = EXIT_PYSB_ERROR;
+script:
+	if (!ret && !c->has_script) {
+		if (!realpath(file, c->script)) {
+			pr_err("cannot resolve %s: %s", file, strerror(errno));
+			ret = EXIT_NOT_FOUND;
+		}
+		c->has_script = !ret;
+	}
+out:
+	free(text);
+	return ret;
+}
+
+int program_resolve(char *const *args, int n, const struct program_opts *o, struct program *out)
+{
+	struct chain c = { .o = o, .how = out->how };
+	const char *name = args[0], *script;
+	char file[PATH_MAX];
+	bool py = ends_with(name, ".py");
+	int ret;
+
+	memset(out, 0, sizeof(*out));
+	if (strchr(name, '/') || (py && !access(name, F_OK))) {
+		/* a path (or NAME.py in the working directory, as before) */
+		if (absolute(name, file, sizeof(file))) {
+			pr_err("%s: path too long", name);
+			return EXIT_NOT_FOUND;
+		}
+		if (strcmp(file, name))
+			how_add(&c, "%s", name);
+		script = name;
+	} else if (program_find_in_path(name, o ? o->path_env : NULL, file, sizeof(file))) {
+		pr_err("%s: command not found (PATH=%s)", name,
+		       o && o->path_env ? o->path_env : getenv("PATH") ? getenv("PATH") : "");
+		return EXIT_NOT_FOUND;
+	} else {
+		how_add(&c, "%s (PATH)", name);
+		script = file;
+	}
+	/* A binary gets the user's word as argv[0]; a script is given to its interpreter as
+	 * execve would have got it. */
+	ret = resolve_file(&c, file, name, script, py, 0);
+	if (!ret) {
+		out->argv = calloc((size_t)(c.n + n), sizeof(char *));
+		if (!out->argv)
+			ret = EXIT_PYSB_ERROR;
+	}
+	if (!ret) {
+		for (int i = 0; i < c.n; i++)
+			out->argv[i] = c.words[i];
+		for (int i = 1; i < n; i++)
+			out->argv[c.n + i - 1] = strdup(args[i]);
+		for (int i = 1; i < n; i++)
+			if (!out->argv[c.n + i - 1])
+				ret = EXIT_PYSB_ERROR;
+		free(c.words);
+		c.words = NULL;
+		snprintf(out->interp, sizeof(out->interp), "%s", c.exe);
+		snprintf(out->script, sizeof(out->script), "%s", c.script);
+		out->has_script = c.has_script;
+		out->needs_exec = program_exec_reason(c.exe);
+	}
+	for (int i = 0; c.words && i < c.n; i++)
+		free(c.words[i]);
+	free(c.words);
+	if (ret)
+		program_free(out);
+	return ret;
+}
+
+void program_free(struct program *p)
+{
+	for (int i = 0; p->argv && p->argv[i]; i++)
+		free(p->argv[i]);
+	free(p->argv);
+	p->argv = NULL;
+}

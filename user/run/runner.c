@@ -1,0 +1,887 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Order matters, and is what makes the sandbox race-free and never half-attached:
+ *   1. create the cgroup;  2. load and attach the programs;  3. fill the rules;
+ *   4. register the cgroup in `sandboxes` (the switch);  5. clone3(CLONE_INTO_CGROUP):
+ *   the child is in the cgroup before its first instruction;  6. stream events;
+ *   7. at the end kill what is left in the cgroup, remove it, and only then detach.
+ * Any failure before 5 undoes what was done and runs nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "events.h"
+#include "events_dedup.h"
+#include "learn.h"
+#include "loader.h"
+#include "log.h"
+#include "probe.h"
+#include "pty.h"
+#include "runner.h"
+#include "status.h"
+
+/* ---- events: stderr line, JSON stream (--events), learning (--learn) ---- */
+struct event_sink {
+	const struct run_opts *o;
+	unsigned long delivered; /* denials, repeats counted */
+	struct events_dedup dedup;
+	uint64_t unseen; /* counted by the kernel, no record of them arrived: lost */
+};
+
+/* The sink of this process's run (one per process), swept each second. */
+static struct event_sink *the_sink;
+
+/* The terminal gets a bounded number of lines (one run per process: one bucket). */
+static struct events_tty tty;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int learn_record(void *ctx, const json_t *rec)
+{
+	struct learn_set *ls = ctx;
+
+	if (learn_add_record(ls, rec))
+		ls->unlearned++; /* out of memory: said at the end */
+	return 0;
+}
+
+/* Where the JSON records go: the stream, learning, or both. */
+static void sink_init(const struct run_opts *o)
+{
+	if (o->events && o->learn) {
+		o->events->on_record = learn_record;
+		o->events->record_ctx = o->learn;
+	}
+}
+
+/* One record (repeats counted) to the terminal, the stream and learning. */
+static void deliver(struct event_sink *sink, struct pysb_event *e)
+{
+	const struct run_opts *o = sink->o;
+
+	events_resolve_path(e);
+	sink->delivered += e->repeat;
+	if (events_tty_allow(&tty, mono_ns(), e->repeat))
+		event_print_line(stderr, e);
+	if (o->events)
+		events_json_event(o->events, e);
+}
+
+static void deliver_swept(void *ctx, struct pysb_event *e)
+{
+	deliver(ctx, e);
+}
+
+static int on_event(void *ctx, void *data, size_t len)
+{
+	struct event_sink *sink = ctx;
+	static struct pysb_event e; /* records come at their real size: the rest zeroed */
+
+	if (len < PYSB_EVENT_HEAD_LEN) {
+		pr_warn("an event record of %zu bytes, less than its header: ignored", len);
+		return 0;
+	}
+	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
+	if (len < sizeof(e))
+		memset((char *)&e + len, 0, sizeof(e) - len);
+	events_dedup_record(&sink->dedup, &e, len);
+	if (e.repeat) /* 0: a sweep told its occurrences already */
+		deliver(sink, &e);
+	return 0;
+}
+
+/*
+ * The occurrences the kernel counted but sent no record for yet (its dedup map): told
+ * once a second and at the end. At the end (`final`), the keys of this sandbox go, and
+ * those no record of which ever arrived (the ring was full) are counted as lost.
+ */
+static void sweep(struct event_sink *sink, const struct loader *l, bool final)
+{
+	int err;
+
+	if (!sink || !l->sandbox_id)
+		return;
+	err = events_dedup_sweep(&sink->dedup, loader_dedup_fd(l), final, l->sandbox_id,
+				 deliver_swept, sink, &sink->unseen);
+	if (err)
+		pr_warn("cannot read the kernel's counts of repeated events: %s; the stream "
+			"may miss repeats", strerror(-err));
+}
+
+/* "N more denials not shown" for what the terminal did not get since the last one. */
+static void tty_summary(const struct run_opts *o)
+{
+	events_tty_summary(&tty, stderr, o->events && o->events->out ? o->events->name : NULL);
+}
+/* ---- end of events ---- */
+
+/* One sandbox per run or attach process: its rule inodes, held open (struct file_pins), and
+ * the RLIMIT_NOFILE the program gets (holding them may raise this process's own). */
+static struct file_pins rule_pins;
+static struct rlimit program_nofile = { RLIM_INFINITY, RLIM_INFINITY };
+
+/* Holds the inode of every rule path (files, then hidden files) open and labelled. */
+static int pin_rule_paths(struct loader *l, const struct compiled *c, struct file_pins *pins)
+{
+	for (size_t i = 0; i < c->n_files; i++)
+		if (loader_pin_path(l, pins, c->files[i].path, c->files[i].link))
+			return -1;
+	for (size_t i = 0; i < c->n_hidden; i++)
+		if (loader_pin_path(l, pins, c->hidden[i].path, false))
+			return -1;
+	return 0;
+}
+
+uint32_t sandbox_flags(const struct compiled *c, bool audit)
+{
+	return (audit ? PYSB_SB_AUDIT : 0) | (c->exec_allowed ? PYSB_SB_EXEC : 0) |
+	       (c->ignores.count ? PYSB_SB_IGNORES : 0);
+}
+
+int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
+		      uint32_t sandbox_id)
+{
+	char acc[32];
+
+	if (!pins->n && pin_rule_paths(l, c, pins)) {
+		file_pins_release(pins);
+		return -1;
+	}
+	if (pins->n != c->n_files + c->n_hidden) {
+		pr_err("internal error: %zu rule paths held for %zu rules", pins->n,
+		       c->n_files + c->n_hidden);
+		return -1;
+	}
+	for (size_t i = 0; i < c->n_files; i++) {
+		const struct compiled_file *f = &c->files[i];
+		struct pysb_file_key key = { .label = pins->label[i], .sandbox = sandbox_id };
+		struct pysb_file_rule rule = { .access = f->access, .rule = (uint32_t)i + 1 };
+		int err = loader_add_file_rule(l, &key, &rule, true);
+
+		if (err) {
+			pr_err("cannot add the file rule for %s to the BPF map: %s", f->path,
+			       strerror(-err));
+			return -1;
+		}
+		pr_debug("map file_rules: label %llu (dev %u:%u ino %llu) -> %s  %s",
+			 (unsigned long long)key.label, f->dev >> 20, f->dev & 0xfffff,
+			 (unsigned long long)f->ino, access_str(f->access, acc, sizeof(acc)),
+			 f->path);
+	}
+	/* After the file rules: a hidden file's empty grant replaces any other. */
+	for (size_t i = 0; i < c->n_hidden; i++) {
+		const struct compiled_hidden *h = &c->hidden[i];
+		struct pysb_file_key key = { .label = pins->label[c->n_files + i],
+					     .sandbox = sandbox_id };
+		struct pysb_file_rule rule = { .access = 0 };
+		int err = loader_add_file_rule(l, &key, &rule, false);
+
+		if (err) {
+			pr_err("cannot add the ignore= rule for %s: %s", h->path, strerror(-err));
+			return -1;
+		}
+		pr_debug("map file_rules: %s hidden (ignore=, %s:%u)", h->path, h->src.file,
+			 h->src.line);
+	}
+	if (c->ignores.count) {
+		int err = loader_set_ignores(l, sandbox_id, &c->ignores);
+
+		if (err) {
+			pr_err("cannot add the ignore= patterns: %s", strerror(-err));
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < c->n_mounts; i++) {
+		struct pysb_mount_key key = { .dev = c->mounts[i].dev, .sandbox = sandbox_id };
+		int err;
+
+		if (!c->mounts[i].access)
+			continue; /* absent = nothing granted */
+		err = loader_add_mount_access(l, &key, c->mounts[i].access);
+		if (err) {
+			pr_err("cannot add the mount entry for dev %u:%u: %s", key.dev >> 20,
+			       key.dev & 0xfffff, strerror(-err));
+			return -1;
+		}
+		pr_debug("map mount_access: dev %u:%u -> %s", key.dev >> 20, key.dev & 0xfffff,
+			 access_str(c->mounts[i].access, acc, sizeof(acc)));
+	}
+	/* network: net= prefixes, port sets, socket settings (user/kernel/loader_net.c) */
+	if (loader_net_fill(l, c, sandbox_id))
+		return -1;
+	events_set_compiled(c); /* so net denials can name their rule */
+	/* A sandbox id whose maps changed in place (a daemon relabelling its rules on
+	 * adoption): its tasks' cached directory verdicts are stale (bpf/walk.bpf.c). */
+	return loader_bump_sandbox_gen(l) ? -1 : 0;
+}
+
+/* What the child could not do, for the parent's message. */
+enum child_step { STEP_EXEC, STEP_IDENTITY, STEP_SESSION, STEP_KEYRING, STEP_NO_NEW_PRIVS };
+
+/* Child side of clone3: only async-signal-safe calls until execve. */
+static void child_exec(const struct run_opts *o, const struct pty_relay *pty,
+		       const sigset_t *mask, int gopipe, int errpipe, pid_t parent)
+{
+	enum child_step step;
+	char go;
+	int err, msg[2];
+
+	/* Fail closed if pysb-bpf dies: the direct child goes with it (the rest of the
+	 * cgroup stays confined by the pinned programs, see docs/design.md). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(EXIT_PYSB_ERROR);
+	/* The limit pysb-bpf was started with (holding the rule paths open may have raised
+	 * pysb-bpf's own); the descriptors themselves are O_CLOEXEC. */
+	if (program_nofile.rlim_cur != RLIM_INFINITY || program_nofile.rlim_max != RLIM_INFINITY)
+		setrlimit(RLIMIT_NOFILE, &program_nofile);
+	/* Wait until the parent has marked this process's first exec as its own start. */
+	if (read(gopipe, &go, 1) != 1)
+		_exit(EXIT_PYSB_ERROR);
+	/* Its own session (and pty): the caller's terminal is not its terminal. */
+	step = STEP_SESSION;
+	err = pty_child(pty);
+	if (err)
+		goto fail;
+	step = STEP_IDENTITY;
+	if (o->audit) {
+		/* Audit denies nothing: the program keeps what it had, and lsm/capable
+		 * reports each capability the policy does not grant (--learn adds it). */
+		if (o->uid != (uid_t)-1 &&
+		    (setgroups(o->n_groups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
+		     setresuid(o->uid, o->uid, o->uid))) {
+			err = errno;
+			goto fail;
+		}
+	} else {
+		/* No capability but the granted ones, for root as for a sudo user; root's
+		 * execve cannot refill the sets (user/compile/caps.c). */
+		err = caps_drop_in_child(o->compiled->caps, o->uid, o->gid, o->n_groups,
+					 o->groups);
+		if (err)
+			goto fail;
+	}
+	/* A new anonymous session keyring, owned by the program's user: the keys of the
+	 * caller's session keyring (ssh-agent, kerberos, fscrypt, ...) are not possessed.
+	 * No keyring support in the kernel: no keys to reach. */
+	step = STEP_KEYRING;
+	if (syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL) < 0 && errno != ENOSYS) {
+		err = errno;
+		goto fail;
+	}
+	/* setuid binaries cannot raise the privileges the sandbox started with. */
+	step = STEP_NO_NEW_PRIVS;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		err = errno;
+		goto fail;
+	}
+	sigprocmask(SIG_SETMASK, mask, NULL);
+	step = STEP_EXEC;
+	execve(o->path ? o->path : o->argv[0], o->argv, o->envp);
+	err = errno;
+fail:
+	msg[0] = (int)step;
+	msg[1] = err;
+	if (write(errpipe, msg, sizeof(msg)) < 0)
+		_exit(EXIT_PYSB_ERROR);
+	if (step != STEP_EXEC)
+		_exit(EXIT_PYSB_ERROR);
+	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
+}
+
+static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
+		   const struct pty_relay *pty, const sigset_t *mask, int *pidfd)
+{
+	/* Its own IPC namespace (SysV shm, message queues, semaphores, POSIX mqueues of
+	 * other processes are unreachable) and UTS namespace (its hostname is its own).
+	 * pysb-bpf has CAP_SYS_ADMIN (it loads BPF LSM programs), which both need. */
+	struct clone_args args = {
+		.flags = CLONE_INTO_CGROUP | CLONE_PIDFD | CLONE_NEWIPC | CLONE_NEWUTS,
+		.pidfd = (uint64_t)(uintptr_t)pidfd,
+		.exit_signal = SIGCHLD,
+		.cgroup = (uint64_t)cgroup_fd,
+	};
+	pid_t parent = getpid(), pid;
+	int errpipe[2], gopipe[2], msg[2] = { 0, 0 };
+	ssize_t n;
+
+	if (pipe2(errpipe, O_CLOEXEC)) {
+		pr_err("pipe: %s", strerror(errno));
+		return -1;
+	}
+	if (pipe2(gopipe, O_CLOEXEC)) {
+		pr_err("pipe: %s", strerror(errno));
+		close(errpipe[0]);
+		close(errpipe[1]);
+		return -1;
+	}
+	pid = syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0) {
+		close(errpipe[0]);
+		close(gopipe[1]);
+		child_exec(o, pty, mask, gopipe[0], errpipe[1], parent);
+	}
+	close(errpipe[1]);
+	close(gopipe[0]);
+	if (pid < 0) {
+		pr_err("clone3 into the sandbox cgroup with new IPC and UTS namespaces failed: %s "
+		       "(kernel 5.7 or later, and CAP_SYS_ADMIN, needed)", strerror(errno));
+		goto out;
+	}
+	msg[1] = loader_exec_pending(l, pid, true);
+	if (msg[1]) {
+		pr_err("cannot mark the program's start in the BPF map: %s", strerror(-msg[1]));
+		kill(pid, SIGKILL);
+	} else if (write(gopipe[1], "g", 1) != 1) {
+		pr_err("cannot release the program: %s", strerror(errno));
+		kill(pid, SIGKILL);
+	}
+	n = read(errpipe[0], msg, sizeof(msg));
+	if (n == sizeof(msg) && msg[0] == STEP_EXEC)
+		pr_err("cannot execute %s: %s%s", o->path ? o->path : o->argv[0], strerror(msg[1]),
+		       msg[1] == EACCES ? "; a 'deny' line naming it or its interpreter: the "
+					  "policy must grant it (expose-ro= its directory, or keep "
+					  "bpf.implicit=true); none: it is not executable for the "
+					  "user it runs as"
+		       : msg[1] == ENOEXEC ? "; not a binary, and no #! line" : "");
+	else if (n == sizeof(msg))
+		pr_err("cannot start %s: %s failed: %s", o->path ? o->path : o->argv[0],
+		       msg[0] == STEP_IDENTITY	   ? "setting its identity and capabilities"
+		       : msg[0] == STEP_SESSION	   ? "a new session on its own terminal"
+		       : msg[0] == STEP_KEYRING	   ? "a new session keyring (keyctl)"
+						   : "PR_SET_NO_NEW_PRIVS",
+		       strerror(msg[1]));
+	/* Exec done or failed: the mark must not outlive it. */
+	loader_exec_pending(l, pid, false);
+out:
+	close(gopipe[1]);
+	close(errpipe[0]);
+	return pid;
+}
+
+static bool sent_by_a_process(const struct signalfd_siginfo *si)
+{
+	return si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE || si->ssi_code == SI_TKILL;
+}
+
+static void forward_signal(pid_t pid, int pidfd, const struct signalfd_siginfo *si)
+{
+	/* A sent signal goes to the program. The program is in its own session, so one
+	 * from pysb-bpf's terminal (^C, ^\, hangup) no longer reaches it: it goes to the
+	 * program's process group, as the terminal would have sent it (the pid is our
+	 * unreaped child: no other group can have it). */
+	if (sent_by_a_process(si))
+		syscall(SYS_pidfd_send_signal, pidfd, si->ssi_signo, NULL, 0);
+	else
+		kill(-pid, (int)si->ssi_signo);
+}
+
+/* The end of a batch read from the ring buffer: one write of the lines and records it
+ * made (stderr is fully buffered while the program runs), and, at most once a second,
+ * "lost" records for events the kernel could not deliver since the last ones. */
+static void batch_done(const struct run_opts *o, const struct loader *l, bool tick)
+{
+	uint64_t lost[PYSB_LOST_MAX];
+
+	if (tick) {
+		sweep(the_sink, l, false);
+		tty_summary(o);
+	}
+	fflush(stderr);
+	if (!o->events || !o->events->out)
+		return;
+	if (tick && !loader_lost(l, lost))
+		events_json_lost(o->events, lost);
+	events_json_sync(o->events);
+}
+
+static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pid, int pidfd,
+		      int sigfd, struct ring_buffer *rb, struct pty_relay *pty)
+{
+	struct pollfd fds[5] = {
+		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+		{ .fd = pidfd, .events = POLLIN },
+		{ .fd = sigfd, .events = POLLIN },
+		{ .events = POLLIN }, /* the caller's terminal, relayed to the pty */
+		{ .events = POLLIN }, /* the pty, relayed to the caller's terminal */
+	};
+	struct timespec last = { 0 }, now;
+	int status;
+
+	for (;;) {
+		/* Wakes at least once a second: an aggregated JSON event waits at most one
+		 * window for identical ones, and lost events are said while they happen. */
+		int relay[2], n;
+		bool tick;
+
+		pty_poll_fds(pty, relay);
+		fds[3].fd = relay[0];
+		fds[4].fd = relay[1];
+		n = poll(fds, 5, 1000);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			pr_err("poll: %s", strerror(errno));
+			break;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		tick = now.tv_sec != last.tv_sec;
+		if (tick)
+			last = now;
+		if (n == 0 && o->events)
+			events_json_flush(o->events);
+		if (n > 0 && fds[0].revents)
+			ring_buffer__consume(rb);
+		batch_done(o, l, tick);
+		if (n > 0 && (fds[3].revents || fds[4].revents))
+			pty_relay(pty, fds[3].revents, fds[4].revents);
+		if (n > 0 && (fds[2].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGWINCH)
+				pty_winch(pty);
+			else if (si.ssi_signo == SIGCHLD && si.ssi_code == CLD_STOPPED &&
+				 (pid_t)si.ssi_pid == pid)
+				pty_stopped(pty); /* ^Z on its terminal */
+			else if (si.ssi_signo != SIGCHLD)
+				forward_signal(pid, pidfd, &si);
+		}
+		if (n > 0 && fds[1].revents)
+			break;
+	}
+	if (waitpid(pid, &status, 0) < 0) {
+		pr_err("waitpid: %s", strerror(errno));
+		return EXIT_PYSB_ERROR;
+	}
+	ring_buffer__consume(rb);
+	fflush(stderr);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return EXIT_PYSB_ERROR;
+}
+
+/* Lost events are said on stderr (every reason) and in the JSON stream, never dropped. */
+static void report_lost(const struct run_opts *o, const struct loader *l,
+			struct event_sink *sink)
+{
+	uint64_t lost[PYSB_LOST_MAX];
+	unsigned long delivered;
+	bool known;
+
+	sweep(sink, l, true);
+	delivered = sink->delivered;
+	known = !loader_lost(l, lost);
+	if (known)
+		lost[PYSB_LOST_RINGBUF_FULL] += sink->unseen;
+	events_dedup_free(&sink->dedup);
+	the_sink = NULL;
+	if (o->events)
+		events_json_flush(o->events); /* the held event: to learning too */
+	tty_summary(o);
+	if (!known)
+		pr_warn("cannot read the lost-event counters: events may be missing");
+	for (int i = 0; known && i < PYSB_LOST_MAX; i++)
+		if (lost[i])
+			pr_warn("%llu events lost (%s; %lu delivered); %s",
+				(unsigned long long)lost[i], events_lost_name(i), delivered,
+				o->audit ? "what they reported was allowed (audit)"
+					 : "denials still applied");
+	if (o->events && o->events->out)
+		events_json_finish(o->events, known ? lost : NULL);
+	for (int i = 0; o->learn && known && i < PYSB_LOST_MAX; i++)
+		o->learn->lost += lost[i];
+	pr_info("%lu denial events", delivered);
+}
+
+/* What `pysb-bpf status` tells of this sandbox: written before the cgroup is registered,
+ * removed once it is not (user/kernel/status.c). */
+static void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
+			 const struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
+{
+	struct sandbox_record r = { .cgid = cg->id, .sandbox = cfg->id, .owner = owner,
+				    .target = target };
+
+	sandbox_record_self(&r);
+	if (!o->policy || !realpath(o->policy, r.policy))
+		snprintf(r.policy, sizeof(r.policy), "%s", o->policy ? o->policy : "");
+	snprintf(r.mode, sizeof(r.mode), "%s", o->learn ? "learn" : o->audit ? "audit" : "enforce");
+	snprintf(r.cgroup, sizeof(r.cgroup), "%s", cg->path);
+	sandbox_record_write(&r);
+}
+
+/* A granted capability pysb-bpf does not hold itself cannot be handed on: said once. */
+static void caps_check_granted(const struct run_opts *o)
+{
+	uint64_t missing = o->compiled->caps & ~caps_permitted();
+	char have[512], lack[512];
+
+	pr_info("capabilities the policy grants: %s%s",
+		caps_str(o->compiled->caps, have, sizeof(have)),
+		o->audit ? " (audit: the program keeps its own; each other one used is reported)"
+			 : "");
+	if (missing)
+		pr_warn("bpf.capabilities grants %s, which pysb-bpf does not hold itself: the "
+			"program will not have %s", caps_str(missing, lack, sizeof(lack)),
+			__builtin_popcountll(missing) > 1 ? "them" : "it");
+}
+
+/* The sandbox cgroup "run-<random>" (sandbox_cgroup_create_run), registered and confined with
+ * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
+ * everything is undone and -1 returned after saying what failed. `owner` and `target`
+ * are for status. */
+static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
+			 struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
+{
+	const char *what;
+	int err;
+
+	cfg->flags = sandbox_flags(o->compiled, o->audit);
+	cfg->caps = o->compiled->caps;
+	caps_check_granted(o);
+	if (probe_run(0))
+		return -1;
+	if (sandbox_cgroup_create_run(cg))
+		return -1;
+	if (loader_start(l, &what, &err)) {
+		probe_report_load_failure(what, err, false);
+		goto fail_cgroup;
+	}
+	if (log_level >= LOG_INFO) {
+		char hooks[4096];
+		int n = loader_hooks(l, hooks, sizeof(hooks));
+
+		pr_info("cgroup %s (id %llu)", cg->path, (unsigned long long)cg->id);
+		pr_info("%d BPF programs attached (no lsm_cgroup slot used): %s", n, hooks);
+		loader_print_maps(l);
+	}
+	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
+	{
+		uint64_t alive[PYSB_MAX_SANDBOXES];
+		size_t n_alive;
+
+		if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
+			loader_gc(l, alive, n_alive);
+	}
+	err = loader_sandbox_alloc(l, &cfg->id, o->ringbuf_bytes);
+	if (err) {
+		pr_err("cannot register a new sandbox: %s%s", strerror(-err),
+		       err == -ENOSPC ? " (all sandbox slots in use)" : "");
+		goto fail_loader;
+	}
+	pr_info("sandbox %u: its event ring buffer holds %u bytes", cfg->id,
+		o->ringbuf_bytes ? o->ringbuf_bytes : PYSB_RINGBUF_BYTES);
+	err = loader_attach_cgroup(l, cg->fd);
+	if (err) {
+		pr_err("cannot attach the socket programs to cgroup %s: %s", cg->path, strerror(-err));
+		goto fail_loader;
+	}
+	/* The rule paths stay open as long as this process, the sandbox's keeper, lives. */
+	getrlimit(RLIMIT_NOFILE, &program_nofile);
+	if (sandbox_fill_maps(l, o->compiled, &rule_pins, cfg->id))
+		goto fail_loader;
+	write_record(o, cg, cfg, owner, target);
+	err = loader_add_sandbox(l, cg->id, cfg);
+	if (err) {
+		pr_err("cannot register cgroup %s as a sandbox: %s", cg->path, strerror(-err));
+		sandbox_record_remove(cg->id);
+		goto fail_loader;
+	}
+	return 0;
+fail_loader:
+	if (sandbox_cgroup_destroy(cg) == 0 && cfg->id)
+		loader_sandbox_free(l, cg->id, cfg->id);
+	loader_stop(l);
+	return -1;
+fail_cgroup:
+	sandbox_cgroup_destroy(cg);
+	return -1;
+}
+
+int sandbox_run(const struct run_opts *o)
+{
+	static char errbuf[1 << 16];
+	struct sandbox_cgroup cg = { .fd = -1 };
+	struct pysb_sandbox_cfg cfg = { 0 };
+	struct loader l = { 0 };
+	struct ring_buffer *rb = NULL;
+	struct event_sink sink = { .o = o };
+	struct pty_relay pty;
+	sigset_t mask, old;
+	int ret = EXIT_PYSB_ERROR, pidfd = -1, sigfd = -1;
+	pid_t pid;
+
+	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_RUN, 0))
+		return ret;
+	sink_init(o);
+	/* keys a run before under the same id left (killed before its end) */
+	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
+	the_sink = &sink;
+	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
+	if (!rb) {
+		pr_err("cannot open the event ring buffer: %s", strerror(errno));
+		goto out_loader;
+	}
+
+	/* Signals become events of the loop; the child gets the old mask back. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGWINCH);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (sigfd < 0) {
+		pr_err("signalfd: %s", strerror(errno));
+		goto out_signals;
+	}
+	if (pty_open(&pty, o->uid, o->gid))
+		goto out_signals;
+	pid = spawn(o, &l, cg.fd, &pty, &old, &pidfd);
+	if (pid < 0) {
+		pty_close(&pty);
+		goto out_signals;
+	}
+	pty_start(&pty, pid);
+	/* One write per batch of denial lines, not one per piece of a line. */
+	fflush(stderr);
+	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
+	ret = wait_child(o, &l, pid, pidfd, sigfd, rb, &pty);
+	pty_close(&pty);
+	fflush(stderr);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	report_lost(o, &l, &sink);
+out_signals:
+	if (pidfd >= 0)
+		close(pidfd);
+	if (sigfd >= 0)
+		close(sigfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+out_loader:
+	/* Kill and remove the cgroup while it is still a sandbox: nothing left in it ever
+	 * runs unconfined. Only then are its rules removed from the shared maps. */
+	if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
+		loader_sandbox_free(&l, cg.id, cfg.id);
+		sandbox_record_remove(cg.id);
+	}
+	ring_buffer__free(rb);
+	loader_stop(&l);
+	return ret;
+}
+
+/* The cgroup directory `pid` is in now (cgroup2: the "0::" line), absolute. */
+static int cgroup_of(pid_t pid, char *out, size_t len)
+{
+	char root[PATH_MAX], f[64], line[PATH_MAX];
+	FILE *fp;
+	int ret = -1;
+
+	if (cgroup2_mount(root, sizeof(root)))
+		return -1;
+	snprintf(f, sizeof(f), "/proc/%d/cgroup", pid);
+	fp = fopen(f, "re");
+	if (!fp)
+		return -1;
+	while (fgets(line, sizeof(line), fp))
+		if (!strncmp(line, "0::", 3)) {
+			line[strcspn(line, "\n")] = '\0';
+			ret = (size_t)snprintf(out, len, "%s%s", root, line + 3) < len ? 0 : -1;
+		}
+	fclose(fp);
+	return ret;
+}
+
+/* Moves the whole process (every thread) into the cgroup directory dir. */
+static int move_pid(const char *dir, pid_t pid)
+{
+	char f[PATH_MAX + 32], v[32];
+	int fd, n, ret = 0;
+
+	snprintf(f, sizeof(f), "%s/cgroup.procs", dir);
+	fd = open(f, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = snprintf(v, sizeof(v), "%d", pid);
+	if (write(fd, v, (size_t)n) != n)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+/* May this signal detach? Only the administrator's: a signal sent by a process outside
+ * the sandbox cgroup, or by pysb-bpf's terminal. A sandboxed process cannot kill() pysb-bpf
+ * (lsm/task_kill) but can have a file's owner signalled (F_SETOWN + F_SETSIG, with a POLL_*
+ * code and no sender) or be the sender itself; those are refused, with the reason in why. */
+static bool sent_from_outside(const struct signalfd_siginfo *si, const char *sandbox,
+			      char *why, size_t len)
+{
+	char where[PATH_MAX];
+	size_t n = strlen(sandbox);
+
+	if (si->ssi_code == SI_KERNEL)
+		return true; /* the terminal's ^C, ^\ or hangup */
+	if (!sent_by_a_process(si)) {
+		snprintf(why, len, "not sent by kill() (code %d: a file's SIGIO owner, or a "
+			 "signal queue that overflowed)", si->ssi_code);
+		return false;
+	}
+	/* The sender is seen while it lives (or is a zombie): one that exited and was
+	 * reaped at once cannot be placed, so it does not count either. */
+	if (!si->ssi_pid || cgroup_of((pid_t)si->ssi_pid, where, sizeof(where))) {
+		snprintf(why, len, "its sender (pid %u) is gone; send it again from a process "
+			 "that stays, such as the shell's kill builtin", si->ssi_pid);
+		return false;
+	}
+	if (!strncmp(where, sandbox, n) && (where[n] == '\0' || where[n] == '/')) {
+		snprintf(why, len, "sent by pid %u, inside the sandbox", si->ssi_pid);
+		return false;
+	}
+	return true;
+}
+
+int sandbox_attach(const struct run_opts *o, pid_t target)
+{
+	static char errbuf[1 << 16];
+	struct sandbox_cgroup cg = { .fd = -1 };
+	struct pysb_sandbox_cfg cfg = { 0 };
+	struct loader l = { 0 };
+	struct ring_buffer *rb = NULL;
+	struct event_sink sink = { .o = o };
+	char home[PATH_MAX];
+	sigset_t mask, old;
+	int ret = EXIT_PYSB_ERROR, pidfd, sigfd = -1, err;
+	bool moved = false, release = true;
+
+	pidfd = (int)syscall(SYS_pidfd_open, target, 0);
+	if (pidfd < 0 || cgroup_of(target, home, sizeof(home))) {
+		pr_err("no process %d to attach to: %s", target, strerror(errno));
+		if (pidfd >= 0)
+			close(pidfd);
+		return ret;
+	}
+	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_ATTACH, target)) {
+		close(pidfd);
+		return ret;
+	}
+	sink_init(o);
+	/* keys a run before under the same id left (killed before its end) */
+	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
+	the_sink = &sink;
+	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigprocmask(SIG_BLOCK, &mask, &old);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (!rb || sigfd < 0) {
+		pr_err("cannot read the events: %s", strerror(errno));
+		goto out;
+	}
+	err = move_pid(cg.path, target);
+	if (err) {
+		pr_err("cannot move process %d into %s: %s", target, cg.path, strerror(-err));
+		goto out;
+	}
+	moved = true;
+	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
+		"open. Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it", target, cg.path);
+	fflush(stderr);
+	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
+	for (bool done = false; !done;) {
+		struct pollfd fds[3] = {
+			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+			{ .fd = pidfd, .events = POLLIN },
+			{ .fd = sigfd, .events = POLLIN },
+		};
+		int n = poll(fds, 3, 1000);
+
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0 && fds[0].revents)
+			ring_buffer__consume(rb);
+		if (n == 0 && o->events)
+			events_json_flush(o->events);
+		batch_done(o, &l, true);
+		if (n > 0 && fds[1].revents) {
+			ret = 0; /* it exited: its children go with the cgroup, as under run */
+			done = true;
+		} else if (n > 0 && (fds[2].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+			char why[192];
+
+			if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (!sent_from_outside(&si, cg.path, why, sizeof(why))) {
+				pr_warn("%s ignored: %s; process %d stays confined",
+					strsignal((int)si.ssi_signo), why, target);
+				continue;
+			}
+			/* Detach: back where it was. Only this process can do it: the
+			 * sandboxed one may neither signal it nor leave its cgroup. */
+			err = move_pid(home, target);
+			if (err) {
+				pr_err("cannot move process %d back to %s: %s; it stays confined",
+				       target, home, strerror(-err));
+				release = false;
+			} else {
+				pr_warn("process %d detached (back in %s)", target, home);
+			}
+			ret = 0;
+			done = true;
+		}
+	}
+	ring_buffer__consume(rb);
+	fflush(stderr);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	report_lost(o, &l, &sink);
+out:
+	close(pidfd);
+	if (sigfd >= 0)
+		close(sigfd);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* Never unconfine by tearing down: a process that could not be moved back keeps
+	 * its sandbox (pinned), as a run whose pysb-bpf is killed does. */
+	if (release || !moved) {
+		if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
+			loader_sandbox_free(&l, cg.id, cfg.id);
+			sandbox_record_remove(cg.id);
+		}
+	} else {
+		l.sandbox_id = 0; /* keep its pinned socket links */
+	}
+	ring_buffer__free(rb);
+	loader_stop(&l);
+	return ret;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* Runs one program under one compiled policy: cgroup, BPF, spawn, events, teardown. */
+#ifndef PYSB_RUNNER_H
+#define PYSB_RUNNER_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "compile.h"
+
+/* Exit codes of pysb-bpf itself, as env(1) and docker use them. */
+#define EXIT_PYSB_ERROR 125
+#define EXIT_CANNOT_EXEC 126
+#define EXIT_NOT_FOUND 127
+
+struct events_json;
+struct learn_set;
+
+struct run_opts {
+	const char *path;     /* what execve runs (absolute); NULL: argv[0] */
+	char *const *argv;    /* argv[0] as the user typed it (user/run/program.h) */
+	char *const *envp;    /* the program's environment */
+	const struct compiled *compiled;
+	bool audit;
+	const char *policy;   /* the policy file, for `pysb-bpf status` (user/kernel/status.c) */
+	uint32_t ringbuf_bytes; /* the sandbox's event ring buffer; 0: PYSB_RINGBUF_BYTES */
+	struct events_json *events; /* JSON rendering of events (--events, --learn), or NULL */
+	struct learn_set *learn;    /* --learn: collects what the policy lacks, or NULL */
+	uid_t uid; /* (uid_t)-1: keep the caller's identity */
+	gid_t gid;
+	const gid_t *groups;
+	size_t n_groups;
+};
+
+/* Puts the compiled rules into the maps under sandbox id `sandbox_id` (before the
+ * cgroup is switched to that id). Returns 0, or -1 after saying what failed. */
+struct loader;
+struct file_pins;
+/* The PYSB_SB_* flags of a sandbox under `c` (audit: report, deny nothing); the daemon adds
+ * PYSB_SB_DAEMON. */
+uint32_t sandbox_flags(const struct compiled *c, bool audit);
+int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
+		      uint32_t sandbox_id);
+
+/* Puts the running process `pid` (all its threads; not its existing children) under
+ * o->compiled from now on, until it exits or pysb-bpf is interrupted (detach: it goes
+ * back to its cgroup). Returns 0, or 125 on pysb-bpf errors. */
+int sandbox_attach(const struct run_opts *o, pid_t pid);
+
+/* Returns the exit status to exit with: the program's, or 125/126/127. */
+int sandbox_run(const struct run_opts *o);
+
+#endif /* PYSB_RUNNER_H */
