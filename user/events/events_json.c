@@ -19,6 +19,7 @@
 #include "compile.h"
 #include "events.h"
 #include "json_bytes.h"
+#include "utf8.h"
 #include "log.h"
 
 #define EVENTS_AGGREGATE_NS 1000000000ull /* the aggregation window: 1 s */
@@ -379,7 +380,7 @@ static bool line_kbytes(struct events_json *w, const char *key, const char *v)
 {
 	size_t n = strlen(v);
 
-	if (!json_bytes_is_utf8(v, n))
+	if (utf8_invalid_at(v, n) != n)
 		return false;
 	line_key(w, key);
 	line_str(w, v, n);
