@@ -793,9 +793,14 @@ void events_json_event(struct events_json *w, const struct pysb_event *e)
 	events_json_flush(w);
 	if (!p)
 		return;
-	/* the header and the path (records come at their real size: the path is at the
-	 * front when it came from the kernel, path_off elsewhere after resolution) */
-	memcpy(p, e, sizeof(*p));
+	/* the header and the path: only its bytes when it is at the front, as the kernel
+	 * sends it (a flood of distinct events copies a few hundred bytes, not 4 KiB) */
+	if (e->kind == PYSB_KIND_NET)
+		memcpy(p, e, PYSB_EVENT_HEAD_LEN + sizeof(e->net));
+	else if (e->path_off == 0 && e->path_len > 0 && e->path_len <= PYSB_PATH_LEN)
+		memcpy(p, e, PYSB_EVENT_HEAD_LEN + (size_t)e->path_len);
+	else
+		memcpy(p, e, sizeof(*p));
 	w->has_pending = true;
 	w->pending_count = n;
 	w->pending_first_ns = e->first_ns ? e->first_ns : e->ts_ns;

@@ -105,9 +105,14 @@ static int on_event(void *ctx, void *data, size_t len)
 		pr_warn("an event record of %zu bytes, less than its header: ignored", len);
 		return 0;
 	}
+	/* The record's bytes; of the rest, what a reader may look at is zeroed: the net
+	 * fields, and a path's end (the kernel sends path_len bytes, its NUL included). */
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
-	if (len < sizeof(e))
-		memset((char *)&e + len, 0, sizeof(e) - len);
+	if (len < PYSB_EVENT_HEAD_LEN + sizeof(e.net))
+		memset((char *)&e + len, 0, PYSB_EVENT_HEAD_LEN + sizeof(e.net) - len);
+	e.path[PYSB_PATH_LEN - 1] = '\0';
+	if (e.path_len > 0 && (size_t)e.path_len > len - PYSB_EVENT_HEAD_LEN)
+		e.path_len = (int32_t)(len - PYSB_EVENT_HEAD_LEN); /* never beyond the record */
 	events_dedup_record(&sink->dedup, &e, len);
 	if (e.repeat) /* 0: a sweep told its occurrences already */
 		deliver(sink, &e);
