@@ -827,6 +827,10 @@ void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set
 	loader_net_forget(l, set);
 	forget_owners(l->skel->maps.ipc_owner, set);
 	forget_owners(l->skel->maps.key_owner, set);
+	/* counts of repeated events (a run's own end removes its keys; this is for the
+	 * killed ones, and for a pooled id a later run reclaims) */
+	loader_forget_keys(l->skel->maps.event_dedup, sizeof(struct pysb_dedup_key),
+			   offsetof(struct pysb_dedup_key, sandbox), set);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
 		if (sandbox_set_has(set, id))
 			bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
@@ -1197,6 +1201,11 @@ void loader_print_maps(const struct loader *l)
 int loader_events_fd(const struct loader *l)
 {
 	return l->ringbuf_fd;
+}
+
+int loader_dedup_fd(const struct loader *l)
+{
+	return bpf_map__fd(l->skel->maps.event_dedup);
 }
 
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX])

@@ -162,6 +162,8 @@ void loader_print_maps(const struct loader *l);
 /* Events of this sandbox that could not be delivered, per reason, summed over CPUs. */
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
 int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_MAX]);
+/* The kernel's counts of repeated events (event_dedup, user/events_dedup.c). */
+int loader_dedup_fd(const struct loader *l);
 
 /* The sections ("lsm/file_open ...") of the programs for this kernel; returns how many. */
 int loader_hooks(const struct loader *l, char *buf, size_t len);

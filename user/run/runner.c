@@ -29,6 +29,7 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "events.h"
+#include "events_dedup.h"
 #include "learn.h"
 #include "loader.h"
 #include "log.h"
@@ -41,34 +42,106 @@
 /* ---- events: stderr line, JSON stream (--events), learning (--learn) ---- */
 struct event_sink {
 	const struct run_opts *o;
-	unsigned long delivered;
+	unsigned long delivered; /* denials, repeats counted */
+	struct events_dedup dedup;
+	uint64_t unseen; /* counted by the kernel, no record of them arrived: lost */
 };
+
+/* The sink of this process's run (one per process), swept each second. */
+static struct event_sink *the_sink;
+
+/* The terminal gets a bounded number of lines (one run per process: one bucket). */
+static struct events_tty tty;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int learn_record(void *ctx, const json_t *rec)
+{
+	struct learn_set *ls = ctx;
+
+	if (learn_add_record(ls, rec))
+		ls->unlearned++; /* out of memory: said at the end */
+	return 0;
+}
+
+/* Where the JSON records go: the stream, learning, or both. */
+static void sink_init(const struct run_opts *o)
+{
+	if (o->events && o->learn) {
+		o->events->on_record = learn_record;
+		o->events->record_ctx = o->learn;
+	}
+}
+
+/* One record (repeats counted) to the terminal, the stream and learning. */
+static void deliver(struct event_sink *sink, struct pysb_event *e)
+{
+	const struct run_opts *o = sink->o;
+
+	events_resolve_path(e);
+	sink->delivered += e->repeat;
+	if (events_tty_allow(&tty, mono_ns(), e->repeat))
+		event_print_line(stderr, e);
+	if (o->events)
+		events_json_event(o->events, e);
+}
+
+static void deliver_swept(void *ctx, struct pysb_event *e)
+{
+	deliver(ctx, e);
+}
 
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct event_sink *sink = ctx;
-	const struct run_opts *o = sink->o;
 	static struct pysb_event e; /* records come at their real size: the rest zeroed */
-	json_t *j = NULL;
 
 	if (len < PYSB_EVENT_HEAD_LEN) {
 		pr_warn("an event record of %zu bytes, less than its header: ignored", len);
 		return 0;
 	}
-	memset(&e, 0, sizeof(e));
+	/* The record's bytes; of the rest, what a reader may look at is zeroed: the net
+	 * fields, and a path's end (the kernel sends path_len bytes, its NUL included). */
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
-	events_resolve_path(&e);
-	data = &e;
-	sink->delivered++;
-	event_print_line(stderr, data);
-	if (o->events)
-		j = events_json_render(o->events, data);
-	if (o->events && o->events->out)
-		events_json_write(o->events, data, j);
-	if (o->learn && j && learn_add_record(o->learn, j))
-		o->learn->unlearned++; /* out of memory: said at the end */
-	json_decref(j);
+	if (len < PYSB_EVENT_HEAD_LEN + sizeof(e.net))
+		memset((char *)&e + len, 0, PYSB_EVENT_HEAD_LEN + sizeof(e.net) - len);
+	e.path[PYSB_PATH_LEN - 1] = '\0';
+	if (e.path_len > 0 && (size_t)e.path_len > len - PYSB_EVENT_HEAD_LEN)
+		e.path_len = (int32_t)(len - PYSB_EVENT_HEAD_LEN); /* never beyond the record */
+	events_dedup_record(&sink->dedup, &e, len);
+	if (e.repeat) /* 0: a sweep told its occurrences already */
+		deliver(sink, &e);
 	return 0;
+}
+
+/*
+ * The occurrences the kernel counted but sent no record for yet (its dedup map): told
+ * once a second and at the end. At the end (`final`), the keys of this sandbox go, and
+ * those no record of which ever arrived (the ring was full) are counted as lost.
+ */
+static void sweep(struct event_sink *sink, const struct loader *l, bool final)
+{
+	int err;
+
+	if (!sink || !l->sandbox_id)
+		return;
+	err = events_dedup_sweep(&sink->dedup, loader_dedup_fd(l), final, l->sandbox_id,
+				 deliver_swept, sink, &sink->unseen);
+	if (err)
+		pr_warn("cannot read the kernel's counts of repeated events: %s; the stream "
+			"may miss repeats", strerror(-err));
+}
+
+/* "N more denials not shown" for what the terminal did not get since the last one. */
+static void tty_summary(const struct run_opts *o)
+{
+	events_tty_summary(&tty, stderr, o->events && o->events->out ? o->events->name : NULL);
 }
 /* ---- end of events ---- */
 
@@ -340,6 +413,10 @@ static void batch_done(const struct run_opts *o, const struct loader *l, bool ti
 {
 	uint64_t lost[PYSB_LOST_MAX];
 
+	if (tick) {
+		sweep(the_sink, l, false);
+		tty_summary(o);
+	}
 	fflush(stderr);
 	if (!o->events || !o->events->out)
 		return;
@@ -419,11 +496,23 @@ static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pi
 }
 
 /* Lost events are said on stderr (every reason) and in the JSON stream, never dropped. */
-static void report_lost(const struct run_opts *o, const struct loader *l, unsigned long delivered)
+static void report_lost(const struct run_opts *o, const struct loader *l,
+			struct event_sink *sink)
 {
 	uint64_t lost[PYSB_LOST_MAX];
-	bool known = !loader_lost(l, lost);
+	unsigned long delivered;
+	bool known;
 
+	sweep(sink, l, true);
+	delivered = sink->delivered;
+	known = !loader_lost(l, lost);
+	if (known)
+		lost[PYSB_LOST_RINGBUF_FULL] += sink->unseen;
+	events_dedup_free(&sink->dedup);
+	the_sink = NULL;
+	if (o->events)
+		events_json_flush(o->events); /* the held event: to learning too */
+	tty_summary(o);
 	if (!known)
 		pr_warn("cannot read the lost-event counters: events may be missing");
 	for (int i = 0; known && i < PYSB_LOST_MAX; i++)
@@ -572,6 +661,10 @@ int sandbox_run(const struct run_opts *o)
 
 	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_RUN, 0))
 		return ret;
+	sink_init(o);
+	/* keys a run before under the same id left (killed before its end) */
+	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
+	the_sink = &sink;
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	if (!rb) {
 		pr_err("cannot open the event ring buffer: %s", strerror(errno));
@@ -612,7 +705,7 @@ int sandbox_run(const struct run_opts *o)
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);
 	stopwatch("program ended");
-	report_lost(o, &l, sink.delivered);
+	report_lost(o, &l, &sink);
 out_signals:
 	if (pidfd >= 0)
 		close(pidfd);
@@ -728,6 +821,10 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		close(pidfd);
 		return ret;
 	}
+	sink_init(o);
+	/* keys a run before under the same id left (killed before its end) */
+	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
+	the_sink = &sink;
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -797,7 +894,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 	ring_buffer__consume(rb);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);
-	report_lost(o, &l, sink.delivered);
+	report_lost(o, &l, &sink);
 out:
 	close(pidfd);
 	if (sigfd >= 0)
