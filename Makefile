@@ -44,7 +44,7 @@ UNIT_OBJS := $(patsubst user/%.c,$(OUTPUT)/unit/obj/%.o,$(USER_SRCS))
 # Keep the sanitizer objects between runs of `make unit`.
 .SECONDARY:
 .PHONY: all deps deps-test deps-bench clean check check-kernels unit e2e e2e-kernels demo bench \
-	bench-native fuzz vmlinux format figures man install uninstall FORCE
+	bench-native fuzz vmlinux format format-check figures man install uninstall FORCE
 all: $(OUTPUT)/pysb-bpf
 
 # Every set (what `make deps` did before the split); the targets below ask for their own.
@@ -209,8 +209,11 @@ docs/figures/%.svg: docs/figures/%.dot
 	$(call msg,DOT,$@)
 	$(Q)dot -Tsvg $< -o $@
 
+C_FORMATTED = bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h tests/unit/*.c tests/unit/*.h
 format:
-	$(Q)clang-format -i bpf/*.c include/*.h user/*/*.c user/*/*.h tests/unit/*.c
+	$(Q)clang-format -i $(C_FORMATTED)
+format-check:
+	$(Q)clang-format --dry-run --Werror $(C_FORMATTED) && echo "format: every C file as .clang-format has it"
 
 clean:
 	$(Q)rm -rf $(OUTPUT)

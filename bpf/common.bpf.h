@@ -93,6 +93,7 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 						      __u32 access, __u32 decision)
 {
 	struct pysb_event_buf *b;
+	struct task_struct *task;
 	struct pysb_event *e;
 	__u64 pid_tgid;
 	__u32 zero = 0;
@@ -128,6 +129,11 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 	e->rule = 0;
 	e->target_pid = 0;
 	e->dev = 0;
+	e->repeat = 1;
+	e->first_ns = e->ts_ns;
+	task = bpf_get_current_task_btf();
+	e->exec_id = (__u32)BPF_CORE_READ(task, self_exec_id);
+	e->start_ns = BPF_CORE_READ(task, group_leader, start_time);
 	e->path[0] = '\0';
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 	return e;
@@ -135,38 +141,113 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 
 #define PYSB_EVENT_HEAD __builtin_offsetof(struct pysb_event, path)
 
-/* Copies the event into its sandbox's ring buffer at its real size (the path moved to
- * the front: path_off is 0 in what user space reads) and frees this CPU's buffer. */
-static __always_inline void event_send(struct pysb_event *e)
+/* FNV-1a over the first `len` bytes of p, a word at a time, then the last bytes (those
+ * of their word beyond len masked: the buffer holds an older event's bytes there). The
+ * loop's only branch leaves it: a branch inside would have the verifier walk the rest of
+ * the loop from each one (quadratic; too large for lsm/capable). */
+static __always_inline __u64 dedup_hash(const char *p, __u32 len)
+{
+	__u64 h = 0xcbf29ce484222325ull, w;
+	__u32 rem = len & 7, off;
+
+	for (__u32 i = 0; i < PYSB_PATH_LEN / 8; i++) {
+		if (i * 8 + 8 > len)
+			break;
+		h = (h ^ *(const __u64 *)(p + i * 8)) * 0x100000001b3ull;
+	}
+	if (rem) {
+		off = (len - rem) & (PYSB_PATH_LEN - 8);
+		w = *(const __u64 *)(p + off) & ((1ull << (rem * 8)) - 1);
+		h = (h ^ w) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+/*
+ * Copies the event into its sandbox's ring buffer at its real size (the path moved to
+ * the front: path_off is 0 in what user space reads) and frees this CPU's buffer. A
+ * repeat of an event sent less than PYSB_DEDUP_INTERVAL_NS ago is only counted in
+ * `event_dedup` (include/pysb_abi.h, struct pysb_dedup_key): the next record of its
+ * key, or user space reading the map, tells it.
+ */
+static __noinline __attribute__((unused)) void event_send(struct pysb_event *e)
 {
 	struct pysb_event_buf *b, *out;
-	__u32 zero = 0, one = 1;
-	__u64 size = PYSB_EVENT_HEAD + sizeof(struct pysb_net_event);
+	struct pysb_dedup_key *k;
+	struct pysb_dedup_val *v;
+	__u32 zero = 0, one = 1, hlen = sizeof(struct pysb_net_event);
+	__u64 size = PYSB_EVENT_HEAD + sizeof(struct pysb_net_event), idx, last, now;
 	void *rb = bpf_map_lookup_elem(&events, &e->sandbox);
 
 	out = bpf_map_lookup_elem(&event_buf, &one);
-	if (rb && out) {
-		__builtin_memcpy(&out->e, e, PYSB_EVENT_HEAD);
-		if (e->kind == PYSB_KIND_NET) {
-			__builtin_memcpy(&out->e.net, &e->net, sizeof(e->net));
-		} else {
-			__u32 len = e->path_len > 0 ? e->path_len : 0;
-			__u32 off = e->path_off;
+	if (!rb || !out) {
+		count_lost(e->sandbox, PYSB_LOST_NO_READER);
+		goto done;
+	}
+	__builtin_memcpy(&out->e, e, PYSB_EVENT_HEAD);
+	if (e->kind == PYSB_KIND_NET) {
+		__builtin_memcpy(&out->e.net, &e->net, sizeof(e->net));
+	} else {
+		__u32 len = e->path_len > 0 ? e->path_len : 0;
+		__u32 off = e->path_off;
 
-			if (len > PYSB_PATH_LEN)
-				len = PYSB_PATH_LEN;
-			off &= PYSB_PATH_LEN - 1;
-			out->e.path_off = 0;
-			out->e.path[0] = '\0';
-			if (len)
-				bpf_probe_read_kernel(out->e.path, len, e->path + off);
-			size = PYSB_EVENT_HEAD + (len ? len : 1);
-		}
+		if (len > PYSB_PATH_LEN)
+			len = PYSB_PATH_LEN;
+		off &= PYSB_PATH_LEN - 1;
+		out->e.path_off = 0;
+		out->e.path[0] = '\0';
+		if (len)
+			bpf_probe_read_kernel(out->e.path, len, e->path + off);
+		size = PYSB_EVENT_HEAD + (len ? len : 1);
+		hlen = len;
+	}
+	k = &out->dkey;
+	k->sandbox = e->sandbox;
+	k->pid = e->pid;
+	k->kind = e->kind;
+	k->op = e->op;
+	k->access = e->access;
+	k->decision = e->decision;
+	k->flags = e->flags;
+	k->rule = e->rule;
+	k->target_pid = e->target_pid;
+	k->hash = dedup_hash(out->e.path, hlen);
+	out->e.key_hash = k->hash;
+	out->e.seq = 0;
+	v = bpf_map_lookup_elem(&event_dedup, k);
+	if (!v) {
+		__builtin_memset(&out->dval, 0, sizeof(out->dval));
+		/* full (or created meanwhile by another CPU): looked up again */
+		bpf_map_update_elem(&event_dedup, k, &out->dval, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&event_dedup, k);
+	}
+	if (!v) { /* the map is full: the event is sent itself */
 		if (bpf_ringbuf_output(rb, &out->e, size, 0))
 			count_lost(e->sandbox, PYSB_LOST_RINGBUF_FULL);
-	} else {
-		count_lost(e->sandbox, PYSB_LOST_NO_READER);
+		goto done;
 	}
+	idx = __sync_fetch_and_add(&v->total, 1) + 1;
+	now = e->ts_ns;
+	if (!v->first_ns)
+		v->first_ns = now;
+	v->last_ns = now;
+	last = v->last_emit_ns;
+	if (last && now - last < PYSB_DEDUP_INTERVAL_NS)
+		goto done; /* counted */
+	if (__sync_val_compare_and_swap(&v->last_emit_ns, last, now) != last)
+		goto done; /* another CPU sends this key's record */
+	out->e.seq = idx;
+	out->e.first_ns = v->first_ns ? v->first_ns : now;
+	out->e.repeat = (__u32)(idx - v->emitted);
+	if (bpf_ringbuf_output(rb, &out->e, size, 0)) {
+		/* not lost: counted, told by the next record of the key or read by user
+		 * space from the map */
+		v->last_emit_ns = last;
+	} else {
+		v->emitted = idx;
+		v->first_ns = 0;
+	}
+done:
 	b = bpf_map_lookup_elem(&event_buf, &zero);
 	if (b) /* same CPU: a plain store after the copy is enough */
 		*(volatile __u32 *)&b->busy = 0;

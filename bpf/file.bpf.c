@@ -24,6 +24,10 @@
  *                          program that may only read /etc/passwd could lock out every
  *                          outside program that locks it. Shared locks stay allowed (readers
  *                          of a SQLite database take them)
+ *   lsm/file_ioctl         the inode flags and extended attributes of ext4, xfs, btrfs,
+ *                          tmpfs (FS_IOC_SETFLAGS: append-only, no-atime, no-dump...;
+ *                          FS_IOC_FSSETXATTR; FS_IOC_SETVERSION): WRITE on the file. The
+ *                          owner may set them through a read-only descriptor
  *   lsm/file_fcntl         F_SETLEASE (read or write lease): WRITE on the file. A lease
  *                          makes every outside open for writing wait for its holder (up to
  *                          /proc/sys/fs/lease-break-time)
@@ -439,6 +443,31 @@ static __always_inline int check_lock(struct file *file)
 	if (!cfg || on_internal_mount(&file->f_path))
 		return 0;
 	return check(cfg, cgid, PYSB_OP_LOCK, PYSB_ACC_WRITE, file->f_path.dentry,
+		     file->f_path.mnt);
+}
+
+/* The ioctls that change an inode's flags or attributes: _IOW('f', 2, long),
+ * _IOW('f', 2, int) (32-bit), _IOW('X', 32, struct fsxattr), _IOW('v', 2, long). */
+#define FS_IOC_SETFLAGS	    0x40086602
+#define FS_IOC32_SETFLAGS   0x40046602
+#define FS_IOC_FSSETXATTR   0x401c5820
+#define FS_IOC_SETVERSION   0x40087602
+#define FS_IOC32_SETVERSION 0x40047602
+
+/* bpf/tty.bpf.c has the other file_ioctl program (terminals, SIGIO owners). */
+SEC("lsm/file_ioctl")
+int BPF_PROG(pysb_file_ioctl_attrs, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC32_SETFLAGS && cmd != FS_IOC_FSSETXATTR &&
+	    cmd != FS_IOC_SETVERSION && cmd != FS_IOC32_SETVERSION)
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg || on_internal_mount(&file->f_path))
+		return 0;
+	return check(cfg, cgid, PYSB_OP_SETATTR, PYSB_ACC_WRITE, file->f_path.dentry,
 		     file->f_path.mnt);
 }
 

@@ -210,6 +210,15 @@ PYSB_MAP struct {
 	__type(value, __u64);
 } event_count SEC(".maps");
 
+/* Repeated events, counted in the kernel (include/pysb_abi.h, struct pysb_dedup_key).
+ * A plain hash, not an LRU: an LRU would evict counts user space has not read. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_DEDUP_ENTRIES);
+	__type(key, struct pysb_dedup_key);
+	__type(value, struct pysb_dedup_val);
+} event_dedup SEC(".maps");
+
 /*
  * Events are built in a per-CPU buffer ([0]), then copied at their real size ([1]) into
  * the ring buffer: most records are a few hundred bytes, not the 4 KiB a path may need,
@@ -223,6 +232,9 @@ struct pysb_event_buf {
 	__u32 _pad;
 	struct pysb_event e;
 	char slack[PYSB_EVENT_SLACK]; /* path components written at a masked offset */
+	/* event_send's key and new value of event_dedup ([1]): off the hooks' stack */
+	struct pysb_dedup_key dkey;
+	struct pysb_dedup_val dval;
 };
 
 PYSB_MAP struct {

@@ -366,6 +366,15 @@ struct pysb_event {
 			   kind CAP: the capability refused (CAP_* number) */
 	__u32 target_pid; /* ptrace, signal: the task outside the sandbox */
 	__u32 dev;	  /* PYSB_EV_PATH_FSROOT: the file system's s_dev (kernel encoding) */
+	__u32 repeat;	  /* occurrences this record stands for (>= 1) */
+	__u32 exec_id;	  /* the task's self_exec_id (low 32 bits): bumped by each execve */
+	__u64 start_ns;	  /* the thread group leader's start_time: with pid and exec_id, names
+			     one executable image (user space caches its /proc/PID/exe) */
+	__u64 first_ns;	  /* the first occurrence (ts_ns is the last one) */
+	__u64 seq;	  /* kernel dedup: occurrences of this record's key so far, this one's
+			     included (the record stands for those after the previous record
+			     of the key); 0: not tracked, the record stands for `repeat` */
+	__u64 key_hash;	  /* kernel dedup: the hash of the path or net fields in the key */
 	char comm[PYSB_COMM_LEN];
 	union {
 		char path[PYSB_PATH_LEN];
@@ -378,7 +387,41 @@ struct pysb_event {
  * (inode_getxattr, inode_setattr, ...). User space puts the mount point in front
  * (events_resolve_path) and clears the flag; it stays when no mount matches. */
 #define PYSB_EV_PATH_FSROOT 0x2u
-#define PYSB_EVENT_HEAD_LEN (64 + PYSB_COMM_LEN)
+#define PYSB_EVENT_HEAD_LEN (104 + PYSB_COMM_LEN)
+
+/*
+ * Kernel dedup of repeated events (event_send, bpf/common.bpf.h): a key per (sandbox,
+ * process, kind, operation, access, decision, flags, rule, target, path or address). The
+ * first occurrence of a key is sent; later ones are counted (`total`) and sent at most
+ * once per PYSB_DEDUP_INTERVAL_NS, the record carrying `seq` = total then. What was
+ * counted after the last record is read from the map by user space at the end of a run
+ * (and by the daemon every second): a count never vanishes. A full map: the event is
+ * sent itself, untracked. User space removes a sandbox's keys when its id is allocated
+ * and released.
+ */
+#define PYSB_DEDUP_ENTRIES	16384
+#define PYSB_DEDUP_INTERVAL_NS	1000000000ull
+
+struct pysb_dedup_key {
+	__u32 sandbox;
+	__u32 pid;
+	__u16 kind;
+	__u16 op;
+	__u32 access;
+	__u32 decision;
+	__u32 flags;
+	__u32 rule;
+	__u32 target_pid;
+	__u64 hash; /* of the path (its bytes) or the net fields */
+};
+
+struct pysb_dedup_val {
+	__u64 total;	    /* occurrences of the key */
+	__u64 emitted;	    /* total at the last record delivered to the ring */
+	__u64 last_emit_ns; /* when that record was sent (0: none yet) */
+	__u64 first_ns;	    /* the first occurrence after it (0: none) */
+	__u64 last_ns;	    /* the last occurrence */
+};
 
 /* Reasons an event was not delivered (index of the `lost` map). The ring buffer holds
  * each record at its real size: the header up to `path`, then path_len bytes of path
@@ -400,8 +443,11 @@ _Static_assert(sizeof(struct pysb_mount_key) == 8, "pysb_mount_key layout");
 _Static_assert(sizeof(struct pysb_ignore) == 4 + PYSB_IGNORE_LEN, "pysb_ignore layout");
 _Static_assert(sizeof(struct pysb_ignore_set) == 4 + PYSB_MAX_IGNORES * (4 + PYSB_IGNORE_LEN),
 	       "pysb_ignore_set layout");
-_Static_assert(sizeof(struct pysb_event) == 64 + PYSB_COMM_LEN + PYSB_PATH_LEN,
+_Static_assert(sizeof(struct pysb_event) == 104 + PYSB_COMM_LEN + PYSB_PATH_LEN,
 	       "pysb_event layout");
+_Static_assert(__builtin_offsetof(struct pysb_event, comm) == 104, "pysb_event header layout");
+_Static_assert(sizeof(struct pysb_dedup_key) == 40, "pysb_dedup_key layout");
+_Static_assert(sizeof(struct pysb_dedup_val) == 40, "pysb_dedup_val layout");
 
 _Static_assert(sizeof(struct pysb_net4_key) == 12, "pysb_net4_key layout");
 _Static_assert(sizeof(struct pysb_net6_key) == 24, "pysb_net6_key layout");

@@ -561,3 +561,35 @@ test_escape_tls_private_keys_not_implicit() {
 	expect_line "$T/out" "openssl-cnf ok"
 	expect_no_grep "$T/out" "KEY-"
 }
+
+# The owner may change a file's inode flags (append-only, no-atime, no-dump, ...) through a
+# read-only descriptor, on ext4 as on xfs, btrfs and tmpfs: a change to a file the policy
+# only lets the program read. Needs WRITE, like chmod.
+test_escape_inode_flags_of_read_only_file_need_write() {
+	escape_setup
+	identity_ext4 "$T/ext"
+	mkdir "$T/ext/ro" "$T/ext/rw"
+	echo data >"$T/ext/ro/f"
+	echo data >"$T/ext/rw/f"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ext/ro" "$T/ext/rw" >>"$T/policy"
+	pyapp \
+		"import fcntl, struct" \
+		"FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_NODUMP_FL = 0x80086601, 0x40086602, 0x40" \
+		"def nodump(p):" \
+		"    fd = os.open(p, os.O_RDONLY)" \
+		"    try:" \
+		"        flags = struct.unpack('l', fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8)))[0]" \
+		"        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack('l', flags | FS_NODUMP_FL))" \
+		"        fcntl.ioctl(fd, FS_IOC_SETFLAGS, struct.pack('l', flags))" \
+		"    finally:" \
+		"        os.close(fd)" \
+		"attempt('ro-setflags', lambda: nodump('$T/ext/ro/f'))" \
+		"attempt('rw-setflags', lambda: nodump('$T/ext/rw/f'))"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "ro-setflags ok"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "ro-setflags EACCES"
+	expect_line "$T/out" "rw-setflags ok"
+	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/ext/ro/f "
+}

@@ -97,8 +97,9 @@ test_events_identical_events_aggregated_with_count() {
 	[ "$(jq_py 'len([r for r in R if r.get("path") == "'"$T/other/secret.txt"'"])')" -le 3 ] ||
 		fail "not aggregated: $(cat "$T/events")"
 	expect_grep "$T/events" '"last_time":'
-	# stderr still has one line per denial.
-	[ "$(grep -c "^pysb-bpf: deny file open(read) $T/other/secret.txt " "$T/err")" = 50 ] || fail "stderr lines"
+	# stderr has one line per record, not per denial (issue 21: repeats are counted).
+	n=$(grep -c "^pysb-bpf: deny file open(read) $T/other/secret.txt " "$T/err")
+	[ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "$n stderr lines for 50 identical denials"
 }
 
 test_events_to_stdout_and_net_fields() {

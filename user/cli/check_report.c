@@ -400,6 +400,9 @@ static void warn_capabilities(struct report *r, const struct policy_kv *kv)
 		{ "CAP_DAC_READ_SEARCH", "open_by_handle_at" },
 		{ "CAP_SETUID", "any uid" },
 		{ "CAP_SETGID", "any gid" },
+		{ "CAP_SETFCAP", "file capabilities on a file in an expose-rw tree, for whoever runs it "
+				 "outside" },
+		{ "CAP_FSETID", "set-user-ID bits kept on writes (the sandbox still refuses to set them)" },
 	};
 	struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
 	uint64_t m = 0;

@@ -18,6 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "check.h"
+#include "cgroup.h"
 #include "cli.h"
 #include "compile.h"
 #include "events.h"
@@ -377,6 +378,8 @@ static int cmd_run(struct cli *cli)
 	if (ret)
 		goto out;
 	ret = EXIT_PYSB_ERROR;
+	/* root's runs keep the implicit paths of an interpreter (user/compile/implicit.c) */
+	implicit_cache_dir = geteuid() ? NULL : PYSB_RUN_DIR "/implicit";
 	if (compile_for(p, &prog, &compiled))
 		goto out;
 	audit = c.audit || c.learn || compiled.audit_mode;

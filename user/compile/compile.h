@@ -175,6 +175,10 @@ struct implicit_path {
 
 int implicit_paths(const char *interpreter, const char *script, struct implicit_path **out,
 		   size_t *n);
+/* Where implicit_paths() keeps what it computed for an interpreter, with an lstat(2) of
+ * every path that went into it (checked again before use: a venv's re-pointed python, a
+ * Python installed or removed, computes it again). NULL (the default): no cache. */
+extern const char *implicit_cache_dir;
 void implicit_paths_free(struct implicit_path *v, size_t n);
 
 #endif /* PYSB_COMPILE_H */

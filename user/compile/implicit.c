@@ -5,6 +5,8 @@
  * this machine is added, always canonical (symlinks resolved). Deliberately NOT implicit:
  * the working directory, the temp directory, /etc as a whole, home directories.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <glob.h>
 #include <libgen.h>
 #include <limits.h>
@@ -18,15 +20,86 @@
 #include "compile.h"
 #include "log.h"
 
+const char *implicit_cache_dir;
+
+/* What a computed set depends on: an lstat(2) of each path it looked at (absent ones
+ * too), compared again before a cached set is used. */
+struct dep {
+	char *path;
+	int err; /* 0, or lstat's errno */
+	uint64_t dev, ino, mtime_ns, ctime_ns;
+	uint32_t mode;
+};
+
 struct implicit_set {
 	struct implicit_path *v;
 	size_t n, cap;
+	struct dep *deps; /* NULL: not recorded (no cache) */
+	size_t n_deps, cap_deps;
+	bool record;
 };
+
+static void dep_stat(struct dep *d)
+{
+	struct stat st;
+
+	d->err = lstat(d->path, &st) ? errno : 0;
+	if (d->err) {
+		d->dev = d->ino = d->mtime_ns = d->ctime_ns = 0;
+		d->mode = 0;
+		return;
+	}
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	d->mtime_ns = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + st.st_mtim.tv_nsec;
+	d->ctime_ns = (uint64_t)st.st_ctim.tv_sec * 1000000000ull + st.st_ctim.tv_nsec;
+	d->mode = st.st_mode;
+}
+
+/* Notes `path` as a dependency, and its first component when that is a link (/lib on a
+ * merged-/usr system: where everything below it resolves). */
+static void depend(struct implicit_set *s, const char *path)
+{
+	char top[PATH_MAX];
+	const char *slash;
+	struct stat st;
+
+	if (!s->record || path[0] != '/')
+		return;
+	slash = strchr(path + 1, '/');
+	if (slash && (size_t)(slash - path) < sizeof(top)) {
+		memcpy(top, path, slash - path);
+		top[slash - path] = '\0';
+		if (!lstat(top, &st) && S_ISLNK(st.st_mode))
+			depend(s, top);
+	}
+	for (size_t i = 0; i < s->n_deps; i++)
+		if (!strcmp(s->deps[i].path, path))
+			return;
+	if (s->n_deps == s->cap_deps) {
+		size_t cap = s->cap_deps ? 2 * s->cap_deps : 64;
+		struct dep *v = realloc(s->deps, cap * sizeof(*v));
+
+		if (!v) {
+			s->record = false; /* no cache this time */
+			return;
+		}
+		s->deps = v;
+		s->cap_deps = cap;
+	}
+	s->deps[s->n_deps].path = strdup(path);
+	if (!s->deps[s->n_deps].path) {
+		s->record = false;
+		return;
+	}
+	dep_stat(&s->deps[s->n_deps++]);
+}
 
 static int add(struct implicit_set *s, const char *path, uint32_t access, const char *why)
 {
 	char real[PATH_MAX];
 
+	depend(s, path);
 	if (!realpath(path, real))
 		return 0; /* absent here: nothing to grant */
 	for (size_t i = 0; i < s->n; i++) {
@@ -55,9 +128,13 @@ static int add(struct implicit_set *s, const char *path, uint32_t access, const 
 
 static int add_glob(struct implicit_set *s, const char *pattern, uint32_t access, const char *why)
 {
+	char dir[PATH_MAX];
 	glob_t g;
 	int ret = 0;
 
+	/* Entries added or removed change the directory's mtime. */
+	snprintf(dir, sizeof(dir), "%s", pattern);
+	depend(s, dirname(dir));
 	if (glob(pattern, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g))
 		return 0;
 	for (size_t i = 0; i < g.gl_pathc && !ret; i++)
@@ -142,50 +219,51 @@ static int add_python(struct implicit_set *s, const char *interp)
 	return ret;
 }
 
+static const struct {
+	const char *path;
+	uint32_t access;
+	const char *why;
+} fixed[] = {
+	{ "/etc/ld.so.cache", PYSB_ACC_RO, "dynamic loader cache" },
+	{ "/lib64", PYSB_ACC_RO, "dynamic loader" },
+	{ "/usr/lib/locale", PYSB_ACC_RO, "locale data" },
+	{ "/etc/locale.alias", PYSB_ACC_READ, "locale aliases" },
+	{ "/usr/share/zoneinfo", PYSB_ACC_RO, "time zones" },
+	{ "/etc/localtime", PYSB_ACC_RO, "time zone" },
+	{ "/etc/nsswitch.conf", PYSB_ACC_READ, "name service configuration" },
+	/* Python's site module resolves "~" with getpwuid() when HOME is unset (the
+	 * program starts with an empty environment): a denial on every start. The
+	 * file is world-readable and holds no secrets (hashes are in /etc/shadow). */
+	{ "/etc/passwd", PYSB_ACC_READ, "user database (home directory of the user)" },
+	{ "/etc/host.conf", PYSB_ACC_READ, "resolver configuration" },
+	{ "/etc/resolv.conf", PYSB_ACC_READ, "resolver configuration" },
+	{ "/etc/hosts", PYSB_ACC_READ, "static host names" },
+	{ "/etc/gai.conf", PYSB_ACC_READ, "resolver configuration" },
+	/* The certificates and OpenSSL's configuration, never all of /etc/ssl or /etc/pki:
+	 * their private/ directories hold the machine's TLS keys. */
+	{ "/etc/ssl/certs", PYSB_ACC_RO, "CA certificates" },
+	{ "/etc/ssl/cert.pem", PYSB_ACC_READ, "CA certificates" },
+	{ "/etc/ssl/openssl.cnf", PYSB_ACC_READ, "OpenSSL configuration" },
+	{ "/etc/pki/tls/certs", PYSB_ACC_RO, "CA certificates" },
+	{ "/etc/pki/tls/cert.pem", PYSB_ACC_READ, "CA certificates" },
+	{ "/etc/pki/tls/openssl.cnf", PYSB_ACC_READ, "OpenSSL configuration" },
+	{ "/etc/pki/ca-trust", PYSB_ACC_RO, "CA certificates" },
+	{ "/etc/ca-certificates", PYSB_ACC_RO, "CA certificates" },
+	{ "/usr/share/ca-certificates", PYSB_ACC_RO, "CA certificates" },
+	{ "/usr/share/pki", PYSB_ACC_RO, "CA certificates" },
+	{ "/dev/null", PYSB_ACC_RW, "null device" },
+	{ "/dev/zero", PYSB_ACC_RW, "zero device" },
+	{ "/dev/full", PYSB_ACC_RW, "full device" },
+	{ "/dev/urandom", PYSB_ACC_READ, "random numbers" },
+	{ "/dev/random", PYSB_ACC_READ, "random numbers" },
+	/* libselinux, linked into ls, cp, find, ..., reads it in every process to know
+	 * whether selinuxfs is there: a denial per child otherwise. It lists file
+	 * system types, nothing of the machine's data. */
+	{ "/proc/filesystems", PYSB_ACC_READ, "file system types (libselinux)" },
+};
+
 static int add_runtime(struct implicit_set *s)
 {
-	static const struct {
-		const char *path;
-		uint32_t access;
-		const char *why;
-	} fixed[] = {
-		{ "/etc/ld.so.cache", PYSB_ACC_RO, "dynamic loader cache" },
-		{ "/lib64", PYSB_ACC_RO, "dynamic loader" },
-		{ "/usr/lib/locale", PYSB_ACC_RO, "locale data" },
-		{ "/etc/locale.alias", PYSB_ACC_READ, "locale aliases" },
-		{ "/usr/share/zoneinfo", PYSB_ACC_RO, "time zones" },
-		{ "/etc/localtime", PYSB_ACC_RO, "time zone" },
-		{ "/etc/nsswitch.conf", PYSB_ACC_READ, "name service configuration" },
-		/* Python's site module resolves "~" with getpwuid() when HOME is unset (the
-		 * program starts with an empty environment): a denial on every start. The
-		 * file is world-readable and holds no secrets (hashes are in /etc/shadow). */
-		{ "/etc/passwd", PYSB_ACC_READ, "user database (home directory of the user)" },
-		{ "/etc/host.conf", PYSB_ACC_READ, "resolver configuration" },
-		{ "/etc/resolv.conf", PYSB_ACC_READ, "resolver configuration" },
-		{ "/etc/hosts", PYSB_ACC_READ, "static host names" },
-		{ "/etc/gai.conf", PYSB_ACC_READ, "resolver configuration" },
-		/* The certificates and OpenSSL's configuration, never all of /etc/ssl or
-		 * /etc/pki: their private/ directories hold the machine's TLS keys. */
-		{ "/etc/ssl/certs", PYSB_ACC_RO, "CA certificates" },
-		{ "/etc/ssl/cert.pem", PYSB_ACC_READ, "CA certificates" },
-		{ "/etc/ssl/openssl.cnf", PYSB_ACC_READ, "OpenSSL configuration" },
-		{ "/etc/pki/tls/certs", PYSB_ACC_RO, "CA certificates" },
-		{ "/etc/pki/tls/cert.pem", PYSB_ACC_READ, "CA certificates" },
-		{ "/etc/pki/tls/openssl.cnf", PYSB_ACC_READ, "OpenSSL configuration" },
-		{ "/etc/pki/ca-trust", PYSB_ACC_RO, "CA certificates" },
-		{ "/etc/ca-certificates", PYSB_ACC_RO, "CA certificates" },
-		{ "/usr/share/ca-certificates", PYSB_ACC_RO, "CA certificates" },
-		{ "/usr/share/pki", PYSB_ACC_RO, "CA certificates" },
-		{ "/dev/null", PYSB_ACC_RW, "null device" },
-		{ "/dev/zero", PYSB_ACC_RW, "zero device" },
-		{ "/dev/full", PYSB_ACC_RW, "full device" },
-		{ "/dev/urandom", PYSB_ACC_READ, "random numbers" },
-		{ "/dev/random", PYSB_ACC_READ, "random numbers" },
-		/* libselinux, linked into ls, cp, find, ..., reads it in every process to know
-		 * whether selinuxfs is there: a denial per child otherwise. It lists file
-		 * system types, nothing of the machine's data. */
-		{ "/proc/filesystems", PYSB_ACC_READ, "file system types (libselinux)" },
-	};
 	struct utsname u;
 	char triplet[PATH_MAX];
 	int ret = 0;
@@ -203,17 +281,222 @@ static int add_runtime(struct implicit_set *s)
 	return ret;
 }
 
+/* ---- the cache: PYSB_RUN_DIR/implicit/<hash of the interpreter> ---- */
+static const char *const other_whys[] = {
+	"interpreter prefix (virtual environment)", "interpreter",
+	"Python standard library and site-packages", "Python standard library",
+	"Python site-packages", "Python site configuration", "shared libraries",
+};
+
+/* The static reason equal to `why`, or NULL: a cached set points at this file's strings. */
+static const char *intern_why(const char *why)
+{
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		if (!strcmp(fixed[i].why, why))
+			return fixed[i].why;
+	for (size_t i = 0; i < sizeof(other_whys) / sizeof(other_whys[0]); i++)
+		if (!strcmp(other_whys[i], why))
+			return other_whys[i];
+	return NULL;
+}
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return (h ^ 0xff) * 0x100000001b3ull;
+}
+
+/* Changes with the lists above: a cache written by another build is not used. */
+static uint64_t lists_hash(void)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	char acc[16];
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++) {
+		snprintf(acc, sizeof(acc), "%u", fixed[i].access);
+		h = fnv(fnv(fnv(h, fixed[i].path), fixed[i].why), acc);
+	}
+	for (size_t i = 0; i < sizeof(other_whys) / sizeof(other_whys[0]); i++)
+		h = fnv(h, other_whys[i]);
+	return fnv(h, "implicit cache 1");
+}
+
+/* The cache file of `interp` in a directory only root writes; -1 if none may be used. */
+static int cache_path(const char *interp, char *buf, size_t len)
+{
+	struct stat st;
+
+	char parent[PATH_MAX];
+
+	if (!implicit_cache_dir)
+		return -1;
+	snprintf(parent, sizeof(parent), "%s", implicit_cache_dir);
+	mkdir(dirname(parent), 0700);
+	if (mkdir(implicit_cache_dir, 0700) && errno != EEXIST)
+		return -1;
+	if (lstat(implicit_cache_dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 022))
+		return -1;
+	snprintf(buf, len, "%s/%016llx", implicit_cache_dir,
+		 (unsigned long long)fnv(0xcbf29ce484222325ull, interp));
+	return 0;
+}
+
+static bool plain(const char *p)
+{
+	return !strpbrk(p, "\t\n");
+}
+
+static int append(struct implicit_set *s, const char *path, uint32_t access, const char *why)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		struct implicit_path *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n].path = strdup(path);
+	if (!s->v[s->n].path)
+		return -1;
+	s->v[s->n].access = access;
+	s->v[s->n].why = why;
+	s->n++;
+	return 0;
+}
+
+/* The cached set of `interp`, if every path it depended on is as it was: 0, else -1. */
+static int cache_load(const char *interp, struct implicit_set *s)
+{
+	char file[PATH_MAX + 32], *line = NULL, head[64];
+	size_t cap = 0;
+	bool ok = false;
+	FILE *f;
+
+	if (cache_path(interp, file, sizeof(file)))
+		return -1;
+	f = fopen(file, "re");
+	if (!f)
+		return -1;
+	snprintf(head, sizeof(head), "pysb-implicit %016llx\t", (unsigned long long)lists_hash());
+	if (getline(&line, &cap, f) <= 0 || strncmp(line, head, strlen(head)) ||
+	    strcspn(line + strlen(head), "\n") != strlen(interp) ||
+	    strncmp(line + strlen(head), interp, strlen(interp)))
+		goto out;
+	while (getline(&line, &cap, f) > 0) {
+		char path[PATH_MAX], why[128];
+		unsigned long long dev, ino, mt, ct;
+		unsigned int mode, access;
+		int err;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!strcmp(line, "end")) {
+			ok = true;
+			break;
+		}
+		if (sscanf(line, "d\t%d\t%llu\t%llu\t%llu\t%llu\t%u\t%4095[^\t]", &err, &dev, &ino,
+			   &mt, &ct, &mode, path) == 7) {
+			struct dep d = { .path = path };
+
+			dep_stat(&d);
+			if (d.err != err || d.dev != dev || d.ino != ino || d.mtime_ns != mt ||
+			    d.ctime_ns != ct || d.mode != mode) {
+				pr_info("implicit paths: %s changed, computed again", path);
+				break;
+			}
+		} else if (sscanf(line, "p\t%u\t%127[^\t]\t%4095[^\t]", &access, why, path) == 3) {
+			const char *w = intern_why(why);
+
+			if (!w || append(s, path, access, w))
+				break;
+		} else {
+			break;
+		}
+	}
+out:
+	free(line);
+	fclose(f);
+	if (!ok) {
+		implicit_paths_free(s->v, s->n);
+		s->v = NULL;
+		s->n = s->cap = 0;
+	}
+	return ok ? 0 : -1;
+}
+
+/* Written complete under a temporary name, then renamed: a reader sees all or nothing. */
+static void cache_store(const char *interp, const struct implicit_set *s)
+{
+	char file[PATH_MAX + 32], tmp[PATH_MAX + 64];
+	bool ok = plain(interp);
+	FILE *f;
+	int fd;
+
+	if (!s->record || cache_path(interp, file, sizeof(file)))
+		return;
+	for (size_t i = 0; i < s->n_deps && ok; i++)
+		ok = plain(s->deps[i].path);
+	for (size_t i = 0; i < s->n && ok; i++)
+		ok = plain(s->v[i].path);
+	if (!ok)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.%d", file, getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+	f = fd < 0 ? NULL : fdopen(fd, "w");
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	fprintf(f, "pysb-implicit %016llx\t%s\n", (unsigned long long)lists_hash(), interp);
+	for (size_t i = 0; i < s->n_deps; i++) {
+		const struct dep *d = &s->deps[i];
+
+		fprintf(f, "d\t%d\t%llu\t%llu\t%llu\t%llu\t%u\t%s\n", d->err,
+			(unsigned long long)d->dev, (unsigned long long)d->ino,
+			(unsigned long long)d->mtime_ns, (unsigned long long)d->ctime_ns, d->mode,
+			d->path);
+	}
+	for (size_t i = 0; i < s->n; i++)
+		fprintf(f, "p\t%u\t%s\t%s\n", s->v[i].access, s->v[i].why, s->v[i].path);
+	fprintf(f, "end\n");
+	if (fclose(f) || rename(tmp, file))
+		unlink(tmp);
+}
+
+static void deps_free(struct implicit_set *s)
+{
+	for (size_t i = 0; i < s->n_deps; i++)
+		free(s->deps[i].path);
+	free(s->deps);
+	s->deps = NULL;
+	s->n_deps = s->cap_deps = 0;
+}
+
 int implicit_paths(const char *interpreter, const char *script, struct implicit_path **out,
 		   size_t *n)
 {
-	struct implicit_set s = { 0 };
-	int ret = add_runtime(&s);
+	struct implicit_set s = { .record = implicit_cache_dir != NULL };
+	const char *key = interpreter ? interpreter : "";
+	int ret = 0;
 
-	if (!ret && interpreter) {
-		ret = add_interpreter(&s, interpreter);
-		if (!ret && is_python(interpreter))
-			ret = add_python(&s, interpreter);
+	if (!cache_load(key, &s)) {
+		pr_info("implicit paths of %s: from the cache", *key ? key : "(no interpreter)");
+	} else {
+		ret = add_runtime(&s);
+		if (!ret && interpreter) {
+			ret = add_interpreter(&s, interpreter);
+			if (!ret && is_python(interpreter))
+				ret = add_python(&s, interpreter);
+		}
+		if (!ret)
+			cache_store(key, &s);
 	}
+	deps_free(&s);
+	s.record = false;
 	if (!ret && script)
 		ret = add(&s, script, PYSB_ACC_READ, "the program's script");
 	if (ret) {

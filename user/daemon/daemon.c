@@ -42,6 +42,7 @@
 #include "daemon.h"
 #include "daemon_metrics.h"
 #include "events.h"
+#include "events_dedup.h"
 #include "loader.h"
 #include "log.h"
 #include "policy.h"
@@ -96,6 +97,7 @@ struct daemon {
 	struct ring_buffer *rb;
 	bool rb_stale;
 	struct events_json ev;
+	struct events_dedup dedup; /* what each record of a repeated event tells */
 	FILE *out;
 	struct daemon_metrics m;
 	/* Bindings whose file is there but was rejected at the last read: the cgroups their
@@ -145,29 +147,65 @@ static int64_t now_ms(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/*
+ * A record is acknowledged (the ring's read position moves past it) when this returns:
+ * its line is written by then, with one write(2), and nothing is held in memory. A kill
+ * may write a record twice (after a restart), never lose one or cut a line.
+ */
+/* One record (repeats counted): metrics and its line. */
+static void deliver(struct daemon *d, struct target *t, struct pysb_event *e)
+{
+	events_resolve_path(e);
+	metrics_count_event(&t->b->m, e->decision == PYSB_AUDIT, e->kind, e->repeat);
+	d->ev.compiled = &t->b->c; /* net denials name their rule */
+	d->ev.ev_mode = t->b->conf.audit ? "audit" : "enforce";
+	d->ev.ev_binding = t->b->conf.name;
+	d->ev.ev_target = t->path;
+	events_json_event(&d->ev, e);
+}
+
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct target *t = ctx;
 	struct daemon *d = t->b ? (struct daemon *)t->b->m.owner : NULL;
 	static struct pysb_event e;
-	json_t *o;
 
 	if (!d || len < PYSB_EVENT_HEAD_LEN)
 		return 0;
-	memset(&e, 0, sizeof(e));
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
-	events_resolve_path(&e);
-	metrics_count_event(&t->b->m, e.decision == PYSB_AUDIT, e.kind);
-	d->ev.compiled = &t->b->c; /* net denials name their rule */
-	o = events_json_render(&d->ev, &e);
-	if (!o)
-		return 0;
-	json_object_set_new(o, "mode", json_string(t->b->conf.audit ? "audit" : "enforce"));
-	json_object_set_new(o, "binding", json_string(t->b->conf.name));
-	json_object_set_new(o, "target", json_string(t->path));
-	events_json_write(&d->ev, &e, o);
-	json_decref(o);
+	if (len < sizeof(e))
+		memset((char *)&e + len, 0, sizeof(e) - len);
+	events_dedup_record(&d->dedup, &e, len);
+	if (e.repeat) /* 0: a sweep told its occurrences already */
+		deliver(d, t, &e);
 	return 0;
+}
+
+/* A count the kernel held (its dedup map), told by the sweep: to its sandbox's target. */
+static void deliver_swept(void *ctx, struct pysb_event *e)
+{
+	struct daemon *d = ctx;
+
+	for (size_t i = 0; i < d->n_b; i++)
+		for (size_t j = 0; j < d->b[i]->n_t; j++)
+			if (d->b[i]->t[j]->id == e->sandbox) {
+				deliver(d, d->b[i]->t[j], e);
+				return;
+			}
+}
+
+/* Each second: the occurrences of repeated events no record told yet (the ring is read
+ * first, so that the records in it are not told twice). */
+static void sweep_repeats(struct daemon *d)
+{
+	int err;
+
+	if (d->rb)
+		ring_buffer__consume(d->rb);
+	err = events_dedup_sweep(&d->dedup, loader_dedup_fd(&d->l), false, 0, deliver_swept, d,
+				 NULL);
+	if (err)
+		pr_warn("cannot read the kernel's counts of repeated events: %s", strerror(-err));
 }
 
 /* The ring buffers of every target, read by one poller; rebuilt when the set changes
@@ -236,11 +274,12 @@ static void rotate_events(struct daemon *d)
 {
 	const struct daemon_opts *o = d->o;
 	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	struct stat st;
 	FILE *f;
-	long size;
 
-	if (!o->events_max_size || d->out == stdout || (size = ftell(d->out)) < 0 ||
-	    (uint64_t)size < o->events_max_size)
+	/* the size of the file, not the FILE's idea of it: lines are written with write(2) */
+	if (!o->events_max_size || d->out == stdout || fstat(fileno(d->out), &st) ||
+	    (uint64_t)st.st_size < o->events_max_size)
 		return;
 	for (unsigned k = o->events_keep; k >= 1; k--) {
 		snprintf(from, sizeof(from), k == 1 ? "%s" : "%s.%u", o->events, k - 1);
@@ -1314,8 +1353,11 @@ static int open_output(struct daemon *d)
 		pr_err("cannot open the event file %s: %s", o->events, strerror(errno));
 		return -1;
 	}
-	return events_json_init(&d->ev, d->out, d->out == stdout ? "stdout" : o->events, "daemon",
-				NULL);
+	if (events_json_init(&d->ev, d->out, d->out == stdout ? "stdout" : o->events, "daemon",
+			     NULL))
+		return -1;
+	d->ev.direct = true; /* on_event: written before the record is acknowledged */
+	return 0;
 }
 
 int daemon_main(const struct daemon_opts *o)
@@ -1440,6 +1482,7 @@ int daemon_main(const struct daemon_opts *o)
 		if (now >= next_scan) {
 			d.born_seen = false;
 			scan(&d);
+			sweep_repeats(&d);
 			lost_records(&d);
 			next_scan = now + o->rescan_ms;
 		}
@@ -1450,6 +1493,7 @@ int daemon_main(const struct daemon_opts *o)
 		rotate_events(&d);
 		metrics_unlock(&d.m);
 	}
+	sweep_repeats(&d); /* what the kernel counted since the last second */
 	pr_info("stopping: every bound cgroup stays confined (the programs and maps are pinned)");
 	ret = 0;
 out:

@@ -82,9 +82,9 @@ void metrics_binding_removed(struct daemon_metrics *m, struct binding_metrics *b
 		}
 }
 
-void metrics_count_event(struct binding_metrics *b, int audit, unsigned kind)
+void metrics_count_event(struct binding_metrics *b, int audit, unsigned kind, uint64_t n)
 {
-	b->events[audit ? 1 : 0][kind < METRICS_KINDS ? kind : 0]++;
+	b->events[audit ? 1 : 0][kind < METRICS_KINDS ? kind : 0] += n;
 }
 
 void metrics_count_lost(struct binding_metrics *b, int reason, uint64_t n)

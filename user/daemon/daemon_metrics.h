@@ -41,7 +41,8 @@ void metrics_unlock(struct daemon_metrics *m);
 /* With the lock held: */
 void metrics_binding_added(struct daemon_metrics *m, struct binding_metrics *b, const char *name);
 void metrics_binding_removed(struct daemon_metrics *m, struct binding_metrics *b);
-void metrics_count_event(struct binding_metrics *b, int audit, unsigned kind);
+/* n denials of one record (its repeat count) */
+void metrics_count_event(struct binding_metrics *b, int audit, unsigned kind, uint64_t n);
 void metrics_count_lost(struct binding_metrics *b, int reason, uint64_t n);
 void metrics_count_reload(struct daemon_metrics *m, int ok);
 void metrics_count_error(struct daemon_metrics *m);

@@ -368,3 +368,61 @@ static void event_format_line(FILE *f, const struct pysb_event *e)
 	print_escaped(f, comm);
 	fputc('\n', f);
 }
+
+/* ---- the terminal: a token bucket of lines ---- */
+
+bool events_tty_allow(struct events_tty *t, uint64_t now_ns, uint64_t repeat)
+{
+	if (!t->started) {
+		t->started = true;
+		t->tokens = EVENTS_TTY_BURST;
+		t->last_ns = now_ns;
+	}
+	if (now_ns > t->last_ns) {
+		t->tokens += (double)(now_ns - t->last_ns) * EVENTS_TTY_RATE / 1e9;
+		if (t->tokens > EVENTS_TTY_BURST)
+			t->tokens = EVENTS_TTY_BURST;
+		t->last_ns = now_ns;
+	}
+	if (t->tokens >= 1) {
+		t->tokens -= 1;
+		/* a line stands for one event: the repeats it carries are not shown */
+		t->hidden += repeat > 1 ? repeat - 1 : 0;
+		t->hidden_total += repeat > 1 ? repeat - 1 : 0;
+		return true;
+	}
+	t->hidden += repeat ? repeat : 1;
+	t->hidden_total += repeat ? repeat : 1;
+	return false;
+}
+
+/* 12345 -> "12,345" */
+static const char *thousands(unsigned long n, char *buf, size_t len)
+{
+	char digits[32];
+	size_t nd = (size_t)snprintf(digits, sizeof(digits), "%lu", n), w = 0;
+
+	for (size_t i = 0; i < nd && w + 2 < len; i++) {
+		if (i && (nd - i) % 3 == 0)
+			buf[w++] = ',';
+		buf[w++] = digits[i];
+	}
+	buf[w] = '\0';
+	return buf;
+}
+
+bool events_tty_summary(struct events_tty *t, FILE *f, const char *events_file)
+{
+	char n[48];
+
+	if (!t->hidden)
+		return false;
+	if (events_file)
+		fprintf(f, "pysb-bpf: ... %s more denials not shown; all in --events %s\n",
+			thousands(t->hidden, n, sizeof(n)), events_file);
+	else
+		fprintf(f, "pysb-bpf: ... %s more denials not shown; --events FILE records "
+			   "them all\n", thousands(t->hidden, n, sizeof(n)));
+	t->hidden = 0;
+	return true;
+}

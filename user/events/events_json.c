@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The event stream of `run --events FILE|-`: one JSON object per line (jansson), schema in
+ * The event stream of `run --events FILE|-`: one JSON object per line, schema in
  * docs/events.md. Identical consecutive events (same everything but the time) within
  * EVENTS_AGGREGATE_NS of the first are written once with a count. The same rendering
  * feeds learning (user/learn/learn.c), so `--learn` and `learn --from` read the same records.
@@ -19,6 +19,7 @@
 #include "compile.h"
 #include "events.h"
 #include "json_bytes.h"
+#include "utf8.h"
 #include "log.h"
 
 #define EVENTS_AGGREGATE_NS 1000000000ull /* the aggregation window: 1 s */
@@ -37,6 +38,50 @@ static int64_t now_ns(clockid_t clk)
 	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* ---- the executable of an event's process ---- */
+
+#define EXE_SLOTS 256 /* direct-mapped by pid */
+
+struct exe_cache {
+	struct {
+		uint32_t pid, exec_id;
+		uint64_t start_ns;
+		bool used;
+		char *exe; /* NULL: the process was gone */
+	} slot[EXE_SLOTS];
+};
+
+/*
+ * /proc/PID/exe of the event's process, read once per (pid, start time, exec
+ * generation): a flood from one process reads it once, not once per record. NULL when
+ * the process is gone (or was when first asked).
+ */
+static const char *exe_of(struct exe_cache *c, const struct pysb_event *e)
+{
+	char proc[32], exe[PATH_MAX];
+	unsigned i = (e->pid ^ (e->pid >> 8)) % EXE_SLOTS;
+	ssize_t n;
+
+	if (!c)
+		return NULL;
+	if (c->slot[i].used && c->slot[i].pid == e->pid && c->slot[i].exec_id == e->exec_id &&
+	    c->slot[i].start_ns == e->start_ns)
+		return c->slot[i].exe;
+	snprintf(proc, sizeof(proc), "/proc/%u/exe", e->pid);
+	n = readlink(proc, exe, sizeof(exe) - 1);
+	free(c->slot[i].exe);
+	c->slot[i].exe = NULL;
+	if (n > 0) {
+		exe[n] = '\0';
+		c->slot[i].exe = strdup(exe);
+	}
+	c->slot[i].used = true;
+	c->slot[i].pid = e->pid;
+	c->slot[i].exec_id = e->exec_id;
+	c->slot[i].start_ns = e->start_ns;
+	return c->slot[i].exe;
+}
+
 int events_json_init(struct events_json *w, FILE *out, const char *name, const char *mode,
 		     const struct compiled *c)
 {
@@ -47,7 +92,26 @@ int events_json_init(struct events_json *w, FILE *out, const char *name, const c
 	w->compiled = c;
 	w->real_minus_mono_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
 	w->pending_ev = malloc(sizeof(*w->pending_ev));
-	return w->pending_ev ? 0 : -1;
+	w->exe = calloc(1, sizeof(*w->exe));
+	if (!w->pending_ev || !w->exe) {
+		events_json_free(w);
+		return -1;
+	}
+	return 0;
+}
+
+void events_json_free(struct events_json *w)
+{
+	if (w->exe)
+		for (unsigned i = 0; i < EXE_SLOTS; i++)
+			free(w->exe->slot[i].exe);
+	free(w->exe);
+	free(w->pending_ev);
+	free(w->line);
+	w->exe = NULL;
+	w->pending_ev = NULL;
+	w->line = NULL;
+	w->line_cap = w->line_len = 0;
 }
 
 /* RFC 3339, UTC, nanoseconds: 2026-12-02T11:09:56.123456789Z */
@@ -170,10 +234,9 @@ static void add_unix(json_t *o, const struct pysb_event *e)
 
 json_t *events_json_render(const struct events_json *w, const struct pysb_event *e)
 {
-	char t[64], comm[PYSB_COMM_LEN + 1], proc[32], exe[PATH_MAX];
-	const char *path = event_path(e);
+	char t[64], comm[PYSB_COMM_LEN + 1];
+	const char *path = event_path(e), *exe;
 	json_t *o = json_object();
-	ssize_t n;
 
 	if (!o)
 		return NULL;
@@ -191,15 +254,12 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 	memcpy(comm, e->comm, PYSB_COMM_LEN);
 	comm[PYSB_COMM_LEN] = '\0';
 	json_object_set_bytes(o, "comm", comm);
-	/* At reception: the process may have exec'd since, or be gone (null). */
-	snprintf(proc, sizeof(proc), "/proc/%u/exe", e->pid);
-	n = readlink(proc, exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
+	/* At reception: null when the process is gone. */
+	exe = exe_of(w->exe, e);
+	if (exe)
 		json_object_set_bytes(o, "executable", exe);
-	} else {
+	else
 		set(o, "executable", json_null());
-	}
 	set(o, "sandbox", json_integer(e->sandbox));
 	set(o, "cgroup", json_integer((json_int_t)e->cgroup_id));
 	switch (e->kind) {
@@ -237,19 +297,358 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 	return o;
 }
 
+/* ---- the direct writer: the bytes jansson's compact dump writes, without the tree ---- */
+
+static void line_put(struct events_json *w, const char *s, size_t n)
+{
+	if (w->line_len + n + 1 > w->line_cap) {
+		size_t cap = w->line_cap ? w->line_cap : 1024;
+		char *p;
+
+		while (cap < w->line_len + n + 1)
+			cap *= 2;
+		p = realloc(w->line, cap);
+		if (!p) {
+			w->failed = true;
+			w->err = ENOMEM;
+			return;
+		}
+		w->line = p;
+		w->line_cap = cap;
+	}
+	memcpy(w->line + w->line_len, s, n);
+	w->line_len += n;
+}
+
+static void line_puts(struct events_json *w, const char *s)
+{
+	line_put(w, s, strlen(s));
+}
+
+/* A JSON string of valid UTF-8, escaped as jansson escapes it. */
+static void line_str(struct events_json *w, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t from = 0;
+
+	line_put(w, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[8];
+		size_t k = 2;
+
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		line_put(w, s + from, i - from);
+		from = i + 1;
+		esc[0] = '\\';
+		switch (c) {
+		case '"': esc[1] = '"'; break;
+		case '\\': esc[1] = '\\'; break;
+		case '\b': esc[1] = 'b'; break;
+		case '\f': esc[1] = 'f'; break;
+		case '\n': esc[1] = 'n'; break;
+		case '\r': esc[1] = 'r'; break;
+		case '\t': esc[1] = 't'; break;
+		default:
+			memcpy(esc + 1, "u00", 3);
+			esc[4] = hex[c >> 4];
+			esc[5] = hex[c & 15];
+			k = 6;
+		}
+		line_put(w, esc, k);
+	}
+	line_put(w, s + from, n - from);
+	line_put(w, "\"", 1);
+}
+
+static void line_key(struct events_json *w, const char *key)
+{
+	line_puts(w, ",\"");
+	line_puts(w, key);
+	line_puts(w, "\":");
+}
+
+static void line_kstr(struct events_json *w, const char *key, const char *v)
+{
+	line_key(w, key);
+	line_str(w, v, strlen(v));
+}
+
+/* Bytes that must be UTF-8 here: false (the caller falls back to jansson) if not. */
+static bool line_kbytes(struct events_json *w, const char *key, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (utf8_invalid_at(v, n) != n)
+		return false;
+	line_key(w, key);
+	line_str(w, v, n);
+	return true;
+}
+
+static void line_kint(struct events_json *w, const char *key, long long v)
+{
+	char num[24];
+
+	line_key(w, key);
+	line_put(w, num, (size_t)snprintf(num, sizeof(num), "%lld", v));
+}
+
+static void line_access(struct events_json *w, uint32_t acc)
+{
+	const char *sep = "";
+
+	line_key(w, "access");
+	line_put(w, "[", 1);
+	if (acc & PYSB_ACC_READ) {
+		line_puts(w, "\"read\"");
+		sep = ",";
+	}
+	if (acc & PYSB_ACC_WRITE) {
+		line_puts(w, sep);
+		line_puts(w, "\"write\"");
+		sep = ",";
+	}
+	if (acc & PYSB_ACC_EXEC) {
+		line_puts(w, sep);
+		line_puts(w, "\"exec\"");
+	}
+	line_put(w, "]", 1);
+}
+
+static bool line_net(struct events_json *w, const struct pysb_event *e)
+{
+	const struct pysb_net_event *n = &e->net;
+	const struct compiled_net_rule *r;
+	const char *fam = net_family_name(n->family), *t;
+	char a[INET6_ADDRSTRLEN], src[PATH_MAX + 16];
+
+	if (fam)
+		line_kstr(w, "family", fam);
+	else
+		line_kint(w, "family", n->family);
+	switch (e->op) {
+	case PYSB_OP_SOCKET:
+		t = sock_type_name(n->type);
+		if (t)
+			line_kstr(w, "type", t);
+		else
+			line_kint(w, "type", n->type);
+		line_kint(w, "protocol", n->protocol);
+		return true;
+	case PYSB_OP_NETLINK_SEND:
+		line_kint(w, "protocol", n->protocol);
+		line_kint(w, "message_type", n->port);
+		return true;
+	case PYSB_OP_SOURCE_ROUTE:
+		line_kstr(w, "via", n->dir ? "sendmsg" : "setsockopt");
+		line_kint(w, "level", n->protocol);
+		line_kint(w, "option", n->port);
+		return true;
+	}
+	line_kstr(w, "protocol", n->protocol == IPPROTO_UDP ? "udp" : "tcp");
+	if (inet_ntop(n->family == AF_INET6 ? AF_INET6 : AF_INET, n->addr, a, sizeof(a)))
+		line_kstr(w, "address", a);
+	line_kint(w, "port", n->port);
+	line_kstr(w, "direction", n->dir == PYSB_NET_IN ? "in" : "out");
+	r = net_rule_at(w->compiled, e->rule);
+	if (r && !r->implicit) {
+		snprintf(src, sizeof(src), "%s:%u", r->src.file, r->src.line);
+		return line_kbytes(w, "rule", src) && line_kbytes(w, "rule_text", r->text);
+	}
+	return true;
+}
+
+static bool line_file_rule(struct events_json *w, uint32_t rule)
+{
+	const struct compiled_file *f;
+	char src[PATH_MAX + 16];
+
+	if (!w->compiled || !rule || rule > w->compiled->n_files)
+		return true;
+	f = &w->compiled->files[rule - 1];
+	if (!line_kbytes(w, "rule_path", f->path))
+		return false;
+	if (f->implicit) {
+		line_kstr(w, "rule_implicit", f->why);
+		return true;
+	}
+	snprintf(src, sizeof(src), "%s:%u", f->src.file, f->src.line);
+	return line_kbytes(w, "rule", src);
+}
+
+static bool line_body(struct events_json *w, const struct pysb_event *e, uint64_t first_ns)
+{
+	const char *path = event_path(e), *exe;
+	char t[64], comm[PYSB_COMM_LEN + 1];
+
+	events_json_time(w, first_ns, t, sizeof(t));
+	line_puts(w, "{\"record\":\"event\"");
+	line_kstr(w, "time", t);
+	line_kstr(w, "mode", w->pending_mode ? w->pending_mode : w->mode);
+	line_kstr(w, "decision", e->decision == PYSB_AUDIT ? "audit" : "deny");
+	line_kstr(w, "kind", kind_str(e->kind));
+	line_kstr(w, "operation", e->kind == PYSB_KIND_NET || e->kind == PYSB_KIND_UNIX
+					  ? net_op_str(e->op)
+					  : op_str(e->op));
+	line_kint(w, "pid", e->pid);
+	line_kint(w, "tid", e->tid);
+	memcpy(comm, e->comm, PYSB_COMM_LEN);
+	comm[PYSB_COMM_LEN] = '\0';
+	if (!line_kbytes(w, "comm", comm))
+		return false;
+	exe = exe_of(w->exe, e);
+	if (exe && !line_kbytes(w, "executable", exe))
+		return false;
+	if (!exe)
+		line_puts(w, ",\"executable\":null");
+	line_kint(w, "sandbox", e->sandbox);
+	line_kint(w, "cgroup", (long long)e->cgroup_id);
+	switch (e->kind) {
+	case PYSB_KIND_NET:
+		return line_net(w, e);
+	case PYSB_KIND_UNIX: {
+		int len = e->path_len - 1;
+		char name[PYSB_PATH_LEN + 1];
+
+		if (len > 0 && len <= PYSB_PATH_LEN - 1 && e->path[0] != '\0') {
+			if (!line_kbytes(w, "path", e->path))
+				return false;
+		} else if (len > 0 && len <= PYSB_PATH_LEN - 1) {
+			name[0] = '@';
+			memcpy(name + 1, e->path + 1, (size_t)len - 1);
+			name[len] = '\0';
+			if (!line_kbytes(w, "path", name))
+				return false;
+			line_puts(w, ",\"abstract\":true");
+		}
+		line_access(w, e->access);
+		return true;
+	}
+	}
+	if (path) {
+		if (!line_kbytes(w, "path", path))
+			return false;
+		if (e->flags & PYSB_EV_PATH_TRUNC)
+			line_puts(w, ",\"path_truncated\":true");
+	}
+	if (e->flags & PYSB_EV_TARGET_IPC)
+		line_kint(w, "ipc_id", e->target_pid);
+	else if (e->flags & PYSB_EV_TARGET_KEY)
+		line_kint(w, "key_serial", e->target_pid);
+	else if (e->target_pid)
+		line_kint(w, "target_pid", e->target_pid);
+	line_access(w, e->access);
+	if (e->kind == PYSB_KIND_FILE && !line_file_rule(w, e->rule))
+		return false;
+	if (e->kind == PYSB_KIND_CAP) {
+		if (cap_name(e->rule))
+			line_kstr(w, "capability", cap_name(e->rule));
+		else
+			line_kint(w, "capability", e->rule);
+		line_kint(w, "capability_number", e->rule);
+	}
+	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
+		line_kstr(w, "reason", "anonymous or deleted file");
+	else if (e->flags & PYSB_EV_EXEC_POLICY)
+		line_kstr(w, "reason", "process-exec not allowed by the policy");
+	return true;
+}
+
+/* The fields every event record ends with: the daemon's binding and target, the
+ * aggregation's count and times. */
+static bool line_tail(struct events_json *w, uint64_t count, uint64_t last_ns)
+{
+	char t[64];
+
+	if (w->pending_binding && !line_kbytes(w, "binding", w->pending_binding))
+		return false;
+	if (w->pending_target && !line_kbytes(w, "target", w->pending_target))
+		return false;
+	if (count > 1) {
+		events_json_time(w, last_ns, t, sizeof(t));
+		line_kint(w, "count", (long long)count);
+		line_kstr(w, "last_time", t);
+	}
+	line_put(w, "}", 1);
+	return true;
+}
+
+int events_json_format(struct events_json *w, const struct pysb_event *e, uint64_t count,
+		       uint64_t first_ns, uint64_t last_ns)
+{
+	w->line_len = 0;
+	return line_body(w, e, first_ns ? first_ns : e->ts_ns) && line_tail(w, count, last_ns)
+		       ? 0
+		       : -1;
+}
+
+/* One line, newline included, out: buffered until the next sync, or with one write(2)
+ * now (direct), so that a kill never leaves part of a line. */
+static void line_out(struct events_json *w)
+{
+	const char *p = w->line;
+	size_t n;
+
+	line_put(w, "\n", 1);
+	if (!w->out || w->failed)
+		return;
+	if (!w->direct) {
+		if (fwrite(w->line, 1, w->line_len, w->out) != w->line_len) {
+			w->failed = true;
+			w->err = errno;
+			w->records = w->synced;
+			return;
+		}
+		w->records++;
+		return;
+	}
+	if (fflush(w->out)) { /* what went through the FILE before, if anything */
+		w->failed = true;
+		w->err = errno;
+		return;
+	}
+	for (n = w->line_len; n;) {
+		ssize_t k = write(fileno(w->out), p, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			w->failed = true;
+			w->err = k < 0 ? errno : EIO;
+			w->records = w->synced;
+			return;
+		}
+		p += k;
+		n -= (size_t)k;
+	}
+	w->records++;
+	w->synced = w->records;
+}
+
+/* A jansson object as one line. */
+static void line_json(struct events_json *w, const json_t *o)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+
+	w->line_len = 0;
+	if (!s) {
+		w->failed = true;
+		w->err = ENOMEM;
+		return;
+	}
+	line_puts(w, s);
+	free(s);
+	line_out(w);
+}
+
 void events_json_put(struct events_json *w, json_t *o)
 {
 	if (!w->out || w->failed)
 		return;
-	if (json_dumpf(o, w->out, JSON_COMPACT) || fputc('\n', w->out) == EOF) {
-		w->failed = true;
-		w->err = errno;
-		w->records = w->synced;
-		return;
-	}
-	w->records++;
+	line_json(w, o);
 }
-
 void events_json_notice(struct events_json *w, const char *msg)
 {
 	char t[64];
@@ -316,42 +715,101 @@ static bool same_event(const struct pysb_event *a, const struct pysb_event *b)
 
 bool events_json_has_pending(const struct events_json *w)
 {
-	return w->pending != NULL;
+	return w->has_pending;
+}
+
+/* The held event as a jansson object, with its count (learning, and the fallback for
+ * bytes that are not UTF-8). */
+static json_t *pending_json(struct events_json *w)
+{
+	struct pysb_event *e = w->pending_ev;
+	char t[64];
+	json_t *o;
+
+	e->ts_ns = w->pending_first_ns; /* the record's time is its first occurrence's */
+	o = events_json_render(w, e);
+	if (!o)
+		return NULL;
+	if (w->pending_mode)
+		set(o, "mode", json_string(w->pending_mode));
+	if (w->pending_binding)
+		json_object_set_bytes(o, "binding", w->pending_binding);
+	if (w->pending_target)
+		json_object_set_bytes(o, "target", w->pending_target);
+	if (w->pending_count > 1) {
+		events_json_time(w, w->pending_last_ns, t, sizeof(t));
+		set(o, "count", json_integer((json_int_t)w->pending_count));
+		set(o, "last_time", json_string(t));
+	}
+	return o;
 }
 
 void events_json_flush(struct events_json *w)
 {
-	char t[64];
+	json_t *o = NULL;
 
-	if (!w->pending)
+	if (!w->has_pending)
 		return;
-	if (w->pending_count > 1) {
-		events_json_time(w, w->pending_last_ns, t, sizeof(t));
-		set(w->pending, "count", json_integer((json_int_t)w->pending_count));
-		set(w->pending, "last_time", json_string(t));
+	w->has_pending = false;
+	if (w->on_record) {
+		o = pending_json(w);
+		if (o)
+			w->on_record(w->record_ctx, o);
 	}
-	events_json_put(w, w->pending);
-	json_decref(w->pending);
-	w->pending = NULL;
+	if (!w->out || w->failed) {
+		json_decref(o);
+		return;
+	}
+	if (o) {
+		line_json(w, o);
+		json_decref(o);
+		return;
+	}
+	if (events_json_format(w, w->pending_ev, w->pending_count, w->pending_first_ns,
+			       w->pending_last_ns)) {
+		o = pending_json(w);
+		if (o)
+			line_json(w, o);
+		json_decref(o);
+		return;
+	}
+	line_out(w);
 }
 
-void events_json_write(struct events_json *w, const struct pysb_event *e, json_t *o)
+void events_json_event(struct events_json *w, const struct pysb_event *e)
 {
-	w->events++;
-	if (w->pending && same_event(w->pending_ev, e) &&
-	    e->ts_ns - w->pending_ev->ts_ns < EVENTS_AGGREGATE_NS) {
-		w->pending_count++;
+	struct pysb_event *p = w->pending_ev;
+	uint64_t n = e->repeat ? e->repeat : 1;
+
+	w->events += n;
+	if (w->has_pending && !w->direct && same_event(p, e) &&
+	    e->first_ns - w->pending_first_ns < EVENTS_AGGREGATE_NS &&
+	    w->pending_mode == w->ev_mode && w->pending_binding == w->ev_binding &&
+	    w->pending_target == w->ev_target) {
+		w->pending_count += n;
 		w->pending_last_ns = e->ts_ns;
 		return;
 	}
 	events_json_flush(w);
-	if (!o)
+	if (!p)
 		return;
-	json_incref(o);
-	w->pending = o;
-	w->pending_count = 1;
+	/* the header and the path: only its bytes when it is at the front, as the kernel
+	 * sends it (a flood of distinct events copies a few hundred bytes, not 4 KiB) */
+	if (e->kind == PYSB_KIND_NET)
+		memcpy(p, e, PYSB_EVENT_HEAD_LEN + sizeof(e->net));
+	else if (e->path_off == 0 && e->path_len > 0 && e->path_len <= PYSB_PATH_LEN)
+		memcpy(p, e, PYSB_EVENT_HEAD_LEN + (size_t)e->path_len);
+	else
+		memcpy(p, e, sizeof(*p));
+	w->has_pending = true;
+	w->pending_count = n;
+	w->pending_first_ns = e->first_ns ? e->first_ns : e->ts_ns;
 	w->pending_last_ns = e->ts_ns;
-	memcpy(w->pending_ev, e, sizeof(*e));
+	w->pending_mode = w->ev_mode;
+	w->pending_binding = w->ev_binding;
+	w->pending_target = w->ev_target;
+	if (w->direct)
+		events_json_flush(w);
 }
 
 int events_json_finish(struct events_json *w, const uint64_t *lost)
@@ -378,8 +836,7 @@ int events_json_finish(struct events_json *w, const uint64_t *lost)
 		       "missing from it", w->name, strerror(w->err), w->records);
 		ret = -1;
 	}
-	free(w->pending_ev);
-	w->pending_ev = NULL;
+	events_json_free(w);
 	return ret;
 }
 

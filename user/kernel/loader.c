@@ -22,6 +22,7 @@
 
 #include "loader.h"
 #include "log.h"
+#include "stopwatch.h"
 #include "pysb.skel.h"
 #include "status.h"
 
@@ -223,6 +224,8 @@ static int probe_labels(struct pysb_bpf *skel)
  */
 #define PIN_ROOT  PYSB_PIN_ROOT
 #define LOCK_FILE "/run/pysb-bpf.lock"
+/* The pins of the socket programs' links on the parent of every run cgroup. */
+#define RUNS_PREFIX "runs"
 #define BPF_FS_MAGIC 0xcafe4a11
 
 /*
@@ -418,6 +421,7 @@ static void remove_idle_instances(const char *keep)
 		if (bpf_map_get_next_key(fd, NULL, &key) && errno == ENOENT) {
 			pr_info("detaching the idle pysb-bpf instance %s (another build)", dir);
 			unpin_dir(dir);
+			loader_pool_remove(de->d_name);
 		}
 		close(fd);
 	}
@@ -428,17 +432,65 @@ static void remove_idle_instances(const char *keep)
  * The object of a pinned instance, without reading the kernel's BTF again (the costliest
  * part of a start): what the instance loaded for this kernel is what is pinned.
  */
+/* The names in pin directory `dir`, one getdents for all (not one access(2) per program):
+ * NUL-separated in a buffer the caller frees; NULL if it cannot be read. */
+static char *pin_names(const char *dir, size_t *len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *buf = NULL, *nb;
+	size_t cap = 0, n = 0;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name) + 1;
+
+		if (n + l > cap) {
+			cap = cap ? 2 * cap + l : 8192;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				closedir(d);
+				return NULL;
+			}
+			buf = nb;
+		}
+		memcpy(buf + n, de->d_name, l);
+		n += l;
+	}
+	closedir(d);
+	*len = n;
+	return buf ? buf : calloc(1, 1);
+}
+
+static bool has_name(const char *names, size_t len, const char *name)
+{
+	for (size_t off = 0; off < len; off += strlen(names + off) + 1)
+		if (!strcmp(names + off, name))
+			return true;
+	return false;
+}
+
 static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err)
 {
 	struct bpf_program *prog;
 	struct pysb_bpf *skel;
-	char p[PATH_MAX];
+	char p[PATH_MAX], *names;
+	size_t n_names = 0;
 
 	libbpf_set_print(libbpf_print);
 	*what = "open";
 	skel = pysb_bpf__open();
+	stopwatch("loader: skeleton opened");
 	if (!skel) {
 		*err = errno;
+		return NULL;
+	}
+	names = pin_names(dir, &n_names);
+	if (!names) {
+		*err = errno ? errno : ENOMEM;
+		pysb_bpf__destroy(skel);
 		return NULL;
 	}
 	bpf_object__for_each_program(prog, skel->obj) {
@@ -446,7 +498,7 @@ static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err
 		bool cg = !strncmp(sec, "cgroup/", 7), pinned;
 
 		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", bpf_program__name(prog));
-		pinned = !access(p, F_OK);
+		pinned = has_name(names, n_names, p + strlen(dir) + 1);
 		bpf_program__set_autoload(prog, pinned);
 		/* Only a hook this kernel lacks, or the other inode_setattr signature, may be
 		 * missing: anything else would be a hole in the sandbox. */
@@ -456,10 +508,13 @@ static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err
 			pr_err("the pinned pysb-bpf instance %s lacks %s; remove it (rm -r %s) "
 			       "once no sandbox runs, and run again", dir, p, dir);
 			*err = ENOENT;
+			free(names);
 			pysb_bpf__destroy(skel);
 			return NULL;
 		}
 	}
+	free(names);
+	stopwatch("loader: programs checked");
 	*what = "reuse pinned";
 	*err = -reuse_pinned(skel, dir);
 	if (*err) {
@@ -527,8 +582,10 @@ int loader_start(struct loader *l, const char **what, int *err)
 	}
 	remove_stale_tmp();
 	remove_idle_instances(l->pin_dir);
+	stopwatch("loader: lock + stale");
 	if (!access(l->pin_dir, F_OK)) {
 		l->skel = open_pinned(l->pin_dir, what, err);
+		stopwatch("loader: open pinned");
 		if (l->skel) {
 			ret = 0;
 			pr_info("using the pysb-bpf programs pinned in %s", l->pin_dir);
@@ -594,18 +651,40 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 	}
 }
 
+int loader_events_table(const struct loader *l, uint32_t map_ids[PYSB_MAX_SANDBOXES])
+{
+	static uint32_t keys[PYSB_MAX_SANDBOXES], vals[PYSB_MAX_SANDBOXES];
+	int outer = bpf_map__fd(l->skel->maps.events);
+	uint32_t batch, count = PYSB_MAX_SANDBOXES;
+	int err;
+
+	memset(map_ids, 0, PYSB_MAX_SANDBOXES * sizeof(*map_ids));
+	/* One batch: a single lookup of a map of maps waits an RCU grace period on 6.1
+	 * (maybe_wait_bpf_programs), a batch does not. It ends with ENOENT when complete. */
+	err = bpf_map_lookup_batch(outer, NULL, &batch, keys, vals, &count, NULL);
+	if (err && errno != ENOENT)
+		return -errno;
+	for (uint32_t i = 0; i < count; i++)
+		if (keys[i] < PYSB_MAX_SANDBOXES)
+			map_ids[keys[i]] = vals[i];
+	return 0;
+}
+
 int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id)
 {
+	static uint32_t table[PYSB_MAX_SANDBOXES];
 	int outer = bpf_map__fd(l->skel->maps.events);
 	uint32_t start = l->last_id ? l->last_id : (uint32_t)getpid() % (PYSB_MAX_SANDBOXES - 1);
+	bool known = !loader_events_table(l, table);
 
 	/* Ids 1..MAX-1; the insertion with BPF_NOEXIST is the atomic allocation. An insertion
 	 * that fails costs the kernel as much as one that succeeds (the inner map is taken and
-	 * released), so ids seen in use are passed over with a lookup first. */
+	 * released), so ids seen in use are passed over (from one batch read, else a lookup
+	 * each, which costs as much as an insertion on 6.1). */
 	for (uint32_t n = 0; n < PYSB_MAX_SANDBOXES - 1; n++) {
 		uint32_t cand = 1 + (start + n) % (PYSB_MAX_SANDBOXES - 1), inner;
 
-		if (!bpf_map_lookup_elem(outer, &cand, &inner))
+		if (known ? table[cand] != 0 : !bpf_map_lookup_elem(outer, &cand, &inner))
 			continue;
 		if (!bpf_map_update_elem(outer, &cand, &ringbuf_fd, BPF_NOEXIST)) {
 			*id = cand;
@@ -642,7 +721,14 @@ int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes)
 {
 	int err;
 
+	if (!ringbuf_bytes || ringbuf_bytes == PYSB_RINGBUF_BYTES) {
+		err = loader_pool_claim(l, id);
+		if (!err)
+			return 0;
+		pr_debug("ring pool unavailable (%s): a ring of this run's own", strerror(-err));
+	}
 	l->ringbuf_fd = loader_ringbuf_create(ringbuf_bytes);
+	stopwatch("loader: ring created");
 	if (l->ringbuf_fd < 0)
 		return l->ringbuf_fd;
 	err = loader_id_alloc(l, l->ringbuf_fd, id);
@@ -659,16 +745,18 @@ void loader_reset_lost(struct loader *l)
 void loader_reset_lost_id(struct loader *l, uint32_t id)
 {
 	int ncpu = libbpf_num_possible_cpus();
+	uint32_t slots[PYSB_LOST_MAX], count = PYSB_LOST_MAX;
 	uint64_t *zero;
 
-	if (ncpu <= 0 || !(zero = calloc(ncpu, sizeof(*zero))))
+	if (ncpu <= 0 || !(zero = calloc((size_t)ncpu * PYSB_LOST_MAX, sizeof(*zero))))
 		return;
-	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++) {
-		uint32_t slot = id * PYSB_LOST_MAX + r;
-
-		bpf_map__update_elem(l->skel->maps.lost, &slot, sizeof(slot), zero,
-				     sizeof(*zero) * ncpu, 0);
-	}
+	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
+		slots[r] = id * PYSB_LOST_MAX + r;
+	/* One batch (a start-up cost: one syscall, not one per reason). */
+	if (bpf_map_update_batch(bpf_map__fd(l->skel->maps.lost), slots, zero, &count, NULL))
+		for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
+			bpf_map__update_elem(l->skel->maps.lost, &slots[r], sizeof(slots[r]), zero,
+					     sizeof(*zero) * ncpu, 0);
 	bpf_map__update_elem(l->skel->maps.event_count, &id, sizeof(id), zero,
 			     sizeof(*zero) * ncpu, 0);
 	free(zero);
@@ -730,7 +818,7 @@ static void forget_owners(struct bpf_map *map, const struct sandbox_set *set)
 	forget_entries(map, sizeof(uint64_t), sizeof(uint32_t), 0, set);
 }
 
-void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
+void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set)
 {
 	loader_forget_keys(l->skel->maps.file_rules, sizeof(struct pysb_file_key),
 			   offsetof(struct pysb_file_key, sandbox), set);
@@ -739,11 +827,25 @@ void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
 	loader_net_forget(l, set);
 	forget_owners(l->skel->maps.ipc_owner, set);
 	forget_owners(l->skel->maps.key_owner, set);
+	/* counts of repeated events (a run's own end removes its keys; this is for the
+	 * killed ones, and for a pooled id a later run reclaims) */
+	loader_forget_keys(l->skel->maps.event_dedup, sizeof(struct pysb_dedup_key),
+			   offsetof(struct pysb_dedup_key, sandbox), set);
+	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
+		if (sandbox_set_has(set, id))
+			bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
+}
+
+void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
+{
+	loader_sandboxes_free_rules(l, set);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++) {
 		if (!sandbox_set_has(set, id))
 			continue;
-		bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
-		bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
+		/* A pooled id keeps its ring: the next run takes it without this update,
+		 * which waits an RCU grace period (map of maps). */
+		if (!(l->pooled && id == l->sandbox_id) && !loader_pool_has(id))
+			bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
 	}
 }
 
@@ -758,6 +860,8 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 	}
 	sandbox_set_add(&one, id);
 	loader_sandboxes_free(l, &one);
+	if (l->pooled && id == l->sandbox_id)
+		l->pool_freed = true;
 }
 
 int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin_prefix,
@@ -843,6 +947,42 @@ int loader_attach_cgroup(struct loader *l, int cgroup_fd)
 					   sizeof(l->cg_link_fds) / sizeof(l->cg_link_fds[0]));
 }
 
+int loader_attach_runs(struct loader *l, const char *run_cgroup)
+{
+	char parent[PATH_MAX], *slash;
+	int lock, fd, err;
+
+	if (loader_links_pinned(l, RUNS_PREFIX))
+		return 0;
+	snprintf(parent, sizeof(parent), "%s", run_cgroup);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return -EINVAL;
+	*slash = '\0';
+	/* Once per instance: whoever holds the lock first attaches, the others see the pins. */
+	lock = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (lock < 0 || flock(lock, LOCK_EX)) {
+		err = -errno;
+		if (lock >= 0)
+			close(lock);
+		return err;
+	}
+	err = 0;
+	if (!loader_links_pinned(l, RUNS_PREFIX)) {
+		loader_unpin_links(l, RUNS_PREFIX); /* a partial set: start over */
+		fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		err = fd < 0 ? -errno : loader_attach_cgroup_pinned(l, fd, RUNS_PREFIX, NULL, NULL, 0);
+		if (fd >= 0)
+			close(fd);
+		if (err)
+			loader_unpin_links(l, RUNS_PREFIX);
+		else
+			pr_info("socket programs attached to %s, for every run below it", parent);
+	}
+	close(lock);
+	return err;
+}
+
 void loader_stop(struct loader *l)
 {
 	if (l->skel && l->sandbox_id) {
@@ -857,6 +997,7 @@ void loader_stop(struct loader *l)
 	if (l->ringbuf_fd >= 0)
 		close(l->ringbuf_fd);
 	l->ringbuf_fd = -1;
+	loader_pool_release(l);
 	/* Destroying the skeleton drops this process's references only: the pins keep the
 	 * shared instance attached. */
 	pysb_bpf__destroy(l->skel);
@@ -1060,6 +1201,11 @@ void loader_print_maps(const struct loader *l)
 int loader_events_fd(const struct loader *l)
 {
 	return l->ringbuf_fd;
+}
+
+int loader_dedup_fd(const struct loader *l)
+{
+	return bpf_map__fd(l->skel->maps.event_dedup);
 }
 
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX])

@@ -27,6 +27,11 @@ struct loader {
 	int ringbuf_fd;	     /* this sandbox's events */
 	int cg_link_fds[32]; /* cgroup/ programs attached to the sandbox cgroup */
 	int n_cg_links;
+	/* A sandbox id (and ring) taken from the pool (user/kernel/loader_pool.c): its file,
+	 * flock()ed while this process lives; pool_freed once its rules are removed. */
+	bool pooled, pool_freed;
+	int pool_fd;
+	uint32_t pool_map_id;
 };
 
 /*
@@ -68,22 +73,39 @@ void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
 /* Forgets the sandboxes whose cgroup is not in `alive` (left by a pysb-bpf that died). */
 void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive);
 
-/* Allocates a sandbox id and its event ring buffer. */
+/* Allocates a sandbox id and its event ring buffer: from the pool for the default size. */
 int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes);
+/* The pool of rings kept across runs (user/kernel/loader_pool.c): takes a free pooled id (its
+ * ring drained, a dead run's rules removed) or adds one; 0 or -errno. Release marks it
+ * free (clean once loader_sandbox_free removed its rules). Has: is `id` pooled (its
+ * `events` entry stays when its sandbox goes). Remove: the pool of instance `hash`. */
+int loader_pool_claim(struct loader *l, uint32_t *id);
+void loader_pool_release(struct loader *l);
+bool loader_pool_has(uint32_t id);
+void loader_pool_remove(const char *hash);
 /* The parts, for sandboxes pysb-bpf does not run itself (the daemon): a new ring buffer
  * (fd, or -errno); a fresh id whose events go to ringbuf_fd (lost counters zeroed); the
  * ring buffer of an existing id (a new fd, or -errno). */
 int loader_ringbuf_create(uint32_t ringbuf_bytes);
 int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id);
 int loader_ringbuf_of(const struct loader *l, uint32_t id);
+/* map_ids[id]: the map id of the ring `events` holds for sandbox `id`, 0 if none; read in
+ * one batch (cheap, where a lookup of a map of maps waits an RCU grace period). */
+int loader_events_table(const struct loader *l, uint32_t map_ids[PYSB_MAX_SANDBOXES]);
 /* Removes everything of sandbox `id` (and cgroup `cgid` if not 0) from the maps. */
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
-/* The same for every sandbox of `set` (their cgroups already switched away). */
+/* The same for every sandbox of `set` (their cgroups already switched away). The `events`
+ * entry of a pooled id stays (its ring is the pool's). _rules: all but `events`. */
 void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set);
+void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set);
 /* Zeroes the id's counters (`lost`, `event_count`). */
 void loader_reset_lost(struct loader *l);
 void loader_reset_lost_id(struct loader *l, uint32_t id);
 
+/* Attaches every `cgroup/` program (socket hooks) once to the parent of run cgroup
+ * `run_cgroup` (<cgroup2>/pysb-bpf), pinned with the instance; nothing when done already.
+ * They act on the tasks of registered sandboxes only. 0 or -errno. */
+int loader_attach_runs(struct loader *l, const char *run_cgroup);
 /* Attaches every `cgroup/` program (socket hooks) to the cgroup; undone by loader_stop. */
 int loader_attach_cgroup(struct loader *l, int cgroup_fd);
 /* The same with the links pinned as <pin dir>/<pin_prefix>-<program>; their fds are kept
@@ -140,6 +162,8 @@ void loader_print_maps(const struct loader *l);
 /* Events of this sandbox that could not be delivered, per reason, summed over CPUs. */
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
 int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_MAX]);
+/* The kernel's counts of repeated events (event_dedup, user/events_dedup.c). */
+int loader_dedup_fd(const struct loader *l);
 
 /* The sections ("lsm/file_open ...") of the programs for this kernel; returns how many. */
 int loader_hooks(const struct loader *l, char *buf, size_t len);

@@ -286,9 +286,11 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 	char *path;
 	int ret = 0;
 
+	json_int_t count = json_integer_value(json_object_get(rec, "count"));
+
 	if (!r || strcmp(r, "event") || !kind || !op)
 		return 0;
-	s->records++;
+	s->records += count > 1 ? (size_t)count : 1; /* an aggregated record: count denials */
 	if (!strcmp(kind, "net")) {
 		if (!strcmp(op, "socket"))
 			return add_family(s, rec);

@@ -35,7 +35,7 @@ struct learn_set {
 	char **socket; /* net= and bpf. lines, as written */
 	size_t n_socket, cap_socket;
 	bool exec;		 /* python-api=ALLOW:process-exec */
-	unsigned long records;	 /* event records read */
+	unsigned long records;	 /* denials read (an aggregated record counts its "count") */
 	unsigned long unlearned; /* records no rule can allow (self-protection, memfd exec) */
 	uint64_t lost;		 /* events the kernel could not deliver */
 	unsigned long dotenv;	 /* accesses to a file named .env (a library's upward search) */

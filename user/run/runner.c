@@ -29,9 +29,11 @@
 #include "caps.h"
 #include "cgroup.h"
 #include "events.h"
+#include "events_dedup.h"
 #include "learn.h"
 #include "loader.h"
 #include "log.h"
+#include "stopwatch.h"
 #include "probe.h"
 #include "pty.h"
 #include "runner.h"
@@ -40,34 +42,106 @@
 /* ---- events: stderr line, JSON stream (--events), learning (--learn) ---- */
 struct event_sink {
 	const struct run_opts *o;
-	unsigned long delivered;
+	unsigned long delivered; /* denials, repeats counted */
+	struct events_dedup dedup;
+	uint64_t unseen; /* counted by the kernel, no record of them arrived: lost */
 };
+
+/* The sink of this process's run (one per process), swept each second. */
+static struct event_sink *the_sink;
+
+/* The terminal gets a bounded number of lines (one run per process: one bucket). */
+static struct events_tty tty;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int learn_record(void *ctx, const json_t *rec)
+{
+	struct learn_set *ls = ctx;
+
+	if (learn_add_record(ls, rec))
+		ls->unlearned++; /* out of memory: said at the end */
+	return 0;
+}
+
+/* Where the JSON records go: the stream, learning, or both. */
+static void sink_init(const struct run_opts *o)
+{
+	if (o->events && o->learn) {
+		o->events->on_record = learn_record;
+		o->events->record_ctx = o->learn;
+	}
+}
+
+/* One record (repeats counted) to the terminal, the stream and learning. */
+static void deliver(struct event_sink *sink, struct pysb_event *e)
+{
+	const struct run_opts *o = sink->o;
+
+	events_resolve_path(e);
+	sink->delivered += e->repeat;
+	if (events_tty_allow(&tty, mono_ns(), e->repeat))
+		event_print_line(stderr, e);
+	if (o->events)
+		events_json_event(o->events, e);
+}
+
+static void deliver_swept(void *ctx, struct pysb_event *e)
+{
+	deliver(ctx, e);
+}
 
 static int on_event(void *ctx, void *data, size_t len)
 {
 	struct event_sink *sink = ctx;
-	const struct run_opts *o = sink->o;
 	static struct pysb_event e; /* records come at their real size: the rest zeroed */
-	json_t *j = NULL;
 
 	if (len < PYSB_EVENT_HEAD_LEN) {
 		pr_warn("an event record of %zu bytes, less than its header: ignored", len);
 		return 0;
 	}
-	memset(&e, 0, sizeof(e));
+	/* The record's bytes; of the rest, what a reader may look at is zeroed: the net
+	 * fields, and a path's end (the kernel sends path_len bytes, its NUL included). */
 	memcpy(&e, data, len < sizeof(e) ? len : sizeof(e));
-	events_resolve_path(&e);
-	data = &e;
-	sink->delivered++;
-	event_print_line(stderr, data);
-	if (o->events)
-		j = events_json_render(o->events, data);
-	if (o->events && o->events->out)
-		events_json_write(o->events, data, j);
-	if (o->learn && j && learn_add_record(o->learn, j))
-		o->learn->unlearned++; /* out of memory: said at the end */
-	json_decref(j);
+	if (len < PYSB_EVENT_HEAD_LEN + sizeof(e.net))
+		memset((char *)&e + len, 0, PYSB_EVENT_HEAD_LEN + sizeof(e.net) - len);
+	e.path[PYSB_PATH_LEN - 1] = '\0';
+	if (e.path_len > 0 && (size_t)e.path_len > len - PYSB_EVENT_HEAD_LEN)
+		e.path_len = (int32_t)(len - PYSB_EVENT_HEAD_LEN); /* never beyond the record */
+	events_dedup_record(&sink->dedup, &e, len);
+	if (e.repeat) /* 0: a sweep told its occurrences already */
+		deliver(sink, &e);
 	return 0;
+}
+
+/*
+ * The occurrences the kernel counted but sent no record for yet (its dedup map): told
+ * once a second and at the end. At the end (`final`), the keys of this sandbox go, and
+ * those no record of which ever arrived (the ring was full) are counted as lost.
+ */
+static void sweep(struct event_sink *sink, const struct loader *l, bool final)
+{
+	int err;
+
+	if (!sink || !l->sandbox_id)
+		return;
+	err = events_dedup_sweep(&sink->dedup, loader_dedup_fd(l), final, l->sandbox_id,
+				 deliver_swept, sink, &sink->unseen);
+	if (err)
+		pr_warn("cannot read the kernel's counts of repeated events: %s; the stream "
+			"may miss repeats", strerror(-err));
+}
+
+/* "N more denials not shown" for what the terminal did not get since the last one. */
+static void tty_summary(const struct run_opts *o)
+{
+	events_tty_summary(&tty, stderr, o->events && o->events->out ? o->events->name : NULL);
 }
 /* ---- end of events ---- */
 
@@ -339,6 +413,10 @@ static void batch_done(const struct run_opts *o, const struct loader *l, bool ti
 {
 	uint64_t lost[PYSB_LOST_MAX];
 
+	if (tick) {
+		sweep(the_sink, l, false);
+		tty_summary(o);
+	}
 	fflush(stderr);
 	if (!o->events || !o->events->out)
 		return;
@@ -418,11 +496,23 @@ static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pi
 }
 
 /* Lost events are said on stderr (every reason) and in the JSON stream, never dropped. */
-static void report_lost(const struct run_opts *o, const struct loader *l, unsigned long delivered)
+static void report_lost(const struct run_opts *o, const struct loader *l,
+			struct event_sink *sink)
 {
 	uint64_t lost[PYSB_LOST_MAX];
-	bool known = !loader_lost(l, lost);
+	unsigned long delivered;
+	bool known;
 
+	sweep(sink, l, true);
+	delivered = sink->delivered;
+	known = !loader_lost(l, lost);
+	if (known)
+		lost[PYSB_LOST_RINGBUF_FULL] += sink->unseen;
+	events_dedup_free(&sink->dedup);
+	the_sink = NULL;
+	if (o->events)
+		events_json_flush(o->events); /* the held event: to learning too */
+	tty_summary(o);
 	if (!known)
 		pr_warn("cannot read the lost-event counters: events may be missing");
 	for (int i = 0; known && i < PYSB_LOST_MAX; i++)
@@ -470,6 +560,17 @@ static void caps_check_granted(const struct run_opts *o)
 			__builtin_popcountll(missing) > 1 ? "them" : "it");
 }
 
+/* Forgets the sandboxes of runs whose pysb-bpf died and whose cgroup is gone: after the
+ * program has started, off the path to its first instruction. */
+static void sandbox_gc(struct loader *l)
+{
+	uint64_t alive[PYSB_MAX_SANDBOXES];
+	size_t n_alive;
+
+	if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
+		loader_gc(l, alive, n_alive);
+}
+
 /* The sandbox cgroup "run-<random>" (sandbox_cgroup_create_run), registered and confined with
  * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
  * everything is undone and -1 returned after saying what failed. `owner` and `target`
@@ -485,12 +586,15 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	caps_check_granted(o);
 	if (probe_run(0))
 		return -1;
+	stopwatch("probe");
 	if (sandbox_cgroup_create_run(cg))
 		return -1;
+	stopwatch("cgroup created");
 	if (loader_start(l, &what, &err)) {
 		probe_report_load_failure(what, err, false);
 		goto fail_cgroup;
 	}
+	stopwatch("loader_start");
 	if (log_level >= LOG_INFO) {
 		char hooks[4096];
 		int n = loader_hooks(l, hooks, sizeof(hooks));
@@ -500,13 +604,6 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 		loader_print_maps(l);
 	}
 	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
-	{
-		uint64_t alive[PYSB_MAX_SANDBOXES];
-		size_t n_alive;
-
-		if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
-			loader_gc(l, alive, n_alive);
-	}
 	err = loader_sandbox_alloc(l, &cfg->id, o->ringbuf_bytes);
 	if (err) {
 		pr_err("cannot register a new sandbox: %s%s", strerror(-err),
@@ -515,15 +612,21 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	}
 	pr_info("sandbox %u: its event ring buffer holds %u bytes", cfg->id,
 		o->ringbuf_bytes ? o->ringbuf_bytes : PYSB_RINGBUF_BYTES);
-	err = loader_attach_cgroup(l, cg->fd);
+	stopwatch("sandbox_alloc");
+	/* Attached once to the parent of every run cgroup; they find the sandbox by the
+	 * task's cgroup, as the lsm/ programs do. */
+	err = loader_attach_runs(l, cg->path);
 	if (err) {
-		pr_err("cannot attach the socket programs to cgroup %s: %s", cg->path, strerror(-err));
+		pr_err("cannot attach the socket programs above cgroup %s: %s", cg->path,
+		       strerror(-err));
 		goto fail_loader;
 	}
 	/* The rule paths stay open as long as this process, the sandbox's keeper, lives. */
 	getrlimit(RLIMIT_NOFILE, &program_nofile);
+	stopwatch("attach cgroup");
 	if (sandbox_fill_maps(l, o->compiled, &rule_pins, cfg->id))
 		goto fail_loader;
+	stopwatch("fill maps");
 	write_record(o, cg, cfg, owner, target);
 	err = loader_add_sandbox(l, cg->id, cfg);
 	if (err) {
@@ -531,6 +634,7 @@ static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, st
 		sandbox_record_remove(cg->id);
 		goto fail_loader;
 	}
+	stopwatch("record + add sandbox");
 	return 0;
 fail_loader:
 	if (sandbox_cgroup_destroy(cg) == 0 && cfg->id)
@@ -557,6 +661,10 @@ int sandbox_run(const struct run_opts *o)
 
 	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_RUN, 0))
 		return ret;
+	sink_init(o);
+	/* keys a run before under the same id left (killed before its end) */
+	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
+	the_sink = &sink;
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	if (!rb) {
 		pr_err("cannot open the event ring buffer: %s", strerror(errno));
@@ -579,12 +687,16 @@ int sandbox_run(const struct run_opts *o)
 	}
 	if (pty_open(&pty, o->uid, o->gid))
 		goto out_signals;
+	stopwatch("ring + signals + pty");
 	pid = spawn(o, &l, cg.fd, &pty, &old, &pidfd);
 	if (pid < 0) {
 		pty_close(&pty);
 		goto out_signals;
 	}
+	stopwatch("spawned (exec done)");
 	pty_start(&pty, pid);
+	sandbox_gc(&l);
+	stopwatch("gc");
 	/* One write per batch of denial lines, not one per piece of a line. */
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
@@ -592,7 +704,8 @@ int sandbox_run(const struct run_opts *o)
 	pty_close(&pty);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);
-	report_lost(o, &l, sink.delivered);
+	stopwatch("program ended");
+	report_lost(o, &l, &sink);
 out_signals:
 	if (pidfd >= 0)
 		close(pidfd);
@@ -603,11 +716,14 @@ out_loader:
 	/* Kill and remove the cgroup while it is still a sandbox: nothing left in it ever
 	 * runs unconfined. Only then are its rules removed from the shared maps. */
 	if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
+		stopwatch("cgroup destroyed");
 		loader_sandbox_free(&l, cg.id, cfg.id);
 		sandbox_record_remove(cg.id);
 	}
+	stopwatch("sandbox freed");
 	ring_buffer__free(rb);
 	loader_stop(&l);
+	stopwatch("teardown");
 	return ret;
 }
 
@@ -705,6 +821,10 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		close(pidfd);
 		return ret;
 	}
+	sink_init(o);
+	/* keys a run before under the same id left (killed before its end) */
+	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
+	the_sink = &sink;
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -723,6 +843,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		goto out;
 	}
 	moved = true;
+	sandbox_gc(&l);
 	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
 		"open. Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it", target, cg.path);
 	fflush(stderr);
@@ -773,7 +894,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 	ring_buffer__consume(rb);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);
-	report_lost(o, &l, sink.delivered);
+	report_lost(o, &l, &sink);
 out:
 	close(pidfd);
 	if (sigfd >= 0)

@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The event stream's writer (user/events_json.c) and the terminal's bound (user/events.c):
+ * the direct writer writes the bytes jansson wrote (docs/events.md's schema), identical
+ * events and repeat counts add up exactly, the daemon's direct mode holds nothing back,
+ * and the terminal gets a bounded number of lines plus a count of the rest.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "compile.h"
+#include "events.h"
+#include "learn.h"
+
+static struct pysb_event e;
+
+static void file_event(const char *path)
+{
+	size_t n = strlen(path);
+
+	memset(&e, 0, sizeof(e));
+	e.ts_ns = e.first_ns = 5000000000ull;
+	e.sandbox = 7;
+	e.pid = 999999; /* no such process: "executable" is null */
+	e.tid = 999999;
+	e.cgroup_id = 1234;
+	e.kind = PYSB_KIND_FILE;
+	e.op = PYSB_OP_OPEN;
+	e.access = PYSB_ACC_READ | PYSB_ACC_WRITE;
+	e.decision = PYSB_AUDIT;
+	e.repeat = 1;
+	memcpy(e.comm, "python3", 8);
+	memcpy(e.path, path, n + 1);
+	e.path_len = (int32_t)n + 1;
+}
+
+/* The direct writer and jansson agree, byte for byte (count > 1: with its fields). */
+static void assert_same_as_jansson(struct events_json *w, uint64_t count)
+{
+	json_t *o = events_json_render(w, &e);
+	char *want, t[64];
+
+	assert_non_null(o);
+	if (count > 1) {
+		events_json_time(w, e.ts_ns + 10, t, sizeof(t));
+		json_object_set_new(o, "count", json_integer((json_int_t)count));
+		json_object_set_new(o, "last_time", json_string(t));
+	}
+	want = json_dumps(o, JSON_COMPACT);
+	assert_int_equal(events_json_format(w, &e, count, e.ts_ns, e.ts_ns + 10), 0);
+	w->line[w->line_len] = '\0';
+	assert_string_equal(w->line, want);
+	free(want);
+	json_decref(o);
+}
+
+static void test_direct_writer_matches_jansson(void **state)
+{
+	struct compiled_file files[2] = {
+		{ .path = "/home/me", .src = { .file = "./.py-sandboxes", .line = 3 } },
+		{ .path = "/usr/lib", .implicit = true, .why = "shared libraries" },
+	};
+	struct compiled_net_rule net = { .text = "DENY|tcp|10.0.0.0/8|443|OUT",
+					 .src = { .file = "./.py-sandboxes", .line = 9 } };
+	struct compiled c = { .files = files, .n_files = 2, .net_rules = &net, .n_net_rules = 1 };
+	struct events_json w;
+
+	(void)state;
+	assert_int_equal(events_json_init(&w, NULL, "x", "audit", &c), 0);
+	file_event("/home/me/data.txt");
+	e.rule = 1;
+	assert_same_as_jansson(&w, 1);
+	assert_same_as_jansson(&w, 12345);
+	e.rule = 2;
+	assert_same_as_jansson(&w, 1);
+	/* characters JSON escapes, and UTF-8 it does not */
+	file_event("/tmp/a\"b\\c\nd\te\x01f/caf\xc3\xa9");
+	e.flags = PYSB_EV_PATH_TRUNC;
+	assert_same_as_jansson(&w, 1);
+	/* exec, capability, ipc, signal */
+	file_event("/bin/sh");
+	e.kind = PYSB_KIND_EXEC;
+	e.op = PYSB_OP_EXEC;
+	e.access = PYSB_ACC_EXEC;
+	e.flags = PYSB_EV_EXEC_POLICY;
+	assert_same_as_jansson(&w, 1);
+	file_event("");
+	e.path_len = 0;
+	e.kind = PYSB_KIND_CAP;
+	e.op = PYSB_OP_CAPABLE;
+	e.rule = 21;
+	assert_same_as_jansson(&w, 1);
+	e.rule = 63; /* no name */
+	assert_same_as_jansson(&w, 1);
+	e.kind = PYSB_KIND_SELF;
+	e.op = PYSB_OP_IPC;
+	e.flags = PYSB_EV_TARGET_IPC;
+	e.target_pid = 77;
+	assert_same_as_jansson(&w, 1);
+	e.op = PYSB_OP_SIGNAL;
+	e.flags = 0;
+	assert_same_as_jansson(&w, 1);
+	/* network: connect with its rule, socket, netlink */
+	memset(&e.net, 0, sizeof(e.net));
+	e.kind = PYSB_KIND_NET;
+	e.op = PYSB_OP_CONNECT;
+	e.net.family = AF_INET;
+	e.net.protocol = IPPROTO_TCP;
+	e.net.port = 443;
+	inet_pton(AF_INET, "10.1.2.3", e.net.addr);
+	e.rule = 1;
+	assert_same_as_jansson(&w, 1);
+	e.net.family = AF_INET6;
+	inet_pton(AF_INET6, "2001:db8::1", e.net.addr);
+	e.net.dir = PYSB_NET_IN;
+	e.rule = 0;
+	assert_same_as_jansson(&w, 1);
+	e.op = PYSB_OP_SOCKET;
+	e.net.family = 17;
+	e.net.type = SOCK_RAW;
+	assert_same_as_jansson(&w, 1);
+	e.op = PYSB_OP_NETLINK_SEND;
+	assert_same_as_jansson(&w, 1);
+	/* unix: a path, an abstract name */
+	file_event("/run/x.sock");
+	e.kind = PYSB_KIND_UNIX;
+	e.op = PYSB_OP_CONNECT;
+	assert_same_as_jansson(&w, 1);
+	memcpy(e.path, "\0abs", 5);
+	e.path_len = 5;
+	assert_same_as_jansson(&w, 1);
+	/* bytes that are not UTF-8: the direct writer declines (jansson writes _b64) */
+	file_event("/srv/caf\xe9.txt");
+	assert_int_equal(events_json_format(&w, &e, 1, 0, 0), -1);
+	events_json_free(&w);
+}
+
+/* Lines of buf (NUL-terminated) that hold needle. */
+static int lines_with(const char *buf, const char *needle)
+{
+	int n = 0;
+
+	for (const char *l = buf; l && *l;) {
+		const char *end = strchr(l, '\n');
+		size_t len = end ? (size_t)(end - l) : strlen(l);
+
+		if (memmem(l, len, needle, strlen(needle)))
+			n++;
+		l = end ? end + 1 : NULL;
+	}
+	return n;
+}
+
+static void test_identical_events_and_repeats_add_up(void **state)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	struct events_json w;
+
+	(void)state;
+	assert_int_equal(events_json_init(&w, f, "mem", "audit", NULL), 0);
+	file_event("/x/same");
+	for (int i = 0; i < 100000; i++) {
+		e.ts_ns = e.first_ns = 5000000000ull + (uint64_t)i; /* within the 1 s window */
+		events_json_event(&w, &e);
+	}
+	/* a record the kernel counted 5 repeats for */
+	file_event("/x/other");
+	e.repeat = 5;
+	e.first_ns = 1;
+	events_json_event(&w, &e);
+	assert_int_equal(events_json_finish(&w, NULL), 0);
+	fclose(f);
+	assert_int_equal(lines_with(buf, "\"path\":\"/x/same\""), 1);
+	assert_int_equal(lines_with(buf, "\"count\":100000,"), 1);
+	assert_int_equal(lines_with(buf, "\"path\":\"/x/other\""), 1);
+	assert_int_equal(lines_with(buf, "\"count\":5,"), 1);
+	assert_int_equal(lines_with(buf, "\"events\":100005,"), 1);
+	free(buf);
+}
+
+/* The daemon: each event is a line in the file when events_json_event returns. */
+static void test_direct_mode_holds_nothing(void **state)
+{
+	char path[] = "/tmp/pysb-events-XXXXXX", got[8192];
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "a");
+	struct events_json w;
+	ssize_t n;
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(events_json_init(&w, f, path, "daemon", NULL), 0);
+	w.direct = true;
+	w.ev_mode = "audit";
+	w.ev_binding = "web";
+	w.ev_target = "/sys/fs/cgroup/web";
+	file_event("/x/same");
+	events_json_event(&w, &e);
+	events_json_event(&w, &e);
+	assert_false(events_json_has_pending(&w));
+	n = pread(fd, got, sizeof(got) - 1, 0);
+	assert_true(n > 0);
+	got[n] = '\0';
+	assert_int_equal(lines_with(got, "\"mode\":\"audit\""), 2);
+	assert_int_equal(lines_with(got, "\"binding\":\"web\",\"target\":\"/sys/fs/cgroup/web\"}"),
+			 2);
+	assert_int_equal(w.records, 2);
+	events_json_free(&w);
+	fclose(f);
+	unlink(path);
+}
+
+static void test_tty_bounded(void **state)
+{
+	struct events_tty t = { 0 };
+	uint64_t now = 1000000000ull;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int shown = 0;
+
+	(void)state;
+	for (int i = 0; i < 100000; i++)
+		shown += events_tty_allow(&t, now, 1);
+	assert_int_equal(shown, EVENTS_TTY_BURST);
+	assert_int_equal(t.hidden, 100000 - EVENTS_TTY_BURST);
+	/* one second later: RATE more */
+	now += 1000000000ull;
+	shown = 0;
+	for (int i = 0; i < 1000; i++)
+		shown += events_tty_allow(&t, now, 1);
+	assert_int_equal(shown, EVENTS_TTY_RATE);
+	/* a record standing for 7 denials shows one line and hides 6 */
+	now += 1000000000ull;
+	t.hidden = 0;
+	assert_true(events_tty_allow(&t, now, 7));
+	assert_int_equal(t.hidden, 6);
+	f = open_memstream(&buf, &len);
+	t.hidden = 12345;
+	assert_true(events_tty_summary(&t, f, "ev.jsonl"));
+	assert_false(events_tty_summary(&t, f, "ev.jsonl"));
+	fclose(f);
+	assert_string_equal(buf, "pysb-bpf: ... 12,345 more denials not shown; all in --events "
+				 "ev.jsonl\n");
+	free(buf);
+}
+
+/* learn counts denials, a record's count included. */
+static void test_learn_counts_repeats(void **state)
+{
+	struct learn_set s = { 0 };
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:[s], s:I}", "record", "event", "kind",
+			      "file", "operation", "open", "path", "/x/y", "access", "read", "count",
+			      (json_int_t)5);
+
+	(void)state;
+	assert_int_equal(learn_add_record(&s, o), 0);
+	assert_int_equal(s.records, 5);
+	json_decref(o);
+	learn_set_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_direct_writer_matches_jansson),
+		cmocka_unit_test(test_identical_events_and_repeats_add_up),
+		cmocka_unit_test(test_direct_mode_holds_nothing),
+		cmocka_unit_test(test_tty_bounded),
+		cmocka_unit_test(test_learn_counts_repeats),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
