@@ -134,6 +134,9 @@ const struct bpf_param *bpf_param_find(const char *key);
 int policy_check_bpf_params(const struct policy *p);
 /* policy_compile's reading of the bpf.* keys into out (audit_mode, events_buffer) and
  * *implicit (o->implicit and the policy's bpf.implicit). 0, or -1 after saying why. */
+/* The PYSB_SB_* flags of a sandbox under `c` (audit: report, deny nothing); the daemon adds
+ * PYSB_SB_DAEMON. */
+uint32_t sandbox_flags(const struct compiled *c, bool audit);
 int compile_params(const struct policy *p, const struct compile_opts *o, struct compiled *out,
 		   bool *implicit);
 /* A bpf.* boolean: true/false (any case), 1/0. Returns 1, 0, or -1 when neither. */

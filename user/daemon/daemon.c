@@ -48,7 +48,6 @@
 #include "policy.h"
 #include "probe.h"
 #include "pysb.skel.h"
-#include "runner.h"
 #include "status.h"
 
 struct target {
@@ -357,6 +356,7 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		loader_sandbox_free(&d->l, 0, cfg.id);
 		return -1;
 	}
+	events_set_compiled(c); /* so net denials can name their rule */
 	cfg.flags = PYSB_SB_DAEMON | sandbox_flags(c, b->conf.audit);
 	/* A service confined in place keeps its capability sets: lsm/capable refuses every
 	 * one its policy does not grant (bpf/caps.bpf.c). */

@@ -13,82 +13,6 @@
 #include "compile.h"
 #include "events.h"
 
-const char *access_str(unsigned access, char *buf, size_t len)
-{
-	static const struct {
-		unsigned bit;
-		const char *name;
-	} names[] = { { PYSB_ACC_READ, "read" }, { PYSB_ACC_WRITE, "write" }, { PYSB_ACC_EXEC, "exec" } };
-	size_t off = 0;
-
-	buf[0] = '\0';
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (!(access & names[i].bit))
-			continue;
-		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s", off ? "," : "",
-				names[i].name);
-	}
-	if (!off)
-		snprintf(buf, len, "none");
-	return buf;
-}
-
-const char *kind_str(unsigned kind)
-{
-	switch (kind) {
-	case PYSB_KIND_FILE: return "file";
-	case PYSB_KIND_EXEC: return "exec";
-	case PYSB_KIND_NET: return "net";
-	case PYSB_KIND_UNIX: return "unix";
-	case PYSB_KIND_SELF: return "self";
-	case PYSB_KIND_CAP: return "capability";
-	}
-	return "unknown";
-}
-
-const char *op_str(unsigned op)
-{
-	static const char *const names[PYSB_OP_MAX] = {
-		[PYSB_OP_OPEN] = "open",
-		[PYSB_OP_MOUNT] = "mount",
-		[PYSB_OP_UMOUNT] = "umount",
-		[PYSB_OP_PIVOT_ROOT] = "pivot_root",
-		[PYSB_OP_CREATE] = "create",
-		[PYSB_OP_MKDIR] = "mkdir",
-		[PYSB_OP_RMDIR] = "rmdir",
-		[PYSB_OP_UNLINK] = "unlink",
-		[PYSB_OP_RENAME] = "rename",
-		[PYSB_OP_LINK] = "link",
-		[PYSB_OP_SYMLINK] = "symlink",
-		[PYSB_OP_CHMOD] = "chmod",
-		[PYSB_OP_CHOWN] = "chown",
-		[PYSB_OP_TRUNCATE] = "truncate",
-		[PYSB_OP_SETATTR] = "setattr",
-		[PYSB_OP_SETXATTR] = "setxattr",
-		[PYSB_OP_REMOVEXATTR] = "removexattr",
-		[PYSB_OP_EXEC] = "exec",
-		[PYSB_OP_MMAP_EXEC] = "mmap-exec",
-		[PYSB_OP_MPROTECT_EXEC] = "mprotect-exec",
-		[PYSB_OP_RECEIVE_FD] = "receive-fd",
-		[PYSB_OP_BPF] = "bpf",
-		[PYSB_OP_PTRACE] = "ptrace",
-		[PYSB_OP_SIGNAL] = "signal",
-		[PYSB_OP_CGROUP_ESCAPE] = "cgroup-escape",
-		[PYSB_OP_KERNEL_LOAD] = "kernel-load",
-		[PYSB_OP_IPC] = "ipc",
-		[PYSB_OP_KEY] = "key",
-		[PYSB_OP_SCHED] = "sched",
-		[PYSB_OP_TTY_IOCTL] = "tty-ioctl",
-		[PYSB_OP_GETXATTR] = "getxattr",
-		[PYSB_OP_READLINK] = "readlink",
-		[PYSB_OP_NOTIFY] = "notify",
-		[PYSB_OP_SETID_MODE] = "setid-mode",
-		[PYSB_OP_LOCK] = "lock",
-		[PYSB_OP_CAPABLE] = "capable",
-	};
-
-	return op < PYSB_OP_MAX && names[op] ? names[op] : "unknown";
-}
 
 const char *event_path(const struct pysb_event *e)
 {
@@ -199,19 +123,6 @@ void events_set_compiled(const struct compiled *c)
 	net_compiled = c;
 }
 
-const char *net_op_str(unsigned op)
-{
-	switch (op) {
-	case PYSB_OP_CONNECT: return "connect";
-	case PYSB_OP_SENDMSG: return "sendmsg";
-	case PYSB_OP_BIND: return "bind";
-	case PYSB_OP_LISTEN: return "listen";
-	case PYSB_OP_SOCKET: return "socket";
-	case PYSB_OP_NETLINK_SEND: return "netlink-send";
-	case PYSB_OP_SOURCE_ROUTE: return "source-route";
-	}
-	return "unknown";
-}
 
 static const char *sock_type_str(unsigned type)
 {

@@ -10,12 +10,7 @@
 
 #include "pysb_abi.h"
 
-/* "read", "write", "read,exec", ... into buf. */
-const char *access_str(unsigned access, char *buf, size_t len);
-const char *kind_str(unsigned kind);
-const char *op_str(unsigned op);
-/* Operations of kind NET and UNIX events (enum pysb_net_op). */
-const char *net_op_str(unsigned op);
+#include "abi_names.h" /* access_str, kind_str, op_str, net_op_str, events_lost_name */
 
 /* The event's path (NUL-terminated), or NULL when it has none. */
 const char *event_path(const struct pysb_event *e);
@@ -105,8 +100,6 @@ int events_json_finish(struct events_json *w, const uint64_t *lost);
 void events_json_free(struct events_json *w);
 /* RFC 3339 UTC with nanoseconds of a CLOCK_MONOTONIC time. */
 void events_json_time(const struct events_json *w, uint64_t mono_ns, char *buf, size_t len);
-/* "ringbuf-full", "no-reader", "preempted" */
-const char *events_lost_name(unsigned reason);
 
 /* ---- the terminal: a bounded number of event lines per second (user/events.c) ---- */
 

@@ -24,11 +24,6 @@
 
 #define EVENTS_AGGREGATE_NS 1000000000ull /* the aggregation window: 1 s */
 
-static const char *const lost_names[PYSB_LOST_MAX] = {
-	[PYSB_LOST_RINGBUF_FULL] = "ringbuf-full",
-	[PYSB_LOST_NO_READER] = "no-reader",
-	[PYSB_LOST_PREEMPTED] = "preempted",
-};
 
 static int64_t now_ns(clockid_t clk)
 {
@@ -684,7 +679,7 @@ void events_json_lost(struct events_json *w, const uint64_t *lost)
 		if (lost[i] <= w->lost_said[i])
 			continue;
 		o = json_pack("{s:s, s:s, s:s, s:I}", "record", "lost", "time", t, "reason",
-			      lost_names[i], "count", (json_int_t)(lost[i] - w->lost_said[i]));
+			      events_lost_name(i), "count", (json_int_t)(lost[i] - w->lost_said[i]));
 		events_json_put(w, o);
 		json_decref(o);
 		w->lost_said[i] = lost[i];
@@ -824,7 +819,7 @@ int events_json_finish(struct events_json *w, const uint64_t *lost)
 	events_json_time(w, (uint64_t)now_ns(CLOCK_MONOTONIC), t, sizeof(t));
 	l = json_object();
 	for (int i = 0; i < PYSB_LOST_MAX; i++)
-		set(l, lost_names[i], json_integer(lost ? (json_int_t)lost[i] : -1));
+		set(l, events_lost_name(i), json_integer(lost ? (json_int_t)lost[i] : -1));
 	o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:o}", "record", "summary", "time", t, "mode",
 		      w->mode, "events", (json_int_t)w->events, "records",
 		      (json_int_t)w->records + 1, "lost", l);
@@ -840,7 +835,3 @@ int events_json_finish(struct events_json *w, const uint64_t *lost)
 	return ret;
 }
 
-const char *events_lost_name(unsigned reason)
-{
-	return reason < PYSB_LOST_MAX ? lost_names[reason] : "unknown";
-}

@@ -134,6 +134,13 @@ int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, boo
 /* Closes every descriptor of `p` and empties it. */
 void file_pins_release(struct file_pins *p);
 
+struct compiled;
+/* Puts the compiled rules into the maps under sandbox id `sandbox_id` (before the
+ * cgroup is switched to that id), holding each rule path open in `pins` (filled here
+ * when empty). Returns 0, or -1 after saying what failed. (sandbox_maps.c) */
+int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
+		      uint32_t sandbox_id);
+
 /* Puts `rule` on (label, sandbox); union: add its access to an entry already there (one
  * inode named by two paths, hard links), else replace it. */
 int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,

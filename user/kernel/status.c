@@ -18,7 +18,7 @@
 #include <bpf/libbpf.h>
 
 #include "cgroup.h"
-#include "events.h"
+#include "abi_names.h"
 #include "loader.h"
 #include "log.h"
 #include "status.h"

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "abi_names.h"
 #include "json_bytes.h"
 #include "learn.h"
 #include "log.h"
@@ -186,17 +187,6 @@ static uint32_t access_bits(const json_t *a)
 	return bits;
 }
 
-/* Operations that need WRITE on the directory holding the entry they name. */
-static bool on_parent(const char *op)
-{
-	static const char *const ops[] = { "create", "mkdir",	"rmdir", "unlink",
-					   "rename", "link",	"symlink" };
-
-	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
-		if (!strcmp(op, ops[i]))
-			return true;
-	return false;
-}
 
 /* A port the program found in a *PORT* variable is written ${VAR} (the first by name). */
 static const char *port_var(char *const *envp, unsigned port)
@@ -332,7 +322,7 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		ret = add_path(s, path, PYSB_ACC_RO, false);
 	} else if (!strcmp(kind, "unix")) {
 		ret = add_path(s, path, PYSB_ACC_RW, false); /* connecting needs write on it */
-	} else if (on_parent(op)) {
+	} else if (op_on_parent(op_from_name(op))) {
 		const char *h = env_get(s->envp, "HOME");
 		char *dir = parent_of(path), home[PATH_MAX] = "";
 

@@ -32,15 +32,6 @@ struct run_opts {
 	size_t n_groups;
 };
 
-/* Puts the compiled rules into the maps under sandbox id `sandbox_id` (before the
- * cgroup is switched to that id). Returns 0, or -1 after saying what failed. */
-struct loader;
-struct file_pins;
-/* The PYSB_SB_* flags of a sandbox under `c` (audit: report, deny nothing); the daemon adds
- * PYSB_SB_DAEMON. */
-uint32_t sandbox_flags(const struct compiled *c, bool audit);
-int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
-		      uint32_t sandbox_id);
 
 /* Puts the running process `pid` (all its threads; not its existing children) under
  * o->compiled from now on, until it exits or pysb-bpf is interrupted (detach: it goes
