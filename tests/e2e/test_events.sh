@@ -249,6 +249,7 @@ test_events_100k_distinct_denials_none_unaccounted() {
 # Learning must see everything: its 64 MiB ring buffer holds the whole flood (records are
 # written at their real size), and the learned rule covers the flood's directory.
 test_events_100k_learning_loses_nothing() {
+	once_per_matrix "the learning consumer's rate with its 64 MiB ring"
 	flood_program
 	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
 	flood_run --learn

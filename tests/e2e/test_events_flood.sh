@@ -52,6 +52,7 @@ PY
 # first: the calls really fail, each is an event), then allowed and reported (audit):
 # every one is counted, none lost, and the terminal is not flooded.
 test_events_flood_1m_repeated_audit_none_lost() {
+	once_per_matrix "the consumer's rate and the dedup map's counts; a minute of emulated syscalls"
 	flood_setup
 	"$PYSB" run --events "$T/events.jsonl" --policy "$T/policy" -- \
 		"$T/tool/bin/deny_flood" repeat 1000 "$T/other/secret.txt" >"$T/out" 2>"$T/err"
@@ -78,6 +79,7 @@ test_events_flood_1m_repeated_audit_none_lost() {
 # 100,000 distinct files opened once each, in audit mode with the default ring buffer:
 # every open is in the stream, none lost.
 test_events_flood_100k_distinct_audit_none_lost() {
+	once_per_matrix "the consumer's rate; test_events_100k_distinct_denials_none_unaccounted counts on every kernel"
 	flood_setup
 	mkdir -p "$T/other/d"
 	"$T/tool/bin/deny_flood" create 100000 "$T/other/d" >"$T/out" || fail "cannot create the files"
