@@ -102,6 +102,7 @@ $(OUTPUT)/unit/test_%: tests/unit/test_%.c $(UNIT_OBJS) | $(OUTPUT)/unit
 unit: deps-test $(UNIT_BINS)
 	$(Q)tests/e2e/lib-selftest
 	$(Q)scripts/check-layers
+	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)scripts/doc-examples --lint README.md docs/*.md
 	$(Q)tests/install-selftest
 	$(Q)scripts/run-unit $(UNIT_BINS)

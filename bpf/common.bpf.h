@@ -25,16 +25,16 @@
  */
 #define PYSB_CGROUP struct cgroup *
 /* The helper reads the task's cgroup at each call; `cg`, one read, is a snapshot. */
-#define PYSB_ANCESTOR_ID(cg, level)                                                  \
+#define PYSB_ANCESTOR_ID(cg, level) \
 	((cg) ? pysb_ancestor_id(cg, level) : bpf_get_current_ancestor_cgroup_id(level))
 #define PYSB_SANDBOX_LOOKUP(idp) ((struct pysb_sandbox_cfg *)bpf_map_lookup_elem(&sandboxes, idp))
 #define PYSB_CURRENT_CGROUP()	 BPF_CORE_READ(bpf_get_current_task_btf(), cgroups, dfl_cgrp)
 #define PYSB_CGROUP_ID(cg)	 BPF_CORE_READ(cg, kn, id)
 #define PYSB_CURRENT_CGROUP_ID() bpf_get_current_cgroup_id()
-#define PYSB_CACHE_GET()                                                                  \
-	bpf_task_storage_get(&sandbox_cache, bpf_get_current_task_btf(), 0,               \
+#define PYSB_CACHE_GET()                                                    \
+	bpf_task_storage_get(&sandbox_cache, bpf_get_current_task_btf(), 0, \
 			     BPF_LOCAL_STORAGE_GET_F_CREATE)
-#define PYSB_GEN_GET()		  pysb_gen_ptr()
+#define PYSB_GEN_GET()		 pysb_gen_ptr()
 /* A fetch-and-add is fully ordered on every JIT: no read after it is done before it. */
 #define PYSB_GEN_READ_ORDERED(p) __sync_fetch_and_add(p, 0)
 

@@ -75,8 +75,8 @@
 
 /* Reports a denial of `want` on (d, mnt) found by walk `c`; returns the verdict. */
 static __always_inline int file_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 kind,
-				       __u16 op, __u32 want, struct walk_ctx *c,
-				       struct dentry *d, struct vfsmount *mnt)
+				       __u16 op, __u32 want, struct walk_ctx *c, struct dentry *d,
+				       struct vfsmount *mnt)
 {
 	struct pysb_event *e = event_start(cfg, cgid, kind, op, want, decision_of(cfg));
 
@@ -155,7 +155,8 @@ static __always_inline bool sandbox_proc_entry(struct inode *inode, __u32 want, 
 		return false;
 	if (BPF_CORE_READ(inode, i_sb, s_magic) != PROC_SUPER_MAGIC)
 		return false;
-	pi = (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode));
+	pi = (struct proc_inode *)((void *)inode -
+				   bpf_core_field_offset(struct proc_inode, vfs_inode));
 	pid = BPF_CORE_READ(pi, pid);
 	if (!pid)
 		return false;
@@ -174,8 +175,8 @@ static __always_inline bool sandbox_proc_entry(struct inode *inode, __u32 want, 
  * opened O_PATH, or read-only for write, is judged by the walk like any open. (Sockets
  * then fail with the kernel's own ENXIO.)
  */
-#define PIPEFS_MAGIC 0x50495045
-#define SOCKFS_MAGIC 0x534F434B
+#define PIPEFS_MAGIC	 0x50495045
+#define SOCKFS_MAGIC	 0x534F434B
 #define PYSB_MAX_FD_SCAN 65536
 
 struct held_ctx {
@@ -199,8 +200,7 @@ static long held_step(__u32 i, void *data)
 	return 0;
 }
 
-static __always_inline bool reopen_of_held_pipe(struct file *file, struct inode *inode,
-						__u32 want)
+static __always_inline bool reopen_of_held_pipe(struct file *file, struct inode *inode, __u32 want)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	unsigned long magic = BPF_CORE_READ(inode, i_sb, s_magic);
@@ -290,12 +290,12 @@ int BPF_PROG(pysb_file_receive, struct file *file)
 			  open_access(file->f_mode, 0) & ~PYSB_ACC_EXEC);
 }
 
-#define S_IFMT   00170000
-#define S_IFREG  0100000
-#define S_IFDIR  0040000
-#define S_ISUID  0004000
-#define S_ISGID  0002000
-#define S_IXGRP  00010
+#define S_IFMT	00170000
+#define S_IFREG 0100000
+#define S_IFDIR 0040000
+#define S_ISUID 0004000
+#define S_ISGID 0002000
+#define S_IXGRP 00010
 
 /* A mode that would make the file run as its owner or group for whoever executes it. A
  * set-group-ID directory only passes its group on to new entries: allowed. */
@@ -306,8 +306,8 @@ static __always_inline bool setid_mode(umode_t mode)
 	return (mode & S_ISUID) || (mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP);
 }
 
-static __always_inline int deny_setid(struct pysb_sandbox_cfg *cfg, __u64 cgid,
-				      struct dentry *d, struct vfsmount *mnt)
+static __always_inline int deny_setid(struct pysb_sandbox_cfg *cfg, __u64 cgid, struct dentry *d,
+				      struct vfsmount *mnt)
 {
 	struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_SETID_MODE,
 					   PYSB_ACC_WRITE, decision_of(cfg));
@@ -354,8 +354,7 @@ int BPF_PROG(pysb_path_unlink, const struct path *dir, struct dentry *dentry)
 }
 
 SEC("lsm/path_symlink")
-int BPF_PROG(pysb_path_symlink, const struct path *dir, struct dentry *dentry,
-	     const char *old_name)
+int BPF_PROG(pysb_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name)
 {
 	return check_dir_entry(PYSB_OP_SYMLINK, dir, dentry);
 }
@@ -378,7 +377,8 @@ static __always_inline int check_move(__u16 op, struct dentry *obj, struct vfsmo
 		return 0;
 	get = walk_from(&c, to_dir->dentry, mnt, cfg);
 	if (!(get & PYSB_ACC_WRITE))
-		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, to_entry, mnt);
+		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, to_entry,
+				   mnt);
 	have = walk_from(&c, obj, obj_mnt, cfg);
 	if (get & ~have)
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, get & ~have, &c, obj, obj_mnt);
@@ -428,9 +428,9 @@ int BPF_PROG(pysb_path_chmod, const struct path *path, umode_t mode)
 	return check(cfg, cgid, PYSB_OP_CHMOD, PYSB_ACC_WRITE, path->dentry, path->mnt);
 }
 
-#define F_RDLCK    0
-#define F_WRLCK    1
-#define F_UNLCK    2
+#define F_RDLCK	   0
+#define F_WRLCK	   1
+#define F_UNLCK	   2
 #define F_SETLEASE 1024
 
 /* Locks and leases of files on internal mounts (pipes, sockets) carry no file right. */
@@ -617,7 +617,7 @@ int BPF_PROG(pysb_sb_kern_mount, const struct super_block *sb)
 SEC("lsm/cred_prepare")
 int BPF_PROG(pysb_cred_prepare, struct cred *new, const struct cred *old, gfp_t gfp)
 {
-	__u64 o = (__u64)old, n = (__u64)new, *sb;
+	__u64 o = (__u64)old, n = (__u64) new, *sb;
 
 	sb = bpf_map_lookup_elem(&ovl_creds, &o);
 	if (sb && bpf_map_update_elem(&ovl_creds, &n, sb, BPF_ANY))
@@ -722,7 +722,8 @@ static __always_inline bool is_dir(struct dentry *d)
 static __always_inline bool moves_dir(struct renamedata *rd)
 {
 	return is_dir(BPF_CORE_READ(rd, old_dentry)) ||
-	       ((BPF_CORE_READ(rd, flags) & RENAME_EXCHANGE) && is_dir(BPF_CORE_READ(rd, new_dentry)));
+	       ((BPF_CORE_READ(rd, flags) & RENAME_EXCHANGE) &&
+		is_dir(BPF_CORE_READ(rd, new_dentry)));
 }
 
 /*

@@ -195,7 +195,7 @@ PYSB_MAP struct {
 /* Events that could not be delivered: [sandbox id * PYSB_LOST_MAX + reason], per CPU. */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PYSB_MAX_SANDBOXES * PYSB_LOST_MAX);
+	__uint(max_entries, PYSB_MAX_SANDBOXES *PYSB_LOST_MAX);
 	__type(key, __u32);
 	__type(value, __u64);
 } lost SEC(".maps");
@@ -329,7 +329,7 @@ struct pysb_dir_slot {
 	__u64 sb_gen;	/* sandbox_gen then */
 	__u32 sandbox;
 	__u32 granted, rule;
-	__u8 ignored;	/* a name from the directory up to the rule matched an ignore= */
+	__u8 ignored; /* a name from the directory up to the rule matched an ignore= */
 	__u8 _pad[3];
 };
 

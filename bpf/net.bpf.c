@@ -129,8 +129,8 @@ static __always_inline bool judged_address(bool v6, __u32 a[4], __u32 dir)
 }
 
 static __always_inline void net_event(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
-				      __u16 family, const __u32 *addr, __u16 port,
-				      __u16 protocol, __u16 type, __u16 dir, __u32 rule)
+				      __u16 family, const __u32 *addr, __u16 port, __u16 protocol,
+				      __u16 type, __u16 dir, __u32 rule)
 {
 	struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_NET, op, 0, decision_of(cfg));
 
@@ -151,8 +151,7 @@ static __always_inline void net_event(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 }
 
 /* Shared by the six cgroup/ programs; `v6` and `dir` are constants at each call site. */
-static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, __u16 op,
-					   __u32 dir)
+static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, __u16 op, __u32 dir)
 {
 	struct pysb_sandbox_cfg *cfg;
 	__u32 given[4] = {}, a[4];
@@ -419,8 +418,7 @@ static __always_inline bool inet_socket(struct socket *sock)
 	return family == AF_INET || family == AF_INET6;
 }
 
-static __always_inline int source_route_denied(struct socket *sock, int level, int name,
-					       __u16 dir)
+static __always_inline int source_route_denied(struct socket *sock, int level, int name, __u16 dir)
 {
 	struct pysb_sandbox_cfg *cfg;
 	struct pysb_event *e;
@@ -478,5 +476,7 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 			return 0; /* the kernel refuses the message (EINVAL) */
 		off += (h.len + 7) & ~7ULL;
 	}
-	return off + sizeof(struct kcmsghdr) > len ? 0 : source_route_denied(sock, -1, -1, PYSB_NET_OUT);
+	return off + sizeof(struct kcmsghdr) > len
+		       ? 0
+		       : source_route_denied(sock, -1, -1, PYSB_NET_OUT);
 }

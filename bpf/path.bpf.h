@@ -31,7 +31,7 @@ struct walk_ctx {
 	__u32 granted; /* access of the nearest rule */
 	__u32 rule;    /* its index (pysb_file_rule.rule), for events */
 	__u8 found;
-	__u8 ignored;  /* a name below the rule matched an ignore= pattern */
+	__u8 ignored;	  /* a name below the rule matched an ignore= pattern */
 	__u8 has_ignores; /* the sandbox has ignore= patterns (PYSB_SB_IGNORES) */
 	__u8 _pad;
 };
@@ -122,8 +122,8 @@ static __always_inline bool overlay_internal(void)
  * access granted, 0 when no rule or when an ignore= pattern hides the file. `c` keeps the
  * rule found, for events.
  */
-static __always_inline __u32 walk_from(struct walk_ctx *c, struct dentry *d,
-				       struct vfsmount *mnt, const struct pysb_sandbox_cfg *cfg)
+static __always_inline __u32 walk_from(struct walk_ctx *c, struct dentry *d, struct vfsmount *mnt,
+				       const struct pysb_sandbox_cfg *cfg)
 {
 	__builtin_memset(c, 0, sizeof(*c));
 	c->dentry = (__u64)d;

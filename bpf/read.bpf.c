@@ -16,8 +16,8 @@
  */
 #include "path.bpf.h"
 
-#define PROC_SUPER_MAGIC	  0x9fa0
-#define FSNOTIFY_OBJ_TYPE_INODE	  0
+#define PROC_SUPER_MAGIC	0x9fa0
+#define FSNOTIFY_OBJ_TYPE_INODE 0
 
 static __always_inline bool kernel_on_behalf(void)
 {
@@ -43,7 +43,8 @@ static __always_inline bool own_proc_link(struct dentry *d)
 		return false;
 	if (BPF_CORE_READ(parent, d_parent) == parent)
 		return true; /* directly in /proc */
-	pi = (struct proc_inode *)((void *)inode - bpf_core_field_offset(struct proc_inode, vfs_inode));
+	pi = (struct proc_inode *)((void *)inode -
+				   bpf_core_field_offset(struct proc_inode, vfs_inode));
 	pid = BPF_CORE_READ(pi, pid);
 	if (!pid)
 		return false;
@@ -108,8 +109,7 @@ int BPF_PROG(pysb_path_notify, const struct path *path, __u64 mask, unsigned int
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_NOTIFY, PYSB_ACC_READ,
-			decision_of(cfg));
+	e = event_start(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_NOTIFY, PYSB_ACC_READ, decision_of(cfg));
 	if (e) {
 		event_set_dentry_path(e, BPF_CORE_READ(path, dentry), BPF_CORE_READ(path, mnt));
 		event_send(e);

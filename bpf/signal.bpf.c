@@ -23,7 +23,6 @@
  */
 #include "task.bpf.h"
 
-
 /* Before 6.12 the owner is embedded in struct file; later it is allocated on demand and
  * points back to its file. */
 struct file___embedded_owner {
@@ -84,8 +83,7 @@ int BPF_PROG(pysb_file_free_security, struct file *file)
 }
 
 SEC("lsm/file_send_sigiotask")
-int BPF_PROG(pysb_file_send_sigiotask, struct task_struct *tsk, struct fown_struct *fown,
-	     int sig)
+int BPF_PROG(pysb_file_send_sigiotask, struct task_struct *tsk, struct fown_struct *fown, int sig)
 {
 	__u64 key = (__u64)file_of_owner(fown);
 	struct pysb_sandbox_cfg *cfg;

@@ -127,8 +127,7 @@ int BPF_PROG(pysb_unix_bind, struct socket *sock, struct sockaddr *address, int 
 	if (nc && (nc->flags & PYSB_NET_UNIX_ABSTRACT))
 		return 0;
 	/* An abstract name, or len 0: autobind, which gives the socket an abstract name. */
-	e = event_start(cfg, cgid, PYSB_KIND_UNIX, PYSB_OP_BIND, PYSB_ACC_WRITE,
-			decision_of(cfg));
+	e = event_start(cfg, cgid, PYSB_KIND_UNIX, PYSB_OP_BIND, PYSB_ACC_WRITE, decision_of(cfg));
 	if (e) {
 		if (len > UNIX_PATH_MAX)
 			len = UNIX_PATH_MAX;
@@ -184,8 +183,7 @@ static __always_inline int autobind_check(struct socket *sock)
 	nc = bpf_map_lookup_elem(&net_cfg, &id);
 	if (nc && (nc->flags & PYSB_NET_UNIX_ABSTRACT))
 		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_UNIX, PYSB_OP_BIND, PYSB_ACC_WRITE,
-			decision_of(cfg));
+	e = event_start(cfg, cgid, PYSB_KIND_UNIX, PYSB_OP_BIND, PYSB_ACC_WRITE, decision_of(cfg));
 	if (e)
 		event_send(e); /* no name: printed as (autobind) */
 	return deny_ret(cfg, EPERM);

@@ -175,12 +175,12 @@ static __always_inline __u64 inode_of(__u64 dentry)
 	return inode;
 }
 
-#define TMPFS_MAGIC	     0x01021994
-#define RAMFS_MAGIC	     0x858458f6
-#define EXT4_SUPER_MAGIC     0xEF53 /* ext2 and ext3 too */
-#define XFS_SUPER_MAGIC	     0x58465342
-#define BTRFS_SUPER_MAGIC    0x9123683E
-#define F2FS_SUPER_MAGIC     0xF2F52010
+#define TMPFS_MAGIC	  0x01021994
+#define RAMFS_MAGIC	  0x858458f6
+#define EXT4_SUPER_MAGIC  0xEF53 /* ext2 and ext3 too */
+#define XFS_SUPER_MAGIC	  0x58465342
+#define BTRFS_SUPER_MAGIC 0x9123683E
+#define F2FS_SUPER_MAGIC  0xF2F52010
 
 /*
  * May answers for the mount `vfsmnt` be cached? Its file system must move a dentry only

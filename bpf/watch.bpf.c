@@ -160,8 +160,7 @@ int BPF_PROG(pysb_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 }
 
 /* An inet socket request in a cgroup confined at creation and not yet by the daemon. */
-static __always_inline int born_net(struct socket *sock, struct sockaddr *addr, __u16 op,
-				    __u16 dir)
+static __always_inline int born_net(struct socket *sock, struct sockaddr *addr, __u16 op, __u16 dir)
 {
 	__u16 family = BPF_CORE_READ(sock, sk, __sk_common.skc_family), af = 0;
 	struct pysb_sandbox_cfg *cfg;

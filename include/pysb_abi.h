@@ -32,35 +32,37 @@
 #define PYSB_ACC_RW    (PYSB_ACC_RO | PYSB_ACC_WRITE)
 
 /* sandbox_cfg.flags */
-#define PYSB_SB_AUDIT 0x1u /* report would-be denials, deny nothing */
-#define PYSB_SB_EXEC  0x2u /* python-api allows process-exec: execve of exposed binaries */
-#define PYSB_SB_DAEMON 0x4u /* kept by `pysb-bpf daemon` on a service's cgroup, not by a run */
+#define PYSB_SB_AUDIT	0x1u /* report would-be denials, deny nothing */
+#define PYSB_SB_EXEC	0x2u /* python-api allows process-exec: execve of exposed binaries */
+#define PYSB_SB_DAEMON	0x4u /* kept by `pysb-bpf daemon` on a service's cgroup, not by a run */
 #define PYSB_SB_IGNORES 0x8u /* the sandbox has ignore= patterns (the walk skips them if not) */
-#define PYSB_SB_KERNEL 0x10u /* put on a new cgroup at its creation by bpf/watch.bpf.c: the
+#define PYSB_SB_KERNEL \
+	0x10u /* put on a new cgroup at its creation by bpf/watch.bpf.c: the
 				daemon has not confined it yet (no socket programs, no id of
 				its own); the daemon's scan replaces it */
-#define PYSB_SB_HOLD 0x20u /* with KERNEL: not enforced yet; armed (the flag cleared, by
+#define PYSB_SB_HOLD \
+	0x20u /* with KERNEL: not enforced yet; armed (the flag cleared, by
 			      bpf/watch.bpf.c) when a task of the cgroup commits an execve,
 			      or by the daemon's scan: the runtime's own set-up in the cgroup
 			      (runc init, systemd's exec child) runs before its workload */
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
-#define PYSB_MAX_DEPTH 8192
+#define PYSB_MAX_DEPTH	      8192
 /* Deepest cgroup level searched for a sandboxed ancestor. */
 #define PYSB_MAX_CGROUP_LEVEL 32
 
-#define PYSB_MAX_SANDBOXES  1024
-#define PYSB_RINGBUF_BYTES  (4u << 20) /* per sandbox, by default (bpf.events-buffer) */
-#define PYSB_RINGBUF_LEARN  (64u << 20) /* under --learn, which must see every access */
+#define PYSB_MAX_SANDBOXES     1024
+#define PYSB_RINGBUF_BYTES     (4u << 20)  /* per sandbox, by default (bpf.events-buffer) */
+#define PYSB_RINGBUF_LEARN     (64u << 20) /* under --learn, which must see every access */
 #define PYSB_EVENTS_BUFFER_MIN (64u << 10)
 #define PYSB_EVENTS_BUFFER_MAX (1u << 30)
-#define PYSB_MAX_FILE_RULES 65536
-#define PYSB_MAX_MOUNTS	    16384 /* (file system, sandbox) pairs in mount_access */
+#define PYSB_MAX_FILE_RULES    65536
+#define PYSB_MAX_MOUNTS	       16384 /* (file system, sandbox) pairs in mount_access */
 /* SysV IPC objects created in sandboxes, all sandboxes together (the kernel's own
  * defaults allow 4,096 segments and 32,000 queues and semaphore sets per namespace). */
-#define PYSB_MAX_IPC_OBJECTS 65536
+#define PYSB_MAX_IPC_OBJECTS   65536
 /* Kernel keys created in sandboxes, all sandboxes together (LRU: see bpf/keys.bpf.c). */
-#define PYSB_MAX_KEYS 65536
+#define PYSB_MAX_KEYS	       65536
 
 struct pysb_sandbox_cfg {
 	__u32 id;    /* sandbox id, part of every rule key of this sandbox */
@@ -188,11 +190,11 @@ enum pysb_op {
 	PYSB_OP_MOUNT = 2,
 	PYSB_OP_UMOUNT = 3,
 	PYSB_OP_PIVOT_ROOT = 4,
-	PYSB_OP_CREATE = 5,   /* regular file, fifo, socket or device node */
+	PYSB_OP_CREATE = 5, /* regular file, fifo, socket or device node */
 	PYSB_OP_MKDIR = 6,
 	PYSB_OP_RMDIR = 7,
 	PYSB_OP_UNLINK = 8,
-	PYSB_OP_RENAME = 9,   /* reported once per end that is denied */
+	PYSB_OP_RENAME = 9, /* reported once per end that is denied */
 	PYSB_OP_LINK = 10,
 	PYSB_OP_SYMLINK = 11,
 	PYSB_OP_CHMOD = 12,
@@ -215,9 +217,9 @@ enum pysb_op {
 	PYSB_OP_KEY = 31,	  /* a kernel key or keyring created outside the sandbox */
 	/* Issue 16 (signals, ioctls, names and routes); numbered apart from 27.. so other
 	 * additions to this list do not collide with them. */
-	PYSB_OP_SCHED = 40,	 /* nice, ioprio, scheduler, affinity, rlimit of a task outside */
-	PYSB_OP_TTY_IOCTL = 41,	 /* TIOCSTI, TIOCLINUX, TIOCSETD */
-	PYSB_OP_GETXATTR = 42,	 /* getxattr, listxattr */
+	PYSB_OP_SCHED = 40,	/* nice, ioprio, scheduler, affinity, rlimit of a task outside */
+	PYSB_OP_TTY_IOCTL = 41, /* TIOCSTI, TIOCLINUX, TIOCSETD */
+	PYSB_OP_GETXATTR = 42,	/* getxattr, listxattr */
 	PYSB_OP_READLINK = 43,
 	PYSB_OP_NOTIFY = 44,	 /* inotify, fanotify, dnotify watch */
 	PYSB_OP_SETID_MODE = 45, /* kind SELF: a set-user-ID (or set-group-ID executable) mode
@@ -230,9 +232,9 @@ enum pysb_op {
 #define PYSB_EV_EXEC_POLICY    0x10u /* the policy does not allow process-exec */
 #define PYSB_EV_EXEC_ANONYMOUS 0x20u /* memfd, deleted or unlinked file */
 /* kind SELF, op IPC: target_pid holds the SysV IPC object's id, not a pid. */
-#define PYSB_EV_TARGET_IPC 0x40u
+#define PYSB_EV_TARGET_IPC     0x40u
 /* kind SELF, op KEY: target_pid holds the key's serial number. */
-#define PYSB_EV_TARGET_KEY 0x80u
+#define PYSB_EV_TARGET_KEY     0x80u
 
 enum pysb_decision {
 	PYSB_DENY = 1,
@@ -330,14 +332,14 @@ enum pysb_net_op {
 
 /* What a network event is about (kind NET; kind UNIX uses path). */
 struct pysb_net_event {
-	__u8 addr[16];	 /* as the program gave it, network byte order; IPv4 in addr[0..3] */
-	__u16 family;	 /* AF_INET, AF_INET6; for PYSB_OP_SOCKET the refused family */
-	__u16 port;	 /* host byte order; netlink: the message type refused;
+	__u8 addr[16];	/* as the program gave it, network byte order; IPv4 in addr[0..3] */
+	__u16 family;	/* AF_INET, AF_INET6; for PYSB_OP_SOCKET the refused family */
+	__u16 port;	/* host byte order; netlink: the message type refused;
 			    source route: the option or control message type */
-	__u16 protocol;	 /* IPPROTO_*; socket(): the protocol argument; netlink: NETLINK_*;
+	__u16 protocol; /* IPPROTO_*; socket(): the protocol argument; netlink: NETLINK_*;
 			    source route: the level (SOL_IP, SOL_IPV6) */
-	__u16 type;	 /* SOCK_* */
-	__u16 dir;	 /* PYSB_NET_IN / PYSB_NET_OUT, 0 when not about an address */
+	__u16 type;	/* SOCK_* */
+	__u16 dir;	/* PYSB_NET_IN / PYSB_NET_OUT, 0 when not about an address */
 	__u16 _pad;
 	__u32 _pad2;
 };
@@ -354,14 +356,14 @@ struct pysb_event {
 	__u32 sandbox;
 	__u32 pid; /* tgid */
 	__u32 tid;
-	__u16 kind;	/* enum pysb_kind */
-	__u16 op;	/* enum pysb_op */
-	__u32 access;	/* PYSB_ACC_* requested */
-	__u32 decision; /* enum pysb_decision */
-	__u32 flags;	/* PYSB_EV_* */
-	__s32 path_len; /* bytes of the path incl. NUL, or negative errno */
-	__u32 path_off; /* the path starts at path + path_off (paths built backwards) */
-	__u32 rule;	/* file rule that came closest (pysb_file_rule.rule), 0 = none;
+	__u16 kind;	  /* enum pysb_kind */
+	__u16 op;	  /* enum pysb_op */
+	__u32 access;	  /* PYSB_ACC_* requested */
+	__u32 decision;	  /* enum pysb_decision */
+	__u32 flags;	  /* PYSB_EV_* */
+	__s32 path_len;	  /* bytes of the path incl. NUL, or negative errno */
+	__u32 path_off;	  /* the path starts at path + path_off (paths built backwards) */
+	__u32 rule;	  /* file rule that came closest (pysb_file_rule.rule), 0 = none;
 			   kind NET: the 1-based net= rule that denied (pysb_net_range);
 			   kind CAP: the capability refused (CAP_* number) */
 	__u32 target_pid; /* ptrace, signal: the task outside the sandbox */
@@ -382,7 +384,7 @@ struct pysb_event {
 	};
 };
 
-#define PYSB_EV_PATH_TRUNC 0x1u
+#define PYSB_EV_PATH_TRUNC  0x1u
 /* The path goes from its file system's root, not the task's: the hook has no mount
  * (inode_getxattr, inode_setattr, ...). User space puts the mount point in front
  * (events_resolve_path) and clears the flag; it stays when no mount matches. */
@@ -399,8 +401,8 @@ struct pysb_event {
  * sent itself, untracked. User space removes a sandbox's keys when its id is allocated
  * and released.
  */
-#define PYSB_DEDUP_ENTRIES	16384
-#define PYSB_DEDUP_INTERVAL_NS	1000000000ull
+#define PYSB_DEDUP_ENTRIES     16384
+#define PYSB_DEDUP_INTERVAL_NS 1000000000ull
 
 struct pysb_dedup_key {
 	__u32 sandbox;
@@ -453,7 +455,8 @@ _Static_assert(sizeof(struct pysb_net4_key) == 12, "pysb_net4_key layout");
 _Static_assert(sizeof(struct pysb_net6_key) == 24, "pysb_net6_key layout");
 _Static_assert(sizeof(struct pysb_net_value) == 8, "pysb_net_value layout");
 _Static_assert(sizeof(struct pysb_net_ports_key) == 8, "pysb_net_ports_key layout");
-_Static_assert(sizeof(struct pysb_net_ports) == 4 + 4 * PYSB_NET_MAX_RANGES, "pysb_net_ports layout");
+_Static_assert(sizeof(struct pysb_net_ports) == 4 + 4 * PYSB_NET_MAX_RANGES,
+	       "pysb_net_ports layout");
 _Static_assert(sizeof(struct pysb_net_cfg) == 16, "pysb_net_cfg layout");
 _Static_assert(sizeof(struct pysb_net_event) == 32, "pysb_net_event layout");
 

@@ -22,21 +22,30 @@ struct corpus_verdict {
 	bool not_policy; /* documentation beside the corpus, not a policy file */
 };
 
-#define VALID(f, w)		  { .file = f, .valid = true, .why = w }
-#define INVALID(f, l, m, w)	  { .file = f, .line = l, .msg = m, .why = w }
-#define INVALID_IN(f, e, l, m, w) { .file = f, .err_file = e, .line = l, .msg = m, .why = w }
+#define VALID(f, w)                                \
+	{                                          \
+		.file = f, .valid = true, .why = w \
+	}
+#define INVALID(f, l, m, w)                              \
+	{                                                \
+		.file = f, .line = l, .msg = m, .why = w \
+	}
+#define INVALID_IN(f, e, l, m, w)                                       \
+	{                                                               \
+		.file = f, .err_file = e, .line = l, .msg = m, .why = w \
+	}
 
 /* Reasons, FORMAT-NOTES sections in brackets */
-#define W_DASHDASH  "first generation: every line starts with '--' [1.4 legacy]"
-#define W_BIND	    "bind=/ro-bind= of the old generation [1.4 legacy]"
-#define W_SETENV    "set-env= of the old generation [1.4 legacy]"
-#define W_LOCAL                                                                \
+#define W_DASHDASH "first generation: every line starts with '--' [1.4 legacy]"
+#define W_BIND	   "bind=/ro-bind= of the old generation [1.4 legacy]"
+#define W_SETENV   "set-env= of the old generation [1.4 legacy]"
+#define W_LOCAL                                                                  \
 	"include of ./.local.py-sandboxes, absent from a checkout: a mandatory " \
 	"include of a missing file is an error [1.2]"
-#define W_USERPROF  "include of the user profile, absent on a fresh account [1.2]"
-#define W_PYCHARM   "include of a .py-sandboxes.pycharm the corpus does not hold [1.2]"
-#define W_LEARNED   "learned profile: env=, python-import=, net=, expose-ro=../.. etc. [1.4, 3]"
-#define W_SIMPLE    "current syntax only"
+#define W_USERPROF "include of the user profile, absent on a fresh account [1.2]"
+#define W_PYCHARM  "include of a .py-sandboxes.pycharm the corpus does not hold [1.2]"
+#define W_LEARNED  "learned profile: env=, python-import=, net=, expose-ro=../.. etc. [1.4, 3]"
+#define W_SIMPLE   "current syntax only"
 
 static const struct corpus_verdict CORPUS_VERDICTS[] = {
 	{ .file = "FORMAT-NOTES.md", .not_policy = true, .why = "the notes themselves" },

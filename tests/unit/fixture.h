@@ -31,8 +31,7 @@ static inline void put(const char *rel, const char *text)
 	fclose(f);
 }
 
-static inline int fixture_rm_one(const char *path, const struct stat *st, int flag,
-				 struct FTW *ftw)
+static inline int fixture_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void)st;
 	(void)flag;

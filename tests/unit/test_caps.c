@@ -145,14 +145,16 @@ static void test_policy_errors(void **state)
 		const char *text, *where, *msg;
 	} bad[] = {
 		{ "bpf.capabilities=CAP_FOO\n", "t.pysb:1:18:", "unknown capability 'CAP_FOO'" },
-		{ "expose-ro=/tmp\nbpf.capabilities=chown,nope\n", "t.pysb:2:24:",
-		  "unknown capability 'nope'" },
-		{ "bpf.capabilities=CAP_CHOWN,,CAP_KILL\n", "t.pysb:1:28:", "an empty capability name" },
+		{ "expose-ro=/tmp\nbpf.capabilities=chown,nope\n",
+		  "t.pysb:2:24:", "unknown capability 'nope'" },
+		{ "bpf.capabilities=CAP_CHOWN,,CAP_KILL\n",
+		  "t.pysb:1:28:", "an empty capability name" },
 		{ "bpf.capabilities=CAP_CHOWN,\n", "t.pysb:1:28:", "an empty capability name" },
 		{ "bpf.capabilities=CAP_ALL\n", "t.pysb:1:18:", "unknown capability" },
-		{ "bpf.capabilities=CAP_NET_BIND_SERVICE CAP_CHOWN\n", "t.pysb:1:18:",
-		  "unknown capability 'CAP_NET_BIND_SERVICE CAP_CHOWN'" },
-		{ "bpf.capability=CAP_CHOWN\n", "t.pysb:1:1:", "unknown parameter 'bpf.capability'" },
+		{ "bpf.capabilities=CAP_NET_BIND_SERVICE CAP_CHOWN\n",
+		  "t.pysb:1:18:", "unknown capability 'CAP_NET_BIND_SERVICE CAP_CHOWN'" },
+		{ "bpf.capability=CAP_CHOWN\n",
+		  "t.pysb:1:1:", "unknown parameter 'bpf.capability'" },
 	};
 
 	(void)state;
@@ -218,10 +220,8 @@ static void test_event_and_learn(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_cap_names),
-		cmocka_unit_test(test_caps_str),
-		cmocka_unit_test(test_policy_grants),
-		cmocka_unit_test(test_policy_errors),
+		cmocka_unit_test(test_cap_names),	cmocka_unit_test(test_caps_str),
+		cmocka_unit_test(test_policy_grants),	cmocka_unit_test(test_policy_errors),
 		cmocka_unit_test(test_event_and_learn),
 	};
 

@@ -47,8 +47,9 @@ static void test_run_both_value_forms_and_program(void **state)
 	char out[2048];
 
 	(void)state;
-	assert_int_equal(parse(&p, ARGS("run", "--policy=a", "--events", "-", "-vv", "--learn",
-					"--", "python3", "-c", "print(1)"),
+	assert_int_equal(parse(&p,
+			       ARGS("run", "--policy=a", "--events", "-", "-vv", "--learn", "--",
+				    "python3", "-c", "print(1)"),
 			       out, sizeof(out)),
 			 0);
 	assert_string_equal(p.c.policy, "a");
@@ -63,8 +64,9 @@ static void test_run_both_value_forms_and_program(void **state)
 	cli_free(&p.c);
 
 	/* The program's own options stay its own, without "--" too. */
-	assert_int_equal(parse(&p, ARGS("run", "-p", "b", "--learn=out.policy", "--user", "1000",
-					"pytest", "-v", "--policy=x"),
+	assert_int_equal(parse(&p,
+			       ARGS("run", "-p", "b", "--learn=out.policy", "--user", "1000",
+				    "pytest", "-v", "--policy=x"),
 			       out, sizeof(out)),
 			 0);
 	assert_string_equal(p.c.policy, "b");
@@ -82,8 +84,9 @@ static void test_run_policy_lines(void **state)
 	char out[2048];
 
 	(void)state;
-	assert_int_equal(parse(&p, ARGS("run", "--expose-ro=/data", "--net=ALLOW|tcp|*|443|OUT",
-					"--bpf.mode=audit", "app.py"),
+	assert_int_equal(parse(&p,
+			       ARGS("run", "--expose-ro=/data", "--net=ALLOW|tcp|*|443|OUT",
+				    "--bpf.mode=audit", "app.py"),
 			       out, sizeof(out)),
 			 0);
 	assert_int_equal(p.c.n_overrides, 3);
@@ -108,14 +111,12 @@ static void test_typo_is_answered_not_taken_as_a_policy_line(void **state)
 	cli_free(&p.c);
 
 	/* a swap of two letters is one edit */
-	assert_int_equal(parse(&p, ARGS("run", "--aduit", "app.py"), out, sizeof(out)),
-			 EXIT_USAGE);
+	assert_int_equal(parse(&p, ARGS("run", "--aduit", "app.py"), out, sizeof(out)), EXIT_USAGE);
 	assert_non_null(strstr(out, "did you mean '--audit'?"));
 	cli_free(&p.c);
 
 	/* a typo of a policy key names the key */
-	assert_int_equal(parse(&p, ARGS("check", "--expose-r=/x"), out, sizeof(out)),
-			 EXIT_USAGE);
+	assert_int_equal(parse(&p, ARGS("check", "--expose-r=/x"), out, sizeof(out)), EXIT_USAGE);
 	assert_non_null(strstr(out, "did you mean the policy line '--expose-ro=VALUE'?"));
 	cli_free(&p.c);
 
@@ -133,8 +134,9 @@ static void test_daemon_equals_and_space_forms(void **state)
 	char out[2048];
 
 	(void)state;
-	assert_int_equal(parse(&p, ARGS("daemon", "--config=/etc/pysb-bpf", "--rescan-ms", "200",
-					"--events-keep=3", "--events-max-size", "10M", "--once"),
+	assert_int_equal(parse(&p,
+			       ARGS("daemon", "--config=/etc/pysb-bpf", "--rescan-ms", "200",
+				    "--events-keep=3", "--events-max-size", "10M", "--once"),
 			       out, sizeof(out)),
 			 0);
 	assert_string_equal(p.c.config_dir, "/etc/pysb-bpf");
@@ -152,26 +154,25 @@ static void test_daemon_equals_and_space_forms(void **state)
 	cli_free(&p.c);
 
 	/* daemon takes no policy lines: a key=value is an unknown option there */
-	assert_int_equal(parse(&p, ARGS("daemon", "--expose-ro=/x"), out, sizeof(out)),
-			 EXIT_USAGE);
+	assert_int_equal(parse(&p, ARGS("daemon", "--expose-ro=/x"), out, sizeof(out)), EXIT_USAGE);
 	cli_free(&p.c);
 }
 
 static void test_usage_errors_share_one_code(void **state)
 {
 	char **cases[] = {
-		ARGS("run"),			     /* no program */
-		ARGS("run", "-p"),		     /* no value */
-		ARGS("run", "--audit=yes", "x"),     /* a value it does not take */
-		ARGS("probe", "extra"),		     /* unexpected argument */
-		ARGS("check", "-x"),		     /* unknown short option */
-		ARGS("diff", "one"),		     /* two needed */
-		ARGS("attach", "--pid", "12x"),	     /* not a number */
-		ARGS("learn", "--from"),	     /* no value */
-		ARGS("probe", "--jsno"),	     /* typo */
-		ARGS("status", "now"),		     /* unexpected */
-		ARGS("help", "run", "check"),	     /* one at most */
-		ARGS("version", "--verbose"),	     /* version takes only --help */
+		ARGS("run"),			 /* no program */
+		ARGS("run", "-p"),		 /* no value */
+		ARGS("run", "--audit=yes", "x"), /* a value it does not take */
+		ARGS("probe", "extra"),		 /* unexpected argument */
+		ARGS("check", "-x"),		 /* unknown short option */
+		ARGS("diff", "one"),		 /* two needed */
+		ARGS("attach", "--pid", "12x"),	 /* not a number */
+		ARGS("learn", "--from"),	 /* no value */
+		ARGS("probe", "--jsno"),	 /* typo */
+		ARGS("status", "now"),		 /* unexpected */
+		ARGS("help", "run", "check"),	 /* one at most */
+		ARGS("version", "--verbose"),	 /* version takes only --help */
 	};
 	struct parse_call p;
 	char out[2048];
@@ -190,8 +191,8 @@ static void test_usage_errors_share_one_code(void **state)
 
 static void test_every_command_answers_help(void **state)
 {
-	static const char *const names[] = { "run",    "check", "probe", "learn",	"attach",
-					     "diff",   "status", "daemon", "version", "help" };
+	static const char *const names[] = { "run",  "check",  "probe",	 "learn",   "attach",
+					     "diff", "status", "daemon", "version", "help" };
 	struct parse_call p;
 	char out[4096], head[64];
 

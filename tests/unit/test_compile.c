@@ -115,7 +115,8 @@ static const struct compiled_file *entry_of(const struct compiled *c, const char
 	if (stat(path, &st))
 		fail_msg("stat %s", path);
 	for (size_t i = 0; i < c->n_files; i++)
-		if (c->files[i].ino == (uint64_t)st.st_ino && c->files[i].dev == kernel_dev(st.st_dev))
+		if (c->files[i].ino == (uint64_t)st.st_ino &&
+		    c->files[i].dev == kernel_dev(st.st_dev))
 			return &c->files[i];
 	return NULL;
 }
@@ -383,7 +384,7 @@ static void test_bpf_params_valid(void **state)
 		"bpf.implicit=true\n",	     "bpf.implicit=FALSE\n",
 		"bpf.implicit=0\n",	     "bpf.socket-family=netlink\n",
 		"bpf.unix-abstract=allow\n", "qemu.memory=1G\nfirejail.net=br0\n",
-		"bpf.events-buffer=64K\n",  "bpf.events-buffer=1G\n",
+		"bpf.events-buffer=64K\n",   "bpf.events-buffer=1G\n",
 		"bpf.events-buffer=16MiB\n", "bpf.events-buffer=262144\n",
 	};
 
@@ -397,8 +398,8 @@ static void test_bpf_params_valid(void **state)
 		done(r);
 	}
 	{
-		struct result *r = compile_text_opts("bpf.events-buffer=8M\nbpf.events-buffer=32M\n",
-						     false, NULL);
+		struct result *r = compile_text_opts(
+			"bpf.events-buffer=8M\nbpf.events-buffer=32M\n", false, NULL);
 
 		assert_int_equal(r->ret, 0); /* the last line wins */
 		assert_int_equal(policy_events_buffer(r->p), 32u << 20);
@@ -448,7 +449,7 @@ static void test_bpf_params_errors(void **state)
 
 		assert_int_not_equal(r->ret, 0);
 		assert_non_null(strstr(r->err, "bpf.mode, bpf.implicit, bpf.socket-family, "
-						"bpf.unix-abstract"));
+					       "bpf.unix-abstract"));
 		assert_non_null(strstr(r->err, "t.pysb:1:1:"));
 		assert_non_null(strstr(r->err, "t.pysb:2:10:"));
 		assert_non_null(strstr(r->err, "t.pysb:3:1:"));
@@ -510,8 +511,8 @@ static struct check_run *check(const char *name, bool json, bool verbose,
 	if (json) {
 		run->doc = json_loads(run->out, 0, &jerr);
 		if (!run->doc)
-			fail_msg("check --json output does not parse (%s, line %d): %.400s", jerr.text,
-				 jerr.line, run->out);
+			fail_msg("check --json output does not parse (%s, line %d): %.400s",
+				 jerr.text, jerr.line, run->out);
 	}
 	return run;
 }
@@ -556,22 +557,21 @@ static const json_t *find(const json_t *arr, const char *key, const char *value)
 	return NULL;
 }
 
-static const char CHECK_POLICY[] =
-	"# a policy using every family\n"
-	"expose-ro=ro\n"
-	"expose-rw=rw\n"
-	"ignore=.env\n"
-	"net=ALLOW|tcp|192.0.2.0/24|443|OUT\n"
-	"net=DENY|tcp|192.0.2.7|*|OUT\n"
-	"env=LANG=${LANG}\n"
-	"env=API_*=${API_*}\n"
-	"unenv=SECRET\n"
-	"python-import=os,json\n"
-	"python-api=ALLOW:process-exec,threads\n"
-	"eval-timeout=2s\n"
-	"qemu.memory=1G\n"
-	"bpf.mode=audit\n"
-	"bpf.implicit=false\n";
+static const char CHECK_POLICY[] = "# a policy using every family\n"
+				   "expose-ro=ro\n"
+				   "expose-rw=rw\n"
+				   "ignore=.env\n"
+				   "net=ALLOW|tcp|192.0.2.0/24|443|OUT\n"
+				   "net=DENY|tcp|192.0.2.7|*|OUT\n"
+				   "env=LANG=${LANG}\n"
+				   "env=API_*=${API_*}\n"
+				   "unenv=SECRET\n"
+				   "python-import=os,json\n"
+				   "python-api=ALLOW:process-exec,threads\n"
+				   "eval-timeout=2s\n"
+				   "qemu.memory=1G\n"
+				   "bpf.mode=audit\n"
+				   "bpf.implicit=false\n";
 
 static void test_check_json(void **state)
 {
@@ -701,11 +701,11 @@ static void test_check_exec_only_api(void **state)
 	assert_int_equal(run->ret, 0);
 	assert_int_equal(json_array_size(json_object_get(run->doc, "python_layer")), 0);
 	assert_null(json_object_get(json_object_get(run->doc, "kernel"), "mounts")); /* no -v */
-	assert_int_equal(iget(json_object_get(json_object_get(json_object_get(run->doc, "kernel"),
-							       "exec"),
-					      "decided_by"),
-			      "line"),
-			 1);
+	assert_int_equal(
+		iget(json_object_get(json_object_get(json_object_get(run->doc, "kernel"), "exec"),
+				     "decided_by"),
+		     "line"),
+		1);
 	check_done(run);
 }
 
@@ -827,8 +827,10 @@ static void test_check_ignore_absolute(void **state)
 	char text[PATH_MAX + 64], real[PATH_MAX];
 
 	(void)state;
-	snprintf(text, sizeof(text), "expose-rw=rw\nignore=%s/rw/.e*\nignore=%s/rw/none*\n"
-		 "bpf.implicit=false\n", tmp, tmp);
+	snprintf(text, sizeof(text),
+		 "expose-rw=rw\nignore=%s/rw/.e*\nignore=%s/rw/none*\n"
+		 "bpf.implicit=false\n",
+		 tmp, tmp);
 	put("ign.pysb", text);
 	run = check("ign.pysb", true, false, NULL, 0);
 	assert_int_equal(run->ret, 0);

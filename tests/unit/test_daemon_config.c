@@ -51,8 +51,11 @@ static void test_bindings_accepted(void **state)
 	char err[1024];
 
 	(void)state;
-	assert_int_equal(read_binding("web", "{\"policy\": \"web.py-sandboxes\", \"unit\": "
-					     "\"web.service\"}", &c, err, sizeof(err)), 0);
+	assert_int_equal(read_binding("web",
+				      "{\"policy\": \"web.py-sandboxes\", \"unit\": "
+				      "\"web.service\"}",
+				      &c, err, sizeof(err)),
+			 0);
 	assert_string_equal(c.name, "web");
 	assert_int_equal(c.kind, TARGET_UNIT);
 	assert_string_equal(c.target, "web.service");
@@ -60,21 +63,29 @@ static void test_bindings_accepted(void **state)
 	assert_false(c.audit);
 
 	/* relative to the mount, systemd's leading-slash form, absolute: the same directory */
-	assert_int_equal(read_binding("a", "{\"policy\": \"/etc/p\", \"cgroup\": "
-					   "\"system.slice/a.service\", \"mode\": \"audit\"}",
-				      &c, err, sizeof(err)), 0);
+	assert_int_equal(read_binding("a",
+				      "{\"policy\": \"/etc/p\", \"cgroup\": "
+				      "\"system.slice/a.service\", \"mode\": \"audit\"}",
+				      &c, err, sizeof(err)),
+			 0);
 	assert_string_equal(c.target, CGROOT "/system.slice/a.service");
 	assert_string_equal(c.policy, "/etc/p");
 	assert_true(c.audit);
-	assert_int_equal(read_binding("b", "{\"policy\": \"p\", \"cgroup\": \"/system.slice/a.service\"}",
-				      &c, err, sizeof(err)), 0);
+	assert_int_equal(
+		read_binding("b", "{\"policy\": \"p\", \"cgroup\": \"/system.slice/a.service\"}",
+			     &c, err, sizeof(err)),
+		0);
 	assert_string_equal(c.target, CGROOT "/system.slice/a.service");
 	assert_int_equal(read_binding("c", "{\"policy\": \"p\", \"cgroup\": \"" CGROOT "/x\"}", &c,
-				      err, sizeof(err)), 0);
+				      err, sizeof(err)),
+			 0);
 	assert_string_equal(c.target, CGROOT "/x");
-	assert_int_equal(read_binding("d", "{\"policy\": \"p\", \"cgroup_pattern\": \"jobs.slice/job-*\", "
-					   "\"interpreter\": \"/usr/bin/python3\", \"comment\": \"x\"}",
-				      &c, err, sizeof(err)), 0);
+	assert_int_equal(
+		read_binding("d",
+			     "{\"policy\": \"p\", \"cgroup_pattern\": \"jobs.slice/job-*\", "
+			     "\"interpreter\": \"/usr/bin/python3\", \"comment\": \"x\"}",
+			     &c, err, sizeof(err)),
+		0);
 	assert_int_equal(c.kind, TARGET_PATTERN);
 	assert_string_equal(c.target, CGROOT "/jobs.slice/job-*");
 	assert_string_equal(c.interpreter, "/usr/bin/python3");
@@ -87,7 +98,8 @@ static void test_bindings_rejected_with_file_and_key(void **state)
 	} bad[] = {
 		{ "{\"policy\": \"p\", \"cgroupp\": \"x\"}", "unknown key \"cgroupp\"" },
 		{ "{\"policy\": \"p\"}", "no target" },
-		{ "{\"policy\": \"p\", \"cgroup\": \"x\", \"unit\": \"y.service\"}", "more than one target" },
+		{ "{\"policy\": \"p\", \"cgroup\": \"x\", \"unit\": \"y.service\"}",
+		  "more than one target" },
 		{ "{\"cgroup\": \"x\"}", "no \"policy\"" },
 		{ "{\"policy\": \"\", \"cgroup\": \"x\"}", "no \"policy\"" },
 		{ "{\"policy\": \"p\", \"cgroup\": \"x\", \"mode\": \"permissive\"}",
@@ -107,8 +119,8 @@ static void test_bindings_rejected_with_file_and_key(void **state)
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		assert_int_equal(read_binding("bad", bad[i].text, &c, err, sizeof(err)), -1);
 		if (!strstr(err, bad[i].msg) || !strstr(err, "bad.json"))
-			fail_msg("%s: wanted '%s' naming bad.json, got: %s", bad[i].text, bad[i].msg,
-				 err);
+			fail_msg("%s: wanted '%s' naming bad.json, got: %s", bad[i].text,
+				 bad[i].msg, err);
 	}
 }
 

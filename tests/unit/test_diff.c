@@ -53,7 +53,8 @@ static void test_diff_names_additions_and_removals(void **state)
 
 	(void)state;
 	assert_int_equal(mkdir(tpath("data"), 0755), 0);
-	put("cur", "expose-ro=./data\nnet=ALLOW|tcp|10.0.0.0/8|443|OUT\npython-api=ALLOW:process-exec\n");
+	put("cur",
+	    "expose-ro=./data\nnet=ALLOW|tcp|10.0.0.0/8|443|OUT\npython-api=ALLOW:process-exec\n");
 	/* the same rules, spelt otherwise: no difference */
 	put("same", "# other spelling\nexpose-ro=data/\nnet=ALLOW|TCP|10.0.0.0/8|443|OUT\n"
 		    "python-api=ALLOW:process-exec\n");
@@ -121,10 +122,10 @@ static void test_diff_json_same_facts_as_text(void **state)
 	assert_string_equal(json_string_value(json_object_get(json_array_get(added, 1), "rule")),
 			    "net=ALLOW|UDP|*|53|OUT");
 	assert_int_equal(json_integer_value(json_object_get(json_array_get(added, 0), "line")), 2);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "summary"),
-							    "added")), 2);
-	assert_int_equal(json_integer_value(json_object_get(json_object_get(j, "summary"),
-							    "removed")), 1);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(j, "summary"), "added")), 2);
+	assert_int_equal(
+		json_integer_value(json_object_get(json_object_get(j, "summary"), "removed")), 1);
 	json_decref(j);
 	free(buf);
 	free(text);

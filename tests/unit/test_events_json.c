@@ -262,8 +262,8 @@ static void test_tty_bounded(void **state)
 static void test_learn_counts_repeats(void **state)
 {
 	struct learn_set s = { 0 };
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:[s], s:I}", "record", "event", "kind",
-			      "file", "operation", "open", "path", "/x/y", "access", "read", "count",
+	json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:[s], s:I}", "record", "event", "kind", "file",
+			      "operation", "open", "path", "/x/y", "access", "read", "count",
 			      (json_int_t)5);
 
 	(void)state;

@@ -131,19 +131,23 @@ static const struct gen_case gen_cases[] = {
 	  { { "file", "open", "@/proj/cfg/app.conf", "read" } },
 	  { "expose-ro=./cfg" } },
 	{ "write wins over read for the same directory",
-	  { { "file", "open", "@/proj/out/r.txt", "read" }, { "file", "open", "@/proj/out/w.txt", "write" } },
+	  { { "file", "open", "@/proj/out/r.txt", "read" },
+	    { "file", "open", "@/proj/out/w.txt", "write" } },
 	  { "expose-rw=./out" } },
 	{ "created entries need write on their parent, even a directory now there",
 	  { { "file", "mkdir", "@/proj/data/sub", "write" } },
 	  { "expose-rw=./data" } },
 	{ "a directory covered by an emitted ancestor is dropped",
-	  { { "file", "mkdir", "@/proj/data/new", "write" }, { "file", "open", "@/proj/data/sub/x", "read" } },
+	  { { "file", "mkdir", "@/proj/data/new", "write" },
+	    { "file", "open", "@/proj/data/sub/x", "read" } },
 	  { "expose-rw=./data" } },
 	{ "read ancestor does not cover a write below",
-	  { { "file", "open", "@/proj/data/y", "read" }, { "file", "open", "@/proj/data/sub/x", "write" } },
+	  { { "file", "open", "@/proj/data/y", "read" },
+	    { "file", "open", "@/proj/data/sub/x", "write" } },
 	  { "expose-ro=./data", "expose-rw=./data/sub" } },
 	{ "a file directly in the home directory is itself; ~/.config/app is widened",
-	  { { "file", "open", "@/home/.bashrc", "read" }, { "file", "open", "@/home/.config/app/c.ini", "read" } },
+	  { { "file", "open", "@/home/.bashrc", "read" },
+	    { "file", "open", "@/home/.config/app/c.ini", "read" } },
 	  { "expose-ro=~/.bashrc", "expose-ro=~/.config/app" } },
 	{ "a file in /etc is itself, never /etc (/etc/shadow is next to it)",
 	  { { "file", "open", "/etc/hostname", "read" } },
@@ -152,7 +156,8 @@ static const struct gen_case gen_cases[] = {
 	  { { "file", "create", "@/home/.bashrc", "write" } },
 	  { "expose-rw=~/.bashrc" } },
 	{ "a file created in the home directory and gone since: nothing, never ~",
-	  { { "file", "create", "@/home/gone.tmp", "write" }, { "file", "unlink", "@/home/gone.tmp", "write" } },
+	  { { "file", "create", "@/home/gone.tmp", "write" },
+	    { "file", "unlink", "@/home/gone.tmp", "write" } },
 	  { NULL } },
 	{ "a write to a file in the home directory: that file, read-write",
 	  { { "file", "open", "@/home/.bashrc", "write" } },
@@ -167,10 +172,12 @@ static const struct gen_case gen_cases[] = {
 	  { { "file", "open", "@/else/d", "read" } },
 	  { "expose-ro=@/else/d" } },
 	{ "nothing under /proc/<pid>, /proc/self: a sandbox's own, another's pid unknowable",
-	  { { "file", "open", "/proc/1/status", "read" }, { "file", "open", "/proc/self", "read" } },
+	  { { "file", "open", "/proc/1/status", "read" },
+	    { "file", "open", "/proc/self", "read" } },
 	  { NULL } },
 	{ "other /proc entries (a child's /proc/meminfo, /proc/sys/...): each itself, never /proc",
-	  { { "file", "open", "/proc/meminfo", "read" }, { "file", "open", "/proc/sys/kernel/ngroups_max", "read" } },
+	  { { "file", "open", "/proc/meminfo", "read" },
+	    { "file", "open", "/proc/sys/kernel/ngroups_max", "read" } },
 	  { "expose-ro=/proc/meminfo", "expose-ro=/proc/sys/kernel/ngroups_max" } },
 	{ "implicit and already-granted paths are never written",
 	  { { "file", "open", "@/implicit/lib/libc.so", "read" } },
@@ -181,9 +188,7 @@ static const struct gen_case gen_cases[] = {
 	{ "the working directory itself is .",
 	  { { "file", "create", "@/proj/new.txt", "write" } },
 	  { "expose-rw=." } },
-	{ "self-protection events teach nothing",
-	  { { "self", "ptrace", NULL, "read" } },
-	  { NULL } },
+	{ "self-protection events teach nothing", { { "self", "ptrace", NULL, "read" } }, { NULL } },
 	{ "exec: the binary's directory, read-only",
 	  { { "exec", "exec", "/usr/bin/true", "exec" } },
 	  { "expose-ro=/usr/bin" } },
@@ -213,8 +218,8 @@ static void test_generate_files(void **state)
 		while (n < 8 && g->files[n])
 			n++;
 		if (r.n_files != n)
-			fail_msg("case '%s': %zu lines, expected %zu (first: %s)", g->name, r.n_files, n,
-				 r.n_files ? r.files[0] : "-");
+			fail_msg("case '%s': %zu lines, expected %zu (first: %s)", g->name,
+				 r.n_files, n, r.n_files ? r.files[0] : "-");
 		for (size_t i = 0; i < n; i++) {
 			expand(g->files[i], want, sizeof(want));
 			if (strcmp(r.files[i], want))
@@ -233,14 +238,28 @@ static void test_never_widened(void **state)
 		const char *dir;
 		bool never;
 	} cases[] = {
-		{ "/", true },		{ "/etc", true },	  { "/root", true },
-		{ "/home", true },	{ "/home/alice", true },  { "/var/lib", true },
-		{ "/var/log", true },	{ "/run", true },	  { "/proc", true },
-		{ "/sys", true },	{ "/dev", true },	  { "/srv/home", true }, /* $HOME */
-		{ "/etc/ssl", false },	{ "/home/alice/proj", false }, { "/var/lib/app", false },
-		{ "/var", false },	{ "/usr/lib", false },	  { "/homes", false },
-		{ "/srv/home/.config/app", false },		  { "/dev/shm", false },
-		{ "/proc/sys/kernel", true },			  { "/procfs", false },
+		{ "/", true },
+		{ "/etc", true },
+		{ "/root", true },
+		{ "/home", true },
+		{ "/home/alice", true },
+		{ "/var/lib", true },
+		{ "/var/log", true },
+		{ "/run", true },
+		{ "/proc", true },
+		{ "/sys", true },
+		{ "/dev", true },
+		{ "/srv/home", true }, /* $HOME */
+		{ "/etc/ssl", false },
+		{ "/home/alice/proj", false },
+		{ "/var/lib/app", false },
+		{ "/var", false },
+		{ "/usr/lib", false },
+		{ "/homes", false },
+		{ "/srv/home/.config/app", false },
+		{ "/dev/shm", false },
+		{ "/proc/sys/kernel", true },
+		{ "/procfs", false },
 	};
 
 	(void)state;
@@ -260,9 +279,9 @@ static void test_generate_net_and_exec(void **state)
 
 	(void)state;
 	learn_env_of(&env, cwd, NULL, 0);
-	j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:s}", "record", "event", "kind", "net", "operation",
-		      "connect", "protocol", "tcp", "address", "127.0.0.1", "port", 8765, "direction",
-		      "out");
+	j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i,s:s}", "record", "event", "kind", "net",
+		      "operation", "connect", "protocol", "tcp", "address", "127.0.0.1", "port",
+		      8765, "direction", "out");
 	assert_int_equal(learn_add_record(&s, j), 0);
 	assert_int_equal(learn_add_record(&s, j), 0); /* twice: one line */
 	json_decref(j);
@@ -338,8 +357,8 @@ static const struct merge_case merge_cases[] = {
 	  "# </learning_guard_files>\n# <learning_guard_socket>\n" HDR
 	  "net=ALLOW|TCP|1.2.3.4|80|OUT\n\n# </learning_guard_socket>\n# end\n",
 	  2 },
-	{ "no markers: one header at the end, a blank line after each family",
-	  "expose-ro=/etc", "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
+	{ "no markers: one header at the end, a blank line after each family", "expose-ro=/etc",
+	  "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
 	  "expose-ro=/etc\n" HDR "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n", 2 },
 	{ "no markers, the text ending with a line break: a blank line before the header",
 	  "expose-ro=/etc\n", "expose-ro=./cfg", "net=ALLOW|TCP|1.2.3.4|80|OUT",
@@ -348,7 +367,8 @@ static const struct merge_case merge_cases[] = {
 	  "  # </learning_guard_files>\n# </learning_guard_socket> -->\n", "expose-ro=./cfg",
 	  "net=ALLOW|TCP|1.2.3.4|80|OUT",
 	  "  # </learning_guard_files>\n# </learning_guard_socket> -->\n\n" HDR
-	  "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n", 2 },
+	  "expose-ro=./cfg\n\nnet=ALLOW|TCP|1.2.3.4|80|OUT\n",
+	  2 },
 	{ "one family with its marker, the other appended",
 	  "# <learning_guard_files>\n# </learning_guard_files>\n", "expose-ro=./cfg",
 	  "net=ALLOW|TCP|1.2.3.4|80|OUT",
@@ -359,8 +379,8 @@ static const struct merge_case merge_cases[] = {
 	  "  expose-ro=./cfg  \nnet=ALLOW|TCP|1.2.3.4|80|OUT\r\n", "expose-ro=./cfg",
 	  "net=ALLOW|TCP|1.2.3.4|80|OUT", "  expose-ro=./cfg  \nnet=ALLOW|TCP|1.2.3.4|80|OUT\r\n",
 	  0 },
-	{ "an expose-ro superseded by the learned expose-rw is commented out",
-	  "expose-ro=./out\n", "expose-rw=./out", NULL,
+	{ "an expose-ro superseded by the learned expose-rw is commented out", "expose-ro=./out\n",
+	  "expose-rw=./out", NULL,
 	  "# expose-ro=./out  # superseded by learning (2026/12/02 at 10:00): write needed\n\n" HDR
 	  "expose-rw=./out\n",
 	  1 },
@@ -373,15 +393,17 @@ static void test_merge(void **state)
 	for (size_t c = 0; c < sizeof(merge_cases) / sizeof(merge_cases[0]); c++) {
 		const struct merge_case *m = &merge_cases[c];
 		char *files[1] = { (char *)m->files }, *socket[1] = { (char *)m->socket };
-		struct learn_rules r = { .files = files, .n_files = m->files ? 1 : 0,
-					 .socket = socket, .n_socket = m->socket ? 1 : 0 };
+		struct learn_rules r = { .files = files,
+					 .n_files = m->files ? 1 : 0,
+					 .socket = socket,
+					 .n_socket = m->socket ? 1 : 0 };
 		char *out, *again;
 		size_t added;
 
 		assert_int_equal(learn_merge(m->text, &r, "2026/12/02 at 10:00", &out, &added), 0);
 		if (strcmp(out, m->want) || added != m->added)
-			fail_msg("case '%s': added %zu, got:\n%s\nexpected:\n%s", m->name, added, out,
-				 m->want);
+			fail_msg("case '%s': added %zu, got:\n%s\nexpected:\n%s", m->name, added,
+				 out, m->want);
 		/* idempotence: merging the same rules again adds nothing */
 		assert_int_equal(learn_merge(out, &r, "2026/12/03 at 10:00", &again, &added), 0);
 		if (added || strcmp(again, out))
@@ -400,15 +422,18 @@ struct conflict_case {
 
 static const struct conflict_case conflict_cases[] = {
 	{ "the same directory written absolute", "expose-ro=@/proj/out\n", "expose-rw=./out",
-	  "# expose-ro=@/proj/out  # superseded by learning (2026/12/02 at 10:00): write needed", false },
+	  "# expose-ro=@/proj/out  # superseded by learning (2026/12/02 at 10:00): write needed",
+	  false },
 	{ "with a trailing comment", "expose-ro=./out  # results\n", "expose-rw=./out",
 	  "# expose-ro=./out  # results  # superseded by learning (2026/12/02 at 10:00): write "
-	  "needed", false },
+	  "needed",
+	  false },
 	{ "relative, with a trailing slash", "expose-ro=out/\n", "expose-rw=./out",
 	  "# expose-ro=out/  # superseded by learning (2026/12/02 at 10:00): write needed", false },
 	{ "through a variable", "expose-ro=${VIRTUAL_ENV}/lib/site\n", "expose-rw=@/venv/lib/site",
 	  "# expose-ro=${VIRTUAL_ENV}/lib/site  # superseded by learning (2026/12/02 at 10:00): "
-	  "write needed", false },
+	  "write needed",
+	  false },
 	{ "in an included file: the learned line commented, naming that line",
 	  "include \"@/inc.pysb\"\n", "expose-rw=./out",
 	  "# expose-rw=./out  # learned, not active: @/inc.pysb:1 exposes it read-only; make that "
@@ -423,7 +448,8 @@ static void test_merge_conflicts_load(void **state)
 	(void)state;
 	for (size_t c = 0; c < sizeof(conflict_cases) / sizeof(conflict_cases[0]); c++) {
 		const struct conflict_case *k = &conflict_cases[c];
-		char text[1024], learned[512], want[1024], cwd[256], file[256], inc[256], out_real[512];
+		char text[1024], learned[512], want[1024], cwd[256], file[256], inc[256],
+			out_real[512];
 		struct learn_covered cov = { out_real, PYSB_ACC_RO, inc, 1 };
 		char *files[1] = { learned };
 		struct learn_rules r = { .files = files, .n_files = 1 };
@@ -446,12 +472,14 @@ static void test_merge_conflicts_load(void **state)
 		fprintf(f, "expose-ro=%s/proj/out\n", S);
 		fclose(f);
 		assert_int_equal(learn_merge_in(text, &r, "2026/12/02 at 10:00", &env, file, &out,
-						&added), 0);
+						&added),
+				 0);
 		if (added != 1 || !text_line(out, want))
 			fail_msg("case '%s': added %zu, got:\n%s\nexpected the line:\n%s", k->name,
 				 added, out, want);
 		assert_int_equal(learn_merge_in(out, &r, "2026/12/03 at 10:00", &env, file, &again,
-						&added), 0);
+						&added),
+				 0);
 		if (added || strcmp(again, out))
 			fail_msg("case '%s': a second merge changed the text:\n%s", k->name, again);
 		/* it loads */
@@ -473,10 +501,10 @@ static void test_merge_conflicts_load(void **state)
 static void test_template_has_markers_and_is_idempotent_target(void **state)
 {
 	char *t = learn_template("2026/12/02 at 10:00");
-	const char *markers[] = { "# <learning_guard_files>", "# </learning_guard_files>",
+	const char *markers[] = { "# <learning_guard_files>",  "# </learning_guard_files>",
 				  "# <learning_guard_socket>", "# </learning_guard_socket>",
-				  "# <learning_guard_api>", "# </learning_guard_api>",
-				  "# <learning_guard_envs>", "# </learning_guard_envs>" };
+				  "# <learning_guard_api>",    "# </learning_guard_api>",
+				  "# <learning_guard_envs>",   "# </learning_guard_envs>" };
 
 	(void)state;
 	assert_non_null(t);
@@ -600,9 +628,16 @@ static void test_spelling_longest_prefix_wins(void **state)
  * names the policy already decides about left alone; `learn --from` writes none. */
 static void test_envs_learned_secrets_commented_covered_skipped(void **state)
 {
-	char *envp[] = { "HOME=/h", "MYAPP_MODE=fast", "GITHUB_TOKEN=x", "AWS_SECRET_ACCESS_KEY=y",
-			 "_=/usr/bin/pysb-bpf", "SHLVL=1", "EMPTY=", "PYSB_BPF_LOG=info",
-			 "KEPT=1", NULL };
+	char *envp[] = { "HOME=/h",
+			 "MYAPP_MODE=fast",
+			 "GITHUB_TOKEN=x",
+			 "AWS_SECRET_ACCESS_KEY=y",
+			 "_=/usr/bin/pysb-bpf",
+			 "SHLVL=1",
+			 "EMPTY=",
+			 "PYSB_BPF_LOG=info",
+			 "KEPT=1",
+			 NULL };
 	struct learn_env env = { .envp = envp, .cwd = "/nowhere", .envs = true };
 	struct learn_set set = { 0 };
 	struct learn_rules r;
@@ -618,12 +653,13 @@ static void test_envs_learned_secrets_commented_covered_skipped(void **state)
 				       "# looks like a secret: not passed; uncomment to pass it");
 	assert_int_equal(learn_merge(text, &r, "2026/12/02 at 10:00", &out, &added), 0);
 	assert_int_equal(added, 3); /* HOME is given, KEPT is removed on purpose */
-	assert_non_null(strstr(out, "# Add rules (2026/12/02 at 10:00)\n"
-				    "# env=AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}  # looks like a "
-				    "secret: not passed; uncomment to pass it\n"
-				    "# env=GITHUB_TOKEN=${GITHUB_TOKEN}  # looks like a secret: not "
-				    "passed; uncomment to pass it\n"
-				    "env=MYAPP_MODE=${MYAPP_MODE}\n\n# </learning_guard_envs>"));
+	assert_non_null(
+		strstr(out, "# Add rules (2026/12/02 at 10:00)\n"
+			    "# env=AWS_SECRET_ACCESS_KEY=${AWS_SECRET_ACCESS_KEY}  # looks like a "
+			    "secret: not passed; uncomment to pass it\n"
+			    "# env=GITHUB_TOKEN=${GITHUB_TOKEN}  # looks like a secret: not "
+			    "passed; uncomment to pass it\n"
+			    "env=MYAPP_MODE=${MYAPP_MODE}\n\n# </learning_guard_envs>"));
 	assert_null(strstr(out, "KEPT=${KEPT}"));
 	assert_int_equal(learn_merge(out, &r, "2026/12/03 at 10:00", &again, &added), 0);
 	assert_int_equal(added, 0);

@@ -262,8 +262,8 @@ static void test_learn_file_write_fails_rules_saved_and_shown(void **state)
 	assert_int_equal(mkdir(p, 0755), 0);
 	put("data/f", "x");
 	path_of(p, sizeof(p), "data/f");
-	j = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "record", "event", "kind", "file",
-		      "operation", "open", "path", p, "access", "read");
+	j = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "record", "event", "kind", "file", "operation",
+		      "open", "path", p, "access", "read");
 	assert_int_equal(learn_add_record(&s, j), 0);
 	json_decref(j);
 	path_of(tmp, sizeof(tmp), "tmp2");
@@ -297,25 +297,25 @@ static const struct diff_case diff_cases[] = {
 	{ "identical: nothing", "a\nb\n", "a\nb\n", "" },
 	{ "both empty: nothing", "", "", "" },
 	{ "into an empty file", "", "x\ny\n", "--- a/p\n+++ b/p\n@@ -0,0 +1,2 @@\n+x\n+y\n" },
-	{ "one line at the end: the range of one is written without its count",
-	  "1\n2\n3\n4\n5\n", "1\n2\n3\n4\n5\nnew\n",
-	  "--- a/p\n+++ b/p\n@@ -3,3 +3,4 @@\n 3\n 4\n 5\n+new\n" },
-	{ "in the middle, three lines of context each side",
-	  "1\n2\n3\n4\n5\n6\n7\n8\n", "1\n2\n3\n4\nA\nB\n5\n6\n7\n8\n",
+	{ "one line at the end: the range of one is written without its count", "1\n2\n3\n4\n5\n",
+	  "1\n2\n3\n4\n5\nnew\n", "--- a/p\n+++ b/p\n@@ -3,3 +3,4 @@\n 3\n 4\n 5\n+new\n" },
+	{ "in the middle, three lines of context each side", "1\n2\n3\n4\n5\n6\n7\n8\n",
+	  "1\n2\n3\n4\nA\nB\n5\n6\n7\n8\n",
 	  "--- a/p\n+++ b/p\n@@ -2,6 +2,8 @@\n 2\n 3\n 4\n+A\n+B\n 5\n 6\n 7\n" },
 	{ "at the start", "1\n2\n3\n4\n5\n", "0\n1\n2\n3\n4\n5\n",
 	  "--- a/p\n+++ b/p\n@@ -1,3 +1,4 @@\n+0\n 1\n 2\n 3\n" },
-	{ "far apart: two hunks",
-	  "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n", "1\nA\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\nB\n12\n",
+	{ "far apart: two hunks", "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n",
+	  "1\nA\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\nB\n12\n",
 	  "--- a/p\n+++ b/p\n@@ -1,4 +1,5 @@\n 1\n+A\n 2\n 3\n 4\n"
 	  "@@ -9,4 +10,5 @@\n 9\n 10\n 11\n+B\n 12\n" },
-	{ "six equal lines apart: one hunk",
-	  "1\n2\n3\n4\n5\n6\n7\n8\n", "1\nA\n2\n3\n4\n5\n6\n7\nB\n8\n",
+	{ "six equal lines apart: one hunk", "1\n2\n3\n4\n5\n6\n7\n8\n",
+	  "1\nA\n2\n3\n4\n5\n6\n7\nB\n8\n",
 	  "--- a/p\n+++ b/p\n@@ -1,8 +1,10 @@\n 1\n+A\n 2\n 3\n 4\n 5\n 6\n 7\n+B\n 8\n" },
 	{ "a superseded line commented out: - and +", "a\nexpose-ro=/x\nb\n",
 	  "a\n# expose-ro=/x\nb\nexpose-rw=/x\n",
 	  "--- a/p\n+++ b/p\n@@ -1,3 +1,4 @@\n a\n-expose-ro=/x\n+# expose-ro=/x\n b\n+expose-rw=/x\n" },
-	{ "./ is left out of the labels, like /", "", "x\n", "--- a/p\n+++ b/p\n@@ -0,0 +1 @@\n+x\n" },
+	{ "./ is left out of the labels, like /", "", "x\n",
+	  "--- a/p\n+++ b/p\n@@ -0,0 +1 @@\n+x\n" },
 	{ "no newline at the end of the old file", "a\nb", "a\nb\nc\n",
 	  "--- a/p\n+++ b/p\n@@ -1,2 +1,3 @@\n a\n-b\n\\ No newline at end of file\n+b\n+c\n" },
 };
@@ -361,7 +361,8 @@ static void test_diff_same_as_diff_u(void **state)
 	path_of(b, sizeof(b), "new");
 	snprintf(cmd, sizeof(cmd),
 		 "diff -u --label a/etc/app.py-sandboxes --label b/etc/app.py-sandboxes '%s' '%s' "
-		 ">'%s.diff'", a, b, S);
+		 ">'%s.diff'",
+		 a, b, S);
 	assert_int_equal(system(cmd), 1 << 8); /* diff: 1, they differ */
 	snprintf(cmd, sizeof(cmd), "%s.diff", S);
 	want = slurp(cmd);

@@ -149,7 +149,7 @@ static void test_unregistered_task_has_no_sandbox(void **state)
 	set_path(ids);
 	reg(99, 1, 0);
 	assert_null(pysb_nearest_sandbox(&cgid));
-	assert_int_equal(cgid, 777); /* untouched */
+	assert_int_equal(cgid, 777);  /* untouched */
 	assert_int_equal(lookups, 3); /* one per level, as before the fix */
 }
 

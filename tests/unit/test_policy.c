@@ -825,7 +825,8 @@ static void test_include_resolution(void **state)
 	r = parse_ok("include \"~/h.pysb\"");
 	assert_string_equal(policy_get(r.p, "bpf.from"), "home");
 	done(&r);
-	expect_err("include \"${INCDIR}/inc.pysb\"", 1, 10, "a ${...} in an include path is literal");
+	expect_err("include \"${INCDIR}/inc.pysb\"", 1, 10,
+		   "a ${...} in an include path is literal");
 	expect_err("include '${INCDIR}/inc.pysb'", 1, 9, "double quotes");
 }
 
@@ -1089,8 +1090,7 @@ static void test_canonical_paths(void **state)
 		struct parsed r;
 
 		/* the first rule warms the cache of the spelling's parent */
-		snprintf(text, sizeof(text), "expose-ro=d/inner\nexpose-ro=sub\nexpose-ro=%s",
-			 sp);
+		snprintf(text, sizeof(text), "expose-ro=d/inner\nexpose-ro=sub\nexpose-ro=%s", sp);
 		r = parse(text);
 		if (r.ret)
 			dump(&r.d);

@@ -145,8 +145,8 @@ static void test_api_deny_wins_at_equal_specificity(void **state)
 	(void)state;
 	/* test_deny_wins_at_equal_specificity (functions), and the same fold for categories
 	 * and for `*` (test_wildcard_allow_and_deny_together_denies) */
-	assert_false(exec_of("python-api=DENY:process-exec\npython-api=ALLOW:process-exec\n",
-			     &line));
+	assert_false(
+		exec_of("python-api=DENY:process-exec\npython-api=ALLOW:process-exec\n", &line));
 	assert_int_equal(line, 1);
 	assert_false(exec_of("python-api=ALLOW:*\npython-api=DENY:*\n", &line));
 	assert_int_equal(line, 2);
@@ -163,8 +163,9 @@ static void test_api_syntax(void **state)
 		  "python-api=DENY:threads, os.system\npython-api=ALLOW:*\npython-api=DENY:*\n"
 		  "python-api= ALLOW : deserialization ,pickle.loads \n");
 	/* test_rejected_syntax: typos and unregistered functions are errors */
-	expect_err("python-api=ALLOW:threadz", 1, "unknown category 'threadz' (did you mean "
-						  "'threads'?)");
+	expect_err("python-api=ALLOW:threadz", 1,
+		   "unknown category 'threadz' (did you mean "
+		   "'threads'?)");
 	expect_err("python-api=ALLOW:os.systemm", 1, "did you mean 'os.system'?");
 	expect_err("python-api=ALLOW:os.no_such_function", 1, "not a registered");
 	expect_err("python-api=threads", 1, "expected ALLOW:<target>");
@@ -230,7 +231,8 @@ static void test_provider_key_twice(void **state)
 		struct policy *p = NULL;
 
 		put("prov.pysb", "os-sandbox=bwrap\n");
-		assert_int_equal(policy_parse_file(tpath("prov.pysb"), envp, tmp, ov, 1, &p, &d), 0);
+		assert_int_equal(policy_parse_file(tpath("prov.pysb"), envp, tmp, ov, 1, &p, &d),
+				 0);
 		assert_string_equal(policy_get(p, "os-sandbox"), "qemu");
 		policy_free(p);
 		policy_diag_free(&d);
@@ -259,8 +261,9 @@ static void test_provider_os_sandbox(void **state)
 
 static void test_provider_py_sandbox(void **state)
 {
-	static const char *const truthy[] = { "", "true", "TRUE", "1" },
-			    *const falsy[] = { "FALSE", "none", "0", " false" };
+	static const char *const truthy[] = { "", "true", "TRUE", "1" }, *const falsy[] = {
+		"FALSE", "none", "0", " false"
+	};
 
 	(void)state;
 	/* test_py_sandbox_accepted_truthy_values, test_py_sandbox_accepted_falsy_values */

@@ -28,18 +28,28 @@ static struct btf *kernel_btf(const char *const *values)
 		for (const char *const *v = values; *v; v++)
 			if ((e == 0 && !strncmp(*v, "BPF_FUNC_", 9)) ||
 			    (e == 1 && !strncmp(*v, "BPF_MAP_TYPE_", 13)) ||
-			    (e == 2 && strncmp(*v, "BPF_FUNC_", 9) && strncmp(*v, "BPF_MAP_TYPE_", 13)))
+			    (e == 2 && strncmp(*v, "BPF_FUNC_", 9) &&
+			     strncmp(*v, "BPF_MAP_TYPE_", 13)))
 				assert_int_equal(btf__add_enum_value(btf, *v, n++), 0);
 	}
 	return btf;
 }
 
 static const char *const all[] = {
-	"BPF_LSM_MAC", "BPF_FUNC_get_current_ancestor_cgroup_id", "BPF_FUNC_d_path",
-	"BPF_FUNC_get_current_task_btf", "BPF_FUNC_loop", "BPF_FUNC_ringbuf_output",
-	"BPF_MAP_TYPE_RINGBUF", "BPF_MAP_TYPE_HASH_OF_MAPS", "BPF_MAP_TYPE_LPM_TRIE",
-	"BPF_MAP_TYPE_TASK_STORAGE", "BPF_TRACE_FEXIT", "BPF_CGROUP_INET4_CONNECT",
-	"BPF_CGROUP_UDP6_SENDMSG", NULL,
+	"BPF_LSM_MAC",
+	"BPF_FUNC_get_current_ancestor_cgroup_id",
+	"BPF_FUNC_d_path",
+	"BPF_FUNC_get_current_task_btf",
+	"BPF_FUNC_loop",
+	"BPF_FUNC_ringbuf_output",
+	"BPF_MAP_TYPE_RINGBUF",
+	"BPF_MAP_TYPE_HASH_OF_MAPS",
+	"BPF_MAP_TYPE_LPM_TRIE",
+	"BPF_MAP_TYPE_TASK_STORAGE",
+	"BPF_TRACE_FEXIT",
+	"BPF_CGROUP_INET4_CONNECT",
+	"BPF_CGROUP_UDP6_SENDMSG",
+	NULL,
 };
 
 struct features_call {

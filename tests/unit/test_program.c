@@ -66,8 +66,8 @@ static int resolve(struct program *p, char *const *args)
 		n++;
 	snprintf(path, sizeof(path), "%s", tpath("bin"));
 	assert_int_equal(chdir(tmp), 0);
-	return program_resolve(args, n, &(struct program_opts){ .path_env = path, .uid = (uid_t)-1 },
-			       p);
+	return program_resolve(args, n,
+			       &(struct program_opts){ .path_env = path, .uid = (uid_t)-1 }, p);
 }
 
 static void test_shebang_lines_as_linux_reads_them(void **state)
@@ -77,28 +77,32 @@ static void test_shebang_lines_as_linux_reads_them(void **state)
 
 	(void)state;
 	assert_int_equal(program_parse_shebang("#!/usr/bin/python3\nprint(1)\n", 27, interp,
-					       sizeof(interp), arg, sizeof(arg)), 0);
+					       sizeof(interp), arg, sizeof(arg)),
+			 0);
 	assert_string_equal(interp, "/usr/bin/python3");
 	assert_string_equal(arg, "");
 	/* everything after the interpreter is ONE argument, trimmed */
 	assert_int_equal(program_parse_shebang("#! /usr/bin/env  python3 -u \r\nx", 32, interp,
-					       sizeof(interp), arg, sizeof(arg)), 0);
+					       sizeof(interp), arg, sizeof(arg)),
+			 0);
 	assert_string_equal(interp, "/usr/bin/env");
 	assert_string_equal(arg, "python3 -u");
-	assert_int_equal(program_parse_shebang("#!/bin/sh", 9, interp, sizeof(interp), arg,
-					       sizeof(arg)), 0);
+	assert_int_equal(
+		program_parse_shebang("#!/bin/sh", 9, interp, sizeof(interp), arg, sizeof(arg)), 0);
 	assert_string_equal(interp, "/bin/sh");
 	assert_int_equal(program_parse_shebang("print(1)\n", 9, interp, sizeof(interp), arg,
-					       sizeof(arg)), -1);
-	assert_int_equal(program_parse_shebang("#!  \n", 5, interp, sizeof(interp), arg,
-					       sizeof(arg)), -1);
+					       sizeof(arg)),
+			 -1);
+	assert_int_equal(
+		program_parse_shebang("#!  \n", 5, interp, sizeof(interp), arg, sizeof(arg)), -1);
 	/* the kernel reads 256 bytes: a longer interpreter name is cut there, not resolved */
 	long_line = "#!/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
 		    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa/python3\n";
-	assert_int_equal(program_parse_shebang(long_line, strlen(long_line), interp,
-					       sizeof(interp), arg, sizeof(arg)), 0);
+	assert_int_equal(program_parse_shebang(long_line, strlen(long_line), interp, sizeof(interp),
+					       arg, sizeof(arg)),
+			 0);
 	assert_null(strstr(interp, "python3"));
 }
 
@@ -149,10 +153,11 @@ static void test_shim_lines_of_pyenv_and_asdf(void **state)
 			 0);
 	assert_string_equal(tool, "/home/u/.asdf/bin/asdf");
 	assert_string_equal(name, "python");
-	assert_int_equal(program_parse_shim("#!/usr/bin/env bash\n"
-					    "exec asdf exec \"python3\" \"$@\" # asdf_allow: ' asdf '\n",
-					    tool, sizeof(tool), name, sizeof(name)),
-			 0);
+	assert_int_equal(
+		program_parse_shim("#!/usr/bin/env bash\n"
+				   "exec asdf exec \"python3\" \"$@\" # asdf_allow: ' asdf '\n",
+				   tool, sizeof(tool), name, sizeof(name)),
+		0);
 	assert_string_equal(tool, "asdf");
 	assert_string_equal(name, "python3");
 	/* a wrapper that is not a shim */
@@ -166,7 +171,7 @@ static void test_path_lookup_skips_what_execvp_skips(void **state)
 	char out[PATH_MAX], path[2 * PATH_MAX + 8];
 
 	(void)state;
-	mkdirs("p1/tool");   /* a directory */
+	mkdirs("p1/tool"); /* a directory */
 	mkdirs("p2");
 	put("p2/tool", "x"); /* not executable */
 	mkdirs("p3");
@@ -344,7 +349,8 @@ static void test_pyenv_style_shim_resolves_to_the_real_interpreter(void **state)
 	assert_string_equal(p.argv[1], "./s.py");
 	program_free(&p);
 	/* a failing `which` is an error before the start, not a denial inside */
-	put_exec("fakepyenv", "#!/bin/sh\necho 'pyenv: python3: command not found' >&2\nexit 127\n");
+	put_exec("fakepyenv",
+		 "#!/bin/sh\necho 'pyenv: python3: command not found' >&2\nexit 127\n");
 	assert_int_equal(resolve(&p, (char *[]){ "python3", NULL }), 126);
 }
 

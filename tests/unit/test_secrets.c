@@ -27,8 +27,10 @@ static int setup(void **state)
 	snprintf(S, sizeof(S), "/tmp/pysb-secrets-XXXXXX");
 	if (!mkdtemp(S))
 		return -1;
-	snprintf(cmd, sizeof(cmd), "mkdir -p %s/home/.config/app %s/proj/sub %s/lib && "
-		 "touch %s/proj/.env %s/lib/.env", S, S, S, S, S);
+	snprintf(cmd, sizeof(cmd),
+		 "mkdir -p %s/home/.config/app %s/proj/sub %s/lib && "
+		 "touch %s/proj/.env %s/lib/.env",
+		 S, S, S, S, S);
 	return system(cmd);
 }
 
@@ -42,10 +44,10 @@ static int teardown(void **state)
 }
 
 struct secret_case {
-	const char *rule;    /* "@" = the scratch tree */
-	const char *ignore;  /* an ignore= glob, or NULL */
-	const char *want;    /* what the list holds (strstr), "" = nothing */
-	const char *not;     /* what it must not hold, or NULL */
+	const char *rule;   /* "@" = the scratch tree */
+	const char *ignore; /* an ignore= glob, or NULL */
+	const char *want;   /* what the list holds (strstr), "" = nothing */
+	const char * not ;  /* what it must not hold, or NULL */
 };
 
 static const struct secret_case cases[] = {
@@ -111,7 +113,7 @@ static void test_secrets_reached(void **state)
 		if (!*want ? n || *out : !n || !strstr(out, want))
 			fail_msg("rule %s (ignore=%s): got %zu '%s', expected '%s'", rule,
 				 c->ignore ? c->ignore : "-", n, out, want);
-		if (c->not && strstr(out, c->not))
+		if (c->not &&strstr(out, c->not ))
 			fail_msg("rule %s: '%s' should not be in '%s'", rule, c->not, out);
 	}
 }

@@ -63,24 +63,36 @@ static void fill(struct status *s)
 	struct status_entry *e = entries;
 
 	memset(entries, 0, sizeof(entries));
-	e[0] = (struct status_entry){ .cgid = 4242, .cfg = { .id = 7 }, .have_record = true,
-				      .owner_running = true, .counts_known = true, .events = 12,
+	e[0] = (struct status_entry){ .cgid = 4242,
+				      .cfg = { .id = 7 },
+				      .have_record = true,
+				      .owner_running = true,
+				      .counts_known = true,
+				      .events = 12,
 				      .lost = { 1, 2, 0 } };
-	e[0].rec = (struct sandbox_record){ .cgid = 4242, .sandbox = 7, .owner = OWNER_RUN,
-					    .pid = 1234, .pid_start = 99, .since = 1 };
+	e[0].rec = (struct sandbox_record){ .cgid = 4242,
+					    .sandbox = 7,
+					    .owner = OWNER_RUN,
+					    .pid = 1234,
+					    .pid_start = 99,
+					    .since = 1 };
 	strcpy(e[0].rec.policy, "/home/u/app.py-sandboxes");
 	strcpy(e[0].rec.mode, "enforce");
 	strcpy(e[0].cgroup, "/sys/fs/cgroup/pysb-bpf/run-1234");
-	e[1] = (struct status_entry){ .cgid = 77, .cfg = { .id = 9, .flags = PYSB_SB_DAEMON |
-									   PYSB_SB_AUDIT },
-				      .have_record = true, .counts_known = true, .events = 123456 };
+	e[1] = (struct status_entry){ .cgid = 77,
+				      .cfg = { .id = 9, .flags = PYSB_SB_DAEMON | PYSB_SB_AUDIT },
+				      .have_record = true,
+				      .counts_known = true,
+				      .events = 123456 };
 	e[1].rec = (struct sandbox_record){ .cgid = 77, .owner = OWNER_DAEMON, .pid = 55 };
 	strcpy(e[1].rec.binding, "web");
 	strcpy(e[1].rec.policy, "/etc/pysb-bpf/web.py-sandboxes");
 	strcpy(e[1].rec.mode, "audit");
 	strcpy(e[1].cgroup, "/sys/fs/cgroup/system.slice/web.service");
-	e[2] = (struct status_entry){ .cgid = 5, .cfg = { .id = 3, .flags = PYSB_SB_AUDIT },
-				      .have_record = true, .counts_known = true };
+	e[2] = (struct status_entry){ .cgid = 5,
+				      .cfg = { .id = 3, .flags = PYSB_SB_AUDIT },
+				      .have_record = true,
+				      .counts_known = true };
 	e[2].rec = (struct sandbox_record){ .cgid = 5, .owner = OWNER_RUN, .pid = 8 };
 	strcpy(e[2].rec.policy, "/p");
 	strcpy(e[2].rec.mode, "learn");
@@ -171,7 +183,8 @@ static void test_status_json_entries(void **state)
 	assert_int_equal(json_integer_value(json_object_get(e, "events")), 12);
 	assert_int_equal(json_integer_value(json_object_get(e, "lost")), 3);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "lost_by_reason"),
-							    "no-reader")), 2);
+							    "no-reader")),
+			 2);
 	assert_string_equal(json_string_value(json_object_get(e, "since")), "1970-01-01T00:00:01Z");
 
 	e = json_array_get(v, 1);
@@ -245,7 +258,8 @@ static void test_status_record_roundtrip(void **state)
 	assert_string_equal(back.binding, "svc");
 	/* a record under another cgroup's name, or not one of ours, is not believed */
 	assert_int_equal(rename(tpath("run/pysb-bpf/sandboxes/123.json"),
-				tpath("run/pysb-bpf/sandboxes/124.json")), 0);
+				tpath("run/pysb-bpf/sandboxes/124.json")),
+			 0);
 	assert_int_not_equal(sandbox_record_read(124, &back), 0);
 	put("run/pysb-bpf/sandboxes/125.json", "{\"version\": 1, \"owner\": \"someone\", "
 					       "\"cgroup_id\": 125}\n");

@@ -100,9 +100,8 @@ json_t *dev_json(uint32_t dev)
 }
 
 /* A warning of check's own (or of the parser), with the line it is about. */
-__attribute__((format(printf, 3, 4))) void warn(struct report *r,
-						       const struct policy_src *s,
-						       const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) void warn(struct report *r, const struct policy_src *s,
+						const char *fmt, ...)
 {
 	json_t *w = json_object();
 	char *msg = NULL;
@@ -268,8 +267,7 @@ static void take_diag(struct report *r, const struct policy_diag *d)
 
 /* ---------------- the document */
 
-static json_t *policy_json(struct report *r, const struct check_opts *o,
-			   const struct policy *p)
+static json_t *policy_json(struct report *r, const struct check_opts *o, const struct policy *p)
 {
 	json_t *pol = json_object(), *files;
 
@@ -362,8 +360,7 @@ int check_main(const struct check_opts *o)
 		goto out;
 	}
 	set_new(&r, r.root, "format", json_integer(CHECK_FORMAT));
-	rc = policy_parse_file(o->policy, o->envp, o->cwd, o->overrides, o->n_overrides, &p,
-			       &diag);
+	rc = policy_parse_file(o->policy, o->envp, o->cwd, o->overrides, o->n_overrides, &p, &diag);
 	take_diag(&r, &diag);
 	set_new(&r, r.root, "policy", policy_json(&r, o, p));
 	if (rc)
@@ -377,8 +374,9 @@ int check_main(const struct check_opts *o)
 			json_t *e = json_object();
 
 			if (e)
-				set_bytes(&r, e, "message", "the program cannot be resolved (see "
-							    "stderr)");
+				set_bytes(&r, e, "message",
+					  "the program cannot be resolved (see "
+					  "stderr)");
 			push(&r, r.errors, e);
 			goto report;
 		}
@@ -404,7 +402,8 @@ int check_main(const struct check_opts *o)
 			json_t *e = json_object();
 
 			if (e)
-				set_bytes(&r, e, "message", "the policy does not compile (see stderr)");
+				set_bytes(&r, e, "message",
+					  "the policy does not compile (see stderr)");
 			push(&r, r.errors, e);
 		}
 		goto report;

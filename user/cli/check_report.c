@@ -12,7 +12,6 @@ const char *const slot_keys[PYSB_NET_SLOTS] = {
 	[PYSB_NET_UDP_IN] = "udp_in",
 };
 
-
 /* ---------------- the sections */
 
 static bool same_src(const struct policy_src *a, const struct policy_src *b)
@@ -163,7 +162,8 @@ static const char *ignore_kind(const char *g, char *desc, size_t len)
 		return "name";
 	}
 	if (g[n - 1] == '*') {
-		snprintf(desc, len, "names starting with \"%.*s\" are hidden below the granting rule",
+		snprintf(desc, len,
+			 "names starting with \"%.*s\" are hidden below the granting rule",
 			 (int)(n - 1), g);
 		return "prefix";
 	}
@@ -319,7 +319,8 @@ void add_net(struct report *r, json_t *kernel)
 		const char *name = net_family_name(f);
 
 		if ((c->net_cfg.families >> f) & 1)
-			push(r, fams, json_pack("{s:i,s:s}", "family", (int)f, "name", name ? name : "?"));
+			push(r, fams,
+			     json_pack("{s:i,s:s}", "family", (int)f, "name", name ? name : "?"));
 	}
 	set_new(r, net, "unix_abstract", json_boolean(c->net_cfg.flags & PYSB_NET_UNIX_ABSTRACT));
 	set_new(r, net, "inet_raw", json_boolean(c->net_cfg.flags & PYSB_NET_INET_RAW));
@@ -388,7 +389,8 @@ static void warn_capabilities(struct report *r, const struct policy_kv *kv)
 	static const struct {
 		const char *name, *why;
 	} wide[] = {
-		{ "CAP_SYS_ADMIN", "namespaces, mount_setattr/fspick, fanotify, quotas, and much else" },
+		{ "CAP_SYS_ADMIN",
+		  "namespaces, mount_setattr/fspick, fanotify, quotas, and much else" },
 		{ "CAP_SYS_MODULE", "loading kernel code" },
 		{ "CAP_SYS_RAWIO", "raw I/O ports and device access" },
 		{ "CAP_MKNOD", "device nodes in an expose-rw directory, then raw reads of disks" },
@@ -400,9 +402,11 @@ static void warn_capabilities(struct report *r, const struct policy_kv *kv)
 		{ "CAP_DAC_READ_SEARCH", "open_by_handle_at" },
 		{ "CAP_SETUID", "any uid" },
 		{ "CAP_SETGID", "any gid" },
-		{ "CAP_SETFCAP", "file capabilities on a file in an expose-rw tree, for whoever runs it "
-				 "outside" },
-		{ "CAP_FSETID", "set-user-ID bits kept on writes (the sandbox still refuses to set them)" },
+		{ "CAP_SETFCAP",
+		  "file capabilities on a file in an expose-rw tree, for whoever runs it "
+		  "outside" },
+		{ "CAP_FSETID",
+		  "set-user-ID bits kept on writes (the sandbox still refuses to set them)" },
 	};
 	struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
 	uint64_t m = 0;
@@ -414,8 +418,10 @@ static void warn_capabilities(struct report *r, const struct policy_kv *kv)
 
 		if (cap < 0 || !(m & (1ull << cap)))
 			continue;
-		warn(r, &kv->src, "bpf.capabilities grants %s: the program reaches %s, beyond "
-		     "what the policy's other rules confine", wide[i].name, wide[i].why);
+		warn(r, &kv->src,
+		     "bpf.capabilities grants %s: the program reaches %s, beyond "
+		     "what the policy's other rules confine",
+		     wide[i].name, wide[i].why);
 	}
 }
 
@@ -435,12 +441,14 @@ void warn_secrets(struct report *r)
 	for (size_t i = 0; i < r->p->n_paths; i++) {
 		const struct policy_path *pp = &r->p->paths[i];
 
-		if (!secrets_reached(r->p, pp->path, home, cwd[0] ? cwd : NULL, found, sizeof(found)))
+		if (!secrets_reached(r->p, pp->path, home, cwd[0] ? cwd : NULL, found,
+				     sizeof(found)))
 			continue;
-		warn(r, &pp->src, "expose-%s=%s grants well-known secrets: %s; expose only what the "
+		warn(r, &pp->src,
+		     "expose-%s=%s grants well-known secrets: %s; expose only what the "
 		     "program reads (in /etc and ~, the files themselves, as run --learn writes "
-		     "them), or hide them with ignore=", pp->access == POLICY_RW ? "rw" : "ro",
-		     pp->spelled, found);
+		     "them), or hide them with ignore=",
+		     pp->access == POLICY_RW ? "rw" : "ro", pp->spelled, found);
 	}
 }
 
@@ -526,7 +534,8 @@ static const char *python_why(const char *key)
 		{ "py-sandbox", "turns py-sandboxes' Python guards on or off" },
 		{ "os-sandbox", "py-sandboxes' OS provider; pysb-bpf enforces in the kernel "
 				"whatever it names" },
-		{ "learn", "learning mode (pysb-bpf run --learn writes rules too; learn=false locks)" },
+		{ "learn",
+		  "learning mode (pysb-bpf run --learn writes rules too; learn=false locks)" },
 		{ "port", "the port of py-sandboxes' SSE transport" },
 	};
 
@@ -544,8 +553,8 @@ void add_python_layer(struct report *r, json_t *root)
 
 	for (size_t i = 0; arr && i < p->n_python; i++) {
 		const struct policy_kv *kv = &p->python[i];
-		bool only = false, exec = !strcmp(kv->key, "python-api") &&
-					  api_names_exec(kv->value, &only);
+		bool only = false,
+		     exec = !strcmp(kv->key, "python-api") && api_names_exec(kv->value, &only);
 		json_t *o;
 
 		if (exec && only)

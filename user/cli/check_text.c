@@ -118,8 +118,8 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 	size_t i, j;
 
 	fputs("== kernel: exec\n", f);
-	fprintf(f, "exec    %-16s", json_is_true(json_object_get(exec, "allowed")) ? "allowed"
-									: "denied");
+	fprintf(f, "exec    %-16s",
+		json_is_true(json_object_get(exec, "allowed")) ? "allowed" : "denied");
 	put_text(f, jstr(exec, "effect"));
 	if (json_is_object(by))
 		put_rule_source(f, by);
@@ -128,8 +128,10 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 	fputc('\n', f);
 
 	arr = json_object_get(k, "files");
-	fprintf(f, "== kernel: files (%zu entries; the nearest entry above a file decides, "
-		   "none: denied)\n", json_array_size(arr));
+	fprintf(f,
+		"== kernel: files (%zu entries; the nearest entry above a file decides, "
+		"none: denied)\n",
+		json_array_size(arr));
 	json_array_foreach(arr, i, v)
 	{
 		fputs("file    ", f);
@@ -164,7 +166,8 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 	arr = json_object_get(k, "file_systems");
 	if (json_array_size(arr))
 		fputs("== kernel: file systems (a rule names an inode object, held open while the "
-		      "sandbox runs: umount of these waits, or use umount -l)\n", f);
+		      "sandbox runs: umount of these waits, or use umount -l)\n",
+		      f);
 	json_array_foreach(arr, i, v)
 	{
 		fprintf(f, "fs      %-8s dev %-7s (", jstr(v, "type"), jstr(v, "dev"));
@@ -190,7 +193,8 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 	fputs("== kernel: network (deny by default)\n", f);
 	if (!json_array_size(json_object_get(net, "rules")))
 		fputs("net     no net= rule: every TCP and UDP connect, send and bind over IPv4 "
-		      "and IPv6 is denied\n", f);
+		      "and IPv6 is denied\n",
+		      f);
 	json_array_foreach(json_object_get(net, "rules"), i, v)
 	{
 		fputs("net     ", f);

@@ -34,13 +34,34 @@ enum {
 	O_FRESH,
 };
 
-#define OPT_HELP { "help", no_argument, NULL, 'h' }
-#define OPT_VERBOSE { "verbose", no_argument, NULL, 'v' }
-#define OPT_POLICY { "policy", required_argument, NULL, 'p' }
-#define OPT_JSON { "json", no_argument, NULL, O_JSON }
-#define OPT_AUDIT { "audit", no_argument, NULL, O_AUDIT }
-#define OPT_EVENTS { "events", required_argument, NULL, O_EVENTS }
-#define OPT_END { NULL, 0, NULL, 0 }
+#define OPT_HELP                               \
+	{                                      \
+		"help", no_argument, NULL, 'h' \
+	}
+#define OPT_VERBOSE                               \
+	{                                         \
+		"verbose", no_argument, NULL, 'v' \
+	}
+#define OPT_POLICY                                     \
+	{                                              \
+		"policy", required_argument, NULL, 'p' \
+	}
+#define OPT_JSON                                  \
+	{                                         \
+		"json", no_argument, NULL, O_JSON \
+	}
+#define OPT_AUDIT                                   \
+	{                                           \
+		"audit", no_argument, NULL, O_AUDIT \
+	}
+#define OPT_EVENTS                                          \
+	{                                                   \
+		"events", required_argument, NULL, O_EVENTS \
+	}
+#define OPT_END                  \
+	{                        \
+		NULL, 0, NULL, 0 \
+	}
 
 /* What follows the options. */
 enum rest_kind {
@@ -63,10 +84,14 @@ struct cli_command {
 };
 
 static const struct option run_opts[] = {
-	OPT_POLICY, OPT_AUDIT, OPT_EVENTS,
+	OPT_POLICY,
+	OPT_AUDIT,
+	OPT_EVENTS,
 	{ "learn", optional_argument, NULL, O_LEARN },
 	{ "user", required_argument, NULL, O_USER },
-	OPT_VERBOSE, OPT_HELP, OPT_END,
+	OPT_VERBOSE,
+	OPT_HELP,
+	OPT_END,
 };
 static const struct option check_opts[] = { OPT_POLICY, OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END };
 static const struct option probe_opts[] = {
@@ -76,8 +101,13 @@ static const struct option learn_opts[] = {
 	{ "from", required_argument, NULL, O_FROM }, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_END,
 };
 static const struct option attach_opts[] = {
-	{ "pid", required_argument, NULL, O_PID }, OPT_POLICY, OPT_AUDIT, OPT_EVENTS,
-	OPT_VERBOSE, OPT_HELP, OPT_END,
+	{ "pid", required_argument, NULL, O_PID },
+	OPT_POLICY,
+	OPT_AUDIT,
+	OPT_EVENTS,
+	OPT_VERBOSE,
+	OPT_HELP,
+	OPT_END,
 };
 static const struct option diff_opts[] = { OPT_JSON, OPT_HELP, OPT_END };
 static const struct option status_opts[] = { OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END };
@@ -91,16 +121,18 @@ static const struct option daemon_opts[] = {
 	{ "hold-ms", required_argument, NULL, O_HOLD },
 	{ "check", no_argument, NULL, O_CHECK },
 	{ "once", no_argument, NULL, O_ONCE },
-	OPT_VERBOSE, OPT_HELP, OPT_END,
+	OPT_VERBOSE,
+	OPT_HELP,
+	OPT_END,
 };
 static const struct option plain_opts[] = { OPT_HELP, OPT_END };
 
-#define POLICY_HELP                                                                         \
-	"  -p, --policy FILE   the policy (default " DEFAULT_POLICY ")\n"                   \
-	"  --KEY=VALUE         one more policy line KEY=VALUE after the file's, e.g.\n"     \
+#define POLICY_HELP                                                                     \
+	"  -p, --policy FILE   the policy (default " DEFAULT_POLICY ")\n"               \
+	"  --KEY=VALUE         one more policy line KEY=VALUE after the file's, e.g.\n" \
 	"                      --expose-ro=/data or --net=ALLOW|tcp|10.0.0.0/8|443|OUT\n"
-#define COMMON_HELP                                                                         \
-	"  -v, --verbose       say more (-vv: debug); PYSB_BPF_LOG=quiet|info|debug too\n"  \
+#define COMMON_HELP                                                                        \
+	"  -v, --verbose       say more (-vv: debug); PYSB_BPF_LOG=quiet|info|debug too\n" \
 	"  -h, --help          this help\n"
 
 static const struct cli_command commands[] = {
@@ -129,7 +161,8 @@ static const struct cli_command commands[] = {
 	  "default), also how it resolves: the interpreter whose files the policy grants\n"
 	  "implicitly, and whether it needs a second exec. Exit 1 when the policy has errors.\n"
 	  "\n"
-	  "Options:\n" POLICY_HELP "  --json              the report as one JSON document\n" COMMON_HELP,
+	  "Options:\n" POLICY_HELP
+	  "  --json              the report as one JSON document\n" COMMON_HELP,
 	  "+:p:vh", check_opts, true, REST_ANY },
 	{ "probe", "[OPTIONS]", "can this kernel enforce? one line per check",
 	  "Checks, one line each, what enforcing needs: BPF LSM, BTF, cgroup v2, the BPF file\n"
@@ -184,7 +217,7 @@ static const struct cli_command commands[] = {
 	  "  --events-keep N         rotated files kept (1-999, default 5)\n"
 	  "  --metrics ADDR:PORT     serve Prometheus counters there\n"
 	  "  --rescan-ms N           how often units and patterns are rescanned (>= 50,\n"
-"                          default 1000)\n"
+	  "                          default 1000)\n"
 	  "  --hold-ms N             a new cgroup held until its first execve is enforced\n"
 	  "                          by the scan after N ms (confine_at exec; default 2000)\n"
 	  "  --check                 read and compile every binding, confine nothing\n"
@@ -193,8 +226,8 @@ static const struct cli_command commands[] = {
 	  "+:vh", daemon_opts, false, REST_NONE },
 	{ "version", "", "print the versions of pysb-bpf, libbpf and the BPF object",
 	  "Prints pysb-bpf's version and ABI, libbpf's version and the hash of the BPF\n"
-	  "object this binary loads (the name of its pinned instance).\n", "+:h", plain_opts,
-	  false, REST_NONE },
+	  "object this binary loads (the name of its pinned instance).\n",
+	  "+:h", plain_opts, false, REST_NONE },
 	{ "help", "[COMMAND]", "this help, or a command's",
 	  "Prints the list of commands, or COMMAND's options.\n", "+:h", plain_opts, false,
 	  REST_ONE_OPT },
@@ -344,8 +377,8 @@ static int check_rest(const struct cli_command *cmd, struct cli *c)
 		break;
 	case REST_TWO:
 		if (c->n_rest != 2)
-			return usage_error(cmd, "expected two arguments: pysb-bpf %s %s",
-					   cmd->name, cmd->synopsis);
+			return usage_error(cmd, "expected two arguments: pysb-bpf %s %s", cmd->name,
+					   cmd->synopsis);
 		break;
 	case REST_ONE_OPT:
 		if (c->n_rest > 1)
@@ -402,8 +435,10 @@ static int take_option(const struct cli_command *cmd, int opt, const char *arg, 
 	case O_EVENTS_MAX:
 		c->events_max_size = parse_size(arg);
 		if (!c->events_max_size)
-			return usage_error(cmd, "--events-max-size '%s': expected a size such as "
-					   "100M or 1G", arg);
+			return usage_error(cmd,
+					   "--events-max-size '%s': expected a size such as "
+					   "100M or 1G",
+					   arg);
 		break;
 	case O_EVENTS_KEEP:
 		if ((err = parse_number(cmd, "--events-keep", arg, 1, 999, &n)))

@@ -34,7 +34,6 @@
 #include "runner.h"
 #include "status.h"
 
-
 extern char **environ;
 
 static struct policy *load_policy(const struct cli *c)
@@ -81,14 +80,15 @@ static void print_compiled(const struct compiled *c)
 		       c->exec_allowed ? "allowed" : "denied", c->exec_src.file, c->exec_src.line);
 	else
 		printf("exec  %-10s execve after the start  (default: python-api has no "
-		       "ALLOW:process-exec)\n", "denied");
+		       "ALLOW:process-exec)\n",
+		       "denied");
 
 	for (size_t i = 0; i < c->n_files; i++) {
 		const struct compiled_file *f = &c->files[i];
 
 		if (f->implicit)
-			printf("file  %-10s %s  (implicit: %s)\n", access_str(f->access, acc, sizeof(acc)),
-			       f->path, f->why);
+			printf("file  %-10s %s  (implicit: %s)\n",
+			       access_str(f->access, acc, sizeof(acc)), f->path, f->why);
 		else
 			printf("file  %-10s %s  (%s:%u)\n", access_str(f->access, acc, sizeof(acc)),
 			       f->path, f->src.file, f->src.line);
@@ -194,7 +194,8 @@ static int learn_prepare(const char *policy, bool *created)
 		pr_err("cannot create %s for learning: %s", policy, strerror(errno));
 		return -1;
 	}
-	fprintf(stderr, "pysb-bpf: learning: %s did not exist; created from the template\n", policy);
+	fprintf(stderr, "pysb-bpf: learning: %s did not exist; created from the template\n",
+		policy);
 	*created = true;
 	return 0;
 }
@@ -245,8 +246,11 @@ static int learn_write(const char *file, struct learn_set *ls, const struct comp
 {
 	struct learn_covered *cov = covered_of(c);
 	char *cwd = getcwd(NULL, 0);
-	struct learn_env env = { .envp = environ, .cwd = cwd, .covered = cov,
-				 .n_covered = cov ? c->n_files : 0, .envs = envs };
+	struct learn_env env = { .envp = environ,
+				 .cwd = cwd,
+				 .covered = cov,
+				 .n_covered = cov ? c->n_files : 0,
+				 .envs = envs };
 	int ret = learn_file(file, ls, &env, backup, time(NULL), review);
 
 	free(cov);
@@ -355,8 +359,8 @@ static int cmd_run(struct cli *cli)
 		c.learn = true;
 		c.learn_file = strcasecmp(v, "true") ? v : NULL;
 		pr_warn("learn=%s in %s: learning on every launch, so NOTHING is denied; the rules "
-			"this run misses go into %s. Remove the line to enforce", v, c.policy,
-			c.learn_file ? c.learn_file : c.policy);
+			"this run misses go into %s. Remove the line to enforce",
+			v, c.policy, c.learn_file ? c.learn_file : c.policy);
 		if (learn_check_target(c.learn_file ? c.learn_file : c.policy, true))
 			goto out;
 	}
@@ -365,16 +369,18 @@ static int cmd_run(struct cli *cli)
 	os_none = (v = policy_get(p, "os-sandbox")) && !strcmp(v, "none");
 	if (os_none)
 		pr_warn("os-sandbox=none in %s: py-sandboxes' @sandbox isolation is off; pysb-bpf "
-			"still confines the program in the kernel with this policy", c.policy);
+			"still confines the program in the kernel with this policy",
+			c.policy);
 	/* Who runs it first: a pyenv/asdf shim is resolved as that user (user/run/program.c). */
 	if (resolve_identity(c.user, &id))
 		goto out;
-	ret = program_resolve(c.rest, c.n_rest,
-			      &(struct program_opts){ .uid = id.uid, .gid = id.gid,
-						      .groups = id.groups,
-						      .n_groups = id.uid == (uid_t)-1
-								  ? 0 : (size_t)id.n_groups },
-			      &prog);
+	ret = program_resolve(
+		c.rest, c.n_rest,
+		&(struct program_opts){ .uid = id.uid,
+					.gid = id.gid,
+					.groups = id.groups,
+					.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups },
+		&prog);
 	if (ret)
 		goto out;
 	ret = EXIT_PYSB_ERROR;
@@ -523,10 +529,12 @@ static int cmd_attach(struct cli *cli)
 	audit = c.audit || compiled.audit_mode;
 	if (open_events(&c, audit, &compiled, &ev, &ev_out))
 		goto out;
-	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled, .audit = audit,
+	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled,
+						 .audit = audit,
 						 .policy = c.policy,
 						 .events = c.events ? &ev : NULL,
-						 .uid = (uid_t)-1, .gid = (gid_t)-1 },
+						 .uid = (uid_t)-1,
+						 .gid = (gid_t)-1 },
 			     (pid_t)pid);
 out:
 	if (ev_out && ev_out != stdout)
@@ -567,8 +575,7 @@ static int cmd_version(struct cli *c)
 
 	(void)c;
 	printf("pysb-bpf %s (ABI %d)\nlibbpf %s\nBPF object %016llx\n", PYSB_VERSION,
-	       PYSB_ABI_VERSION, lv + (*lv == 'v'),
-	       (unsigned long long)loader_object_hash());
+	       PYSB_ABI_VERSION, lv + (*lv == 'v'), (unsigned long long)loader_object_hash());
 	return 0;
 }
 

@@ -23,16 +23,46 @@
 
 /* capabilities(7), by number: CAP_ is added when printed. */
 static const char *const CAP_NAMES[] = {
-	"CHOWN",	    "DAC_OVERRIDE",    "DAC_READ_SEARCH", "FOWNER",
-	"FSETID",	    "KILL",	       "SETGID",	  "SETUID",
-	"SETPCAP",	    "LINUX_IMMUTABLE", "NET_BIND_SERVICE", "NET_BROADCAST",
-	"NET_ADMIN",	    "NET_RAW",	       "IPC_LOCK",	  "IPC_OWNER",
-	"SYS_MODULE",	    "SYS_RAWIO",       "SYS_CHROOT",	  "SYS_PTRACE",
-	"SYS_PACCT",	    "SYS_ADMIN",       "SYS_BOOT",	  "SYS_NICE",
-	"SYS_RESOURCE",	    "SYS_TIME",	       "SYS_TTY_CONFIG",  "MKNOD",
-	"LEASE",	    "AUDIT_WRITE",     "AUDIT_CONTROL",	  "SETFCAP",
-	"MAC_OVERRIDE",	    "MAC_ADMIN",       "SYSLOG",	  "WAKE_ALARM",
-	"BLOCK_SUSPEND",    "AUDIT_READ",      "PERFMON",	  "BPF",
+	"CHOWN",
+	"DAC_OVERRIDE",
+	"DAC_READ_SEARCH",
+	"FOWNER",
+	"FSETID",
+	"KILL",
+	"SETGID",
+	"SETUID",
+	"SETPCAP",
+	"LINUX_IMMUTABLE",
+	"NET_BIND_SERVICE",
+	"NET_BROADCAST",
+	"NET_ADMIN",
+	"NET_RAW",
+	"IPC_LOCK",
+	"IPC_OWNER",
+	"SYS_MODULE",
+	"SYS_RAWIO",
+	"SYS_CHROOT",
+	"SYS_PTRACE",
+	"SYS_PACCT",
+	"SYS_ADMIN",
+	"SYS_BOOT",
+	"SYS_NICE",
+	"SYS_RESOURCE",
+	"SYS_TIME",
+	"SYS_TTY_CONFIG",
+	"MKNOD",
+	"LEASE",
+	"AUDIT_WRITE",
+	"AUDIT_CONTROL",
+	"SETFCAP",
+	"MAC_OVERRIDE",
+	"MAC_ADMIN",
+	"SYSLOG",
+	"WAKE_ALARM",
+	"BLOCK_SUSPEND",
+	"AUDIT_READ",
+	"PERFMON",
+	"BPF",
 	"CHECKPOINT_RESTORE",
 };
 #define N_CAPS (sizeof(CAP_NAMES) / sizeof(CAP_NAMES[0]))
@@ -131,8 +161,7 @@ int policy_capabilities(const struct policy *p, uint64_t *mask)
 
 	*mask = 0;
 	for (size_t i = 0; i < p->n_params; i++)
-		if (!strcmp(p->params[i].key, "bpf.capabilities") &&
-		    caps_line(&p->params[i], mask))
+		if (!strcmp(p->params[i].key, "bpf.capabilities") && caps_line(&p->params[i], mask))
 			ret = -1;
 	return ret;
 }
@@ -162,11 +191,10 @@ uint64_t caps_permitted(void)
 	return (uint64_t)d[1].permitted << 32 | d[0].permitted;
 }
 
-int caps_drop_in_child(uint64_t keep, uid_t uid, gid_t gid, size_t n_groups,
-		       const gid_t *groups)
+int caps_drop_in_child(uint64_t keep, uid_t uid, gid_t gid, size_t n_groups, const gid_t *groups)
 {
-	const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED |
-				   SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED;
+	const unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+				   SECBIT_NO_SETUID_FIXUP_LOCKED;
 	/* Without CAP_SETPCAP (pysb-bpf run by a user holding only CAP_BPF and
 	 * CAP_SYS_ADMIN) neither the securebits nor the bounding set can be set; a program
 	 * that is not root and has no_new_privs gains nothing from them at its execve. */

@@ -35,8 +35,7 @@ const char *caps_str(uint64_t mask, char *buf, size_t len);
  * set: bounding, permitted, effective, inheritable, and ambient (so a granted capability
  * survives the execve of an ordinary binary). Returns 0 or an errno.
  */
-int caps_drop_in_child(uint64_t keep, uid_t uid, gid_t gid, size_t n_groups,
-		       const gid_t *groups);
+int caps_drop_in_child(uint64_t keep, uid_t uid, gid_t gid, size_t n_groups, const gid_t *groups);
 
 /* The permitted set of this process, as a mask; 0 if it cannot be read. */
 uint64_t caps_permitted(void);

@@ -31,7 +31,6 @@ static bool path_under(const char *path, const char *dir)
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
 }
 
-
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
 
 /*
@@ -128,13 +127,14 @@ static int add_entry(struct compiled *c, size_t *cap, struct file_index *ix, con
  * readable. A rule on a link's own inode grants nothing else: path walks never pass
  * through a link's inode, they go to its target.
  */
-static const char *const ROOT_LINKS[] = { "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
-					  "/etc/localtime", "/etc/resolv.conf" };
+static const char *const ROOT_LINKS[] = {
+	"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/localtime", "/etc/resolv.conf"
+};
 
-static int add_links_along(struct compiled *c, size_t *cap, struct file_index *ix,
-			   const char *path)
+static int add_links_along(struct compiled *c, size_t *cap, struct file_index *ix, const char *path)
 {
-	struct compiled_file proto = { .implicit = true, .link = true,
+	struct compiled_file proto = { .implicit = true,
+				       .link = true,
 				       .why = "symlink leading to the runtime" };
 	char prefix[PATH_MAX];
 	struct stat st, dir;
@@ -329,7 +329,8 @@ static int compile_mounts(struct compiled *c)
 	free(line);
 	fclose(f);
 	if (!ret && c->n_mounts > PYSB_MAX_MOUNTS) {
-		pr_err("%zu file systems mounted, more than pysb-bpf's %d", c->n_mounts, PYSB_MAX_MOUNTS);
+		pr_err("%zu file systems mounted, more than pysb-bpf's %d", c->n_mounts,
+		       PYSB_MAX_MOUNTS);
 		ret = -1;
 	}
 	return ret;

@@ -18,7 +18,7 @@
 struct addrinfo;
 
 struct compiled_file {
-	char *path;	 /* canonical path the entry was made from */
+	char *path; /* canonical path the entry was made from */
 	uint64_t ino;
 	uint32_t dev;	 /* kernel dev_t: MAJOR << 20 | MINOR (what the inode carries) */
 	uint32_t access; /* PYSB_ACC_* */
@@ -43,8 +43,8 @@ struct compiled_mount {
 struct compiled_net_rule {
 	bool deny;
 	bool implicit;
-	bool host;    /* NETWORK was a host name */
-	bool dropped; /* ... that did not resolve (an ALLOW rule: dropped with a warning) */
+	bool host;	 /* NETWORK was a host name */
+	bool dropped;	 /* ... that did not resolve (an ALLOW rule: dropped with a warning) */
 	unsigned protos; /* POLICY_PROTO_* */
 	unsigned dirs;	 /* POLICY_DIR_* */
 	struct policy_port_range *ports;
@@ -99,7 +99,7 @@ struct compiled {
 struct compile_opts {
 	const char *interpreter; /* absolute path of the program executed first, or NULL */
 	const char *script;	 /* the .py file run by it, or NULL */
-	bool implicit;		 /* add the implicit paths, unless the policy says bpf.implicit=false */
+	bool implicit; /* add the implicit paths, unless the policy says bpf.implicit=false */
 	/* network: where the resolvers are (NULL: /etc/resolv.conf) and how host names are
 	 * resolved (NULL: getaddrinfo); tests replace both. */
 	const char *resolv_conf;

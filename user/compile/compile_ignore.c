@@ -47,8 +47,9 @@ static int add_relative(const struct policy_ignore *ig, struct pysb_ignore_set *
 		text = g + 1;
 		tlen = len - 1;
 	} else {
-		return refuse(ig, "the kernel layer matches NAME, PREFIX*, *SUFFIX and * only "
-				  "(one '*', at an end); split the pattern into several ignore= lines");
+		return refuse(ig,
+			      "the kernel layer matches NAME, PREFIX*, *SUFFIX and * only "
+			      "(one '*', at an end); split the pattern into several ignore= lines");
 	}
 	if (tlen >= PYSB_IGNORE_LEN)
 		return refuse(ig, "pattern longer than the kernel layer's 31 bytes");
@@ -114,8 +115,9 @@ int compile_ignores(const struct policy *p, struct compiled *out)
 		if (ig->glob[0] == '/')
 			ret = add_absolute(ig, out, &cap);
 		else if (strchr(ig->glob, '/'))
-			ret = refuse(ig, "a relative pattern is matched against each name and cannot "
-					 "hold a '/'; write it as an absolute path");
+			ret = refuse(ig,
+				     "a relative pattern is matched against each name and cannot "
+				     "hold a '/'; write it as an absolute path");
 		else
 			ret = add_relative(ig, &out->ignores);
 	}

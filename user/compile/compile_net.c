@@ -92,7 +92,8 @@ static int socket_family_item(struct pysb_net_cfg *cfg, const struct policy_kv *
 
 	if (!*item) {
 		pr_err("%s:%u: %s=%s: empty family name; expected a comma list such as "
-		       "netlink,packet", kv->src.file, kv->src.line, kv->key, kv->value);
+		       "netlink,packet",
+		       kv->src.file, kv->src.line, kv->key, kv->value);
 		return -1;
 	}
 	for (size_t i = 0; i < sizeof(family_names) / sizeof(family_names[0]); i++) {
@@ -104,11 +105,10 @@ static int socket_family_item(struct pysb_net_cfg *cfg, const struct policy_kv *
 			cfg->families |= 1ull << family_names[i].family;
 		return 0;
 	}
-	if (!strcasecmp(item, "unix") || !strcasecmp(item, "inet") ||
-	    !strcasecmp(item, "inet6")) {
+	if (!strcasecmp(item, "unix") || !strcasecmp(item, "inet") || !strcasecmp(item, "inet6")) {
 		pr_err("%s:%u: %s=%s: '%s' is not a family to allow here: unix sockets follow the "
-		       "file rules, TCP and UDP the net= rules", kv->src.file, kv->src.line,
-		       kv->key, kv->value, item);
+		       "file rules, TCP and UDP the net= rules",
+		       kv->src.file, kv->src.line, kv->key, kv->value, item);
 		return -1;
 	}
 	errno = 0;
@@ -120,7 +120,8 @@ static int socket_family_item(struct pysb_net_cfg *cfg, const struct policy_kv *
 	}
 	pr_err("%s:%u: %s=%s: unknown socket family '%s'; expected names such as netlink, "
 	       "packet, vsock, bluetooth, can, alg, raw, icmp, sctp, or an AF_ number (3-63); "
-	       "see docs/network.md", kv->src.file, kv->src.line, kv->key, kv->value, item);
+	       "see docs/network.md",
+	       kv->src.file, kv->src.line, kv->key, kv->value, item);
 	return -1;
 }
 

@@ -173,7 +173,8 @@ static int add_interpreter(struct implicit_set *s, const char *interp)
 		if (!strcmp(basename(dir), "bin") && strcmp(dir, "/usr/bin") &&
 		    strcmp(dir, "/usr/local/bin") && strcmp(dir, "/bin")) {
 			snprintf(prefix, sizeof(prefix), "%s/..", dir);
-			ret = add(s, prefix, PYSB_ACC_RO, "interpreter prefix (virtual environment)");
+			ret = add(s, prefix, PYSB_ACC_RO,
+				  "interpreter prefix (virtual environment)");
 		}
 		ret = ret ?: add(s, cur, PYSB_ACC_RO, "interpreter");
 		n = readlink(cur, link, sizeof(link) - 1);
@@ -283,9 +284,13 @@ static int add_runtime(struct implicit_set *s)
 
 /* ---- the cache: PYSB_RUN_DIR/implicit/<hash of the interpreter> ---- */
 static const char *const other_whys[] = {
-	"interpreter prefix (virtual environment)", "interpreter",
-	"Python standard library and site-packages", "Python standard library",
-	"Python site-packages", "Python site configuration", "shared libraries",
+	"interpreter prefix (virtual environment)",
+	"interpreter",
+	"Python standard library and site-packages",
+	"Python standard library",
+	"Python site-packages",
+	"Python site configuration",
+	"shared libraries",
 };
 
 /* The static reason equal to `why`, or NULL: a cached set points at this file's strings. */

@@ -230,9 +230,9 @@ int fold_family(struct net_build *b, const struct atom *v, size_t n, int af)
 			const struct compiled_net_rule *r = &c->net_rules[v[i].rule - 1];
 
 			pr_err("%s:%u: net=%s: the policy needs more than %d %s prefixes; use "
-			       "wider networks", r->implicit ? "(implicit)" : r->src.file,
-			       r->src.line, r->text, PYSB_NET_MAX_PREFIXES,
-			       af == AF_INET ? "IPv4" : "IPv6");
+			       "wider networks",
+			       r->implicit ? "(implicit)" : r->src.file, r->src.line, r->text,
+			       PYSB_NET_MAX_PREFIXES, af == AF_INET ? "IPv4" : "IPv6");
 			goto out;
 		}
 		/* Every prefix covering this one, itself included: the rules that apply. */

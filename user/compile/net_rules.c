@@ -174,8 +174,7 @@ static char *rule_text(bool deny, unsigned protos, const char *network,
 	return s;
 }
 
-static int copy_ports(struct compiled_net_rule *r, const struct policy_port_range *ports,
-		      size_t n)
+static int copy_ports(struct compiled_net_rule *r, const struct policy_port_range *ports, size_t n)
 {
 	r->n_ports = n;
 	if (!n)
@@ -266,8 +265,7 @@ static int expand_host(struct net_build *b, const struct compile_opts *o,
 	return 0;
 }
 
-int expand_rule(struct net_build *b, const struct compile_opts *o,
-		       const struct policy_net *n)
+int expand_rule(struct net_build *b, const struct compile_opts *o, const struct policy_net *n)
 {
 	struct compiled_net_rule *r = add_rule(b);
 	struct atom a = { 0 };
@@ -319,7 +317,8 @@ int add_dns_rules(struct net_build *b, const struct compile_opts *o)
 
 	if (!f)
 		pr_warn("cannot read %s (%s): allowing DNS to 127.0.0.1 only, as the C library "
-			"would use it", file, strerror(errno));
+			"would use it",
+			file, strerror(errno));
 	while (f && !ret && getline(&line, &cap, f) > 0) {
 		char addr[128];
 		struct compiled_net_rule *r;

@@ -29,8 +29,8 @@ static int check_bool(const struct policy_kv *kv)
 {
 	if (policy_bpf_bool(kv->value) >= 0)
 		return 0;
-	pr_err("%s:%u:%u: %s=%s: expected true or false", kv->src.file, kv->src.line,
-	       kv->src.col, kv->key, kv->value);
+	pr_err("%s:%u:%u: %s=%s: expected true or false", kv->src.file, kv->src.line, kv->src.col,
+	       kv->key, kv->value);
 	return -1;
 }
 
@@ -105,18 +105,19 @@ static const char *warn_mode(const struct policy_kv *kv)
 
 static const char *warn_implicit(const struct policy_kv *kv)
 {
-	return policy_bpf_bool(kv->value) ? NULL
-					  : "bpf.implicit=false: the interpreter, its libraries and "
-					    "the dynamic loader must be exposed by the policy itself, "
-					    "or the program cannot start";
+	return policy_bpf_bool(kv->value)
+		       ? NULL
+		       : "bpf.implicit=false: the interpreter, its libraries and "
+			 "the dynamic loader must be exposed by the policy itself, "
+			 "or the program cannot start";
 }
 
 /* The order is the documentation's (check --json lists them so). The network keys'
  * values are checked where they are compiled (compile_net.c), the capabilities' names by
  * policy_capabilities (caps.c). */
 const struct bpf_param BPF_PARAMS[] = {
-	{ "bpf.mode", "enforce", "denials are enforced (the operation fails) and reported",
-	  false, check_mode, effect_mode, warn_mode },
+	{ "bpf.mode", "enforce", "denials are enforced (the operation fails) and reported", false,
+	  check_mode, effect_mode, warn_mode },
 	{ "bpf.implicit", "true",
 	  "the implicit paths the interpreter and the C library need are added (marked "
 	  "implicit among the file entries)",
@@ -167,9 +168,21 @@ uint64_t parse_size(const char *v)
 	if (errno || n > (1ull << 40))
 		return 0;
 	switch (*end) {
-	case 'k': case 'K': n <<= 10; end++; break;
-	case 'm': case 'M': n <<= 20; end++; break;
-	case 'g': case 'G': n <<= 30; end++; break;
+	case 'k':
+	case 'K':
+		n <<= 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		n <<= 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		n <<= 30;
+		end++;
+		break;
 	}
 	if (*end == 'i' && end[1] == 'B')
 		end += 2;

@@ -53,7 +53,7 @@
 struct target {
 	char path[PATH_MAX]; /* the cgroup directory */
 	uint64_t cgid;
-	uint32_t id;	     /* the sandbox id its entry names now */
+	uint32_t id; /* the sandbox id its entry names now */
 	int ringbuf_fd;
 	uint64_t lost_base[PYSB_LOST_MAX]; /* lost under ids since replaced */
 	uint64_t lost_said[PYSB_LOST_MAX];
@@ -68,15 +68,15 @@ struct binding {
 	struct file_pins pins; /* c's rule inodes, held open while c is in force */
 	struct target **t;
 	size_t n_t;
-	bool seen; /* its file was in the last read of the directory */
+	bool seen;	   /* its file was in the last read of the directory */
 	bool no_answer;	   /* unit: systemd did not answer the last scan's query */
 	bool query_failed; /* unit: the query binding_paths just made got no answer */
 	/* Confinement at creation (bpf/watch.bpf.c): the policy written under an id of its
 	 * own, which a new cgroup matching the binding gets until the scan confines it; its
 	 * events are read as those of `tmpl` (path: the pattern, or the unit's cgroup). */
 	struct target *tmpl;
-	uint64_t tmpl_fp;	      /* the fingerprint its rules were written from */
-	char unit_path[PATH_MAX];     /* unit: where it runs or will run ("" unknown) */
+	uint64_t tmpl_fp;	  /* the fingerprint its rules were written from */
+	char unit_path[PATH_MAX]; /* unit: where it runs or will run ("" unknown) */
 	struct binding_metrics m;
 };
 
@@ -120,7 +120,10 @@ struct daemon {
 	/* Cgroups held by the kernel until their first execve (PYSB_SB_HOLD), and since when
 	 * the scan sees them so: one still held a scan period later is armed by the scan
 	 * (a workload that never executes anything is confined as before). */
-	struct held { uint64_t cgid; int64_t since; } *held;
+	struct held {
+		uint64_t cgid;
+		int64_t since;
+	} * held;
 	size_t n_held;
 	struct held *held_next;
 	size_t n_held_next;
@@ -223,7 +226,8 @@ static void rb_rebuild(struct daemon *d)
 			if (!d->rb)
 				d->rb = ring_buffer__new(t->ringbuf_fd, on_event, t, NULL);
 			else if (ring_buffer__add(d->rb, t->ringbuf_fd, on_event, t))
-				pr_err("cannot read the events of %s: %s", t->path, strerror(errno));
+				pr_err("cannot read the events of %s: %s", t->path,
+				       strerror(errno));
 		}
 		if (d->b[i]->tmpl) { /* cgroups confined at creation, not scanned yet */
 			struct target *t = d->b[i]->tmpl;
@@ -231,7 +235,8 @@ static void rb_rebuild(struct daemon *d)
 			if (!d->rb)
 				d->rb = ring_buffer__new(t->ringbuf_fd, on_event, t, NULL);
 			else if (ring_buffer__add(d->rb, t->ringbuf_fd, on_event, t))
-				pr_err("cannot read the events of %s: %s", t->path, strerror(errno));
+				pr_err("cannot read the events of %s: %s", t->path,
+				       strerror(errno));
 		}
 	}
 	d->rb_stale = false;
@@ -255,10 +260,11 @@ static void lost_records(struct daemon *d)
 				if (total <= t->lost_said[r])
 					continue;
 				metrics_count_lost(&d->b[i]->m, r, total - t->lost_said[r]);
-				events_json_time(&d->ev, (uint64_t)now_ms() * 1000000ull, tm, sizeof(tm));
-				o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "record", "lost", "time",
-					      tm, "binding", t->b->conf.name, "target", t->path, "reason",
-					      events_lost_name(r), "count",
+				events_json_time(&d->ev, (uint64_t)now_ms() * 1000000ull, tm,
+						 sizeof(tm));
+				o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:I}", "record", "lost",
+					      "time", tm, "binding", t->b->conf.name, "target",
+					      t->path, "reason", events_lost_name(r), "count",
 					      (json_int_t)(total - t->lost_said[r]));
 				events_json_put(&d->ev, o);
 				json_decref(o);
@@ -364,7 +370,8 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 	{
 		/* For `pysb-bpf status`: who keeps the cgroup, under which policy (the
 		 * record of an adopted cgroup names this daemon from now on). */
-		struct sandbox_record r = { .cgid = t->cgid, .sandbox = cfg.id,
+		struct sandbox_record r = { .cgid = t->cgid,
+					    .sandbox = cfg.id,
 					    .owner = OWNER_DAEMON };
 
 		sandbox_record_self(&r);
@@ -375,7 +382,9 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		sandbox_record_write(&r);
 	}
 	err = bpf_map__update_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), &cfg,
-				   sizeof(cfg), BPF_ANY) ? -errno : 0;
+				   sizeof(cfg), BPF_ANY)
+		      ? -errno
+		      : 0;
 	/* Tasks that cached "not sandboxed" (or an ancestor's sandbox) look again. A
 	 * reload keeps the keys, so only a new cgroup must not stay without it. */
 	if (!err && loader_bump_sandbox_gen(&d->l) && !t->id) {
@@ -452,8 +461,8 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 		loader_unpin_links(&d->l, prefix); /* a partial set: start over */
 		err = loader_attach_cgroup_pinned(&d->l, fd, prefix, NULL, NULL, 0);
 		if (err) {
-			pr_err("%s: cannot attach the socket programs to %s: %s", b->conf.name, path,
-			       strerror(-err));
+			pr_err("%s: cannot attach the socket programs to %s: %s", b->conf.name,
+			       path, strerror(-err));
 			loader_unpin_links(&d->l, prefix);
 			goto fail;
 		}
@@ -468,8 +477,10 @@ static struct target *target_add(struct daemon *d, struct binding *b, const char
 	pr_info("%s: %s %s (cgroup id %llu, sandbox %u, %s%s)", b->conf.name,
 		adopted ? "adopted" : "confined", path, (unsigned long long)t->cgid, t->id,
 		b->conf.audit ? "audit" : "enforce",
-		!born ? "" : held ? "; held by the kernel since its creation, no execve in it: "
-				    "enforced from now" : "; held by the kernel since its creation");
+		!born  ? ""
+		: held ? "; held by the kernel since its creation, no execve in it: "
+			 "enforced from now"
+		       : "; held by the kernel since its creation");
 	d->rb_stale = true;
 	return t;
 fail_attached:
@@ -539,8 +550,7 @@ static uint64_t fingerprint(const struct binding_conf *conf, const struct policy
 	return h;
 }
 
-static int binding_compile(const struct binding_conf *conf, struct compiled *out,
-			   uint64_t *fp)
+static int binding_compile(const struct binding_conf *conf, struct compiled *out, uint64_t *fp)
 {
 	struct policy_diag diag = { 0 };
 	struct policy *p = NULL;
@@ -575,7 +585,7 @@ static struct binding *binding_find(struct daemon *d, const char *name)
  * previous daemon: its name is remembered so that release_orphans keeps its cgroups. */
 static void rejected_add(struct daemon *d, const char *name)
 {
-	char (*v)[256] = realloc(d->rejected, (d->n_rejected + 1) * sizeof(*v));
+	char(*v)[256] = realloc(d->rejected, (d->n_rejected + 1) * sizeof(*v));
 
 	if (!v) {
 		d->rejected_lost = true; /* release_orphans keeps every unclaimed cgroup */
@@ -645,8 +655,10 @@ static int read_config(struct daemon *d, bool apply, bool force)
 		conf.audit |= c.audit_mode;
 		if (!apply) {
 			pr_info("binding %s: %s on %s %s (%zu file rules)", conf.name, conf.policy,
-				conf.kind == TARGET_UNIT ? "unit" : conf.kind == TARGET_PATTERN
-					? "cgroups matching" : "cgroup", conf.target, c.n_files);
+				conf.kind == TARGET_UNIT      ? "unit"
+				: conf.kind == TARGET_PATTERN ? "cgroups matching"
+							      : "cgroup",
+				conf.target, c.n_files);
 			compiled_free(&c);
 			continue;
 		}
@@ -670,9 +682,10 @@ static int read_config(struct daemon *d, bool apply, bool force)
 			b->seen = true;
 			metrics_binding_added(&d->m, &b->m, conf.name);
 			pr_info("binding %s: %s on %s %s, %s", conf.name, conf.policy,
-				conf.kind == TARGET_UNIT ? "unit" : conf.kind == TARGET_PATTERN
-					? "cgroups matching" : "cgroup", conf.target,
-				conf.audit ? "audit" : "enforce");
+				conf.kind == TARGET_UNIT      ? "unit"
+				: conf.kind == TARGET_PATTERN ? "cgroups matching"
+							      : "cgroup",
+				conf.target, conf.audit ? "audit" : "enforce");
 			continue; /* its targets: the scan */
 		}
 		b->seen = true;
@@ -697,7 +710,8 @@ static int read_config(struct daemon *d, bool apply, bool force)
 				file_pins_release(&pins);
 				compiled_free(&c);
 				pr_err("binding %s: the new policy could not be put on every cgroup; "
-				       "the previous one stays in force", conf.name);
+				       "the previous one stays in force",
+				       conf.name);
 				errors++;
 				continue;
 			}
@@ -834,7 +848,6 @@ static size_t binding_paths(struct binding *b, const char *cgroot, char ***out)
 	return n;
 }
 
-
 /* ---------------- confinement at creation (bpf/watch.bpf.c) */
 
 static int retire_add(struct daemon *d, struct target *t, uint32_t id)
@@ -872,8 +885,8 @@ static int template_ensure(struct daemon *d, struct binding *b)
 		t->ringbuf_fd = loader_ringbuf_create(b->c.events_buffer);
 		if (t->ringbuf_fd < 0) {
 			pr_err("%s: cannot create the event ring buffer for its new cgroups: %s; "
-			       "they are confined at the next scan", b->conf.name,
-			       strerror(-t->ringbuf_fd));
+			       "they are confined at the next scan",
+			       b->conf.name, strerror(-t->ringbuf_fd));
 			free(t);
 			return -1;
 		}
@@ -883,7 +896,8 @@ static int template_ensure(struct daemon *d, struct binding *b)
 	err = loader_id_alloc(&d->l, t->ringbuf_fd, &id);
 	if (err) {
 		pr_err("%s: no free sandbox id for its new cgroups: %s; they are confined at the "
-		       "next scan", b->conf.name, strerror(-err));
+		       "next scan",
+		       b->conf.name, strerror(-err));
 		return -1;
 	}
 	if (sandbox_fill_maps(&d->l, &b->c, &b->pins, id)) {
@@ -991,7 +1005,8 @@ static void watch_sync(struct daemon *d)
 			return;
 		}
 		for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++)
-			bpf_map__lookup_elem(map, &i, sizeof(i), &d->watch[i], sizeof(d->watch[i]), 0);
+			bpf_map__lookup_elem(map, &i, sizeof(i), &d->watch[i], sizeof(d->watch[i]),
+					     0);
 	}
 	for (size_t i = 0; i < d->n_b; i++) {
 		struct binding *b = d->b[i];
@@ -1033,7 +1048,8 @@ static void watch_sync(struct daemon *d)
 			if (d->pending_id)
 				want[i].cfg = (struct pysb_sandbox_cfg){
 					.id = d->pending_id,
-					.flags = PYSB_SB_DAEMON | (want[i].cfg.flags & PYSB_SB_HOLD) };
+					.flags = PYSB_SB_DAEMON | (want[i].cfg.flags & PYSB_SB_HOLD)
+				};
 			else
 				want[i].glob[0] = '\0';
 		}
@@ -1042,7 +1058,8 @@ static void watch_sync(struct daemon *d)
 			continue;
 		if (bpf_map__update_elem(map, &i, sizeof(i), &want[i], sizeof(want[i]), BPF_ANY)) {
 			pr_err("cannot write cgroup_watch slot %u (%s): %s; its cgroups are confined "
-			       "at the scan", i, want[i].glob, strerror(errno));
+			       "at the scan",
+			       i, want[i].glob, strerror(errno));
 			want[i] = d->watch[i]; /* what the kernel still has */
 		}
 	}
@@ -1098,8 +1115,8 @@ static bool held_wait(struct daemon *d, const char *path)
 	if (stat(path, &st))
 		return false;
 	cgid = st.st_ino;
-	if (bpf_map__lookup_elem(d->l.skel->maps.sandboxes, &cgid, sizeof(cgid), &cfg,
-				 sizeof(cfg), 0) ||
+	if (bpf_map__lookup_elem(d->l.skel->maps.sandboxes, &cgid, sizeof(cgid), &cfg, sizeof(cfg),
+				 0) ||
 	    (cfg.flags & (PYSB_SB_KERNEL | PYSB_SB_HOLD)) != (PYSB_SB_KERNEL | PYSB_SB_HOLD))
 		return false;
 	for (size_t i = 0; i < d->n_held; i++)
@@ -1132,7 +1149,8 @@ static void scan(struct daemon *d)
 		if (b->conf.kind == TARGET_UNIT) {
 			if (no_answer && !b->no_answer)
 				pr_warn("%s: systemd did not answer for unit %s: its cgroups stay "
-					"confined until they are gone", b->conf.name, b->conf.target);
+					"confined until they are gone",
+					b->conf.name, b->conf.target);
 			else if (!no_answer && b->no_answer)
 				pr_info("%s: systemd answers again for unit %s", b->conf.name,
 					b->conf.target);
@@ -1160,8 +1178,9 @@ static void scan(struct daemon *d)
 				continue;
 			}
 			gone = b->conf.kind == TARGET_UNIT || cgroup_gone(d, b->t[j]->cgid, NULL);
-			target_release(d, b->t[j], gone ? "the cgroup is gone"
-							: "its binding does not name it any more");
+			target_release(d, b->t[j],
+				       gone ? "the cgroup is gone"
+					    : "its binding does not name it any more");
 			rb_rebuild(d);
 			target_free(b->t[j]);
 			b->t[j] = b->t[--b->n_t];
@@ -1252,8 +1271,8 @@ static void release_orphans(struct daemon *d)
 			/* Confined at its creation, claimed by no scan yet. Its id is shared
 			 * (a template, the pending sandbox): only the entry goes. */
 			gone = cgroup_gone(d, next, NULL);
-			if (!gone && (!kunclaimed_had(d, next) || d->n_rejected ||
-				      d->rejected_lost)) {
+			if (!gone &&
+			    (!kunclaimed_had(d, next) || d->n_rejected || d->rejected_lost)) {
 				uint64_t *v = realloc(kun, (n_kun + 1) * sizeof(*v));
 
 				if (v) {
@@ -1285,8 +1304,9 @@ static void release_orphans(struct daemon *d)
 			       "stay in force";
 		else if (b && b->conf.kind == TARGET_UNIT)
 			keep = "its unit's binding stands: it stays until the cgroup is gone";
-		else if (b && (b->conf.kind == TARGET_CGROUP ? !strcmp(b->conf.target, r.cgroup)
-				: !fnmatch(b->conf.target, r.cgroup, FNM_PATHNAME)))
+		else if (b && (b->conf.kind == TARGET_CGROUP
+				       ? !strcmp(b->conf.target, r.cgroup)
+				       : !fnmatch(b->conf.target, r.cgroup, FNM_PATHNAME)))
 			keep = "its binding names it but could not confine it now: its rules stay "
 			       "in force";
 		else if (!rec)
@@ -1314,7 +1334,7 @@ static void release_orphans(struct daemon *d)
 		sandbox_record_remove(next);
 		loader_unpin_links(&d->l, prefix);
 		continue; /* the walk goes on from the entry before: this one is gone */
-next:
+	next:
 		key = next;
 		prev = &key;
 	}
@@ -1327,7 +1347,6 @@ next:
 }
 
 /* ---------------- the loop */
-
 
 /* force: every binding is switched, changed or not (SIGHUP: the operator asks; exposed
  * directories may have been re-created, host names may resolve elsewhere). */
@@ -1426,7 +1445,8 @@ int daemon_main(const struct daemon_opts *o)
 	d.born = ring_buffer__new(bpf_map__fd(d.l.skel->maps.cgroup_born), on_born, &d, NULL);
 	if (!d.born)
 		pr_warn("cannot read cgroup_born: %s; cgroups confined at their creation are "
-			"completed at the next scan", strerror(errno));
+			"completed at the next scan",
+			strerror(errno));
 	pr_info("watching %s: %zu binding(s)%s%s", o->config_dir, d.n_b,
 		o->metrics ? ", metrics on " : "", o->metrics ? o->metrics : "");
 	next_scan = now_ms() + o->rescan_ms;

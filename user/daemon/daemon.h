@@ -7,16 +7,16 @@
 #include <stdint.h>
 
 struct daemon_opts {
-	const char *config_dir;	   /* the bindings: DIR/NAME.json */
-	const char *events;	   /* "-" (stdout, the default) or a file */
-	uint64_t events_max_size;  /* rotate the file beyond this size; 0: never */
-	unsigned events_keep;	   /* rotated files kept: FILE.1 ... FILE.N */
-	const char *metrics;	   /* ADDR:PORT of the Prometheus endpoint, or NULL */
-	unsigned rescan_ms;	   /* how often units and patterns are looked up again */
-	unsigned hold_ms;	   /* a cgroup held until its first execve is armed by the
+	const char *config_dir;	  /* the bindings: DIR/NAME.json */
+	const char *events;	  /* "-" (stdout, the default) or a file */
+	uint64_t events_max_size; /* rotate the file beyond this size; 0: never */
+	unsigned events_keep;	  /* rotated files kept: FILE.1 ... FILE.N */
+	const char *metrics;	  /* ADDR:PORT of the Prometheus endpoint, or NULL */
+	unsigned rescan_ms;	  /* how often units and patterns are looked up again */
+	unsigned hold_ms;	  /* a cgroup held until its first execve is armed by the
 				      scan after this long (bpf/watch.bpf.c) */
-	bool check;		   /* read and compile every binding, confine nothing */
-	bool once;		   /* confine, adopt and release once, then exit */
+	bool check;		  /* read and compile every binding, confine nothing */
+	bool once;		  /* confine, adopt and release once, then exit */
 };
 
 /* Runs until SIGTERM/SIGINT (services stay confined: everything is pinned). Returns the
@@ -32,23 +32,26 @@ enum binding_target {
 };
 
 struct binding_conf {
-	char name[256];		   /* the file name without .json */
-	char file[4096];	   /* DIR/NAME.json */
-	char policy[4096];	   /* absolute */
+	char name[256];	   /* the file name without .json */
+	char file[4096];   /* DIR/NAME.json */
+	char policy[4096]; /* absolute */
 	enum binding_target kind;
-	char target[4096];	   /* cgroup: absolute directory; unit: name; pattern: absolute */
-	bool audit;		   /* "mode": "audit" */
-	enum { CONFINE_EXEC, CONFINE_CREATION, CONFINE_SCAN } confine_at; /* unit, pattern:
+	char target[4096]; /* cgroup: absolute directory; unit: name; pattern: absolute */
+	bool audit;	   /* "mode": "audit" */
+	enum {
+		CONFINE_EXEC,
+		CONFINE_CREATION,
+		CONFINE_SCAN
+	} confine_at;		/* unit, pattern:
 				      from the first execve in a new cgroup (default), its
 				      mkdir, or the scan (bpf/watch.bpf.c, docs/fleet.md) */
-	char interpreter[4096];	   /* for the implicit paths; "" = none */
-	char script[4096];	   /* "" = none */
+	char interpreter[4096]; /* for the implicit paths; "" = none */
+	char script[4096];	/* "" = none */
 };
 
 /* Reads DIR/NAME.json. Returns 0, or -1 after saying what is wrong (file, key, what to
  * write instead). cgroot is the cgroup2 mount point. */
-int binding_read(const char *dir, const char *fname, const char *cgroot,
-		 struct binding_conf *out);
+int binding_read(const char *dir, const char *fname, const char *cgroot, struct binding_conf *out);
 /* The cgroup directory a unit runs in now (absolute): 0; 1 if systemd says it runs in
  * none (stopped); -1 if the question got no answer (no systemd, systemd re-executing, a
  * time-out): nothing may be concluded from it. */

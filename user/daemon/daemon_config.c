@@ -47,12 +47,11 @@ static int cgroup_path(const char *cgroot, const char *v, char *out, size_t len)
 	return abs_under(cgroot, v, out, len);
 }
 
-int binding_read(const char *dir, const char *fname, const char *cgroot,
-		 struct binding_conf *out)
+int binding_read(const char *dir, const char *fname, const char *cgroot, struct binding_conf *out)
 {
-	static const char *const known[] = { "policy",	 "cgroup",	"unit",	  "cgroup_pattern",
-					      "mode",	 "interpreter", "script", "comment",
-					      "confine_at" };
+	static const char *const known[] = { "policy",	       "cgroup",  "unit",
+					     "cgroup_pattern", "mode",	  "interpreter",
+					     "script",	       "comment", "confine_at" };
 	json_error_t jerr;
 	json_t *root, *v;
 	const char *key, *s;
@@ -70,10 +69,12 @@ int binding_read(const char *dir, const char *fname, const char *cgroot,
 	}
 	if (!json_is_object(root)) {
 		pr_err("%s: a binding is a JSON object: {\"policy\": FILE, \"cgroup\"|\"unit\"|"
-		       "\"cgroup_pattern\": TARGET}", out->file);
+		       "\"cgroup_pattern\": TARGET}",
+		       out->file);
 		goto out;
 	}
-	json_object_foreach(root, key, v) {
+	json_object_foreach(root, key, v)
+	{
 		bool ok = false;
 
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
@@ -109,8 +110,8 @@ int binding_read(const char *dir, const char *fname, const char *cgroot,
 		targets++;
 		out->kind = TARGET_UNIT;
 		if (!*s || strchr(s, '/') || strlen(s) >= sizeof(out->target)) {
-			pr_err("%s: \"unit\": \"%s\" is not a unit name (e.g. web.service)", out->file,
-			       s);
+			pr_err("%s: \"unit\": \"%s\" is not a unit name (e.g. web.service)",
+			       out->file, s);
 			goto out;
 		}
 		snprintf(out->target, sizeof(out->target), "%s", s);
@@ -138,12 +139,13 @@ int binding_read(const char *dir, const char *fname, const char *cgroot,
 	s = json_string_value(json_object_get(root, "confine_at"));
 	if (s && strcmp(s, "exec") && strcmp(s, "creation") && strcmp(s, "scan")) {
 		pr_err("%s: \"confine_at\": \"%s\": expected \"exec\" (the default), \"creation\" "
-		       "or \"scan\"", out->file, s);
+		       "or \"scan\"",
+		       out->file, s);
 		goto out;
 	}
 	out->confine_at = !s || !strcmp(s, "exec") ? CONFINE_EXEC
-			  : !strcmp(s, "creation")   ? CONFINE_CREATION
-						     : CONFINE_SCAN;
+			  : !strcmp(s, "creation") ? CONFINE_CREATION
+						   : CONFINE_SCAN;
 	if ((s = json_string_value(json_object_get(root, "interpreter"))) &&
 	    abs_under(dir, s, out->interpreter, sizeof(out->interpreter)))
 		goto out;

@@ -35,13 +35,14 @@ static int mhd_open(void)
 
 	if (!h) {
 		pr_err("--metrics needs libmicrohttpd: %s; install it (apt-get install "
-		       "libmicrohttpd12) or leave --metrics out", dlerror());
+		       "libmicrohttpd12) or leave --metrics out",
+		       dlerror());
 		return -1;
 	}
-#define MHD_SYM(name)                                                                      \
-	if (!(*(void **)&mhd.name = dlsym(h, "MHD_" #name))) {                             \
-		pr_err("--metrics: %s has no MHD_" #name, MHD_SONAME);                       \
-		return -1;                                                                 \
+#define MHD_SYM(name)                                                  \
+	if (!(*(void **)&mhd.name = dlsym(h, "MHD_" #name))) {         \
+		pr_err("--metrics: %s has no MHD_" #name, MHD_SONAME); \
+		return -1;                                             \
 	}
 	MHD_SYM(start_daemon)
 	MHD_SYM(stop_daemon)
@@ -53,8 +54,8 @@ static int mhd_open(void)
 	return 0;
 }
 
-static const char *const kinds[METRICS_KINDS] = { "unknown", "file", "exec", "net", "unix", "self",
-							   "capability" };
+static const char *const kinds[METRICS_KINDS] = { "unknown", "file", "exec",	  "net",
+						  "unix",    "self", "capability" };
 
 void metrics_lock(struct daemon_metrics *m)
 {
@@ -132,17 +133,20 @@ char *metrics_render(struct daemon_metrics *m)
 	if (!f)
 		return NULL;
 	fputs("# HELP pysb_events_total Denials (decision deny) and would-be denials (decision "
-	      "audit) reported by the kernel.\n# TYPE pysb_events_total counter\n", f);
+	      "audit) reported by the kernel.\n# TYPE pysb_events_total counter\n",
+	      f);
 	for (struct binding_metrics *b = m->head; b; b = b->next, n_b++)
 		for (int a = 0; a < 2; a++)
 			for (int k = 1; k < METRICS_KINDS; k++) {
 				fputs("pysb_events_total{binding=\"", f);
 				label(f, b->name);
-				fprintf(f, "\",decision=\"%s\",kind=\"%s\"} %llu\n", a ? "audit" : "deny",
-					kinds[k], (unsigned long long)b->events[a][k]);
+				fprintf(f, "\",decision=\"%s\",kind=\"%s\"} %llu\n",
+					a ? "audit" : "deny", kinds[k],
+					(unsigned long long)b->events[a][k]);
 			}
 	fputs("# HELP pysb_events_lost_total Events the kernel could not deliver, by reason.\n"
-	      "# TYPE pysb_events_lost_total counter\n", f);
+	      "# TYPE pysb_events_lost_total counter\n",
+	      f);
 	for (struct binding_metrics *b = m->head; b; b = b->next)
 		for (int r = 0; r < PYSB_LOST_MAX; r++) {
 			fputs("pysb_events_lost_total{binding=\"", f);
@@ -151,7 +155,8 @@ char *metrics_render(struct daemon_metrics *m)
 				(unsigned long long)b->lost[r]);
 		}
 	fputs("# HELP pysb_bound_cgroups Cgroups a binding confines now.\n"
-	      "# TYPE pysb_bound_cgroups gauge\n", f);
+	      "# TYPE pysb_bound_cgroups gauge\n",
+	      f);
 	for (struct binding_metrics *b = m->head; b; b = b->next) {
 		fputs("pysb_bound_cgroups{binding=\"", f);
 		label(f, b->name);
@@ -261,7 +266,8 @@ int metrics_init(struct daemon_metrics *m, const char *addr)
 	freeaddrinfo(ai);
 	if (!m->mhd) {
 		pr_err("--metrics %s: cannot listen there (in use? not an address of this "
-		       "machine?)", addr);
+		       "machine?)",
+		       addr);
 		return -1;
 	}
 	return 0;

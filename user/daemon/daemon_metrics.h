@@ -25,8 +25,8 @@ struct daemon_metrics {
 	pthread_mutex_t mu; /* held by the daemon's loop while it works, by a scrape */
 	struct MHD_Daemon *mhd;
 	uint64_t reloads_ok, reloads_failed, errors;
-	time_t started;	     /* metrics_init: the configuration's first load */
-	time_t last_reload_ok; /* 0: none since start */
+	time_t started;		/* metrics_init: the configuration's first load */
+	time_t last_reload_ok;	/* 0: none since start */
 	int last_reload_failed; /* the last reload rejected a binding */
 	struct binding_metrics *head;
 };

@@ -13,7 +13,6 @@
 #include "compile.h"
 #include "events.h"
 
-
 const char *event_path(const struct pysb_event *e)
 {
 	if (e->path_len <= 0 || e->path_off >= PYSB_PATH_LEN)
@@ -123,14 +122,17 @@ void events_set_compiled(const struct compiled *c)
 	net_compiled = c;
 }
 
-
 static const char *sock_type_str(unsigned type)
 {
 	switch (type) {
-	case SOCK_STREAM: return "stream";
-	case SOCK_DGRAM: return "dgram";
-	case SOCK_RAW: return "raw";
-	case SOCK_SEQPACKET: return "seqpacket";
+	case SOCK_STREAM:
+		return "stream";
+	case SOCK_DGRAM:
+		return "dgram";
+	case SOCK_RAW:
+		return "raw";
+	case SOCK_SEQPACKET:
+		return "seqpacket";
 	}
 	return "?";
 }
@@ -159,12 +161,15 @@ static void print_net_detail(FILE *f, const struct pysb_event *e)
 			n->protocol);
 		return;
 	case PYSB_OP_NETLINK_SEND:
-		fprintf(f, "protocol=%u message-type=%u (only RTM_GET requests are allowed; "
-			   "bpf.socket-family=netlink allows all)", n->protocol, n->port);
+		fprintf(f,
+			"protocol=%u message-type=%u (only RTM_GET requests are allowed; "
+			"bpf.socket-family=netlink allows all)",
+			n->protocol, n->port);
 		return;
 	case PYSB_OP_SOURCE_ROUTE:
-		fprintf(f, "%s level=%u option=%u (IP options and IPv6 routing headers are "
-			   "refused: the first hop would not be judged by net=)",
+		fprintf(f,
+			"%s level=%u option=%u (IP options and IPv6 routing headers are "
+			"refused: the first hop would not be judged by net=)",
 			n->dir ? "sendmsg" : "setsockopt", n->protocol, n->port);
 		return;
 	}
@@ -332,8 +337,10 @@ bool events_tty_summary(struct events_tty *t, FILE *f, const char *events_file)
 		fprintf(f, "pysb-bpf: ... %s more denials not shown; all in --events %s\n",
 			thousands(t->hidden, n, sizeof(n)), events_file);
 	else
-		fprintf(f, "pysb-bpf: ... %s more denials not shown; --events FILE records "
-			   "them all\n", thousands(t->hidden, n, sizeof(n)));
+		fprintf(f,
+			"pysb-bpf: ... %s more denials not shown; --events FILE records "
+			"them all\n",
+			thousands(t->hidden, n, sizeof(n)));
 	t->hidden = 0;
 	return true;
 }

@@ -56,10 +56,10 @@ struct events_json {
 	const char *pending_mode, *pending_binding, *pending_target;
 	uint64_t pending_count, pending_first_ns, pending_last_ns;
 	struct exe_cache *exe;
-	char *line;		       /* the record being formatted */
+	char *line; /* the record being formatted */
 	size_t line_len, line_cap;
-	unsigned long events, records; /* received (repeats counted); JSON lines written */
-	unsigned long synced;	       /* records known to have reached out (last sync) */
+	unsigned long events, records;	   /* received (repeats counted); JSON lines written */
+	unsigned long synced;		   /* records known to have reached out (last sync) */
 	uint64_t lost_said[PYSB_LOST_MAX]; /* lost events already in "lost" records */
 	bool failed;
 	int err;
@@ -107,10 +107,10 @@ void events_json_time(const struct events_json *w, uint64_t mono_ns, char *buf, 
 #define EVENTS_TTY_RATE	 10  /* lines per second after that */
 
 struct events_tty {
-	double tokens;		       /* lines that may be printed now */
-	uint64_t last_ns;	       /* of the last refill */
-	unsigned long hidden;	       /* events not shown since the last summary line */
-	unsigned long hidden_total;    /* in the whole run */
+	double tokens;		    /* lines that may be printed now */
+	uint64_t last_ns;	    /* of the last refill */
+	unsigned long hidden;	    /* events not shown since the last summary line */
+	unsigned long hidden_total; /* in the whole run */
 	bool started;
 };
 

@@ -38,8 +38,7 @@ static size_t slot_of(const struct events_dedup *d, const struct pysb_dedup_key 
 	return (size_t)(h >> 17) & (d->cap - 1);
 }
 
-static struct dedup_entry *find(struct events_dedup *d, const struct pysb_dedup_key *k,
-				bool add)
+static struct dedup_entry *find(struct events_dedup *d, const struct pysb_dedup_key *k, bool add)
 {
 	size_t i;
 
@@ -110,8 +109,7 @@ int events_dedup_record(struct events_dedup *d, struct pysb_event *e, size_t len
 }
 
 /* Every key and value of the map (one batch read, not a syscall per key). */
-static int read_map(int fd, struct pysb_dedup_key **keys, struct pysb_dedup_val **vals,
-		    size_t *n)
+static int read_map(int fd, struct pysb_dedup_key **keys, struct pysb_dedup_val **vals, size_t *n)
 {
 	size_t cap = PYSB_DEDUP_ENTRIES;
 	__u32 in = 0, out = 0;

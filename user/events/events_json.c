@@ -24,7 +24,6 @@
 
 #define EVENTS_AGGREGATE_NS 1000000000ull /* the aggregation window: 1 s */
 
-
 static int64_t now_ns(clockid_t clk)
 {
 	struct timespec ts;
@@ -161,10 +160,14 @@ static void add_file_rule(const struct events_json *w, json_t *o, uint32_t rule)
 static const char *sock_type_name(unsigned type)
 {
 	switch (type) {
-	case SOCK_STREAM: return "stream";
-	case SOCK_DGRAM: return "dgram";
-	case SOCK_RAW: return "raw";
-	case SOCK_SEQPACKET: return "seqpacket";
+	case SOCK_STREAM:
+		return "stream";
+	case SOCK_DGRAM:
+		return "dgram";
+	case SOCK_RAW:
+		return "raw";
+	case SOCK_SEQPACKET:
+		return "seqpacket";
 	}
 	return NULL;
 }
@@ -241,9 +244,9 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 	set(o, "mode", json_string(w->mode));
 	set(o, "decision", json_string(e->decision == PYSB_AUDIT ? "audit" : "deny"));
 	set(o, "kind", json_string(kind_str(e->kind)));
-	set(o, "operation", json_string(e->kind == PYSB_KIND_NET || e->kind == PYSB_KIND_UNIX
-						? net_op_str(e->op)
-						: op_str(e->op)));
+	set(o, "operation",
+	    json_string(e->kind == PYSB_KIND_NET || e->kind == PYSB_KIND_UNIX ? net_op_str(e->op)
+									      : op_str(e->op)));
 	set(o, "pid", json_integer(e->pid));
 	set(o, "tid", json_integer(e->tid));
 	memcpy(comm, e->comm, PYSB_COMM_LEN);
@@ -281,8 +284,8 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 	if (e->kind == PYSB_KIND_FILE)
 		add_file_rule(w, o, e->rule);
 	if (e->kind == PYSB_KIND_CAP) {
-		set(o, "capability", cap_name(e->rule) ? json_string(cap_name(e->rule))
-						       : json_integer(e->rule));
+		set(o, "capability",
+		    cap_name(e->rule) ? json_string(cap_name(e->rule)) : json_integer(e->rule));
 		set(o, "capability_number", json_integer(e->rule));
 	}
 	if (e->flags & PYSB_EV_EXEC_POLICY)
@@ -338,13 +341,27 @@ static void line_str(struct events_json *w, const char *s, size_t n)
 		from = i + 1;
 		esc[0] = '\\';
 		switch (c) {
-		case '"': esc[1] = '"'; break;
-		case '\\': esc[1] = '\\'; break;
-		case '\b': esc[1] = 'b'; break;
-		case '\f': esc[1] = 'f'; break;
-		case '\n': esc[1] = 'n'; break;
-		case '\r': esc[1] = 'r'; break;
-		case '\t': esc[1] = 't'; break;
+		case '"':
+			esc[1] = '"';
+			break;
+		case '\\':
+			esc[1] = '\\';
+			break;
+		case '\b':
+			esc[1] = 'b';
+			break;
+		case '\f':
+			esc[1] = 'f';
+			break;
+		case '\n':
+			esc[1] = 'n';
+			break;
+		case '\r':
+			esc[1] = 'r';
+			break;
+		case '\t':
+			esc[1] = 't';
+			break;
 		default:
 			memcpy(esc + 1, "u00", 3);
 			esc[4] = hex[c >> 4];
@@ -484,9 +501,9 @@ static bool line_body(struct events_json *w, const struct pysb_event *e, uint64_
 	line_kstr(w, "mode", w->pending_mode ? w->pending_mode : w->mode);
 	line_kstr(w, "decision", e->decision == PYSB_AUDIT ? "audit" : "deny");
 	line_kstr(w, "kind", kind_str(e->kind));
-	line_kstr(w, "operation", e->kind == PYSB_KIND_NET || e->kind == PYSB_KIND_UNIX
-					  ? net_op_str(e->op)
-					  : op_str(e->op));
+	line_kstr(w, "operation",
+		  e->kind == PYSB_KIND_NET || e->kind == PYSB_KIND_UNIX ? net_op_str(e->op)
+									: op_str(e->op));
 	line_kint(w, "pid", e->pid);
 	line_kint(w, "tid", e->tid);
 	memcpy(comm, e->comm, PYSB_COMM_LEN);
@@ -574,9 +591,8 @@ int events_json_format(struct events_json *w, const struct pysb_event *e, uint64
 		       uint64_t first_ns, uint64_t last_ns)
 {
 	w->line_len = 0;
-	return line_body(w, e, first_ns ? first_ns : e->ts_ns) && line_tail(w, count, last_ns)
-		       ? 0
-		       : -1;
+	return line_body(w, e, first_ns ? first_ns : e->ts_ns) && line_tail(w, count, last_ns) ? 0
+											       : -1;
 }
 
 /* One line, newline included, out: buffered until the next sync, or with one write(2)
@@ -679,7 +695,8 @@ void events_json_lost(struct events_json *w, const uint64_t *lost)
 		if (lost[i] <= w->lost_said[i])
 			continue;
 		o = json_pack("{s:s, s:s, s:s, s:I}", "record", "lost", "time", t, "reason",
-			      events_lost_name(i), "count", (json_int_t)(lost[i] - w->lost_said[i]));
+			      events_lost_name(i), "count",
+			      (json_int_t)(lost[i] - w->lost_said[i]));
 		events_json_put(w, o);
 		json_decref(o);
 		w->lost_said[i] = lost[i];
@@ -828,10 +845,10 @@ int events_json_finish(struct events_json *w, const uint64_t *lost)
 	events_json_sync(w);
 	if (w->failed) {
 		pr_err("cannot write the event stream to %s: %s; events after record %lu are "
-		       "missing from it", w->name, strerror(w->err), w->records);
+		       "missing from it",
+		       w->name, strerror(w->err), w->records);
 		ret = -1;
 	}
 	events_json_free(w);
 	return ret;
 }
-

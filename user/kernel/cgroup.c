@@ -73,10 +73,12 @@ int sandbox_cgroup_create(struct sandbox_cgroup *cg, const char *name)
 	snprintf(parent, sizeof(parent), "%s/%s", root, PYSB_CGROUP_PARENT);
 	if (mkdir(parent, 0755) && errno != EEXIST) {
 		pr_err("cannot create cgroup %s: %s; pysb-bpf needs root "
-		       "(or CAP_SYS_ADMIN with a delegated cgroup)", parent, strerror(errno));
+		       "(or CAP_SYS_ADMIN with a delegated cgroup)",
+		       parent, strerror(errno));
 		return -1;
 	}
-	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", parent, name) >= sizeof(cg->path)) {
+	if ((size_t)snprintf(cg->path, sizeof(cg->path), "%s/%s", parent, name) >=
+	    sizeof(cg->path)) {
 		pr_err("cgroup path too long: %s/%s", parent, name);
 		return -1;
 	}
@@ -158,7 +160,8 @@ int sandbox_cgroup_create_run(struct sandbox_cgroup *cg)
 			continue; /* all digits reads as an older version's run-<pid> */
 		/* The lock first, then the cgroup: a cgroup without a held lock is dead. */
 		snprintf(cg->lock, sizeof(cg->lock), "%s/%s.lock", PYSB_RUN_DIR, name);
-		cg->lock_fd = open(cg->lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		cg->lock_fd =
+			open(cg->lock, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 		if (cg->lock_fd < 0 && errno == EEXIST) {
 			cg->lock[0] = '\0';
 			continue;

@@ -9,13 +9,13 @@
 
 #define PYSB_CGROUP_PARENT "pysb-bpf"
 /* Lock files that say which run cgroups have a live pysb-bpf (see sandbox_cgroup_gc). */
-#define PYSB_RUN_DIR "/run/pysb-bpf"
+#define PYSB_RUN_DIR	   "/run/pysb-bpf"
 
 struct sandbox_cgroup {
 	char path[PATH_MAX];
-	int fd;	     /* O_DIRECTORY fd, for clone3(CLONE_INTO_CGROUP) */
-	uint64_t id; /* cgroup id as BPF sees it (kernfs inode number) */
-	int level;   /* depth below the cgroup2 root */
+	int fd;		     /* O_DIRECTORY fd, for clone3(CLONE_INTO_CGROUP) */
+	uint64_t id;	     /* cgroup id as BPF sees it (kernfs inode number) */
+	int level;	     /* depth below the cgroup2 root */
 	char lock[PATH_MAX]; /* sandbox_cgroup_create_run: the lock file held, or "" */
 	int lock_fd;
 };

@@ -45,7 +45,8 @@ static int hooks_of(struct pysb_bpf *skel, char *buf, size_t len)
 	int n = 0;
 
 	buf[0] = '\0';
-	bpf_object__for_each_program(prog, skel->obj) {
+	bpf_object__for_each_program(prog, skel->obj)
+	{
 		if (!bpf_program__autoload(prog))
 			continue; /* not for this kernel (adapt_to_kernel) */
 		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s", n ? " " : "",
@@ -58,8 +59,8 @@ static int hooks_of(struct pysb_bpf *skel, char *buf, size_t len)
 /* Hooks some kernels lack: another hook covers the operation there, or the program
  * copes without (each says which). */
 static const char *const optional_hooks[] = {
-	"file_truncate", /* 6.2+; ftruncate goes through path_truncate before */
-	"key_free",	 /* gone in later kernels: bpf/keys.bpf.c copes without it */
+	"file_truncate",     /* 6.2+; ftruncate goes through path_truncate before */
+	"key_free",	     /* gone in later kernels: bpf/keys.bpf.c copes without it */
 	"file_ioctl_compat", /* 6.8+ (and Debian's 6.1); 32-bit ioctls go through file_ioctl before */
 };
 
@@ -98,16 +99,19 @@ static int adapt_to_kernel(struct pysb_bpf *skel)
 	int ret = 0;
 
 	if (!vmlinux) {
-		pr_err("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s", strerror(errno));
+		pr_err("cannot read the kernel's BTF (/sys/kernel/btf/vmlinux): %s",
+		       strerror(errno));
 		return -1;
 	}
-	bpf_object__for_each_program(prog, skel->obj) {
+	bpf_object__for_each_program(prog, skel->obj)
+	{
 		const char *sec = bpf_program__section_name(prog);
 
 		if (strncmp(sec, "lsm/", 4) || hook_arity(vmlinux, sec + 4) >= 0)
 			continue;
 		if (is_optional(sec + 4)) {
-			pr_debug("hook %s absent from this kernel; covered by another hook", sec + 4);
+			pr_debug("hook %s absent from this kernel; covered by another hook",
+				 sec + 4);
 			bpf_program__set_autoload(prog, false);
 			continue;
 		}
@@ -150,9 +154,9 @@ static struct pysb_bpf *open_adapted(const char **what, int *err)
 	}
 	/* cgroup/ programs (socket hooks) attach to each sandbox's cgroup, not globally:
 	 * loader_attach_cgroup() does that once the cgroup exists. */
-	bpf_object__for_each_program(prog, skel->obj)
-		if (!strncmp(bpf_program__section_name(prog), "cgroup/", 7))
-			bpf_program__set_autoattach(prog, false);
+	bpf_object__for_each_program(prog, skel->obj) if (!strncmp(bpf_program__section_name(prog),
+								   "cgroup/", 7))
+		bpf_program__set_autoattach(prog, false);
 	return skel;
 }
 
@@ -214,7 +218,6 @@ static int probe_labels(struct pysb_bpf *skel)
 	return err;
 }
 
-
 /*
  * The shared instance. The programs are global and act on registered cgroups only, so
  * one instance serves every sandbox on the machine: the first `run` loads, attaches and
@@ -222,10 +225,10 @@ static int probe_labels(struct pysb_bpf *skel)
  * only add their rules. Pinned links stay attached when pysb-bpf dies, so a sandbox whose
  * supervisor was SIGKILLed stays confined (docs/design.md, "Fail closed").
  */
-#define PIN_ROOT  PYSB_PIN_ROOT
-#define LOCK_FILE "/run/pysb-bpf.lock"
+#define PIN_ROOT     PYSB_PIN_ROOT
+#define LOCK_FILE    "/run/pysb-bpf.lock"
 /* The pins of the socket programs' links on the parent of every run cgroup. */
-#define RUNS_PREFIX "runs"
+#define RUNS_PREFIX  "runs"
 #define BPF_FS_MAGIC 0xcafe4a11
 
 /*
@@ -283,7 +286,8 @@ static int ensure_bpffs(void)
 		return 0;
 	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
 		pr_err("no BPF file system at /sys/fs/bpf and mounting one failed: %s; "
-		       "mount -t bpf bpf /sys/fs/bpf", strerror(errno));
+		       "mount -t bpf bpf /sys/fs/bpf",
+		       strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -304,7 +308,8 @@ static void unpin_dir(const char *dir)
 	if (!d)
 		return;
 	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) < (int)sizeof(p))
+		if (de->d_name[0] != '.' &&
+		    snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) < (int)sizeof(p))
 			unlink(p);
 	closedir(d);
 	rmdir(dir);
@@ -326,7 +331,8 @@ static int pin_all(struct pysb_bpf *skel, const char *dir)
 
 	if (mkdir(dir, 0700) && errno != EEXIST)
 		return pin_failed(dir);
-	bpf_object__for_each_map(map, skel->obj) {
+	bpf_object__for_each_map(map, skel->obj)
+	{
 		if (bpf_map__is_internal(map))
 			continue;
 		pin_path(p, sizeof(p), dir, "map", bpf_map__name(map));
@@ -359,7 +365,8 @@ static int reuse_pinned(struct pysb_bpf *skel, const char *dir)
 	struct bpf_map *map;
 	char p[PATH_MAX];
 
-	bpf_object__for_each_map(map, skel->obj) {
+	bpf_object__for_each_map(map, skel->obj)
+	{
 		int fd, err;
 
 		if (bpf_map__is_internal(map))
@@ -493,7 +500,8 @@ static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err
 		pysb_bpf__destroy(skel);
 		return NULL;
 	}
-	bpf_object__for_each_program(prog, skel->obj) {
+	bpf_object__for_each_program(prog, skel->obj)
+	{
 		const char *sec = bpf_program__section_name(prog);
 		bool cg = !strncmp(sec, "cgroup/", 7), pinned;
 
@@ -506,7 +514,8 @@ static struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err
 		    prog != skel->progs.pysb_inode_setattr &&
 		    prog != skel->progs.pysb_inode_setattr_idmap) {
 			pr_err("the pinned pysb-bpf instance %s lacks %s; remove it (rm -r %s) "
-			       "once no sandbox runs, and run again", dir, p, dir);
+			       "once no sandbox runs, and run again",
+			       dir, p, dir);
 			*err = ENOENT;
 			free(names);
 			pysb_bpf__destroy(skel);
@@ -633,7 +642,8 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 
 		for (size_t i = 0; i < n_alive && !found; i++)
 			found = alive[i] == next;
-		if (!found && !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
+		if (!found &&
+		    !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
 		    !(cfg.flags & PYSB_SB_DAEMON)) { /* the daemon's are its own to keep */
 			char prefix[32];
 
@@ -757,8 +767,8 @@ void loader_reset_lost_id(struct loader *l, uint32_t id)
 		for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
 			bpf_map__update_elem(l->skel->maps.lost, &slots[r], sizeof(slots[r]), zero,
 					     sizeof(*zero) * ncpu, 0);
-	bpf_map__update_elem(l->skel->maps.event_count, &id, sizeof(id), zero,
-			     sizeof(*zero) * ncpu, 0);
+	bpf_map__update_elem(l->skel->maps.event_count, &id, sizeof(id), zero, sizeof(*zero) * ncpu,
+			     0);
 	free(zero);
 }
 
@@ -804,8 +814,7 @@ static void forget_entries(struct bpf_map *map, size_t klen, size_t vlen, size_t
 	free(keys);
 }
 
-void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
-			const struct sandbox_set *set)
+void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, const struct sandbox_set *set)
 {
 	forget_entries(map, klen, 0, off, set);
 }
@@ -870,7 +879,8 @@ int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin
 	struct bpf_program *prog;
 	char p[PATH_MAX];
 
-	bpf_object__for_each_program(prog, l->skel->obj) {
+	bpf_object__for_each_program(prog, l->skel->obj)
+	{
 		int prog_fd, link_fd;
 
 		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
@@ -882,8 +892,8 @@ int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin
 		prog_fd = l->loaded ? bpf_program__fd(prog) : bpf_obj_get(p);
 		if (prog_fd < 0)
 			return -errno;
-		link_fd = bpf_link_create(prog_fd, cgroup_fd, bpf_program__expected_attach_type(prog),
-					  NULL);
+		link_fd = bpf_link_create(prog_fd, cgroup_fd,
+					  bpf_program__expected_attach_type(prog), NULL);
 		if (!l->loaded)
 			close(prog_fd);
 		if (link_fd < 0)
@@ -910,7 +920,8 @@ int loader_links_pinned(const struct loader *l, const char *pin_prefix)
 	char p[PATH_MAX];
 	int n = 0;
 
-	bpf_object__for_each_program(prog, l->skel->obj) {
+	bpf_object__for_each_program(prog, l->skel->obj)
+	{
 		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
 		    !bpf_program__autoload(prog))
 			continue;
@@ -927,7 +938,8 @@ void loader_unpin_links(const struct loader *l, const char *pin_prefix)
 	struct bpf_program *prog;
 	char p[PATH_MAX];
 
-	bpf_object__for_each_program(prog, l->skel->obj) {
+	bpf_object__for_each_program(prog, l->skel->obj)
+	{
 		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7))
 			continue; /* only the socket programs are attached per cgroup */
 		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, bpf_program__name(prog));
@@ -971,7 +983,8 @@ int loader_attach_runs(struct loader *l, const char *run_cgroup)
 	if (!loader_links_pinned(l, RUNS_PREFIX)) {
 		loader_unpin_links(l, RUNS_PREFIX); /* a partial set: start over */
 		fd = open(parent, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		err = fd < 0 ? -errno : loader_attach_cgroup_pinned(l, fd, RUNS_PREFIX, NULL, NULL, 0);
+		err = fd < 0 ? -errno
+			     : loader_attach_cgroup_pinned(l, fd, RUNS_PREFIX, NULL, NULL, 0);
 		if (fd >= 0)
 			close(fd);
 		if (err)
@@ -1074,15 +1087,18 @@ int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, boo
 		pr_err("cannot hold the rule path %s open: %s%s", path, strerror(errno),
 		       errno == EMFILE ? " (one descriptor per rule path, and RLIMIT_NOFILE "
 					 "cannot grow: raise fs.nr_open or the hard limit, or use "
-					 "fewer, broader rules)" : "");
+					 "fewer, broader rules)"
+				       : "");
 		return err;
 	}
 	err = label_fd(l->skel->maps.label_reqs, fd, &label);
 	if (err) {
 		pr_err("cannot label the inode of %s for its rule: %s", path,
-		       err == -ENOSPC ? "every label is in use (too many rule paths on this "
-					"machine)" : err == -ENOTSUP ? "the kernel did not answer "
-					"(lsm/sb_statfs not attached)" : strerror(-err));
+		       err == -ENOSPC	 ? "every label is in use (too many rule paths on this "
+					   "machine)"
+		       : err == -ENOTSUP ? "the kernel did not answer "
+					   "(lsm/sb_statfs not attached)"
+					 : strerror(-err));
 		close(fd);
 		return err;
 	}
@@ -1131,7 +1147,8 @@ int loader_bump_sandbox_gen(struct loader *l)
 		int err = -errno;
 
 		pr_err("cannot map the sandbox generation counter (map sandbox_gen): %s; "
-		       "processes could keep a cached \"not sandboxed\"", strerror(-err));
+		       "processes could keep a cached \"not sandboxed\"",
+		       strerror(-err));
 		return err;
 	}
 	__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
@@ -1187,7 +1204,8 @@ void loader_print_maps(const struct loader *l)
 {
 	struct bpf_map *map;
 
-	bpf_object__for_each_map(map, l->skel->obj) {
+	bpf_object__for_each_map(map, l->skel->obj)
+	{
 		const char *name = bpf_map__name(map);
 
 		if (strchr(name, '.'))

@@ -21,7 +21,7 @@ struct pysb_bpf;
 struct loader {
 	struct pysb_bpf *skel; /* opened; loaded only by the process that created the pins */
 	bool loaded;
-	char pin_dir[64]; /* PIN_ROOT/<16 hex digits> */
+	char pin_dir[64];    /* PIN_ROOT/<16 hex digits> */
 	uint32_t sandbox_id; /* 0 until loader_sandbox_alloc */
 	uint32_t last_id;    /* the last id this process allocated: the next search starts there */
 	int ringbuf_fd;	     /* this sandbox's events */

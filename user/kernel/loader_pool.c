@@ -63,7 +63,8 @@ void loader_pool_remove(const char *hash)
 	if (!d)
 		return;
 	while ((de = readdir(d)))
-		if (de->d_name[0] != '.' && snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) < (int)sizeof(p))
+		if (de->d_name[0] != '.' &&
+		    snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) < (int)sizeof(p))
 			unlink(p);
 	closedir(d);
 	rmdir(dir);
@@ -124,8 +125,8 @@ static int write_state(int fd, char state, uint32_t map_id)
 }
 
 /* Takes pooled id `id` (file `name` of `dirfd`) if it is free: 0, or 1 to try another. */
-static int take(struct loader *l, int dirfd, const char *name, uint32_t id,
-		const uint32_t *table, bool dead_only)
+static int take(struct loader *l, int dirfd, const char *name, uint32_t id, const uint32_t *table,
+		bool dead_only)
 {
 	char buf[32], state;
 	uint32_t map_id, have;
@@ -318,7 +319,8 @@ void loader_pool_release(struct loader *l)
 		snprintf(p + strlen(p), sizeof(p) - strlen(p), "/%u", l->sandbox_id);
 		write_state(l->pool_fd, 'x', l->pool_map_id);
 		unlink(p);
-		bpf_map__delete_elem(l->skel->maps.events, &l->sandbox_id, sizeof(l->sandbox_id), 0);
+		bpf_map__delete_elem(l->skel->maps.events, &l->sandbox_id, sizeof(l->sandbox_id),
+				     0);
 	} else if (l->pool_freed) {
 		write_state(l->pool_fd, 'c', l->pool_map_id);
 	}

@@ -28,9 +28,8 @@ static json_t *json_checks;
 static void line(const char *status, const char *check, const char *detail)
 {
 	if (json_checks)
-		json_array_append_new(json_checks,
-				      json_pack("{s:s, s:s, s:s}", "status", status, "check", check,
-						"detail", detail));
+		json_array_append_new(json_checks, json_pack("{s:s, s:s, s:s}", "status", status,
+							     "check", check, "detail", detail));
 	else
 		printf("%-5s %-38s %s\n", status, check, detail);
 }
@@ -75,7 +74,8 @@ static int check_lsm(bool verbose)
 	else
 		snprintf(detail, sizeof(detail),
 			 "active LSMs are '%s'; boot with lsm=%s%sbpf on the kernel command line "
-			 "(and CONFIG_BPF_LSM=y)", buf, buf, *buf ? "," : "");
+			 "(and CONFIG_BPF_LSM=y)",
+			 buf, buf, *buf ? "," : "");
 	report(verbose, ok, "bpf in LSM list", detail);
 	return ok ? 0 : -1;
 }
@@ -85,8 +85,8 @@ static int check_btf(bool verbose)
 	bool ok = !access("/sys/kernel/btf/vmlinux", R_OK);
 
 	report(verbose, ok, "kernel BTF",
-	       ok ? "/sys/kernel/btf/vmlinux" :
-		    "/sys/kernel/btf/vmlinux missing: a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed");
+	       ok ? "/sys/kernel/btf/vmlinux"
+		  : "/sys/kernel/btf/vmlinux missing: a kernel built with CONFIG_DEBUG_INFO_BTF=y is needed");
 	return ok ? 0 : -1;
 }
 
@@ -112,10 +112,13 @@ static int check_cgroup2(bool verbose)
 static const struct feature {
 	const char *type, *name, *since, *use;
 } features[] = {
-	{ "bpf_attach_type", "BPF_LSM_MAC", "5.7", "the LSM programs (global, no lsm_cgroup slot)" },
-	{ "bpf_func_id", "BPF_FUNC_get_current_ancestor_cgroup_id", "5.6", "telling sandboxed tasks apart" },
+	{ "bpf_attach_type", "BPF_LSM_MAC", "5.7",
+	  "the LSM programs (global, no lsm_cgroup slot)" },
+	{ "bpf_func_id", "BPF_FUNC_get_current_ancestor_cgroup_id", "5.6",
+	  "telling sandboxed tasks apart" },
 	{ "bpf_func_id", "BPF_FUNC_d_path", "5.10", "the path of an opened or executed file" },
-	{ "bpf_func_id", "BPF_FUNC_get_current_task_btf", "5.11", "the task's root, for path walks" },
+	{ "bpf_func_id", "BPF_FUNC_get_current_task_btf", "5.11",
+	  "the task's root, for path walks" },
 	{ "bpf_func_id", "BPF_FUNC_loop", "5.17", "path walks of any depth" },
 	{ "bpf_func_id", "BPF_FUNC_ringbuf_output", "5.8", "events" },
 	{ "bpf_map_type", "BPF_MAP_TYPE_RINGBUF", "5.8", "one event ring buffer per sandbox" },
@@ -125,7 +128,8 @@ static const struct feature {
 	  "each task's cached sandbox lookup and directory verdicts" },
 	{ "bpf_attach_type", "BPF_TRACE_FEXIT", "5.5",
 	  "counting directory renames around vfs_rename (the verdict cache's invalidation)" },
-	{ "bpf_attach_type", "BPF_CGROUP_INET4_CONNECT", "4.17", "net= rules (socket address hooks)" },
+	{ "bpf_attach_type", "BPF_CGROUP_INET4_CONNECT", "4.17",
+	  "net= rules (socket address hooks)" },
 	{ "bpf_attach_type", "BPF_CGROUP_UDP6_SENDMSG", "4.18", "net= rules for UDP" },
 };
 
@@ -165,8 +169,8 @@ int probe_features(const struct btf *btf, bool verbose)
 		if (ok)
 			snprintf(detail, sizeof(detail), "used for %s", f->use);
 		else
-			snprintf(detail, sizeof(detail), "missing (Linux %s+), needed for %s", f->since,
-				 f->use);
+			snprintf(detail, sizeof(detail), "missing (Linux %s+), needed for %s",
+				 f->since, f->use);
 		report(verbose, ok, check, detail);
 		failed |= !ok;
 	}
@@ -193,14 +197,15 @@ void probe_report_load_failure(const char *what, int err, bool verbose)
 	if (!verbose && check_features(false))
 		return;
 	if (err == EPERM)
-		snprintf(detail, sizeof(detail),
-			 "%s refused with EPERM: this kernel does not let BPF LSM programs load "
-			 "(BPF trampolines refused, e.g. lockdown or a restricted VM kernel); run "
-			 "under a kernel that allows them, e.g. scripts/vm-run -- build/pysb-bpf ...",
-			 what);
+		snprintf(
+			detail, sizeof(detail),
+			"%s refused with EPERM: this kernel does not let BPF LSM programs load "
+			"(BPF trampolines refused, e.g. lockdown or a restricted VM kernel); run "
+			"under a kernel that allows them, e.g. scripts/vm-run -- build/pysb-bpf ...",
+			what);
 	else
-		snprintf(detail, sizeof(detail), "%s failed: %s (run with -vv for the verifier log)",
-			 what, strerror(err));
+		snprintf(detail, sizeof(detail),
+			 "%s failed: %s (run with -vv for the verifier log)", what, strerror(err));
 	report(verbose, false, "LSM programs load", detail);
 }
 

@@ -223,8 +223,8 @@ static void find_cgroup(const char *root, const struct status_entry *e, char *ou
 	struct stat st, rst;
 
 	out[0] = '\0';
-	if (e->have_record && e->rec.cgroup[0] && !stat(e->rec.cgroup, &st) &&
-	    !stat(root, &rst) && st.st_dev == rst.st_dev && (uint64_t)st.st_ino == e->cgid) {
+	if (e->have_record && e->rec.cgroup[0] && !stat(e->rec.cgroup, &st) && !stat(root, &rst) &&
+	    st.st_dev == rst.st_dev && (uint64_t)st.st_ino == e->cgid) {
 		snprintf(out, PATH_MAX, "%s", e->rec.cgroup);
 		return;
 	}
@@ -309,7 +309,8 @@ static int collect_instance(struct status *s, const char *dir, const char *cgroo
 		snprintf(e->instance, sizeof(e->instance), "%s", dir);
 		e->cgid = key;
 		e->have_record = !sandbox_record_read(key, &e->rec) &&
-				 (e->rec.owner == OWNER_DAEMON) == !!(e->cfg.flags & PYSB_SB_DAEMON);
+				 (e->rec.owner == OWNER_DAEMON) ==
+					 !!(e->cfg.flags & PYSB_SB_DAEMON);
 		if (e->have_record)
 			e->owner_running = e->rec.pid > 0 && e->rec.pid_start &&
 					   pid_start_time(e->rec.pid) == e->rec.pid_start;
@@ -479,8 +480,10 @@ void status_print(FILE *out, const struct status *s)
 			e->have_record && e->rec.policy[0] ? e->rec.policy : "?");
 	}
 	if (s->n_instances > 1)
-		fprintf(out, "(%zu pysb-bpf instances loaded: a run of another build is still "
-			     "going)\n", s->n_instances);
+		fprintf(out,
+			"(%zu pysb-bpf instances loaded: a run of another build is still "
+			"going)\n",
+			s->n_instances);
 }
 
 static json_t *iso_time(long long t)
@@ -527,7 +530,8 @@ static json_t *entry_json(const struct status_entry *e)
 	}
 	lost = json_object();
 	for (unsigned r = 0; r < PYSB_LOST_MAX; r++)
-		json_object_set_new(lost, events_lost_name(r), json_integer((json_int_t)e->lost[r]));
+		json_object_set_new(lost, events_lost_name(r),
+				    json_integer((json_int_t)e->lost[r]));
 	json_object_set_new(j, "events", json_integer((json_int_t)e->events));
 	json_object_set_new(j, "lost", json_integer((json_int_t)lost_total(e)));
 	json_object_set_new(j, "lost_by_reason", lost);

@@ -33,14 +33,14 @@ struct sandbox_record {
 	uint64_t cgid;	  /* the cgroup id, the key of `sandboxes` */
 	uint32_t sandbox; /* the sandbox id when the record was written */
 	enum sandbox_owner owner;
-	int pid;		/* the supervisor (run, attach) or the daemon */
+	int pid;		      /* the supervisor (run, attach) or the daemon */
 	unsigned long long pid_start; /* its start time (/proc/PID/stat), against pid reuse */
-	int target;		/* attach: the process it confined */
-	char binding[256];	/* daemon: the binding's name */
-	char policy[PATH_MAX];	/* absolute */
-	char mode[16];		/* enforce, audit, learn */
-	char cgroup[PATH_MAX];	/* the cgroup directory, absolute */
-	long long since;	/* unix time of registration */
+	int target;		      /* attach: the process it confined */
+	char binding[256];	      /* daemon: the binding's name */
+	char policy[PATH_MAX];	      /* absolute */
+	char mode[16];		      /* enforce, audit, learn */
+	char cgroup[PATH_MAX];	      /* the cgroup directory, absolute */
+	long long since;	      /* unix time of registration */
 };
 
 /* The directory of the records (tests point it elsewhere; NULL: PYSB_RECORD_DIR). */
@@ -74,7 +74,6 @@ struct status {
 	struct status_entry *v;
 	size_t n;
 };
-
 
 /* The mode shown: the kernel's (audit flag), "learn" when the record says so. */
 const char *status_mode(const struct status_entry *e);

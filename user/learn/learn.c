@@ -175,18 +175,19 @@ static uint32_t access_bits(const json_t *a)
 	size_t i;
 	json_t *v;
 
-	json_array_foreach(a, i, v) {
+	json_array_foreach(a, i, v)
+	{
 		const char *n = json_string_value(v);
 
 		if (!n)
 			continue;
-		bits |= !strcmp(n, "read") ? PYSB_ACC_READ : !strcmp(n, "write") ? PYSB_ACC_WRITE
-			: !strcmp(n, "exec")				     ? PYSB_ACC_EXEC
-									     : 0;
+		bits |= !strcmp(n, "read")    ? PYSB_ACC_READ
+			: !strcmp(n, "write") ? PYSB_ACC_WRITE
+			: !strcmp(n, "exec")  ? PYSB_ACC_EXEC
+					      : 0;
 	}
 	return bits;
 }
-
 
 /* A port the program found in a *PORT* variable is written ${VAR} (the first by name). */
 static const char *port_var(char *const *envp, unsigned port)
@@ -209,8 +210,7 @@ static const char *port_var(char *const *envp, unsigned port)
 		name[n] = '\0';
 		if (!strstr(name, "PORT"))
 			continue;
-		if (!best || strcmp(name, best) < 0 ||
-		    (n < best_len && !strncmp(name, best, n))) {
+		if (!best || strcmp(name, best) < 0 || (n < best_len && !strncmp(name, best, n))) {
 			best = envp[i];
 			best_len = n;
 		}
@@ -302,7 +302,8 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
 	}
 	if (!strcmp(kind, "unix") && json_is_true(json_object_get(rec, "abstract")))
-		return push_str(&s->socket, &s->n_socket, &s->cap_socket, "bpf.unix-abstract=allow");
+		return push_str(&s->socket, &s->n_socket, &s->cap_socket,
+				"bpf.unix-abstract=allow");
 	path = json_object_get_bytes(rec, "path");
 	reason = json_string_value(json_object_get(rec, "reason"));
 	if (!path || path[0] != '/' || json_is_true(json_object_get(rec, "path_truncated")) ||
@@ -364,10 +365,10 @@ struct prefix {
 static size_t known_prefixes(const struct learn_env *env, struct prefix *out, size_t max)
 {
 	static const char *const tools[] = {
-		"PYENV_ROOT",	      "VIRTUAL_ENV",	 "CONDA_HOME",	"HF_HOME",
-		"HF_DATASETS_CACHE", "HF_MODULES_CACHE", "HF_HUB_CACHE", "TRANSFORMERS_CACHE",
-		"TORCH_HOME",	      "KERAS_HOME",	 "TFHUB_CACHE_DIR", "MXNET_HOME",
-		"NLTK_DATA",	      "SPACY_DATA",
+		"PYENV_ROOT",	     "VIRTUAL_ENV",	 "CONDA_HOME",	    "HF_HOME",
+		"HF_DATASETS_CACHE", "HF_MODULES_CACHE", "HF_HUB_CACHE",    "TRANSFORMERS_CACHE",
+		"TORCH_HOME",	     "KERAS_HOME",	 "TFHUB_CACHE_DIR", "MXNET_HOME",
+		"NLTK_DATA",	     "SPACY_DATA",
 	};
 	struct {
 		const char *value, *form;
@@ -562,14 +563,15 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 			       covers(env->covered[k].access, v[i].access);
 		for (size_t k = 0; k < i && !skip; k++)
 			skip = v[k].access && strcmp(v[k].dir, home_real) &&
-			       is_ancestor_or_same(v[k].dir, v[i].dir) && covers(v[k].access, v[i].access);
+			       is_ancestor_or_same(v[k].dir, v[i].dir) &&
+			       covers(v[k].access, v[i].access);
 		if (skip) {
 			v[i].access = 0; /* not emitted: covers nothing below */
 			continue;
 		}
 		spelt = learn_spell_path(v[i].dir, env);
-		if (!spelt || asprintf(&line, "expose-%s=%s", v[i].access & PYSB_ACC_WRITE ? "rw" : "ro",
-				       spelt) < 0) {
+		if (!spelt || asprintf(&line, "expose-%s=%s",
+				       v[i].access & PYSB_ACC_WRITE ? "rw" : "ro", spelt) < 0) {
 			free(spelt);
 			goto out;
 		}
@@ -592,9 +594,9 @@ out:
 
 bool learn_env_secret(const char *name)
 {
-	static const char *const words[] = { "TOKEN",	   "SECRET",  "PASSWORD", "PASSWD",
-					     "PASSPHRASE", "CREDENT", "PRIVATE",  "APIKEY",
-					     "API_KEY",	   "_KEY",    "AUTH",	  "COOKIE",
+	static const char *const words[] = { "TOKEN",	   "SECRET",   "PASSWORD", "PASSWD",
+					     "PASSPHRASE", "CREDENT",  "PRIVATE",  "APIKEY",
+					     "API_KEY",	   "_KEY",     "AUTH",	   "COOKIE",
 					     "SESSION",	   "SIGNATURE" };
 	char up[256];
 	size_t i;
@@ -610,8 +612,9 @@ bool learn_env_secret(const char *name)
 
 bool learn_env_passable(const char *name)
 {
-	static const char *const skip[] = { "_", "SHLVL", "PWD", "OLDPWD", "SUDO_COMMAND",
-					    "SUDO_USER", "SUDO_UID", "SUDO_GID" };
+	static const char *const skip[] = { "_",	"SHLVL",	"PWD",
+					    "OLDPWD",	"SUDO_COMMAND", "SUDO_USER",
+					    "SUDO_UID", "SUDO_GID" };
 
 	for (size_t k = 0; k < sizeof(skip) / sizeof(skip[0]); k++)
 		if (!strcmp(name, skip[k]))
@@ -643,9 +646,10 @@ static int gen_envs(const struct learn_env *env, struct learn_rules *out)
 		if (!learn_env_passable(name))
 			continue;
 		if (learn_env_secret(name))
-			snprintf(line, sizeof(line),
-				 "# env=%s=${%s}  # looks like a secret: not passed; uncomment to pass it",
-				 name, name);
+			snprintf(
+				line, sizeof(line),
+				"# env=%s=${%s}  # looks like a secret: not passed; uncomment to pass it",
+				name, name);
 		else
 			snprintf(line, sizeof(line), "env=%s=${%s}", name, name);
 		if (push_str(&out->envs, &out->n_envs, &cap, line))
@@ -692,7 +696,8 @@ static int group_net(char **socket, size_t n, char **line, size_t i)
 		if (k < i)
 			return 0; /* grouped on the first line of the group */
 		p = socket[k] + key_len + 1;
-		if (np < sizeof(ports) / sizeof(ports[0]) && !(ports[np++] = strndup(p, (size_t)(d - p))))
+		if (np < sizeof(ports) / sizeof(ports[0]) &&
+		    !(ports[np++] = strndup(p, (size_t)(d - p))))
 			goto oom;
 	}
 	qsort(ports, np, sizeof(char *), cmp_port);
@@ -732,7 +737,8 @@ int learn_generate(const struct learn_set *s, const struct learn_env *env, struc
 			goto fail;
 		if (!grouped && !strncmp(s->socket[i], "net=", 4))
 			continue; /* part of an earlier line's group */
-		if (push_str(&out->socket, &out->n_socket, &cap, grouped ? grouped : s->socket[i])) {
+		if (push_str(&out->socket, &out->n_socket, &cap,
+			     grouped ? grouped : s->socket[i])) {
 			free(grouped);
 			goto fail;
 		}
@@ -968,28 +974,33 @@ int learn_merge_in(const char *text, const struct learn_rules *r, const char *st
 		for (size_t i = 0; i < nsrc[f]; i++) {
 			const char *line = src[f][i];
 
-			if (f == FAM_FILES && env && rule_value(line, "expose-rw", val, sizeof(val))) {
+			if (f == FAM_FILES && env &&
+			    rule_value(line, "expose-rw", val, sizeof(val))) {
 				char *c = value_path(val, env), *note_line;
 				const struct learn_covered *ro = NULL;
 
 				for (size_t k = 0; c && k < env->n_covered && !ro; k++)
-					if (env->covered[k].file && !strcmp(env->covered[k].path, c) &&
+					if (env->covered[k].file &&
+					    !strcmp(env->covered[k].path, c) &&
 					    !(env->covered[k].access & PYSB_ACC_WRITE) &&
 					    !same_file(env->covered[k].file, target))
 						ro = &env->covered[k];
 				if (ro) {
 					/* read-only in another file (an include): that line is not
 					 * ours to change, and two rules on one path do not load */
-					if (asprintf(&note_line, "# %s  # learned, not active: %s:%u "
-						     "exposes it read-only; make that line expose-rw",
-						     line, ro->file, ro->line) < 0) {
+					if (asprintf(
+						    &note_line,
+						    "# %s  # learned, not active: %s:%u "
+						    "exposes it read-only; make that line expose-rw",
+						    line, ro->file, ro->line) < 0) {
 						free(c);
 						goto out;
 					}
 					owned[n_owned++] = note_line;
 					pr_warn("learning: %s is needed, but %s:%u exposes the same path "
 						"read-only: the rule is written commented out; change that "
-						"line to expose-rw", line, ro->file, ro->line);
+						"line to expose-rw",
+						line, ro->file, ro->line);
 					free(c);
 					c = NULL;
 					line = note_line;
@@ -1053,8 +1064,9 @@ int learn_merge_in(const char *text, const struct learn_rules *r, const char *st
 					if (strcmp(c, rw_path[i]))
 						continue;
 				}
-				snprintf(note, sizeof(note), "# %s  # superseded by learning (%s): write needed",
-					 s, stamp);
+				snprintf(note, sizeof(note),
+					 "# %s  # superseded by learning (%s): write needed", s,
+					 stamp);
 				puts_nl(&b, note);
 				done = true;
 			}
@@ -1314,7 +1326,8 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 			s->dotenv, s->dotenv_example);
 	if (s->unlearned)
 		pr_warn("learning: %lu events name accesses no rule can allow (self-protection, "
-			"anonymous code, truncated paths): see the event lines", s->unlearned);
+			"anonymous code, truncated paths): see the event lines",
+			s->unlearned);
 	text = exists ? read_file(file, &st) : learn_template(stamp);
 	if (!text && exists) {
 		/* The rules still reach the fallback, merged into the template. */
@@ -1335,14 +1348,17 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 		pr_warn("learning: %zu file(s) the program created or removed directly in /etc, ~ "
 			"or another directory learning never widens (docs/policy.md) are gone: no "
 			"rule written, since only write access to the whole directory allows that; "
-			"if the program must do it, write that rule yourself", r.not_widened);
+			"if the program must do it, write that rule yourself",
+			r.not_widened);
 	if (learn_merge_in(text, &r, stamp, env, file, &merged, &added)) {
 		pr_err("learning: out of memory");
 		goto out;
 	}
 	if (!added && (exists || unread)) {
-		fprintf(stderr, "pysb-bpf: learning: nothing to add to %s (%lu events, every rule "
-				"already there)\n", file, s->records);
+		fprintf(stderr,
+			"pysb-bpf: learning: nothing to add to %s (%lu events, every rule "
+			"already there)\n",
+			file, s->records);
 		ret = unread ? 1 : 0;
 		goto out;
 	}
@@ -1372,11 +1388,14 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 		goto out;
 	}
 	if (!added)
-		fprintf(stderr, "pysb-bpf: learning: nothing to add (%lu events); %s created from "
-				"the template\n", s->records, file);
+		fprintf(stderr,
+			"pysb-bpf: learning: nothing to add (%lu events); %s created from "
+			"the template\n",
+			s->records, file);
 	else
-		fprintf(stderr, "pysb-bpf: learning: %zu rule%s written into %s%s%s; review them "
-				"(above), then run without --learn to enforce\n",
+		fprintf(stderr,
+			"pysb-bpf: learning: %zu rule%s written into %s%s%s; review them "
+			"(above), then run without --learn to enforce\n",
 			added, added == 1 ? "" : "s", file, old[0] ? ", previous version in " : "",
 			old);
 	ret = 0;
@@ -1664,12 +1683,12 @@ static struct edit *edit_script(const struct text_lines *a, const struct text_li
 		/* L[i][j]: the common lines of old[i..] and new[j..] */
 		for (size_t ii = n; ii-- > 0;)
 			for (size_t jj = m; jj-- > 0;)
-				L[ii * (m + 1) + jj] =
-					same_line(a, head + ii, b, head + jj)
-						? L[(ii + 1) * (m + 1) + jj + 1] + 1
-					: L[(ii + 1) * (m + 1) + jj] >= L[ii * (m + 1) + jj + 1]
-						? L[(ii + 1) * (m + 1) + jj]
-						: L[ii * (m + 1) + jj + 1];
+				L[ii * (m + 1) + jj] = same_line(a, head + ii, b, head + jj)
+							       ? L[(ii + 1) * (m + 1) + jj + 1] + 1
+						       : L[(ii + 1) * (m + 1) + jj] >=
+								       L[ii * (m + 1) + jj + 1]
+							       ? L[(ii + 1) * (m + 1) + jj]
+							       : L[ii * (m + 1) + jj + 1];
 		while (i < n || j < m) {
 			if (i < n && j < m && same_line(a, head + i, b, head + j)) {
 				e[k++] = (struct edit){ '=', head + i, head + j };

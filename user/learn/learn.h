@@ -32,7 +32,7 @@ struct learn_set {
 	struct learn_path *paths;
 	size_t n_paths, cap_paths;
 	struct str_index path_index; /* of paths, by path */
-	char **socket; /* net= and bpf. lines, as written */
+	char **socket;		     /* net= and bpf. lines, as written */
 	size_t n_socket, cap_socket;
 	bool exec;		 /* python-api=ALLOW:process-exec */
 	unsigned long records;	 /* denials read (an aggregated record counts its "count") */
@@ -40,7 +40,7 @@ struct learn_set {
 	uint64_t lost;		 /* events the kernel could not deliver */
 	unsigned long dotenv;	 /* accesses to a file named .env (a library's upward search) */
 	char dotenv_example[4096];
-	char *const *envp;	 /* *PORT* variables for net= ports; NULL: none */
+	char *const *envp; /* *PORT* variables for net= ports; NULL: none */
 };
 
 /* A grant that needs no line: an implicit path or a rule the policy already has. */

@@ -11,7 +11,9 @@ const char *access_str(unsigned access, char *buf, size_t len)
 	static const struct {
 		unsigned bit;
 		const char *name;
-	} names[] = { { PYSB_ACC_READ, "read" }, { PYSB_ACC_WRITE, "write" }, { PYSB_ACC_EXEC, "exec" } };
+	} names[] = { { PYSB_ACC_READ, "read" },
+		      { PYSB_ACC_WRITE, "write" },
+		      { PYSB_ACC_EXEC, "exec" } };
 	size_t off = 0;
 
 	buf[0] = '\0';
@@ -29,12 +31,18 @@ const char *access_str(unsigned access, char *buf, size_t len)
 const char *kind_str(unsigned kind)
 {
 	switch (kind) {
-	case PYSB_KIND_FILE: return "file";
-	case PYSB_KIND_EXEC: return "exec";
-	case PYSB_KIND_NET: return "net";
-	case PYSB_KIND_UNIX: return "unix";
-	case PYSB_KIND_SELF: return "self";
-	case PYSB_KIND_CAP: return "capability";
+	case PYSB_KIND_FILE:
+		return "file";
+	case PYSB_KIND_EXEC:
+		return "exec";
+	case PYSB_KIND_NET:
+		return "net";
+	case PYSB_KIND_UNIX:
+		return "unix";
+	case PYSB_KIND_SELF:
+		return "self";
+	case PYSB_KIND_CAP:
+		return "capability";
 	}
 	return "unknown";
 }
@@ -86,13 +94,20 @@ const char *op_str(unsigned op)
 const char *net_op_str(unsigned op)
 {
 	switch (op) {
-	case PYSB_OP_CONNECT: return "connect";
-	case PYSB_OP_SENDMSG: return "sendmsg";
-	case PYSB_OP_BIND: return "bind";
-	case PYSB_OP_LISTEN: return "listen";
-	case PYSB_OP_SOCKET: return "socket";
-	case PYSB_OP_NETLINK_SEND: return "netlink-send";
-	case PYSB_OP_SOURCE_ROUTE: return "source-route";
+	case PYSB_OP_CONNECT:
+		return "connect";
+	case PYSB_OP_SENDMSG:
+		return "sendmsg";
+	case PYSB_OP_BIND:
+		return "bind";
+	case PYSB_OP_LISTEN:
+		return "listen";
+	case PYSB_OP_SOCKET:
+		return "socket";
+	case PYSB_OP_NETLINK_SEND:
+		return "netlink-send";
+	case PYSB_OP_SOURCE_ROUTE:
+		return "source-route";
 	}
 	return "unknown";
 }

@@ -5,7 +5,7 @@
 
 /* Magic numbers of <linux/magic.h> (and of file systems that keep theirs private). */
 enum {
-	EXT4_MAGIC = 0xEF53,	     /* ext2, ext3, ext4 */
+	EXT4_MAGIC = 0xEF53, /* ext2, ext3, ext4 */
 	XFS_MAGIC = 0x58465342,
 	BTRFS_MAGIC = 0x9123683E,
 	TMPFS_MAGIC = 0x01021994,
@@ -14,7 +14,7 @@ enum {
 	SMB2_MAGIC = 0xFE534D42,
 	CIFS_MAGIC = 0xFF534D42,
 	V9FS_MAGIC = 0x01021997,
-	FUSE_MAGIC = 0x65735546,     /* FUSE, virtiofs */
+	FUSE_MAGIC = 0x65735546, /* FUSE, virtiofs */
 	CEPH_MAGIC = 0x00c36400,
 	PROC_MAGIC = 0x9fa0,
 	SYSFS_MAGIC = 0x62656572,
@@ -31,12 +31,14 @@ static const struct fs_kind {
 	const char *name;
 	const char *note;
 } kinds[] = {
-#define DISK "an inode number is reused after deletion: a rule names the inode object, so a " \
-	     "deleted rule file or directory passes nothing to a newcomer with its number, and " \
-	     "one removed and recreated is denied until the next run (or daemon reload)"
-#define REMOTE "a rule names the inode the client holds: if the server replaces the file or " \
-	       "directory, the client makes a new inode, which the rule does not reach (denied " \
-	       "until the next run); never passed on"
+#define DISK                                                                                \
+	"an inode number is reused after deletion: a rule names the inode object, so a "    \
+	"deleted rule file or directory passes nothing to a newcomer with its number, and " \
+	"one removed and recreated is denied until the next run (or daemon reload)"
+#define REMOTE                                                                            \
+	"a rule names the inode the client holds: if the server replaces the file or "    \
+	"directory, the client makes a new inode, which the rule does not reach (denied " \
+	"until the next run); never passed on"
 	{ EXT4_MAGIC, "ext4", DISK },
 	{ XFS_MAGIC, "xfs", DISK },
 	{ BTRFS_MAGIC, "btrfs", DISK },

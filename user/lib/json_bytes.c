@@ -48,7 +48,8 @@ static char *base64(const char *s)
 	if (!out)
 		return NULL;
 	for (size_t i = 0; i < n; i += 3) {
-		unsigned v = b[i] << 16 | (i + 1 < n ? b[i + 1] << 8 : 0) | (i + 2 < n ? b[i + 2] : 0);
+		unsigned v = b[i] << 16 | (i + 1 < n ? b[i + 1] << 8 : 0) |
+			     (i + 2 < n ? b[i + 2] : 0);
 
 		out[w++] = b64_tab[v >> 18 & 63];
 		out[w++] = b64_tab[v >> 12 & 63];

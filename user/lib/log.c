@@ -22,8 +22,10 @@ void log_init_from_env(void)
 	else if (!strcmp(v, "0") || !strcmp(v, "normal"))
 		log_level = LOG_NORMAL;
 	else
-		fprintf(stderr, "pysb-bpf: warning: PYSB_BPF_LOG=%s not understood "
-				"(use quiet, normal, info or debug); keeping the default\n", v);
+		fprintf(stderr,
+			"pysb-bpf: warning: PYSB_BPF_LOG=%s not understood "
+			"(use quiet, normal, info or debug); keeping the default\n",
+			v);
 }
 
 static void vlog(const char *tag, const char *fmt, va_list ap)
@@ -33,15 +35,15 @@ static void vlog(const char *tag, const char *fmt, va_list ap)
 	fputc('\n', stderr);
 }
 
-#define DEFINE_LOG(name, min, tag)                       \
-	void name(const char *fmt, ...)                  \
-	{                                                \
-		va_list ap;                              \
-		if (log_level < (min))                   \
-			return;                          \
-		va_start(ap, fmt);                       \
-		vlog(tag, fmt, ap);                      \
-		va_end(ap);                              \
+#define DEFINE_LOG(name, min, tag)      \
+	void name(const char *fmt, ...) \
+	{                               \
+		va_list ap;             \
+		if (log_level < (min))  \
+			return;         \
+		va_start(ap, fmt);      \
+		vlog(tag, fmt, ap);     \
+		va_end(ap);             \
 	}
 
 DEFINE_LOG(pr_err, LOG_QUIET, "error: ")

@@ -72,21 +72,24 @@ static void net_text(struct rules *r, const struct policy_net *n)
 		else if (p->lo == p->hi)
 			off += (size_t)snprintf(ports + off, sizeof(ports) - off, "%u", p->lo);
 		else
-			off += (size_t)snprintf(ports + off, sizeof(ports) - off, "%u-%u", p->lo, p->hi);
+			off += (size_t)snprintf(ports + off, sizeof(ports) - off, "%u-%u", p->lo,
+						p->hi);
 	}
 	add(r, &n->src, "net=%s|%s|%s|%s|%s", n->deny ? "DENY" : "ALLOW",
 	    n->protos == (POLICY_PROTO_TCP | POLICY_PROTO_UDP) ? "*"
 	    : n->protos & POLICY_PROTO_TCP		       ? "TCP"
 							       : "UDP",
 	    n->network, ports,
-	    n->dirs == (POLICY_DIR_IN | POLICY_DIR_OUT) ? "*" : n->dirs & POLICY_DIR_IN ? "IN" : "OUT");
+	    n->dirs == (POLICY_DIR_IN | POLICY_DIR_OUT) ? "*"
+	    : n->dirs & POLICY_DIR_IN			? "IN"
+							: "OUT");
 }
 
 static void collect(const struct policy *p, struct rules *r)
 {
 	for (size_t i = 0; i < p->n_paths; i++)
-		add(r, &p->paths[i].src, "expose-%s=%s", p->paths[i].access == POLICY_RW ? "rw" : "ro",
-		    p->paths[i].path);
+		add(r, &p->paths[i].src, "expose-%s=%s",
+		    p->paths[i].access == POLICY_RW ? "rw" : "ro", p->paths[i].path);
 	for (size_t i = 0; i < p->n_ignores; i++)
 		add(r, &p->ignores[i].src, "ignore=%s", p->ignores[i].glob);
 	for (size_t i = 0; i < p->n_nets; i++)
@@ -164,8 +167,8 @@ static json_t *missing_json(const struct rules *from, const struct rules *in)
 		if (has(in, from->v[i].text))
 			continue;
 		if (json_array_append_new(a, json_pack("{s:s, s:o, s:i}", "rule", from->v[i].text,
-						       "file", s->file ? json_string(s->file)
-								       : json_null(),
+						       "file",
+						       s->file ? json_string(s->file) : json_null(),
 						       "line", (int)s->line))) {
 			json_decref(a);
 			return NULL;

@@ -107,7 +107,6 @@ void on_env(struct parser *ps, struct line *ln)
 
 /* ---------------- include */
 
-
 static bool visited(const struct parser *ps, const char *canon)
 {
 	for (size_t i = 0; i < ps->n_visited; i++)

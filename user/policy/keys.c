@@ -53,7 +53,7 @@ bool in_list(const char *v, const char *const *list)
 static int provider_bool(const char *v, bool on_off)
 {
 	static const char *const yes[] = { "", "true", "1", "on" }, *const no[] = { "false", "none",
-										 "0", "off" };
+										    "0", "off" };
 	const size_t n = on_off ? 4 : 3;
 
 	for (size_t i = 0; i < n; i++) {
@@ -119,8 +119,6 @@ static const char *const RESULT_MODES[] = { "data-only", "data_only", "objects",
 static const char *const OS_SANDBOXES[] = { "none",	"subprocess", "landlock", "bwrap",
 					    "firejail", "unshare",    "qemu",	  NULL };
 
-
-
 static const struct keydef KEYS[] = {
 	{ "expose-ro", V_PATH, POLICY_RO },
 	{ "expose-rw", V_PATH, POLICY_RW },
@@ -184,10 +182,9 @@ static const char *python_value_error(const struct keydef *kd, const char *v)
 			       ? NULL
 			       : "expected a size such as 10MB (KB, MB, GB)";
 	case V_BOOL:
-		return provider_bool(v, kd->arg) >= 0
-			       ? NULL
-			       : kd->arg ? "expected true or false (also 1/0, on/off, none; any case)"
-					 : "expected true or false (also 1/0, none; any case)";
+		return provider_bool(v, kd->arg) >= 0 ? NULL
+		       : kd->arg ? "expected true or false (also 1/0, on/off, none; any case)"
+				 : "expected true or false (also 1/0, none; any case)";
 	case V_RESULT_MODE:
 		for (const char *const *m = RESULT_MODES; *m; m++)
 			if (!strcasecmp(v, *m))
@@ -303,7 +300,7 @@ static char *provider_value(const struct keydef *kd, const char *v)
 		return strdup(provider_bool(v, kd->arg) ? "true" : "false");
 	case V_RESULT_MODE:
 		return strdup(!strcasecmp(v, "objects") || !strcasecmp(v, "default") ? "objects"
-										   : "data-only");
+										     : "data-only");
 	case V_OS:
 		out = strdup(v);
 		for (char *c = out; c && *c; c++)

@@ -97,8 +97,7 @@ static void parse_line(struct parser *ps, const char *file, const char *dir, uns
 	free(ln.map);
 }
 
-void parse_text(struct parser *ps, const char *file, const char *dir, const char *buf,
-		       size_t len)
+void parse_text(struct parser *ps, const char *file, const char *dir, const char *buf, size_t len)
 {
 	size_t pos = 0;
 	unsigned no = 0;

@@ -180,7 +180,6 @@ char *policy_subst(const char *in, size_t len, policy_lookup_fn lookup, void *ct
 const char *policy_envp_get(char *const *envp, const char *name);
 const char *policy_envp_lookup(void *envp, const char *name);
 
-
 /* py-sandboxes' GlobPattern: '*' is the only wildcard, anchored on both ends. */
 bool policy_glob_match(const char *glob, const char *s);
 

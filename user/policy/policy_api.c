@@ -23,9 +23,18 @@ struct api_fn {
 	unsigned flags;
 };
 
-#define EXEC(n)	 { n, "process-exec", API_EXEC }
-#define FORK(n)	 { n, "process-exec", 0 }
-#define WIN(n, c) { n, c, API_WINDOWS }
+#define EXEC(n)                             \
+	{                                   \
+		n, "process-exec", API_EXEC \
+	}
+#define FORK(n)                      \
+	{                            \
+		n, "process-exec", 0 \
+	}
+#define WIN(n, c)                 \
+	{                         \
+		n, c, API_WINDOWS \
+	}
 
 /*
  * py-sandboxes' registry of sensitive functions (guard_api.SENSITIVE_API, newest version
@@ -177,11 +186,11 @@ static const struct api_fn REGISTRY[] = {
 
 /* Sorted, as py-sandboxes lists them in its message. */
 static const char *const CATEGORIES[] = {
-	"deserialization", "dynamic-code", "introspection", "native",
-	"privileges",	   "process-control", "process-exec", "threads",
+	"deserialization", "dynamic-code",    "introspection", "native",
+	"privileges",	   "process-control", "process-exec",  "threads",
 };
 #define N_CATEGORIES (sizeof(CATEGORIES) / sizeof(CATEGORIES[0]))
-#define CATEGORY_LIST                                                                        \
+#define CATEGORY_LIST                                                                         \
 	"deserialization, dynamic-code, introspection, native, privileges, process-control, " \
 	"process-exec, threads"
 
@@ -250,15 +259,17 @@ static char *target_error(const char *t, size_t n)
 		/* valid */
 	} else if (category) {
 		hint = closest(name, true);
-		if (asprintf(&msg, "unknown category '%.60s'%s%s%s: expected one of " CATEGORY_LIST
-				   " (case-sensitive), a registered function or *",
+		if (asprintf(&msg,
+			     "unknown category '%.60s'%s%s%s: expected one of " CATEGORY_LIST
+			     " (case-sensitive), a registered function or *",
 			     name, hint ? " (did you mean '" : "", hint ? hint : "",
 			     hint ? "'?)" : "") < 0)
 			msg = NULL;
 	} else {
 		hint = closest(name, false);
-		if (asprintf(&msg, "'%.80s' is not a registered sensitive function%s%s%s: "
-				   "py-sandboxes guards a fixed list (docs/policy.md)",
+		if (asprintf(&msg,
+			     "'%.80s' is not a registered sensitive function%s%s%s: "
+			     "py-sandboxes guards a fixed list (docs/policy.md)",
 			     name, hint ? " (did you mean '" : "", hint ? hint : "",
 			     hint ? "'?)" : "") < 0)
 			msg = NULL;
@@ -309,7 +320,7 @@ char *policy_api_error(const char *v, size_t *off)
 /* What the rules of one specificity level say about a target. */
 struct verdict {
 	bool said;
-	bool allow; /* every rule at that level allows (DENY wins) */
+	bool allow;	       /* every rule at that level allows (DENY wins) */
 	struct policy_src src; /* first DENY line, else first ALLOW line */
 };
 

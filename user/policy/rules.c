@@ -74,7 +74,7 @@ drop:
 }
 
 void on_expose(struct parser *ps, struct line *ln, const struct keydef *kd, const char *key,
-		      size_t voff)
+	       size_t voff)
 {
 	char *spelled = NULL, *expanded = NULL, *abs = NULL, *canon = NULL;
 
@@ -112,7 +112,7 @@ cleanup:
 }
 
 void on_ignore(struct parser *ps, struct line *ln, const struct keydef *kd, const char *key,
-		      size_t voff)
+	       size_t voff)
 {
 	struct policy_ignore *ig;
 
@@ -410,7 +410,7 @@ void net_free(struct policy_net *n)
 }
 
 void on_net(struct parser *ps, struct line *ln, const struct keydef *kd, const char *key,
-		   size_t voff)
+	    size_t voff)
 {
 	struct policy_net net = { .src = line_src(ln, voff) };
 	struct net_ctx c = { .ps = ps, .ln = ln, .net = &net, .ok = true };

@@ -100,8 +100,8 @@ static size_t add(char *out, size_t len, size_t n, const char *s, const char *wh
 	return n;
 }
 
-size_t secrets_reached(const struct policy *p, const char *path, const char *home,
-		       const char *cwd, char *out, size_t len)
+size_t secrets_reached(const struct policy *p, const char *path, const char *home, const char *cwd,
+		       char *out, size_t len)
 {
 	const char *homes[] = { home, "/root", "/home/*" };
 	char full[4096], env[4096];
@@ -123,7 +123,8 @@ size_t secrets_reached(const struct policy *p, const char *path, const char *hom
 				if (!homes[h] || !*homes[h])
 					continue;
 				/* a rule inside the home is said once, as ~ */
-				if (h && home && *home && (!strcmp(home, homes[h]) || inside(path, home)))
+				if (h && home && *home &&
+				    (!strcmp(home, homes[h]) || inside(path, home)))
 					continue;
 				snprintf(full, sizeof(full), "%s%s", homes[h], s + 1);
 				if (!reaches(path, full) || hidden(p, full))
@@ -150,7 +151,8 @@ size_t secrets_reached(const struct policy *p, const char *path, const char *hom
 			if (!(in_homes & (1u << h)))
 				continue;
 			if (n < len)
-				n += (size_t)snprintf(out + n, len - n, "%s%s", sep, h ? homes[h] : "~");
+				n += (size_t)snprintf(out + n, len - n, "%s%s", sep,
+						      h ? homes[h] : "~");
 			sep = " and ";
 		}
 	}
@@ -161,8 +163,8 @@ size_t secrets_reached(const struct policy *p, const char *path, const char *hom
 	else if (snprintf(env, sizeof(env), "%s/.env", strcmp(path, "/") ? path : "") > 0 &&
 		 stat(env, &st))
 		env[0] = '\0';
-	if (!env[0] && cwd && inside(cwd, path) &&
-	    snprintf(env, sizeof(env), "%s/.env", cwd) > 0 && stat(env, &st))
+	if (!env[0] && cwd && inside(cwd, path) && snprintf(env, sizeof(env), "%s/.env", cwd) > 0 &&
+	    stat(env, &st))
 		env[0] = '\0';
 	if (env[0] && !hidden(p, env)) {
 		n = add(out, len, n, env, "environment file, often with keys");

@@ -22,7 +22,7 @@
  * (written ~), or NULL; cwd: the working directory, whose .env a rule above it reaches.
  * Returns the number found.
  */
-size_t secrets_reached(const struct policy *p, const char *path, const char *home,
-		       const char *cwd, char *out, size_t len);
+size_t secrets_reached(const struct policy *p, const char *path, const char *home, const char *cwd,
+		       char *out, size_t len);
 
 #endif /* PYSB_SECRETS_H */

@@ -142,8 +142,8 @@ static void msg_free(struct policy_msg *m)
 	free(m->msg);
 }
 
-void vreport(struct parser *ps, bool warning, const struct line *ln, unsigned col,
-		    const char *fmt, va_list ap)
+void vreport(struct parser *ps, bool warning, const struct line *ln, unsigned col, const char *fmt,
+	     va_list ap)
 {
 	struct policy_diag *d = ps->diag;
 	struct policy_msg m = { .line = ln ? ln->no : 0, .col = col };
@@ -198,7 +198,7 @@ unsigned line_col(const struct line *ln, size_t off)
 }
 
 __attribute__((format(printf, 4, 5))) void lerror(struct parser *ps, const struct line *ln,
-							 size_t off, const char *fmt, ...)
+						  size_t off, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -208,7 +208,7 @@ __attribute__((format(printf, 4, 5))) void lerror(struct parser *ps, const struc
 }
 
 __attribute__((format(printf, 4, 5))) void lwarn(struct parser *ps, const struct line *ln,
-							size_t off, const char *fmt, ...)
+						 size_t off, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -218,8 +218,8 @@ __attribute__((format(printf, 4, 5))) void lwarn(struct parser *ps, const struct
 }
 
 /* An error on a stored rule (its line is gone): the rule is shown as key=value. */
-__attribute__((format(printf, 3, 4))) void
-kv_error(struct parser *ps, const struct policy_kv *kv, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) void kv_error(struct parser *ps, const struct policy_kv *kv,
+						    const char *fmt, ...)
 {
 	struct line ln = { .file = kv->src.file, .no = kv->src.line, .raw = "" };
 	char *text = NULL;

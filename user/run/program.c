@@ -24,7 +24,7 @@
 extern char **environ;
 
 #define MAX_DEPTH 4 /* the kernel's own limit of nested #! interpreters */
-#define SHIM_MAX 8192
+#define SHIM_MAX  8192
 
 struct chain {
 	const struct program_opts *o;
@@ -54,12 +54,13 @@ static bool ends_with(const char *s, const char *suffix)
 /* Shell names and launchers whose work is a second exec; NULL when `name` is neither. */
 static const char *program_exec_reason(const char *path)
 {
-	static const char *const shells[] = { "sh", "bash", "dash", "zsh", "ksh", "mksh", "fish",
-					      "busybox", NULL };
-	static const char *const launchers[] = { "env", "uv", "uvx", "poetry", "pipenv", "conda",
-						 "mamba", "micromamba", "pyenv", "asdf", "pipx",
-						 "hatch", "pdm", "tox", "nox", "sudo", "nohup",
-						 "xargs", "make", "npx", NULL };
+	static const char *const shells[] = { "sh",   "bash", "dash",	 "zsh", "ksh",
+					      "mksh", "fish", "busybox", NULL };
+	static const char *const launchers[] = { "env",	  "uv",	   "uvx",	 "poetry", "pipenv",
+						 "conda", "mamba", "micromamba", "pyenv",  "asdf",
+						 "pipx",  "hatch", "pdm",	 "tox",	   "nox",
+						 "sudo",  "nohup", "xargs",	 "make",   "npx",
+						 NULL };
 	const char *b = base(path);
 
 	for (int i = 0; shells[i]; i++)
@@ -102,8 +103,8 @@ int program_check(const struct program *p, const struct compiled *c, bool audit)
 		(audit ? pr_warn : pr_err)("%s%s%s%s is under no directory the policy grants exec: "
 					   "the kernel %s start it. Write expose-ro=%s (or keep "
 					   "bpf.implicit=true, which grants the program's "
-					   "interpreter)", p->interp,
-					   strcmp(real, p->interp) ? " (" : "",
+					   "interpreter)",
+					   p->interp, strcmp(real, p->interp) ? " (" : "",
 					   strcmp(real, p->interp) ? real : "",
 					   strcmp(real, p->interp) ? ")" : "",
 					   audit ? "would report" : "would refuse to",
@@ -115,8 +116,8 @@ int program_check(const struct program *p, const struct compiled *c, bool audit)
 		snprintf(dir, sizeof(dir), "%s", p->script);
 		*strrchr(dir, '/') = '\0';
 		pr_warn("%s is under no directory the policy lets the program read: the "
-			"interpreter cannot open it. Write expose-ro=%s", p->script,
-			dir[0] ? dir : "/");
+			"interpreter cannot open it. Write expose-ro=%s",
+			p->script, dir[0] ? dir : "/");
 	}
 	if (!p->needs_exec || c->exec_allowed)
 		return 0;
@@ -124,8 +125,8 @@ int program_check(const struct program *p, const struct compiled *c, bool audit)
 		"python-api=ALLOW:process-exec), so that will fail. Run the Python program "
 		"directly (pysb-bpf run -- python3 app.py, or a venv's .venv/bin/python), or "
 		"allow it: python-api=ALLOW:process-exec and expose-ro= the directories of what "
-		"it runs", p->interp, p->has_script ? " " : "", p->has_script ? p->script : "",
-		p->needs_exec);
+		"it runs",
+		p->interp, p->has_script ? " " : "", p->has_script ? p->script : "", p->needs_exec);
 	return 0;
 }
 
@@ -175,7 +176,7 @@ static int absolute(const char *name, char *out, size_t len)
 	if (!getcwd(cwd, sizeof(cwd)))
 		return -1;
 	return (size_t)snprintf(out, len, "%s/%s", strcmp(cwd, "/") ? cwd : "", name) < len ? 0
-											  : -1;
+											    : -1;
 }
 
 int program_find_in_path(const char *name, const char *path_env, char *out, size_t len)
@@ -200,8 +201,8 @@ int program_find_in_path(const char *name, const char *path_env, char *out, size
 	}
 }
 
-int program_parse_shebang(const char *buf, size_t len, char *interp, size_t interp_len,
-			  char *arg, size_t arg_len)
+int program_parse_shebang(const char *buf, size_t len, char *interp, size_t interp_len, char *arg,
+			  size_t arg_len)
 {
 	size_t i = 2, s, e;
 
@@ -295,8 +296,7 @@ static int shell_word(const char *s, const char **end, char *out, size_t len)
 	return 0;
 }
 
-int program_parse_shim(const char *text, char *tool, size_t tool_len, char *name,
-		       size_t name_len)
+int program_parse_shim(const char *text, char *tool, size_t tool_len, char *name, size_t name_len)
 {
 	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
 		char word[64];
@@ -345,8 +345,8 @@ static size_t read_all(int fd, char *buf, size_t len)
 	size_t got = 0;
 	ssize_t r;
 
-	while (got + 1 < len && ((r = read(fd, buf + got, len - 1 - got)) > 0 ||
-				 (r < 0 && errno == EINTR)))
+	while (got + 1 < len &&
+	       ((r = read(fd, buf + got, len - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
 		got += r > 0 ? (size_t)r : 0;
 	buf[got] = '\0';
 	return got;
@@ -408,8 +408,7 @@ static int shim_which(struct chain *c, const char *tool, const char *name, const
 	close(outp[0]);
 	close(errp[0]);
 	free(env);
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
 		err[strcspn(err, "\n")] = '\0';
 		pr_err("%s is a shim whose real program `%s which %s` names, and that failed: %s; "
 		       "run the interpreter by its path (pysb-bpf run -- /path/to/python3 ...)",
@@ -422,7 +421,8 @@ static int shim_which(struct chain *c, const char *tool, const char *name, const
 		free(exports[k]);
 	if (out[0] != '/' || strchr(out, '\n')) {
 		pr_err("`%s which %s` printed '%s', not one absolute path; run the interpreter by "
-		       "its path", tool, name, out);
+		       "its path",
+		       tool, name, out);
 		return -1;
 	}
 	return 0;
@@ -432,8 +432,8 @@ fail_exports:
 	return -1;
 }
 
-static int resolve_file(struct chain *c, const char *file, const char *argv0,
-			const char *as_script, bool py_default, int depth);
+static int resolve_file(struct chain *c, const char *file, const char *argv0, const char *as_script,
+			bool py_default, int depth);
 
 /* A pyenv/asdf shim: what `TOOL which NAME` names runs instead (as `TOOL exec` would). */
 static int resolve_shim(struct chain *c, const char *file, const char *text, int depth)
@@ -444,10 +444,11 @@ static int resolve_shim(struct chain *c, const char *file, const char *text, int
 		return 1;
 	if (!name[0])
 		snprintf(name, sizeof(name), "%s", base(file));
-	if (!strchr(tool, '/') && program_find_in_path(tool, c->o ? c->o->path_env : NULL,
-						       found, sizeof(found))) {
+	if (!strchr(tool, '/') &&
+	    program_find_in_path(tool, c->o ? c->o->path_env : NULL, found, sizeof(found))) {
 		pr_err("%s is a shim running `%s exec %s`, and %s is not on PATH; run the "
-		       "interpreter by its path", file, tool, name, tool);
+		       "interpreter by its path",
+		       file, tool, name, tool);
 		return EXIT_NOT_FOUND;
 	}
 	if (!strchr(tool, '/'))
@@ -464,8 +465,8 @@ static int resolve_shim(struct chain *c, const char *file, const char *text, int
  * how an interpreter gets it when it is a script (the path execve would get). Appends the
  * leading argv words to c->words, the binary to c->exe.
  */
-static int resolve_file(struct chain *c, const char *file, const char *argv0,
-			const char *as_script, bool py_default, int depth)
+static int resolve_file(struct chain *c, const char *file, const char *argv0, const char *as_script,
+			bool py_default, int depth)
 {
 	char *text = malloc(SHIM_MAX), interp[PATH_MAX], arg[256], path[PATH_MAX];
 	int fd, ret = EXIT_PYSB_ERROR;
@@ -534,8 +535,8 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0,
 		}
 		if (program_find_in_path(words[0], c->o ? c->o->path_env : NULL, path,
 					 sizeof(path))) {
-			pr_err("%s: its #! line runs `env %s`, and %s is not on PATH", file, words[0],
-			       words[0]);
+			pr_err("%s: its #! line runs `env %s`, and %s is not on PATH", file,
+			       words[0], words[0]);
 			ret = EXIT_NOT_FOUND;
 			goto out;
 		}
@@ -589,7 +590,9 @@ int program_resolve(char *const *args, int n, const struct program_opts *o, stru
 		script = name;
 	} else if (program_find_in_path(name, o ? o->path_env : NULL, file, sizeof(file))) {
 		pr_err("%s: command not found (PATH=%s)", name,
-		       o && o->path_env ? o->path_env : getenv("PATH") ? getenv("PATH") : "");
+		       o && o->path_env ? o->path_env
+		       : getenv("PATH") ? getenv("PATH")
+					: "");
 		return EXIT_NOT_FOUND;
 	} else {
 		how_add(&c, "%s (PATH)", name);

@@ -34,7 +34,7 @@ struct program {
 				* implicit paths (the real interpreter, never a shim) */
 	char script[PATH_MAX]; /* the script it reads, canonical, when has_script */
 	bool has_script;
-	char **argv; /* argv[0] as typed (a binary), or as the kernel / env / the shim set it */
+	char **argv;	/* argv[0] as typed (a binary), or as the kernel / env / the shim set it */
 	char how[2048]; /* "python3 -> /usr/bin/python3 (PATH)", the chain followed */
 	/* Why this program will exec again after its start (a shell script, a launcher such
 	 * as `uv run`), which a policy without python-api=ALLOW:process-exec denies; or NULL. */
@@ -63,8 +63,8 @@ void program_free(struct program *p);
  * interpreter, and everything after it, trimmed, as one optional argument. Returns 0, or
  * -1 when `buf` does not start with "#!" or names no interpreter.
  */
-int program_parse_shebang(const char *buf, size_t len, char *interp, size_t interp_len,
-			  char *arg, size_t arg_len);
+int program_parse_shebang(const char *buf, size_t len, char *interp, size_t interp_len, char *arg,
+			  size_t arg_len);
 
 /*
  * The argument of "#!/usr/bin/env ARG" split as env(1) would: "-S python3 -u" -> python3,
@@ -79,8 +79,7 @@ int program_env_split(char *s, char **words, int max, const char **err);
  * tool, NAME into name (empty when it is a variable such as "$program": the shim's own
  * name then). Returns 0 when `text` is one, -1 when not.
  */
-int program_parse_shim(const char *text, char *tool, size_t tool_len, char *name,
-		       size_t name_len);
+int program_parse_shim(const char *text, char *tool, size_t tool_len, char *name, size_t name_len);
 
 /* PATH lookup as execvp does it (an empty entry is the working directory): 0 and the
  * path in out, or -1. */

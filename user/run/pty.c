@@ -49,9 +49,9 @@ static void restore_at_exit(void)
 
 static void restore_handlers(void)
 {
-	static const int fatal[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGPIPE,
-				     SIGALRM, SIGUSR1, SIGUSR2, SIGXCPU, SIGXFSZ, SIGVTALRM,
-				     SIGPROF, SIGSYS };
+	static const int fatal[] = { SIGSEGV, SIGBUS,	 SIGFPE,  SIGILL,  SIGABRT,
+				     SIGPIPE, SIGALRM,	 SIGUSR1, SIGUSR2, SIGXCPU,
+				     SIGXFSZ, SIGVTALRM, SIGPROF, SIGSYS };
 	static bool done;
 	struct sigaction sa = { .sa_handler = restore_on_signal, .sa_flags = SA_RESETHAND };
 
@@ -114,8 +114,8 @@ int pty_open(struct pty_relay *p, uid_t uid, gid_t gid)
 	}
 	p->in = p->on_tty[0] ? 0 : -1;
 	p->out = p->on_tty[1] ? 1 : p->on_tty[2] ? 2 : 0;
-	pr_debug("pty %s for the program (terminal on fds%s%s%s)", name,
-		 p->on_tty[0] ? " 0" : "", p->on_tty[1] ? " 1" : "", p->on_tty[2] ? " 2" : "");
+	pr_debug("pty %s for the program (terminal on fds%s%s%s)", name, p->on_tty[0] ? " 0" : "",
+		 p->on_tty[1] ? " 1" : "", p->on_tty[2] ? " 2" : "");
 	return 0;
 fail:
 	if (p->master >= 0)
@@ -157,7 +157,8 @@ static void set_raw(struct pty_relay *p)
 	if (tcsetattr(p->in, TCSADRAIN, &raw)) {
 		restore_fd = -1;
 		pr_warn("cannot put the terminal in raw mode: %s; ^C reaches pysb-bpf, which "
-			"passes it on", strerror(errno));
+			"passes it on",
+			strerror(errno));
 		return;
 	}
 	p->raw = true;

@@ -13,16 +13,16 @@
 #include <termios.h>
 
 struct pty_relay {
-	int master;	 /* -1: no pty (no terminal on stdin/stdout), stdio untouched */
-	int slave;	 /* the child's terminal; closed in the parent once it runs */
-	int tty;	 /* the caller's terminal, for its mode and window size */
-	int in;		 /* stdin when it is a terminal (relayed to the pty), else -1 */
-	int out;	 /* where the pty's output goes: the caller's terminal */
-	bool on_tty[3];	 /* which of fds 0, 1, 2 are terminals: those get the slave */
+	int master;	  /* -1: no pty (no terminal on stdin/stdout), stdio untouched */
+	int slave;	  /* the child's terminal; closed in the parent once it runs */
+	int tty;	  /* the caller's terminal, for its mode and window size */
+	int in;		  /* stdin when it is a terminal (relayed to the pty), else -1 */
+	int out;	  /* where the pty's output goes: the caller's terminal */
+	bool on_tty[3];	  /* which of fds 0, 1, 2 are terminals: those get the slave */
 	bool master_done; /* every slave closed: nothing more to read */
-	bool raw;	 /* the caller's terminal is in raw mode (restore it) */
+	bool raw;	  /* the caller's terminal is in raw mode (restore it) */
 	struct termios saved;
-	pid_t child;	 /* the program's process group, for job control */
+	pid_t child; /* the program's process group, for job control */
 };
 
 /* Before the spawn: opens a pty when stdin or stdout is a terminal (copying its mode and

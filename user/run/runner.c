@@ -135,7 +135,8 @@ static void sweep(struct event_sink *sink, const struct loader *l, bool final)
 				 deliver_swept, sink, &sink->unseen);
 	if (err)
 		pr_warn("cannot read the kernel's counts of repeated events: %s; the stream "
-			"may miss repeats", strerror(-err));
+			"may miss repeats",
+			strerror(-err));
 }
 
 /* "N more denials not shown" for what the terminal did not get since the last one. */
@@ -150,13 +151,12 @@ static void tty_summary(const struct run_opts *o)
 static struct file_pins rule_pins;
 static struct rlimit program_nofile = { RLIM_INFINITY, RLIM_INFINITY };
 
-
 /* What the child could not do, for the parent's message. */
 enum child_step { STEP_EXEC, STEP_IDENTITY, STEP_SESSION, STEP_KEYRING, STEP_NO_NEW_PRIVS };
 
 /* Child side of clone3: only async-signal-safe calls until execve. */
-static void child_exec(const struct run_opts *o, const struct pty_relay *pty,
-		       const sigset_t *mask, int gopipe, int errpipe, pid_t parent)
+static void child_exec(const struct run_opts *o, const struct pty_relay *pty, const sigset_t *mask,
+		       int gopipe, int errpipe, pid_t parent)
 {
 	enum child_step step;
 	char go;
@@ -192,8 +192,7 @@ static void child_exec(const struct run_opts *o, const struct pty_relay *pty,
 	} else {
 		/* No capability but the granted ones, for root as for a sudo user; root's
 		 * execve cannot refill the sets (user/compile/caps.c). */
-		err = caps_drop_in_child(o->compiled->caps, o->uid, o->gid, o->n_groups,
-					 o->groups);
+		err = caps_drop_in_child(o->compiled->caps, o->uid, o->gid, o->n_groups, o->groups);
 		if (err)
 			goto fail;
 	}
@@ -261,7 +260,8 @@ static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
 	close(gopipe[0]);
 	if (pid < 0) {
 		pr_err("clone3 into the sandbox cgroup with new IPC and UTS namespaces failed: %s "
-		       "(kernel 5.7 or later, and CAP_SYS_ADMIN, needed)", strerror(errno));
+		       "(kernel 5.7 or later, and CAP_SYS_ADMIN, needed)",
+		       strerror(errno));
 		goto out;
 	}
 	msg[1] = loader_exec_pending(l, pid, true);
@@ -275,17 +275,18 @@ static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
 	n = read(errpipe[0], msg, sizeof(msg));
 	if (n == sizeof(msg) && msg[0] == STEP_EXEC)
 		pr_err("cannot execute %s: %s%s", o->path ? o->path : o->argv[0], strerror(msg[1]),
-		       msg[1] == EACCES ? "; a 'deny' line naming it or its interpreter: the "
-					  "policy must grant it (expose-ro= its directory, or keep "
-					  "bpf.implicit=true); none: it is not executable for the "
-					  "user it runs as"
-		       : msg[1] == ENOEXEC ? "; not a binary, and no #! line" : "");
+		       msg[1] == EACCES	   ? "; a 'deny' line naming it or its interpreter: the "
+					     "policy must grant it (expose-ro= its directory, or keep "
+					     "bpf.implicit=true); none: it is not executable for the "
+					     "user it runs as"
+		       : msg[1] == ENOEXEC ? "; not a binary, and no #! line"
+					   : "");
 	else if (n == sizeof(msg))
 		pr_err("cannot start %s: %s failed: %s", o->path ? o->path : o->argv[0],
-		       msg[0] == STEP_IDENTITY	   ? "setting its identity and capabilities"
-		       : msg[0] == STEP_SESSION	   ? "a new session on its own terminal"
-		       : msg[0] == STEP_KEYRING	   ? "a new session keyring (keyctl)"
-						   : "PR_SET_NO_NEW_PRIVS",
+		       msg[0] == STEP_IDENTITY	? "setting its identity and capabilities"
+		       : msg[0] == STEP_SESSION ? "a new session on its own terminal"
+		       : msg[0] == STEP_KEYRING ? "a new session keyring (keyctl)"
+						: "PR_SET_NO_NEW_PRIVS",
 		       strerror(msg[1]));
 	/* Exec done or failed: the mark must not outlive it. */
 	loader_exec_pending(l, pid, false);
@@ -402,8 +403,7 @@ static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pi
 }
 
 /* Lost events are said on stderr (every reason) and in the JSON stream, never dropped. */
-static void report_lost(const struct run_opts *o, const struct loader *l,
-			struct event_sink *sink)
+static void report_lost(const struct run_opts *o, const struct loader *l, struct event_sink *sink)
 {
 	uint64_t lost[PYSB_LOST_MAX];
 	unsigned long delivered;
@@ -439,8 +439,9 @@ static void report_lost(const struct run_opts *o, const struct loader *l,
 static void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
 			 const struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
 {
-	struct sandbox_record r = { .cgid = cg->id, .sandbox = cfg->id, .owner = owner,
-				    .target = target };
+	struct sandbox_record r = {
+		.cgid = cg->id, .sandbox = cfg->id, .owner = owner, .target = target
+	};
 
 	sandbox_record_self(&r);
 	if (!o->policy || !realpath(o->policy, r.policy))
@@ -462,7 +463,8 @@ static void caps_check_granted(const struct run_opts *o)
 			 : "");
 	if (missing)
 		pr_warn("bpf.capabilities grants %s, which pysb-bpf does not hold itself: the "
-			"program will not have %s", caps_str(missing, lack, sizeof(lack)),
+			"program will not have %s",
+			caps_str(missing, lack, sizeof(lack)),
 			__builtin_popcountll(missing) > 1 ? "them" : "it");
 }
 
@@ -677,8 +679,8 @@ static int move_pid(const char *dir, pid_t pid)
  * the sandbox cgroup, or by pysb-bpf's terminal. A sandboxed process cannot kill() pysb-bpf
  * (lsm/task_kill) but can have a file's owner signalled (F_SETOWN + F_SETSIG, with a POLL_*
  * code and no sender) or be the sender itself; those are refused, with the reason in why. */
-static bool sent_from_outside(const struct signalfd_siginfo *si, const char *sandbox,
-			      char *why, size_t len)
+static bool sent_from_outside(const struct signalfd_siginfo *si, const char *sandbox, char *why,
+			      size_t len)
 {
 	char where[PATH_MAX];
 	size_t n = strlen(sandbox);
@@ -686,15 +688,19 @@ static bool sent_from_outside(const struct signalfd_siginfo *si, const char *san
 	if (si->ssi_code == SI_KERNEL)
 		return true; /* the terminal's ^C, ^\ or hangup */
 	if (!sent_by_a_process(si)) {
-		snprintf(why, len, "not sent by kill() (code %d: a file's SIGIO owner, or a "
-			 "signal queue that overflowed)", si->ssi_code);
+		snprintf(why, len,
+			 "not sent by kill() (code %d: a file's SIGIO owner, or a "
+			 "signal queue that overflowed)",
+			 si->ssi_code);
 		return false;
 	}
 	/* The sender is seen while it lives (or is a zombie): one that exited and was
 	 * reaped at once cannot be placed, so it does not count either. */
 	if (!si->ssi_pid || cgroup_of((pid_t)si->ssi_pid, where, sizeof(where))) {
-		snprintf(why, len, "its sender (pid %u) is gone; send it again from a process "
-			 "that stays, such as the shell's kill builtin", si->ssi_pid);
+		snprintf(why, len,
+			 "its sender (pid %u) is gone; send it again from a process "
+			 "that stays, such as the shell's kill builtin",
+			 si->ssi_pid);
 		return false;
 	}
 	if (!strncmp(where, sandbox, n) && (where[n] == '\0' || where[n] == '/')) {
@@ -752,7 +758,8 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 	moved = true;
 	sandbox_gc(&l);
 	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
-		"open. Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it", target, cg.path);
+		"open. Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it",
+		target, cg.path);
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
 	for (bool done = false; !done;) {

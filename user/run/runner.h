@@ -9,29 +9,28 @@
 #include "compile.h"
 
 /* Exit codes of pysb-bpf itself, as env(1) and docker use them. */
-#define EXIT_PYSB_ERROR 125
+#define EXIT_PYSB_ERROR	 125
 #define EXIT_CANNOT_EXEC 126
-#define EXIT_NOT_FOUND 127
+#define EXIT_NOT_FOUND	 127
 
 struct events_json;
 struct learn_set;
 
 struct run_opts {
-	const char *path;     /* what execve runs (absolute); NULL: argv[0] */
-	char *const *argv;    /* argv[0] as the user typed it (user/run/program.h) */
-	char *const *envp;    /* the program's environment */
+	const char *path;  /* what execve runs (absolute); NULL: argv[0] */
+	char *const *argv; /* argv[0] as the user typed it (user/run/program.h) */
+	char *const *envp; /* the program's environment */
 	const struct compiled *compiled;
 	bool audit;
-	const char *policy;   /* the policy file, for `pysb-bpf status` (user/kernel/status.c) */
+	const char *policy;	/* the policy file, for `pysb-bpf status` (user/kernel/status.c) */
 	uint32_t ringbuf_bytes; /* the sandbox's event ring buffer; 0: PYSB_RINGBUF_BYTES */
 	struct events_json *events; /* JSON rendering of events (--events, --learn), or NULL */
 	struct learn_set *learn;    /* --learn: collects what the policy lacks, or NULL */
-	uid_t uid; /* (uid_t)-1: keep the caller's identity */
+	uid_t uid;		    /* (uid_t)-1: keep the caller's identity */
 	gid_t gid;
 	const gid_t *groups;
 	size_t n_groups;
 };
-
 
 /* Puts the running process `pid` (all its threads; not its existing children) under
  * o->compiled from now on, until it exits or pysb-bpf is interrupted (detach: it goes
