@@ -95,6 +95,26 @@ static void depend(struct implicit_set *s, const char *path)
 	dep_stat(&s->deps[s->n_deps++]);
 }
 
+static int append(struct implicit_set *s, const char *path, uint32_t access, const char *why)
+{
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		struct implicit_path *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n].path = strdup(path);
+	if (!s->v[s->n].path)
+		return -1;
+	s->v[s->n].access = access;
+	s->v[s->n].why = why;
+	s->n++;
+	return 0;
+}
+
 static int add(struct implicit_set *s, const char *path, uint32_t access, const char *why)
 {
 	char real[PATH_MAX];
@@ -108,22 +128,7 @@ static int add(struct implicit_set *s, const char *path, uint32_t access, const 
 			return 0;
 		}
 	}
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct implicit_path *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
-	s->v[s->n].path = strdup(real);
-	if (!s->v[s->n].path)
-		return -1;
-	s->v[s->n].access = access;
-	s->v[s->n].why = why;
-	s->n++;
-	return 0;
+	return append(s, real, access, why);
 }
 
 static int add_glob(struct implicit_set *s, const char *pattern, uint32_t access, const char *why)
@@ -351,26 +356,6 @@ static int cache_path(const char *interp, char *buf, size_t len)
 static bool plain(const char *p)
 {
 	return !strpbrk(p, "\t\n");
-}
-
-static int append(struct implicit_set *s, const char *path, uint32_t access, const char *why)
-{
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 32;
-		struct implicit_path *v = realloc(s->v, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		s->v = v;
-		s->cap = cap;
-	}
-	s->v[s->n].path = strdup(path);
-	if (!s->v[s->n].path)
-		return -1;
-	s->v[s->n].access = access;
-	s->v[s->n].why = why;
-	s->n++;
-	return 0;
 }
 
 /* The cached set of `interp`, if every path it depended on is as it was: 0, else -1. */

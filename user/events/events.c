@@ -122,21 +122,6 @@ void events_set_compiled(const struct compiled *c)
 	net_compiled = c;
 }
 
-static const char *sock_type_str(unsigned type)
-{
-	switch (type) {
-	case SOCK_STREAM:
-		return "stream";
-	case SOCK_DGRAM:
-		return "dgram";
-	case SOCK_RAW:
-		return "raw";
-	case SOCK_SEQPACKET:
-		return "seqpacket";
-	}
-	return "?";
-}
-
 /* "10.0.0.1:443", "[::1]:443" */
 static void print_sockaddr(FILE *f, const struct pysb_net_event *n)
 {
@@ -157,7 +142,7 @@ static void print_net_detail(FILE *f, const struct pysb_event *e)
 	case PYSB_OP_SOCKET:
 		fam = net_family_name(n->family);
 		fprintf(f, "%s(%u) type=%s(%u) protocol=%u (not allowed: see bpf.socket-family)",
-			fam ? fam : "family", n->family, sock_type_str(n->type), n->type,
+			fam ? fam : "family", n->family, sock_type_name(n->type) ?: "?", n->type,
 			n->protocol);
 		return;
 	case PYSB_OP_NETLINK_SEND:

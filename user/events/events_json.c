@@ -157,21 +157,6 @@ static void add_file_rule(const struct events_json *w, json_t *o, uint32_t rule)
 	json_object_set_bytes(o, "rule", src);
 }
 
-static const char *sock_type_name(unsigned type)
-{
-	switch (type) {
-	case SOCK_STREAM:
-		return "stream";
-	case SOCK_DGRAM:
-		return "dgram";
-	case SOCK_RAW:
-		return "raw";
-	case SOCK_SEQPACKET:
-		return "seqpacket";
-	}
-	return NULL;
-}
-
 static void add_net(const struct events_json *w, json_t *o, const struct pysb_event *e)
 {
 	const struct pysb_net_event *n = &e->net;

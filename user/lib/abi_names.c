@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The names of the ABI's values (abi_names.h). */
 #include <stdio.h>
+#include <sys/socket.h>
 #include <string.h>
 
 #include "abi_names.h"
@@ -147,4 +148,19 @@ bool op_on_parent(unsigned op)
 		return true;
 	}
 	return false;
+}
+
+const char *sock_type_name(unsigned type)
+{
+	switch (type) {
+	case SOCK_STREAM:
+		return "stream";
+	case SOCK_DGRAM:
+		return "dgram";
+	case SOCK_RAW:
+		return "raw";
+	case SOCK_SEQPACKET:
+		return "seqpacket";
+	}
+	return NULL;
 }

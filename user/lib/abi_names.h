@@ -20,6 +20,9 @@ const char *net_op_str(unsigned op);
 /* "ringbuf-full", "no-reader", "preempted" (enum pysb_lost). */
 const char *events_lost_name(unsigned reason);
 
+/* "stream", "dgram", "raw", "seqpacket" (SOCK_*), or NULL. */
+const char *sock_type_name(unsigned type);
+
 /* The reverse of op_str and net_op_str: the operation named `name`, 0 when none is. */
 unsigned op_from_name(const char *name);
 /* Does the operation need WRITE on the directory holding the entry it names (create,
