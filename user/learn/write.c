@@ -1,0 +1,637 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Learning: writing the policy file (backup, atomic rename), the check of the target before the run, the fallback after it, and the review as diff -u. See learn.c.
+ */
+#include "learn_int.h"
+
+/* ---------------- writing the file */
+
+int learn_backup_name(const char *path, char *out, size_t len)
+{
+	struct stat st;
+
+	for (int i = 0; i < 10000; i++) {
+		if (i == 0)
+			snprintf(out, len, "%s.old", path);
+		else
+			snprintf(out, len, "%s.old_%d", path, i);
+		if (lstat(out, &st) && errno == ENOENT)
+			return 0;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+static int write_all(int fd, const char *s, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, s, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		s += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static char *read_file(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	char *s = NULL;
+	size_t n = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, st) || !(s = malloc((size_t)st->st_size + 1)))
+		goto fail;
+	while (n < (size_t)st->st_size && (r = read(fd, s + n, (size_t)st->st_size - n)) > 0)
+		n += (size_t)r;
+	s[n] = '\0';
+	close(fd);
+	return s;
+fail:
+	free(s);
+	close(fd);
+	return NULL;
+}
+
+int learn_backup(const char *path, char *backup, size_t len)
+{
+	struct stat st;
+	char *text = read_file(path, &st);
+	struct timespec times[2];
+	int fd = -1;
+
+	if (!text || learn_backup_name(path, backup, len))
+		goto fail;
+	fd = open(backup, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, st.st_mode & 07777);
+	if (fd < 0 || write_all(fd, text, strlen(text)) || fsync(fd))
+		goto fail;
+	if (fchown(fd, st.st_uid, st.st_gid) && errno != EPERM)
+		goto fail;
+	times[0] = st.st_atim;
+	times[1] = st.st_mtim;
+	futimens(fd, times);
+	free(text);
+	return close(fd);
+fail:
+	free(text);
+	if (fd >= 0)
+		close(fd);
+	return -1;
+}
+
+int learn_write_atomic(const char *path, const char *text)
+{
+	char tmp[PATH_MAX], dir[PATH_MAX];
+	struct stat st;
+	bool have = !stat(path, &st);
+	int fd, dfd, saved;
+
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	snprintf(dir, sizeof(dir), "%s", dirname(tmp)); /* "." for a bare name */
+	if (!have && stat(dir, &st))
+		return -1;
+	if (!have)
+		st.st_mode = 0644; /* a new file: the directory's owner (a sudo user's project) */
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, getpid()) >= sizeof(tmp)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, text, strlen(text)) || fchmod(fd, st.st_mode & 07777) ||
+	    (fchown(fd, st.st_uid, st.st_gid) && errno != EPERM) || fsync(fd))
+		goto fail;
+	if (close(fd)) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, path))
+		goto fail;
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd); /* the rename itself reaches the disk */
+		close(dfd);
+	}
+	return 0;
+fail:
+	saved = errno;
+	if (fd >= 0)
+		close(fd);
+	unlink(tmp);
+	errno = saved;
+	return -1;
+}
+
+/* The write failed: the rules go to a fallback file, named, so the run is not lost. */
+static int learn_fallback(const char *file, const char *merged, size_t added)
+{
+	char saved[PATH_MAX + 64];
+
+	if (learn_save_fallback(file, merged, saved, sizeof(saved))) {
+		pr_err("learning: cannot save the rules anywhere either (next to %s, in $TMPDIR or "
+		       "/tmp, in the working directory): %s; the lines above are all that is left "
+		       "of them",
+		       file, strerror(errno));
+		return -1;
+	}
+	pr_err("learning: the %zu rule%s of this run are saved in %s (%s with them merged); fix "
+	       "what stopped the write, review it, then: cp %s %s",
+	       added, added == 1 ? "" : "s", saved, file, saved, file);
+	return 1;
+}
+
+int learn_file(const char *file, const struct learn_set *s, const struct learn_env *env,
+	       bool backup, time_t now, FILE *review)
+{
+	struct learn_rules r;
+	struct stat st;
+	char stamp[64], old[PATH_MAX + 16] = "", *text, *merged = NULL;
+	bool exists = !stat(file, &st), unread = false;
+	size_t added;
+	int ret = -1;
+
+	learn_stamp(now, stamp, sizeof(stamp));
+	if (s->lost)
+		pr_warn("learning: %llu events were lost (stderr says why): the rules below may "
+			"be incomplete; run the program again to learn the rest, or raise "
+			"bpf.events-buffer (docs/policy.md)",
+			(unsigned long long)s->lost);
+	if (s->dotenv)
+		pr_warn("learning: %lu access(es) to a .env file (e.g. %s): a library searching "
+			"for .env (python-dotenv's load_dotenv() looks in every parent directory) "
+			"turns those directories into expose-ro= rules; unless the program needs the "
+			"file, learn again with PYTHON_DOTENV_DISABLED=1 (docs/faq.md)",
+			s->dotenv, s->dotenv_example);
+	if (s->unlearned)
+		pr_warn("learning: %lu events name accesses no rule can allow (self-protection, "
+			"anonymous code, truncated paths): see the event lines",
+			s->unlearned);
+	text = exists ? read_file(file, &st) : learn_template(stamp);
+	if (!text && exists) {
+		/* The rules still reach the fallback, merged into the template. */
+		pr_err("learning: cannot read %s: %s", file, strerror(errno));
+		unread = true;
+		text = learn_template(stamp);
+	}
+	if (!text) {
+		pr_err("learning: out of memory");
+		return -1;
+	}
+	if (learn_generate(s, env, &r)) {
+		pr_err("learning: out of memory");
+		free(text);
+		return -1;
+	}
+	if (r.not_widened)
+		pr_warn("learning: %zu file(s) the program created or removed directly in /etc, ~ "
+			"or another directory learning never widens (docs/policy.md) are gone: no "
+			"rule written, since only write access to the whole directory allows that; "
+			"if the program must do it, write that rule yourself",
+			r.not_widened);
+	if (learn_merge_in(text, &r, stamp, env, file, &merged, &added)) {
+		pr_err("learning: out of memory");
+		goto out;
+	}
+	if (!added && (exists || unread)) {
+		fprintf(stderr,
+			"pysb-bpf: learning: nothing to add to %s (%lu events, every rule "
+			"already there)\n",
+			file, s->records);
+		ret = unread ? 1 : 0;
+		goto out;
+	}
+	/* What is granted, for review, before anything can fail. */
+	if (added && review) {
+		fprintf(stderr,
+			"pysb-bpf: learning: %zu rule%s added to %s, as diff -u shows them%s:\n",
+			added, added == 1 ? "" : "s", file,
+			review == stdout ? " on standard output" : "");
+		if (learn_diff(review, file, text, merged) < 0)
+			pr_err("learning: out of memory rendering the lines added");
+		fflush(review);
+	}
+	if (unread) {
+		ret = learn_fallback(file, merged, added);
+		goto out;
+	}
+	if (exists && backup && learn_backup(file, old, sizeof(old))) {
+		pr_err("learning: cannot keep the previous %s as %s: %s; nothing written", file,
+		       old[0] ? old : "<file>.old", strerror(errno));
+		ret = learn_fallback(file, merged, added);
+		goto out;
+	}
+	if (learn_write_atomic(file, merged)) {
+		pr_err("learning: cannot write %s: %s; it is unchanged", file, strerror(errno));
+		ret = learn_fallback(file, merged, added);
+		goto out;
+	}
+	if (!added)
+		fprintf(stderr,
+			"pysb-bpf: learning: nothing to add (%lu events); %s created from "
+			"the template\n",
+			s->records, file);
+	else
+		fprintf(stderr,
+			"pysb-bpf: learning: %zu rule%s written into %s%s%s; review them "
+			"(above), then run without --learn to enforce\n",
+			added, added == 1 ? "" : "s", file, old[0] ? ", previous version in " : "",
+			old);
+	ret = 0;
+out:
+	learn_rules_free(&r);
+	free(text);
+	free(merged);
+	return ret;
+}
+
+/* ---------------- before the run: can the target be written? */
+
+/* Why a directory cannot take the new file, as a user fixes it. */
+static const char *dir_fix(int err)
+{
+	switch (err) {
+	case EROFS:
+		return "it is on a read-only file system: remount it read-write";
+	case EACCES:
+		return "no permission to create files in it: change its permissions";
+	case EPERM:
+		return "it is immutable or append-only (lsattr shows it): chattr -i/-a it";
+	case ENOSPC:
+	case EDQUOT:
+		return "the file system is full: free some space";
+	default:
+		return "fix that";
+	}
+}
+
+int learn_check_target(const char *file, bool before_run)
+{
+	const char *after = before_run ? " (the program was not started)" : "";
+	const char *other = before_run ? "--learn=FILE" : "--policy FILE";
+	char tmp[PATH_MAX], dir[PATH_MAX], probe[PATH_MAX + 32];
+	struct stat st;
+	int fd, flags = 0;
+
+	if (!*file) {
+		pr_err("learning: no file to learn into (an empty name)%s; give one: --learn=FILE",
+		       after);
+		return -1;
+	}
+	snprintf(tmp, sizeof(tmp), "%s", file);
+	snprintf(dir, sizeof(dir), "%s", dirname(tmp));
+	if (stat(dir, &st)) {
+		int e = errno;
+
+		pr_err("learning: cannot write the rules into %s: its directory %s: %s%s; %s, or "
+		       "learn into another file (%s)",
+		       file, dir, strerror(e), after,
+		       e == ENOENT ? "create the directory (mkdir -p)" : "fix the path", other);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		pr_err("learning: cannot write the rules into %s: %s is not a directory%s; give a "
+		       "path whose parent is a directory",
+		       file, dir, after);
+		return -1;
+	}
+	if (!stat(file, &st)) {
+		if (!S_ISREG(st.st_mode)) {
+			pr_err("learning: cannot write the rules into %s: it is %s, not a policy "
+			       "file%s; give the path of a file (new or existing), e.g. %s/policy",
+			       file, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file",
+			       after, S_ISDIR(st.st_mode) ? file : dir);
+			return -1;
+		}
+		/* Learning reads the file, then renames a new one over it. */
+		if (faccessat(AT_FDCWD, file, R_OK | W_OK, AT_EACCESS)) {
+			int e = errno;
+
+			pr_err("learning: cannot write the rules into %s: %s%s; %s, or learn into "
+			       "another file (%s)",
+			       file, strerror(e), after,
+			       e == EROFS   ? "remount its file system read-write"
+			       : e == EPERM ? "it is immutable (lsattr shows it): chattr -i it"
+					    : "make it readable and writable (chmod u+rw)",
+			       other);
+			return -1;
+		}
+		fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		/* Append-only passes the access check but refuses the rename. */
+		if (fd >= 0 && !ioctl(fd, FS_IOC_GETFLAGS, &flags) &&
+		    (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL))) {
+			close(fd);
+			pr_err("learning: cannot write the rules into %s: it is %s (lsattr shows "
+			       "it)%s; chattr -%c it, or learn into another file (%s)",
+			       file, flags & FS_IMMUTABLE_FL ? "immutable" : "append-only", after,
+			       flags & FS_IMMUTABLE_FL ? 'i' : 'a', other);
+			return -1;
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	/* The new version and the .old backup are created next to it: really try. */
+	if ((size_t)snprintf(probe, sizeof(probe), "%s.%d.check", file, getpid()) >=
+	    sizeof(probe)) {
+		pr_err("learning: cannot write the rules into %s: the name is too long%s", file,
+		       after);
+		return -1;
+	}
+	fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		int e = errno;
+
+		pr_err("learning: cannot write the rules into %s: cannot create files in %s: %s%s; "
+		       "%s, or learn into another file (%s)",
+		       file, dir, strerror(e), after, dir_fix(e), other);
+		return -1;
+	}
+	close(fd);
+	if (unlink(probe)) {
+		int e = errno;
+
+		pr_err("learning: cannot write the rules into %s: cannot replace files in %s (%s "
+		       "stays behind): %s%s; %s",
+		       file, dir, probe, strerror(e), after, dir_fix(e));
+		return -1;
+	}
+	return 0;
+}
+
+int learn_check_source(const char *from)
+{
+	struct stat st;
+
+	if (!strcmp(from, "-"))
+		return 0;
+	if (stat(from, &st)) {
+		pr_err("learn: cannot read the events %s: %s; give the file that run --events FILE "
+		       "wrote (or - for standard input)",
+		       from, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st.st_mode)) {
+		pr_err("learn: %s is a directory; --from takes the events file that run --events "
+		       "FILE wrote, e.g. %s/events.jsonl",
+		       from, from);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		const char *type = S_ISFIFO(st.st_mode)	  ? "a fifo"
+				   : S_ISSOCK(st.st_mode) ? "a socket"
+				   : S_ISCHR(st.st_mode)  ? "a character device"
+				   : S_ISBLK(st.st_mode)  ? "a block device"
+							  : "an unknown type";
+
+		pr_err("learn: %s is not a regular file (%s); --from takes the events file that "
+		       "run --events FILE wrote; to read a pipe, give --from - and pipe it in",
+		       from, type);
+		return -1;
+	}
+	if (access(from, R_OK)) {
+		pr_err("learn: cannot read the events %s: %s; make it readable", from,
+		       strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------- after the run: the fallback */
+
+int learn_save_fallback(const char *file, const char *text, char *out, size_t len)
+{
+	char tmp[PATH_MAX], base[NAME_MAX + 1], dir[3][PATH_MAX];
+	const char *tmpdir = getenv("TMPDIR");
+	struct stat st;
+	bool own = !stat(file, &st);
+	int fd = -1;
+
+	snprintf(tmp, sizeof(tmp), "%s", file);
+	snprintf(base, sizeof(base), "%s", basename(tmp));
+	snprintf(tmp, sizeof(tmp), "%s", file);
+	snprintf(dir[0], sizeof(dir[0]), "%s", dirname(tmp));
+	snprintf(dir[1], sizeof(dir[1]), "%s", tmpdir && *tmpdir == '/' ? tmpdir : "/tmp");
+	snprintf(dir[2], sizeof(dir[2]), ".");
+	if (!own)
+		own = !stat(dir[0], &st); /* the owner the new file would have had */
+	for (int d = 0; d < 3 && fd < 0; d++) {
+		for (int i = 0; i < 100; i++) {
+			int n = i ? snprintf(out, len, "%s/%s.learned_%d", dir[d], base, i)
+				  : snprintf(out, len, "%s/%s.learned", dir[d], base);
+
+			if (n < 0 || (size_t)n >= len)
+				break;
+			/* Never over anything, nor through a link someone left in /tmp. */
+			fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd >= 0 || errno != EEXIST)
+				break;
+		}
+	}
+	if (fd < 0)
+		return -1;
+	if (write_all(fd, text, strlen(text)) || fsync(fd)) {
+		int e = errno;
+
+		close(fd);
+		unlink(out);
+		errno = e;
+		return -1;
+	}
+	/* The owner of the policy (a sudo user) can read it; root can in any case. */
+	if (own && fchown(fd, st.st_uid, st.st_gid))
+		pr_debug("learning: cannot give %s to uid %u: %s", out, (unsigned)st.st_uid,
+			 strerror(errno));
+	return close(fd);
+}
+
+/* ---------------- the review: what was added, as diff -u shows it */
+
+struct text_lines {
+	const char **s; /* each line with its '\n' (the last may have none) */
+	size_t *len, n;
+};
+
+static int split_text(const char *t, struct text_lines *l)
+{
+	size_t cap = 0;
+
+	l->s = NULL;
+	l->len = NULL;
+	l->n = 0;
+	while (*t) {
+		const char *nl = strchr(t, '\n');
+		size_t n = nl ? (size_t)(nl - t) + 1 : strlen(t);
+
+		if (l->n == cap) {
+			size_t c = cap ? cap * 2 : 64;
+			const char **s = realloc(l->s, c * sizeof(*s));
+			size_t *ln = s ? realloc(l->len, c * sizeof(*ln)) : NULL;
+
+			if (s)
+				l->s = s;
+			if (!ln)
+				return -1;
+			l->len = ln;
+			cap = c;
+		}
+		l->s[l->n] = t;
+		l->len[l->n++] = n;
+		t += n;
+	}
+	return 0;
+}
+
+static bool same_line(const struct text_lines *a, size_t i, const struct text_lines *b, size_t j)
+{
+	return a->len[i] == b->len[j] && !memcmp(a->s[i], b->s[j], a->len[i]);
+}
+
+/* One step of the edit script: '=' (both), '-' (old only), '+' (new only). */
+struct edit {
+	char op;
+	size_t a, b; /* the line in old and in new: for '+', the old line it precedes */
+};
+
+/*
+ * The shortest edit script (longest common subsequence) of the lines between the common
+ * head and tail. Policy files are small; past 16 M cells the middle is replaced whole.
+ */
+static struct edit *edit_script(const struct text_lines *a, const struct text_lines *b,
+				size_t *n_out)
+{
+	size_t head = 0, tail = 0, n, m, k = 0;
+	struct edit *e = malloc((a->n + b->n + 1) * sizeof(*e));
+	uint32_t *L = NULL;
+
+	if (!e)
+		return NULL;
+	while (head < a->n && head < b->n && same_line(a, head, b, head))
+		head++;
+	while (tail < a->n - head && tail < b->n - head &&
+	       same_line(a, a->n - 1 - tail, b, b->n - 1 - tail))
+		tail++;
+	n = a->n - head - tail;
+	m = b->n - head - tail;
+	for (size_t i = 0; i < head; i++)
+		e[k++] = (struct edit){ '=', i, i };
+	if (n && m && (n + 1) * (m + 1) <= (16u << 20))
+		L = calloc((n + 1) * (m + 1), sizeof(*L));
+	if (L) {
+		size_t i = 0, j = 0;
+
+		/* L[i][j]: the common lines of old[i..] and new[j..] */
+		for (size_t ii = n; ii-- > 0;)
+			for (size_t jj = m; jj-- > 0;)
+				L[ii * (m + 1) + jj] = same_line(a, head + ii, b, head + jj)
+							       ? L[(ii + 1) * (m + 1) + jj + 1] + 1
+						       : L[(ii + 1) * (m + 1) + jj] >=
+								       L[ii * (m + 1) + jj + 1]
+							       ? L[(ii + 1) * (m + 1) + jj]
+							       : L[ii * (m + 1) + jj + 1];
+		while (i < n || j < m) {
+			if (i < n && j < m && same_line(a, head + i, b, head + j)) {
+				e[k++] = (struct edit){ '=', head + i, head + j };
+				i++, j++;
+			} else if (i < n &&
+				   (j == m || L[(i + 1) * (m + 1) + j] >= L[i * (m + 1) + j + 1])) {
+				/* deletions first, as diff prints a changed line */
+				e[k++] = (struct edit){ '-', head + i, head + j };
+				i++;
+			} else {
+				e[k++] = (struct edit){ '+', head + i, head + j };
+				j++;
+			}
+		}
+		free(L);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			e[k++] = (struct edit){ '-', head + i, head };
+		for (size_t j = 0; j < m; j++)
+			e[k++] = (struct edit){ '+', head + n, head + j };
+	}
+	for (size_t i = 0; i < tail; i++)
+		e[k++] = (struct edit){ '=', head + n + i, head + m + i };
+	*n_out = k;
+	return e;
+}
+
+/* "@@ -1,3 +1,4 @@": a count of 1 is left out; an empty range names the line before it. */
+static void hunk_range(FILE *out, char sign, size_t start, size_t count)
+{
+	if (count == 1)
+		fprintf(out, "%c%zu", sign, start + 1);
+	else
+		fprintf(out, "%c%zu,%zu", sign, count ? start + 1 : start, count);
+}
+
+static void diff_line(FILE *out, char sign, const char *s, size_t len)
+{
+	bool nl = len && s[len - 1] == '\n';
+
+	fprintf(out, "%c%.*s\n", sign, (int)(nl ? len - 1 : len), s);
+	if (!nl)
+		fputs("\\ No newline at end of file\n", out);
+}
+
+int learn_diff(FILE *out, const char *file, const char *old, const char *new)
+{
+	enum { CONTEXT = 3 };
+	struct text_lines a = { 0 }, b = { 0 };
+	struct edit *e = NULL;
+	size_t n = 0, changed = 0;
+	const char *label = file;
+	int ret = -1;
+
+	if (split_text(old, &a) || split_text(new, &b) || !(e = edit_script(&a, &b, &n)))
+		goto out;
+	/* a/etc/x, a/data/x: git's labels, without a leading "/" or "./" */
+	while (*label == '/' || (label[0] == '.' && label[1] == '/'))
+		label += *label == '/' ? 1 : 2;
+	for (size_t i = 0; i < n; i++) {
+		size_t start, end, last, oa = 0, nb = 0;
+
+		if (e[i].op == '=')
+			continue;
+		if (!changed++)
+			fprintf(out, "--- a/%s\n+++ b/%s\n", label, label);
+		/* a hunk: this change, and the next ones closer than 2 * CONTEXT equal lines */
+		start = i > CONTEXT ? i - CONTEXT : 0;
+		last = i;
+		for (size_t j = i + 1; j < n && j <= last + 2 * CONTEXT + 1; j++)
+			if (e[j].op != '=')
+				last = j;
+		end = last + CONTEXT + 1 < n ? last + CONTEXT + 1 : n;
+		for (size_t j = start; j < end; j++) {
+			oa += e[j].op != '+';
+			nb += e[j].op != '-';
+		}
+		fputs("@@ ", out);
+		hunk_range(out, '-', e[start].a, oa);
+		fputc(' ', out);
+		hunk_range(out, '+', e[start].b, nb);
+		fputs(" @@\n", out);
+		for (size_t j = start; j < end; j++) {
+			if (e[j].op == '+')
+				diff_line(out, '+', b.s[e[j].b], b.len[e[j].b]);
+			else
+				diff_line(out, e[j].op == '-' ? '-' : ' ', a.s[e[j].a],
+					  a.len[e[j].a]);
+		}
+		i = end - 1;
+	}
+	ret = changed ? 1 : 0;
+out:
+	free(e);
+	free(a.s);
+	free(a.len);
+	free(b.s);
+	free(b.len);
+	return ret;
+}
