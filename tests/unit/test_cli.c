@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* The command line (user/cli/cli.c): one parser for every subcommand, --opt=value and
  * --opt value alike, policy lines, typo suggestions, one usage exit code. */
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * The daemon's binding files (user/daemon/daemon_config.c): what is accepted, how paths are
  * resolved, and that every mistake is an error naming the file and the key.

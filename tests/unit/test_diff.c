@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* pysb-bpf diff (user/policy/diff.c): normalised rules, what a candidate adds and removes. */
 #include <setjmp.h>
 #include <stdarg.h>

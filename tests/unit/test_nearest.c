@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * The lookup order of current_sandbox(): bpf/nearest.h compiled natively, with a fake
  * cgroup path and a fake `sandboxes` map. The nearest (deepest) registered cgroup wins,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* probe_features: what the BPF side needs, found or named as missing in a kernel's BTF. */
 #include <setjmp.h>
 #include <stdarg.h>

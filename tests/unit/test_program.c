@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* Program resolution (user/run/program.c): #! lines, env -S, PATH, venvs, pyenv-style shims,
  * each on a fake tree in a temp directory. */
 #include <setjmp.h>

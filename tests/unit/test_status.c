@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* pysb-bpf status (user/kernel/status.c): records, the mode shown, the table and the JSON. */
 #include <setjmp.h>
 #include <stdarg.h>

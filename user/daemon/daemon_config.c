@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * The daemon's bindings: one JSON file per binding in the configuration directory, as
  * a ConfigMap or a configuration-management tool ships them (docs/fleet.md):

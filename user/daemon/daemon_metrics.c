@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * The daemon's counters in the Prometheus text exposition format, served by
  * libmicrohttpd on the address the user chooses (--metrics ADDR:PORT).

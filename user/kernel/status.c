@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * pysb-bpf status: every confined cgroup, who keeps it, its policy, mode and event counts
  * (the aa-status of this tool). See status.h for where each fact comes from and why a

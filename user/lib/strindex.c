@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /* A hash index over strings held in the caller's array (strindex.h). */
 #include <stdint.h>
 #include <stdlib.h>

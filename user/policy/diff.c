@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: MIT */
 /*
  * Compares two parsed policies rule by rule, after normalisation: expose paths by their
  * canonical path (so `./data` and `/home/u/proj/data` are one rule), net= rules with
