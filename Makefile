@@ -73,7 +73,12 @@ $(OUTPUT)/pysb.skel.h: $(OUTPUT)/pysb.bpf.o
 # Header dependencies as the compiler finds them (-MMD -MP: a .d file beside each object);
 # only the files that include the skeleton wait for it (and are rebuilt when it changes).
 DEPFLAGS = -MMD -MP
-SKEL_USERS := $(patsubst user/%.c,%,$(shell grep -l 'pysb\.skel\.h' user/*/*.c))
+# (a file that includes a private header which includes the skeleton counts too)
+SKEL_HDRS := $(notdir $(shell grep -l '"pysb\.skel\.h"' user/*/*.h))
+empty :=
+space := $(empty) $(empty)
+SKEL_RE := $(subst $(space),|,$(strip pysb\.skel\.h $(SKEL_HDRS)))
+SKEL_USERS := $(patsubst user/%.c,%,$(shell grep -lE '"($(SKEL_RE))"' user/*/*.c))
 $(foreach u,$(SKEL_USERS),$(OUTPUT)/obj/$(u).o $(OUTPUT)/unit/obj/$(u).o): $(SKELS)
 -include $(wildcard $(OUTPUT)/obj/*/*.d $(OUTPUT)/unit/obj/*/*.d $(OUTPUT)/unit/*.d)
 

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to the files of `loader` (loader.c, pinned.c, maps.c): what they share. */
+#ifndef PYSB_LOADER_INT_H
+#define PYSB_LOADER_INT_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "loader.h"
+#include "log.h"
+#include "stopwatch.h"
+#include "pysb.skel.h"
+#include "status.h"
+
+/*
+ * The shared instance. The programs are global and act on registered cgroups only, so
+ * one instance serves every sandbox on the machine: the first `run` loads, attaches and
+ * pins it under /sys/fs/bpf/pysb-bpf/<object hash>; later runs open the pinned maps and
+ * only add their rules. Pinned links stay attached when pysb-bpf dies, so a sandbox whose
+ * supervisor was SIGKILLed stays confined (docs/design.md, "Fail closed").
+ */
+#define PIN_ROOT     PYSB_PIN_ROOT
+#define LOCK_FILE    "/run/pysb-bpf.lock"
+/* The pins of the socket programs' links on the parent of every run cgroup. */
+#define RUNS_PREFIX  "runs"
+#define BPF_FS_MAGIC 0xcafe4a11
+
+/* loader.c */
+int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
+bool is_optional(const char *hook);
+int label_fd(struct bpf_map *reqs, int fd, uint64_t *label);
+
+/* pinned.c */
+void pin_dir_of(char *buf, size_t len);
+int ensure_bpffs(void);
+void pin_path(char *buf, size_t len, const char *dir, const char *kind, const char *name);
+void unpin_dir(const char *dir);
+int pin_all(struct pysb_bpf *skel, const char *dir);
+void remove_stale_tmp(void);
+void remove_idle_instances(const char *keep);
+struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err);
+
+/* maps.c */
+void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
+
+#endif

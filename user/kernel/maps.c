@@ -1,0 +1,459 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The maps of one sandbox id: ids, event rings, lost counters, forgetting a retired id, the rule paths held open and the entries written for them. See loader.c.
+ */
+#include "loader_int.h"
+
+/* ---------------- ids, rings and the maps of one sandbox id */
+
+int loader_events_table(const struct loader *l, uint32_t map_ids[PYSB_MAX_SANDBOXES])
+{
+	static uint32_t keys[PYSB_MAX_SANDBOXES], vals[PYSB_MAX_SANDBOXES];
+	int outer = bpf_map__fd(l->skel->maps.events);
+	uint32_t batch, count = PYSB_MAX_SANDBOXES;
+	int err;
+
+	memset(map_ids, 0, PYSB_MAX_SANDBOXES * sizeof(*map_ids));
+	/* One batch: a single lookup of a map of maps waits an RCU grace period on 6.1
+	 * (maybe_wait_bpf_programs), a batch does not. It ends with ENOENT when complete. */
+	err = bpf_map_lookup_batch(outer, NULL, &batch, keys, vals, &count, NULL);
+	if (err && errno != ENOENT)
+		return -errno;
+	for (uint32_t i = 0; i < count; i++)
+		if (keys[i] < PYSB_MAX_SANDBOXES)
+			map_ids[keys[i]] = vals[i];
+	return 0;
+}
+
+int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id)
+{
+	static uint32_t table[PYSB_MAX_SANDBOXES];
+	int outer = bpf_map__fd(l->skel->maps.events);
+	uint32_t start = l->last_id ? l->last_id : (uint32_t)getpid() % (PYSB_MAX_SANDBOXES - 1);
+	bool known = !loader_events_table(l, table);
+
+	/* Ids 1..MAX-1; the insertion with BPF_NOEXIST is the atomic allocation. An insertion
+	 * that fails costs the kernel as much as one that succeeds (the inner map is taken and
+	 * released), so ids seen in use are passed over (from one batch read, else a lookup
+	 * each, which costs as much as an insertion on 6.1). */
+	for (uint32_t n = 0; n < PYSB_MAX_SANDBOXES - 1; n++) {
+		uint32_t cand = 1 + (start + n) % (PYSB_MAX_SANDBOXES - 1), inner;
+
+		if (known ? table[cand] != 0 : !bpf_map_lookup_elem(outer, &cand, &inner))
+			continue;
+		if (!bpf_map_update_elem(outer, &cand, &ringbuf_fd, BPF_NOEXIST)) {
+			*id = cand;
+			l->last_id = cand;
+			loader_reset_lost_id(l, cand);
+			return 0;
+		}
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -ENOSPC;
+}
+
+int loader_ringbuf_create(uint32_t ringbuf_bytes)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "pysb_events", 0, 0,
+				ringbuf_bytes ? ringbuf_bytes : PYSB_RINGBUF_BYTES, NULL);
+
+	return fd < 0 ? -errno : fd;
+}
+
+int loader_ringbuf_of(const struct loader *l, uint32_t id)
+{
+	uint32_t map_id;
+	int fd;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.events), &id, &map_id))
+		return -errno;
+	fd = bpf_map_get_fd_by_id(map_id);
+	return fd < 0 ? -errno : fd;
+}
+
+int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes)
+{
+	int err;
+
+	if (!ringbuf_bytes || ringbuf_bytes == PYSB_RINGBUF_BYTES) {
+		err = loader_pool_claim(l, id);
+		if (!err)
+			return 0;
+		pr_debug("ring pool unavailable (%s): a ring of this run's own", strerror(-err));
+	}
+	l->ringbuf_fd = loader_ringbuf_create(ringbuf_bytes);
+	stopwatch("loader: ring created");
+	if (l->ringbuf_fd < 0)
+		return l->ringbuf_fd;
+	err = loader_id_alloc(l, l->ringbuf_fd, id);
+	if (!err)
+		l->sandbox_id = *id;
+	return err;
+}
+
+void loader_reset_lost(struct loader *l)
+{
+	loader_reset_lost_id(l, l->sandbox_id);
+}
+
+void loader_reset_lost_id(struct loader *l, uint32_t id)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint32_t slots[PYSB_LOST_MAX], count = PYSB_LOST_MAX;
+	uint64_t *zero;
+
+	if (ncpu <= 0 || !(zero = calloc((size_t)ncpu * PYSB_LOST_MAX, sizeof(*zero))))
+		return;
+	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
+		slots[r] = id * PYSB_LOST_MAX + r;
+	/* One batch (a start-up cost: one syscall, not one per reason). */
+	if (bpf_map_update_batch(bpf_map__fd(l->skel->maps.lost), slots, zero, &count, NULL))
+		for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
+			bpf_map__update_elem(l->skel->maps.lost, &slots[r], sizeof(slots[r]), zero,
+					     sizeof(*zero) * ncpu, 0);
+	bpf_map__update_elem(l->skel->maps.event_count, &id, sizeof(id), zero, sizeof(*zero) * ncpu,
+			     0);
+	free(zero);
+}
+
+/*
+ * Deletes every entry of `map` whose sandbox id (a u32 at `off` of the key, or of the
+ * value when `vlen` is not 0) is in `set`. Keys are collected first: deleting while
+ * walking would restart the walk.
+ */
+static void forget_entries(struct bpf_map *map, size_t klen, size_t vlen, size_t off,
+			   const struct sandbox_set *set)
+{
+	size_t n = 0, cap = 0;
+	unsigned char *keys = NULL, *nk;
+	unsigned char key[64], next[64], val[64];
+	int err;
+
+	if (klen > sizeof(key) || vlen > sizeof(val))
+		return;
+	for (err = bpf_map__get_next_key(map, NULL, next, klen); !err;
+	     err = bpf_map__get_next_key(map, key, next, klen)) {
+		uint32_t id;
+
+		memcpy(key, next, klen);
+		if (vlen && bpf_map__lookup_elem(map, key, klen, val, vlen, 0))
+			continue;
+		memcpy(&id, (vlen ? val : key) + off, sizeof(id));
+		if (!sandbox_set_has(set, id))
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			nk = realloc(keys, cap * klen);
+			if (!nk) {
+				pr_err("out of memory removing sandbox entries from %s",
+				       bpf_map__name(map));
+				break;
+			}
+			keys = nk;
+		}
+		memcpy(keys + n++ * klen, key, klen);
+	}
+	for (size_t i = 0; i < n; i++)
+		bpf_map__delete_elem(map, keys + i * klen, klen, 0);
+	free(keys);
+}
+
+void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, const struct sandbox_set *set)
+{
+	forget_entries(map, klen, 0, off, set);
+}
+
+/* SysV IPC objects and keys of retired sandboxes may stay (in the host's IPC namespace,
+ * for a daemon binding); their record goes, so no later sandbox that reuses the id
+ * reaches them. `map` holds address -> sandbox id. */
+static void forget_owners(struct bpf_map *map, const struct sandbox_set *set)
+{
+	forget_entries(map, sizeof(uint64_t), sizeof(uint32_t), 0, set);
+}
+
+void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set)
+{
+	loader_forget_keys(l->skel->maps.file_rules, sizeof(struct pysb_file_key),
+			   offsetof(struct pysb_file_key, sandbox), set);
+	loader_forget_keys(l->skel->maps.mount_access, sizeof(struct pysb_mount_key),
+			   offsetof(struct pysb_mount_key, sandbox), set);
+	loader_net_forget(l, set);
+	forget_owners(l->skel->maps.ipc_owner, set);
+	forget_owners(l->skel->maps.key_owner, set);
+	/* counts of repeated events (a run's own end removes its keys; this is for the
+	 * killed ones, and for a pooled id a later run reclaims) */
+	loader_forget_keys(l->skel->maps.event_dedup, sizeof(struct pysb_dedup_key),
+			   offsetof(struct pysb_dedup_key, sandbox), set);
+	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
+		if (sandbox_set_has(set, id))
+			bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
+}
+
+void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
+{
+	loader_sandboxes_free_rules(l, set);
+	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++) {
+		if (!sandbox_set_has(set, id))
+			continue;
+		/* A pooled id keeps its ring: the next run takes it without this update,
+		 * which waits an RCU grace period (map of maps). */
+		if (!(l->pooled && id == l->sandbox_id) && !loader_pool_has(id))
+			bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
+	}
+}
+
+void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
+{
+	struct sandbox_set one = { 0 };
+
+	/* The switch first: from here on the cgroup is not a sandbox any more. */
+	if (cgid) {
+		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
+		loader_bump_sandbox_gen(l);
+	}
+	sandbox_set_add(&one, id);
+	loader_sandboxes_free(l, &one);
+	if (l->pooled && id == l->sandbox_id)
+		l->pool_freed = true;
+}
+
+/* ---------------- rule paths held open, and map entries */
+
+/*
+ * More descriptors for a large policy: RLIMIT_NOFILE's soft limit up to the hard one,
+ * then (root may) both doubled, up to fs.nr_open. The program gets its own limits back
+ * (user/run/runner.c). 0, or -1 when the limit cannot grow.
+ */
+static int more_descriptors(void)
+{
+	struct rlimit rl;
+	unsigned long nr_open = 1048576;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &nr_open) != 1)
+			nr_open = 1048576;
+		fclose(f);
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return -1;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+	} else {
+		if (rl.rlim_max >= nr_open)
+			return -1;
+		rl.rlim_max = rl.rlim_max * 2 < nr_open ? rl.rlim_max * 2 : nr_open;
+		rl.rlim_cur = rl.rlim_max;
+	}
+	return setrlimit(RLIMIT_NOFILE, &rl);
+}
+
+/* O_PATH (the descriptor only holds the inode: no file is opened for I/O). */
+static int open_pin(const char *path, bool nofollow)
+{
+	int flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0);
+	int fd = open(path, flags);
+
+	while (fd < 0 && errno == EMFILE) {
+		if (more_descriptors()) {
+			errno = EMFILE;
+			break;
+		}
+		fd = open(path, flags);
+	}
+	return fd;
+}
+
+int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, bool nofollow)
+{
+	uint64_t label = 0;
+	int fd, err;
+
+	if (p->n == p->cap) {
+		size_t cap = p->cap ? 2 * p->cap : 64;
+		int *fds = realloc(p->fd, cap * sizeof(*fds));
+		uint64_t *labels = fds ? realloc(p->label, cap * sizeof(*labels)) : NULL;
+
+		if (fds)
+			p->fd = fds;
+		if (!labels) {
+			pr_err("out of memory holding the rule paths open");
+			return -ENOMEM;
+		}
+		p->label = labels;
+		p->cap = cap;
+	}
+	fd = open_pin(path, nofollow);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot hold the rule path %s open: %s%s", path, strerror(errno),
+		       errno == EMFILE ? " (one descriptor per rule path, and RLIMIT_NOFILE "
+					 "cannot grow: raise fs.nr_open or the hard limit, or use "
+					 "fewer, broader rules)"
+				       : "");
+		return err;
+	}
+	err = label_fd(l->skel->maps.label_reqs, fd, &label);
+	if (err) {
+		pr_err("cannot label the inode of %s for its rule: %s", path,
+		       err == -ENOSPC	 ? "every label is in use (too many rule paths on this "
+					   "machine)"
+		       : err == -ENOTSUP ? "the kernel did not answer "
+					   "(lsm/sb_statfs not attached)"
+					 : strerror(-err));
+		close(fd);
+		return err;
+	}
+	p->fd[p->n] = fd;
+	p->label[p->n++] = label;
+	return 0;
+}
+
+void file_pins_release(struct file_pins *p)
+{
+	for (size_t i = 0; i < p->n; i++)
+		close(p->fd[i]);
+	free(p->fd);
+	free(p->label);
+	*p = (struct file_pins){ 0 };
+}
+
+int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
+			 const struct pysb_file_rule *rule, bool union_)
+{
+	struct pysb_file_rule r = *rule, have;
+
+	if (union_ && !bpf_map__lookup_elem(l->skel->maps.file_rules, key, sizeof(*key), &have,
+					    sizeof(have), 0)) {
+		r.access |= have.access;
+		r.rule = have.rule; /* the first path named it */
+	}
+	if (bpf_map__update_elem(l->skel->maps.file_rules, key, sizeof(*key), &r, sizeof(r),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int loader_bump_sandbox_gen(struct loader *l)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uint64_t *gen;
+
+	/* Through a shared mapping, one atomic add: an update through the bpf() syscall is
+	 * a copy that a hook could read torn, and two bumpers could both write the same
+	 * value. Seq-cst: the change of `sandboxes` before it is visible to whoever reads
+	 * the new value. */
+	gen = mmap(NULL, page > 0 ? page : 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
+		   bpf_map__fd(l->skel->maps.sandbox_gen), 0);
+	if (gen == MAP_FAILED) {
+		int err = -errno;
+
+		pr_err("cannot map the sandbox generation counter (map sandbox_gen): %s; "
+		       "processes could keep a cached \"not sandboxed\"",
+		       strerror(-err));
+		return err;
+	}
+	__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+	munmap(gen, page > 0 ? page : 4096);
+	return 0;
+}
+
+int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg)
+{
+	int err;
+
+	if (bpf_map__update_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), cfg, sizeof(*cfg),
+				 BPF_ANY))
+		return -errno;
+	/* Before anyone is told the cgroup is confined: tasks that cached "not sandboxed"
+	 * look again. Without it, the entry goes (the caller reports the failure). */
+	err = loader_bump_sandbox_gen(l);
+	if (err)
+		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
+	return err;
+}
+
+int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access)
+{
+	if (bpf_map__update_elem(l->skel->maps.mount_access, key, sizeof(*key), &access,
+				 sizeof(access), BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_set *set)
+{
+	if (bpf_map__update_elem(l->skel->maps.ignores, &id, sizeof(id), set, sizeof(*set),
+				 BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int loader_exec_pending(struct loader *l, uint32_t tgid, bool add)
+{
+	uint32_t one = 1;
+	int ret;
+
+	if (add)
+		ret = bpf_map__update_elem(l->skel->maps.exec_pending, &tgid, sizeof(tgid), &one,
+					   sizeof(one), BPF_ANY);
+	else
+		ret = bpf_map__delete_elem(l->skel->maps.exec_pending, &tgid, sizeof(tgid), 0);
+	return ret ? -errno : 0;
+}
+
+void loader_print_maps(const struct loader *l)
+{
+	struct bpf_map *map;
+
+	bpf_object__for_each_map(map, l->skel->obj)
+	{
+		const char *name = bpf_map__name(map);
+
+		if (strchr(name, '.'))
+			continue; /* .bss, .rodata: the programs' own variables */
+		pr_info("map %-16s %-14s max %u entries, key %u B, value %u B", name,
+			libbpf_bpf_map_type_str(bpf_map__type(map)), bpf_map__max_entries(map),
+			bpf_map__key_size(map), bpf_map__value_size(map));
+	}
+}
+
+int loader_events_fd(const struct loader *l)
+{
+	return l->ringbuf_fd;
+}
+
+int loader_dedup_fd(const struct loader *l)
+{
+	return bpf_map__fd(l->skel->maps.event_dedup);
+}
+
+int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX])
+{
+	return loader_lost_id(l, l->sandbox_id, lost);
+}
+
+int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_MAX])
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *vals;
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	vals = calloc(ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++) {
+		uint32_t slot = id * PYSB_LOST_MAX + r;
+
+		lost[r] = 0;
+		if (bpf_map__lookup_elem(l->skel->maps.lost, &slot, sizeof(slot), vals,
+					 sizeof(*vals) * ncpu, 0))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			lost[r] += vals[c];
+	}
+	free(vals);
+	return 0;
+}

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The shared instance pinned in bpffs (/sys/fs/bpf/pysb-bpf/<object hash>): pinning, reuse by later runs, removal of stale and idle instances. See loader.c.
+ */
+#include "loader_int.h"
+
+/* ---------------- the pinned instance */
+
+uint64_t loader_object_hash(void)
+{
+	size_t sz;
+	const unsigned char *p = pysb_bpf__elf_bytes(&sz);
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (size_t i = 0; i < sz; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* Where this build's instance is pinned: named by the object's hash. */
+void pin_dir_of(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%016llx", PIN_ROOT, (unsigned long long)loader_object_hash());
+}
+
+int ensure_bpffs(void)
+{
+	struct statfs sfs;
+
+	if (!statfs("/sys/fs/bpf", &sfs) && sfs.f_type == BPF_FS_MAGIC)
+		return 0;
+	if (mount("bpf", "/sys/fs/bpf", "bpf", 0, "mode=0700")) {
+		pr_err("no BPF file system at /sys/fs/bpf and mounting one failed: %s; "
+		       "mount -t bpf bpf /sys/fs/bpf",
+		       strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+void pin_path(char *buf, size_t len, const char *dir, const char *kind, const char *name)
+{
+	snprintf(buf, len, "%s/%s-%s", dir, kind, name);
+}
+
+/* Removes a pin directory (its entries first): what is pinned there is released. */
+void unpin_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char p[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (de->d_name[0] != '.' &&
+		    snprintf(p, sizeof(p), "%s/%s", dir, de->d_name) < (int)sizeof(p))
+			unlink(p);
+	closedir(d);
+	rmdir(dir);
+}
+
+static int pin_failed(const char *path)
+{
+	int err = errno;
+
+	pr_err("cannot pin %s: %s", path, strerror(err));
+	return -err;
+}
+
+int pin_all(struct pysb_bpf *skel, const char *dir)
+{
+	struct bpf_object_skeleton *s = skel->skeleton;
+	struct bpf_map *map;
+	char p[PATH_MAX];
+
+	if (mkdir(dir, 0700) && errno != EEXIST)
+		return pin_failed(dir);
+	bpf_object__for_each_map(map, skel->obj)
+	{
+		if (bpf_map__is_internal(map))
+			continue;
+		pin_path(p, sizeof(p), dir, "map", bpf_map__name(map));
+		if (bpf_map__pin(map, p))
+			return pin_failed(p);
+	}
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_program *prog = *s->progs[i].prog;
+		struct bpf_link *link = *s->progs[i].link;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		if (link) {
+			pin_path(p, sizeof(p), dir, "link", bpf_program__name(prog));
+			if (bpf_link__pin(link, p))
+				return pin_failed(p);
+		} else {
+			/* cgroup/ programs: kept as programs, attached per sandbox */
+			pin_path(p, sizeof(p), dir, "prog", bpf_program__name(prog));
+			if (bpf_program__pin(prog, p))
+				return pin_failed(p);
+		}
+	}
+	return 0;
+}
+
+/* Opens the pinned maps of a complete instance into the (opened) skeleton. */
+static int reuse_pinned(struct pysb_bpf *skel, const char *dir)
+{
+	struct bpf_map *map;
+	char p[PATH_MAX];
+
+	bpf_object__for_each_map(map, skel->obj)
+	{
+		int fd, err;
+
+		if (bpf_map__is_internal(map))
+			continue;
+		pin_path(p, sizeof(p), dir, "map", bpf_map__name(map));
+		fd = bpf_obj_get(p);
+		if (fd < 0)
+			return -errno;
+		err = bpf_map__reuse_fd(map, fd);
+		close(fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Leftovers of a first run that died while loading: <dir>_tmp_<pid> (bpffs refuses dots). */
+void remove_stale_tmp(void)
+{
+	DIR *d = opendir(PIN_ROOT);
+	struct dirent *de;
+	char p[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		char *tmp = strstr(de->d_name, "_tmp_");
+
+		if (!tmp || !kill(atoi(tmp + 5), 0))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", PIN_ROOT, de->d_name);
+		unpin_dir(p);
+	}
+	closedir(d);
+}
+
+/* Instances of other pysb-bpf builds with no sandbox left: detach them (unpin). */
+void remove_idle_instances(const char *keep)
+{
+	DIR *d = opendir(PIN_ROOT);
+	struct dirent *de;
+	char dir[PATH_MAX], p[PATH_MAX + 32];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		uint64_t key;
+		int fd;
+
+		if (de->d_name[0] == '.' || strstr(de->d_name, "_tmp_"))
+			continue;
+		snprintf(dir, sizeof(dir), "%s/%s", PIN_ROOT, de->d_name);
+		if (!strcmp(dir, keep))
+			continue;
+		snprintf(p, sizeof(p), "%s/map-sandboxes", dir);
+		fd = bpf_obj_get(p);
+		if (fd < 0)
+			continue;
+		if (bpf_map_get_next_key(fd, NULL, &key) && errno == ENOENT) {
+			pr_info("detaching the idle pysb-bpf instance %s (another build)", dir);
+			unpin_dir(dir);
+			loader_pool_remove(de->d_name);
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/*
+ * The object of a pinned instance, without reading the kernel's BTF again (the costliest
+ * part of a start): what the instance loaded for this kernel is what is pinned.
+ */
+/* The names in pin directory `dir`, one getdents for all (not one access(2) per program):
+ * NUL-separated in a buffer the caller frees; NULL if it cannot be read. */
+static char *pin_names(const char *dir, size_t *len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *buf = NULL, *nb;
+	size_t cap = 0, n = 0;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		size_t l = strlen(de->d_name) + 1;
+
+		if (n + l > cap) {
+			cap = cap ? 2 * cap + l : 8192;
+			nb = realloc(buf, cap);
+			if (!nb) {
+				free(buf);
+				closedir(d);
+				return NULL;
+			}
+			buf = nb;
+		}
+		memcpy(buf + n, de->d_name, l);
+		n += l;
+	}
+	closedir(d);
+	*len = n;
+	return buf ? buf : calloc(1, 1);
+}
+
+static bool has_name(const char *names, size_t len, const char *name)
+{
+	for (size_t off = 0; off < len; off += strlen(names + off) + 1)
+		if (!strcmp(names + off, name))
+			return true;
+	return false;
+}
+
+struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err)
+{
+	struct bpf_program *prog;
+	struct pysb_bpf *skel;
+	char p[PATH_MAX], *names;
+	size_t n_names = 0;
+
+	libbpf_set_print(libbpf_print);
+	*what = "open";
+	skel = pysb_bpf__open();
+	stopwatch("loader: skeleton opened");
+	if (!skel) {
+		*err = errno;
+		return NULL;
+	}
+	names = pin_names(dir, &n_names);
+	if (!names) {
+		*err = errno ? errno : ENOMEM;
+		pysb_bpf__destroy(skel);
+		return NULL;
+	}
+	bpf_object__for_each_program(prog, skel->obj)
+	{
+		const char *sec = bpf_program__section_name(prog);
+		bool cg = !strncmp(sec, "cgroup/", 7), pinned;
+
+		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", bpf_program__name(prog));
+		pinned = has_name(names, n_names, p + strlen(dir) + 1);
+		bpf_program__set_autoload(prog, pinned);
+		/* Only a hook this kernel lacks, or the other inode_setattr signature, may be
+		 * missing: anything else would be a hole in the sandbox. */
+		if (!pinned && (cg || !is_optional(sec + 4)) &&
+		    prog != skel->progs.pysb_inode_setattr &&
+		    prog != skel->progs.pysb_inode_setattr_idmap) {
+			pr_err("the pinned pysb-bpf instance %s lacks %s; remove it (rm -r %s) "
+			       "once no sandbox runs, and run again",
+			       dir, p, dir);
+			*err = ENOENT;
+			free(names);
+			pysb_bpf__destroy(skel);
+			return NULL;
+		}
+	}
+	free(names);
+	stopwatch("loader: programs checked");
+	*what = "reuse pinned";
+	*err = -reuse_pinned(skel, dir);
+	if (*err) {
+		pysb_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
