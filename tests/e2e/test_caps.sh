@@ -9,7 +9,7 @@ fanotify-content fspick mount_setattr immutable mtu trusted-xattr mknod-chr mkno
 userns-netns"
 
 # caps_setup: a tmpfs of our own at $T/mnt (flags, xattrs, remounts stay on it) with an
-# exposed read-only file and an expose-rw directory; the helper copied to $T/bin (readable
+# exposed read-only directory and an expose-rw one; the helper copied to $T/bin (readable
 # by nobody); $T/policy exposing them and allowing a bind on 127.0.0.1:80.
 caps_setup() {
 	mkdir -p "$T/mnt" "$T/bin"
@@ -29,7 +29,10 @@ caps_setup() {
 	sysctl -qw kernel.dmesg_restrict=1 kernel.perf_event_paranoid=2
 	printf 'expose-ro=%s\nexpose-ro=%s\nexpose-rw=%s\nnet=ALLOW|TCP|127.0.0.1|80|IN\n' \
 		"$T/bin" "$T/mnt/ro" "$T/mnt/rw" >"$T/policy"
-	HELPER=("$T/bin/cap_escape" --dir "$T/mnt/rw" --mnt "$T/mnt" --file "$T/mnt/ro/victim")
+	# The immutable flag on the rw victim: inode flags need WRITE on the file whatever the
+	# capabilities (test_escape_inode_flags_of_read_only_file_need_write), so the
+	# capability alone decides there.
+	HELPER=("$T/bin/cap_escape" --dir "$T/mnt/rw" --mnt "$T/mnt" --file "$T/mnt/rw/victim")
 }
 
 caps_restore() {
