@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pysb-bpf run and pysb-bpf attach. See main.c.
+ */
+#include "main_int.h"
+
+/* ---------------- run */
+
+int cmd_run(struct cli *cli)
+{
+	struct compiled compiled = { 0 };
+	struct policy *p = NULL;
+	struct program prog = { 0 };
+	struct identity id;
+	char **envp = NULL;
+	struct cli c = *cli;
+	int ret = EXIT_PYSB_ERROR, audit;
+	const char *v;
+	bool os_none = false;
+	struct events_json ev = { 0 };
+	FILE *ev_out = NULL;
+	struct learn_set ls = { .envp = environ };
+	bool created = false;
+
+	/* An unwritable target fails now, not after the run. */
+	if (c.learn && (learn_check_target(c.learn_file ? c.learn_file : c.policy, true) ||
+			learn_prepare(c.policy, &created)))
+		goto out;
+	p = load_policy(&c);
+	if (!p || (c.learn && policy_check_learn(p)))
+		goto out;
+	/* learn=FILE (or learn=true: the policy itself) in the policy: every launch learns,
+	 * as py-sandboxes does. That means nothing is denied: said on every launch. */
+	if (!c.learn && (v = policy_get(p, "learn")) && strcasecmp(v, "false")) {
+		c.learn = true;
+		c.learn_file = strcasecmp(v, "true") ? v : NULL;
+		pr_warn("learn=%s in %s: learning on every launch, so NOTHING is denied; the rules "
+			"this run misses go into %s. Remove the line to enforce",
+			v, c.policy, c.learn_file ? c.learn_file : c.policy);
+		if (learn_check_target(c.learn_file ? c.learn_file : c.policy, true))
+			goto out;
+	}
+	/* os-sandbox=none turns py-sandboxes' own layer off; the kernel's is not, and says
+	 * so: a warning on every launch (and a notice record in the event stream). */
+	os_none = (v = policy_get(p, "os-sandbox")) && !strcmp(v, "none");
+	if (os_none)
+		pr_warn("os-sandbox=none in %s: py-sandboxes' @sandbox isolation is off; pysb-bpf "
+			"still confines the program in the kernel with this policy",
+			c.policy);
+	/* Who runs it first: a pyenv/asdf shim is resolved as that user (user/run/program.c). */
+	if (resolve_identity(c.user, &id))
+		goto out;
+	ret = program_resolve(
+		c.rest, c.n_rest,
+		&(struct program_opts){ .uid = id.uid,
+					.gid = id.gid,
+					.groups = id.groups,
+					.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups },
+		&prog);
+	if (ret)
+		goto out;
+	ret = EXIT_PYSB_ERROR;
+	/* root's runs keep the implicit paths of an interpreter (user/compile/implicit.c) */
+	implicit_cache_dir = geteuid() ? NULL : PYSB_RUN_DIR "/implicit";
+	if (compile_for(p, &prog, &compiled))
+		goto out;
+	audit = c.audit || c.learn || compiled.audit_mode;
+	if (program_check(&prog, &compiled, audit))
+		goto out;
+	if (log_level >= LOG_INFO) {
+		pr_info("policy %s compiled:", c.policy);
+		print_compiled(&compiled);
+		fflush(stdout);
+	}
+	if (policy_build_env(p, environ, &envp) || (c.learn && learn_extend_env(p, &envp))) {
+		pr_err("cannot build the program's environment");
+		goto out;
+	}
+	if (open_events(&c, audit, &compiled, &ev, &ev_out))
+		goto out;
+	if (os_none && ev.out)
+		events_json_notice(&ev, "os-sandbox=none: py-sandboxes' @sandbox isolation is off; "
+					"the kernel confinement of this policy is on");
+	ret = sandbox_run(&(struct run_opts){
+		.path = prog.interp,
+		.argv = prog.argv,
+		.envp = envp,
+		.compiled = &compiled,
+		.audit = audit,
+		.policy = c.policy,
+		.ringbuf_bytes = compiled.events_buffer ? compiled.events_buffer
+				 : c.learn		? PYSB_RINGBUF_LEARN
+							: PYSB_RINGBUF_BYTES,
+		.events = c.events || c.learn ? &ev : NULL,
+		.learn = c.learn ? &ls : NULL,
+		.uid = id.uid,
+		.gid = id.gid,
+		.groups = id.groups,
+		.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups,
+	});
+	/* Learn what was recorded, even when the program failed; not when nothing ran. The
+	 * lines added on stderr (stdout is the program's). A write that fails saves them to
+	 * a fallback file and keeps the program's status; 125 only when they are lost. */
+	if (c.learn && (ret != EXIT_PYSB_ERROR || ls.records) &&
+	    learn_write(c.learn_file ? c.learn_file : c.policy, &ls, &compiled,
+			!created || (c.learn_file && strcmp(c.learn_file, c.policy)), true,
+			stderr) < 0)
+		ret = EXIT_PYSB_ERROR;
+out:
+	learn_set_free(&ls);
+	if (ev_out && ev_out != stdout)
+		fclose(ev_out);
+	policy_env_free(envp);
+	compiled_free(&compiled);
+	policy_free(p);
+	program_free(&prog);
+	return ret;
+}
+
+/* ---------------- attach */
+
+/* pysb-bpf attach --pid PID [--policy FILE] [--audit] [--events FILE|-]: a running process
+ * (a notebook's kernel between two cells) is confined from then on; Ctrl-C detaches it. */
+int cmd_attach(struct cli *cli)
+{
+	struct compiled compiled = { 0 };
+	struct events_json ev = { 0 };
+	struct program prog = { 0 };
+	struct policy *p = NULL;
+	FILE *ev_out = NULL;
+	struct cli c = *cli;
+	long pid = c.pid;
+	int ret = EXIT_PYSB_ERROR, audit;
+	char exe[64];
+	ssize_t len;
+
+	if (pid <= 0) {
+		pr_err("attach: --pid PID is required (the process to confine from now on); see "
+		       "'pysb-bpf attach --help'");
+		return EXIT_USAGE;
+	}
+	p = load_policy(&c);
+	if (!p)
+		goto out;
+	/* Its executable decides the implicit paths, as the interpreter does for run. */
+	snprintf(exe, sizeof(exe), "/proc/%ld/exe", pid);
+	len = readlink(exe, prog.interp, sizeof(prog.interp) - 1);
+	if (len <= 0) {
+		pr_err("attach: no process %ld (or not ours to see): %s", pid, strerror(errno));
+		goto out;
+	}
+	prog.interp[len] = '\0';
+	if (compile_for(p, &prog, &compiled))
+		goto out;
+	audit = c.audit || compiled.audit_mode;
+	if (open_events(&c, audit, &compiled, &ev, &ev_out))
+		goto out;
+	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled,
+						 .audit = audit,
+						 .policy = c.policy,
+						 .events = c.events ? &ev : NULL,
+						 .uid = (uid_t)-1,
+						 .gid = (gid_t)-1 },
+			     (pid_t)pid);
+out:
+	if (ev_out && ev_out != stdout)
+		fclose(ev_out);
+	compiled_free(&compiled);
+	policy_free(p);
+	return ret;
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the commands share: loading and compiling the policy, the program's identity, the --events stream. See main.c.
+ */
+#include "main_int.h"
+
+/* ---------------- policy, program, identity, events: what the commands share */
+
+struct policy *load_policy(const struct cli *c)
+{
+	struct policy_diag diag = { 0 };
+	struct policy *p = NULL;
+
+	if (policy_parse_file(c->policy, environ, NULL, c->overrides, c->n_overrides, &p, &diag))
+		p = NULL;
+	policy_diag_print(stderr, &diag);
+	policy_diag_free(&diag);
+	return p;
+}
+
+/* learn=false in the policy locks it: learning must not write into it. */
+int policy_check_learn(const struct policy *p)
+{
+	const char *v = policy_get(p, "learn");
+
+	if (v && !strcasecmp(v, "false")) {
+		pr_err("the policy says learn=false: it is locked against learning; remove that "
+		       "line to learn");
+		return -1;
+	}
+	return 0;
+}
+
+int compile_for(const struct policy *p, const struct program *prog, struct compiled *out)
+{
+	struct compile_opts co = {
+		.interpreter = prog && prog->interp[0] ? prog->interp : NULL,
+		.script = prog && prog->has_script ? prog->script : NULL,
+	};
+	co.implicit = true; /* unless the policy says bpf.implicit=false */
+	return policy_compile(p, &co, out);
+}
+
+void print_compiled(const struct compiled *c)
+{
+	char acc[32];
+
+	if (c->exec_src.file)
+		printf("exec  %-10s execve after the start  (%s:%u)\n",
+		       c->exec_allowed ? "allowed" : "denied", c->exec_src.file, c->exec_src.line);
+	else
+		printf("exec  %-10s execve after the start  (default: python-api has no "
+		       "ALLOW:process-exec)\n",
+		       "denied");
+
+	for (size_t i = 0; i < c->n_files; i++) {
+		const struct compiled_file *f = &c->files[i];
+
+		if (f->implicit)
+			printf("file  %-10s %s  (implicit: %s)\n",
+			       access_str(f->access, acc, sizeof(acc)), f->path, f->why);
+		else
+			printf("file  %-10s %s  (%s:%u)\n", access_str(f->access, acc, sizeof(acc)),
+			       f->path, f->src.file, f->src.line);
+	}
+}
+
+/*
+ * Who the program runs as: --user, else the user who invoked sudo (SUDO_UID), else the
+ * caller unchanged ((uid_t)-1). Root stays root only when asked for or not started by sudo.
+ */
+int resolve_identity(const char *user, struct identity *id)
+{
+	const char *sudo_uid = getenv("SUDO_UID");
+	struct passwd *pw = NULL;
+	char *end;
+
+	id->uid = (uid_t)-1;
+	if (user) {
+		unsigned long n = strtoul(user, &end, 10);
+
+		pw = (*user && !*end) ? getpwuid((uid_t)n) : getpwnam(user);
+		if (!pw) {
+			pr_err("--user %s: no such user", user);
+			return -1;
+		}
+	} else if (sudo_uid && getuid() == 0) {
+		pw = getpwuid((uid_t)strtoul(sudo_uid, NULL, 10));
+		if (!pw) {
+			pr_err("SUDO_UID=%s: no such user; use --user", sudo_uid);
+			return -1;
+		}
+	} else {
+		return 0;
+	}
+	id->uid = pw->pw_uid;
+	id->gid = pw->pw_gid;
+	id->n_groups = sizeof(id->groups) / sizeof(id->groups[0]);
+	if (getgrouplist(pw->pw_name, pw->pw_gid, id->groups, &id->n_groups) < 0) {
+		pr_err("user %s is in more than %zu groups", pw->pw_name,
+		       sizeof(id->groups) / sizeof(id->groups[0]));
+		return -1;
+	}
+	pr_info("the program runs as %s (uid %u, gid %u)", pw->pw_name, id->uid, id->gid);
+	return 0;
+}
+
+/* --events FILE|-: the JSON stream (docs/events.md); stdout is shared with the program. */
+int open_events(const struct cli *c, bool audit, const struct compiled *compiled,
+		struct events_json *ev, FILE **out)
+{
+	const char *mode = c->learn ? "learn" : audit ? "audit" : "enforce";
+
+	if (!c->events) /* learning alone: rendered, not written */
+		return c->learn && events_json_init(ev, NULL, "", mode, compiled) ? -1 : 0;
+	*out = strcmp(c->events, "-") ? fopen(c->events, "we") : stdout;
+	if (!*out) {
+		pr_err("cannot open the event stream %s: %s", c->events, strerror(errno));
+		return -1;
+	}
+	if (events_json_init(ev, *out, strcmp(c->events, "-") ? c->events : "stdout", mode,
+			     compiled)) {
+		pr_err("out of memory");
+		return -1;
+	}
+	return 0;
+}
