@@ -7,48 +7,11 @@
  *   7. at the end kill what is left in the cgroup, remove it, and only then detach.
  * Any failure before 5 undoes what was done and runs nothing.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/keyctl.h>
-#include <linux/sched.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <grp.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
-#include <sys/signalfd.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "runner_int.h"
 
-#include <bpf/libbpf.h>
-
-#include "caps.h"
-#include "cgroup.h"
-#include "events.h"
-#include "events_dedup.h"
-#include "learn.h"
-#include "loader.h"
-#include "log.h"
-#include "stopwatch.h"
-#include "probe.h"
-#include "pty.h"
-#include "runner.h"
-#include "status.h"
-
-/* ---- events: stderr line, JSON stream (--events), learning (--learn) ---- */
-struct event_sink {
-	const struct run_opts *o;
-	unsigned long delivered; /* denials, repeats counted */
-	struct events_dedup dedup;
-	uint64_t unseen; /* counted by the kernel, no record of them arrived: lost */
-};
-
+/* ---------------- events: stderr line, JSON stream (--events), learning (--learn) */
 /* The sink of this process's run (one per process), swept each second. */
-static struct event_sink *the_sink;
+struct event_sink *the_sink;
 
 /* The terminal gets a bounded number of lines (one run per process: one bucket). */
 static struct events_tty tty;
@@ -71,7 +34,7 @@ static int learn_record(void *ctx, const json_t *rec)
 }
 
 /* Where the JSON records go: the stream, learning, or both. */
-static void sink_init(const struct run_opts *o)
+void sink_init(const struct run_opts *o)
 {
 	if (o->events && o->learn) {
 		o->events->on_record = learn_record;
@@ -97,7 +60,7 @@ static void deliver_swept(void *ctx, struct pysb_event *e)
 	deliver(ctx, e);
 }
 
-static int on_event(void *ctx, void *data, size_t len)
+int on_event(void *ctx, void *data, size_t len)
 {
 	struct event_sink *sink = ctx;
 	static struct pysb_event e; /* records come at their real size: the rest zeroed */
@@ -144,7 +107,7 @@ static void tty_summary(const struct run_opts *o)
 {
 	events_tty_summary(&tty, stderr, o->events && o->events->out ? o->events->name : NULL);
 }
-/* ---- end of events ---- */
+/* ---------------- the run */
 
 /* One sandbox per run or attach process: its rule inodes, held open (struct file_pins), and
  * the RLIMIT_NOFILE the program gets (holding them may raise this process's own). */
@@ -296,7 +259,7 @@ out:
 	return pid;
 }
 
-static bool sent_by_a_process(const struct signalfd_siginfo *si)
+bool sent_by_a_process(const struct signalfd_siginfo *si)
 {
 	return si->ssi_code == SI_USER || si->ssi_code == SI_QUEUE || si->ssi_code == SI_TKILL;
 }
@@ -316,7 +279,7 @@ static void forward_signal(pid_t pid, int pidfd, const struct signalfd_siginfo *
 /* The end of a batch read from the ring buffer: one write of the lines and records it
  * made (stderr is fully buffered while the program runs), and, at most once a second,
  * "lost" records for events the kernel could not deliver since the last ones. */
-static void batch_done(const struct run_opts *o, const struct loader *l, bool tick)
+void batch_done(const struct run_opts *o, const struct loader *l, bool tick)
 {
 	uint64_t lost[PYSB_LOST_MAX];
 
@@ -403,7 +366,7 @@ static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pi
 }
 
 /* Lost events are said on stderr (every reason) and in the JSON stream, never dropped. */
-static void report_lost(const struct run_opts *o, const struct loader *l, struct event_sink *sink)
+void report_lost(const struct run_opts *o, const struct loader *l, struct event_sink *sink)
 {
 	uint64_t lost[PYSB_LOST_MAX];
 	unsigned long delivered;
@@ -470,7 +433,7 @@ static void caps_check_granted(const struct run_opts *o)
 
 /* Forgets the sandboxes of runs whose pysb-bpf died and whose cgroup is gone: after the
  * program has started, off the path to its first instruction. */
-static void sandbox_gc(struct loader *l)
+void sandbox_gc(struct loader *l)
 {
 	uint64_t alive[PYSB_MAX_SANDBOXES];
 	size_t n_alive;
@@ -483,8 +446,8 @@ static void sandbox_gc(struct loader *l)
  * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
  * everything is undone and -1 returned after saying what failed. `owner` and `target`
  * are for status. */
-static int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
-			 struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
+int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
+		  struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
 {
 	const char *what;
 	int err;
@@ -633,198 +596,5 @@ out_loader:
 	ring_buffer__free(rb);
 	loader_stop(&l);
 	stopwatch("teardown");
-	return ret;
-}
-
-/* The cgroup directory `pid` is in now (cgroup2: the "0::" line), absolute. */
-static int cgroup_of(pid_t pid, char *out, size_t len)
-{
-	char root[PATH_MAX], f[64], line[PATH_MAX];
-	FILE *fp;
-	int ret = -1;
-
-	if (cgroup2_mount(root, sizeof(root)))
-		return -1;
-	snprintf(f, sizeof(f), "/proc/%d/cgroup", pid);
-	fp = fopen(f, "re");
-	if (!fp)
-		return -1;
-	while (fgets(line, sizeof(line), fp))
-		if (!strncmp(line, "0::", 3)) {
-			line[strcspn(line, "\n")] = '\0';
-			ret = (size_t)snprintf(out, len, "%s%s", root, line + 3) < len ? 0 : -1;
-		}
-	fclose(fp);
-	return ret;
-}
-
-/* Moves the whole process (every thread) into the cgroup directory dir. */
-static int move_pid(const char *dir, pid_t pid)
-{
-	char f[PATH_MAX + 32], v[32];
-	int fd, n, ret = 0;
-
-	snprintf(f, sizeof(f), "%s/cgroup.procs", dir);
-	fd = open(f, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = snprintf(v, sizeof(v), "%d", pid);
-	if (write(fd, v, (size_t)n) != n)
-		ret = -errno;
-	close(fd);
-	return ret;
-}
-
-/* May this signal detach? Only the administrator's: a signal sent by a process outside
- * the sandbox cgroup, or by pysb-bpf's terminal. A sandboxed process cannot kill() pysb-bpf
- * (lsm/task_kill) but can have a file's owner signalled (F_SETOWN + F_SETSIG, with a POLL_*
- * code and no sender) or be the sender itself; those are refused, with the reason in why. */
-static bool sent_from_outside(const struct signalfd_siginfo *si, const char *sandbox, char *why,
-			      size_t len)
-{
-	char where[PATH_MAX];
-	size_t n = strlen(sandbox);
-
-	if (si->ssi_code == SI_KERNEL)
-		return true; /* the terminal's ^C, ^\ or hangup */
-	if (!sent_by_a_process(si)) {
-		snprintf(why, len,
-			 "not sent by kill() (code %d: a file's SIGIO owner, or a "
-			 "signal queue that overflowed)",
-			 si->ssi_code);
-		return false;
-	}
-	/* The sender is seen while it lives (or is a zombie): one that exited and was
-	 * reaped at once cannot be placed, so it does not count either. */
-	if (!si->ssi_pid || cgroup_of((pid_t)si->ssi_pid, where, sizeof(where))) {
-		snprintf(why, len,
-			 "its sender (pid %u) is gone; send it again from a process "
-			 "that stays, such as the shell's kill builtin",
-			 si->ssi_pid);
-		return false;
-	}
-	if (!strncmp(where, sandbox, n) && (where[n] == '\0' || where[n] == '/')) {
-		snprintf(why, len, "sent by pid %u, inside the sandbox", si->ssi_pid);
-		return false;
-	}
-	return true;
-}
-
-int sandbox_attach(const struct run_opts *o, pid_t target)
-{
-	static char errbuf[1 << 16];
-	struct sandbox_cgroup cg = { .fd = -1 };
-	struct pysb_sandbox_cfg cfg = { 0 };
-	struct loader l = { 0 };
-	struct ring_buffer *rb = NULL;
-	struct event_sink sink = { .o = o };
-	char home[PATH_MAX];
-	sigset_t mask, old;
-	int ret = EXIT_PYSB_ERROR, pidfd, sigfd = -1, err;
-	bool moved = false, release = true;
-
-	pidfd = (int)syscall(SYS_pidfd_open, target, 0);
-	if (pidfd < 0 || cgroup_of(target, home, sizeof(home))) {
-		pr_err("no process %d to attach to: %s", target, strerror(errno));
-		if (pidfd >= 0)
-			close(pidfd);
-		return ret;
-	}
-	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_ATTACH, target)) {
-		close(pidfd);
-		return ret;
-	}
-	sink_init(o);
-	/* keys a run before under the same id left (killed before its end) */
-	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
-	the_sink = &sink;
-	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigprocmask(SIG_BLOCK, &mask, &old);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	if (!rb || sigfd < 0) {
-		pr_err("cannot read the events: %s", strerror(errno));
-		goto out;
-	}
-	err = move_pid(cg.path, target);
-	if (err) {
-		pr_err("cannot move process %d into %s: %s", target, cg.path, strerror(-err));
-		goto out;
-	}
-	moved = true;
-	sandbox_gc(&l);
-	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
-		"open. Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it",
-		target, cg.path);
-	fflush(stderr);
-	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
-	for (bool done = false; !done;) {
-		struct pollfd fds[3] = {
-			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
-			{ .fd = pidfd, .events = POLLIN },
-			{ .fd = sigfd, .events = POLLIN },
-		};
-		int n = poll(fds, 3, 1000);
-
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n > 0 && fds[0].revents)
-			ring_buffer__consume(rb);
-		if (n == 0 && o->events)
-			events_json_flush(o->events);
-		batch_done(o, &l, true);
-		if (n > 0 && fds[1].revents) {
-			ret = 0; /* it exited: its children go with the cgroup, as under run */
-			done = true;
-		} else if (n > 0 && (fds[2].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-			char why[192];
-
-			if (read(sigfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (!sent_from_outside(&si, cg.path, why, sizeof(why))) {
-				pr_warn("%s ignored: %s; process %d stays confined",
-					strsignal((int)si.ssi_signo), why, target);
-				continue;
-			}
-			/* Detach: back where it was. Only this process can do it: the
-			 * sandboxed one may neither signal it nor leave its cgroup. */
-			err = move_pid(home, target);
-			if (err) {
-				pr_err("cannot move process %d back to %s: %s; it stays confined",
-				       target, home, strerror(-err));
-				release = false;
-			} else {
-				pr_warn("process %d detached (back in %s)", target, home);
-			}
-			ret = 0;
-			done = true;
-		}
-	}
-	ring_buffer__consume(rb);
-	fflush(stderr);
-	setvbuf(stderr, NULL, _IONBF, 0);
-	report_lost(o, &l, &sink);
-out:
-	close(pidfd);
-	if (sigfd >= 0)
-		close(sigfd);
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	/* Never unconfine by tearing down: a process that could not be moved back keeps
-	 * its sandbox (pinned), as a run whose pysb-bpf is killed does. */
-	if (release || !moved) {
-		if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
-			loader_sandbox_free(&l, cg.id, cfg.id);
-			sandbox_record_remove(cg.id);
-		}
-	} else {
-		l.sandbox_id = 0; /* keep its pinned socket links */
-	}
-	ring_buffer__free(rb);
-	loader_stop(&l);
 	return ret;
 }

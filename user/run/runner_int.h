@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/* Private to the files of `runner` (runner.c, attach.c): what they share. */
+#ifndef PYSB_RUNNER_INT_H
+#define PYSB_RUNNER_INT_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "caps.h"
+#include "cgroup.h"
+#include "events.h"
+#include "events_dedup.h"
+#include "learn.h"
+#include "loader.h"
+#include "log.h"
+#include "stopwatch.h"
+#include "probe.h"
+#include "pty.h"
+#include "runner.h"
+#include "status.h"
+
+struct event_sink {
+	const struct run_opts *o;
+	unsigned long delivered; /* denials, repeats counted */
+	struct events_dedup dedup;
+	uint64_t unseen; /* counted by the kernel, no record of them arrived: lost */
+};
+
+/* The sink of this process's run (runner.c; run and attach set it). */
+extern struct event_sink *the_sink;
+
+/* runner.c */
+void sink_init(const struct run_opts *o);
+int on_event(void *ctx, void *data, size_t len);
+bool sent_by_a_process(const struct signalfd_siginfo *si);
+void batch_done(const struct run_opts *o, const struct loader *l, bool tick);
+void report_lost(const struct run_opts *o, const struct loader *l, struct event_sink *sink);
+void sandbox_gc(struct loader *l);
+int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
+		  struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target);
+
+/* attach.c */
+int sandbox_attach(const struct run_opts *o, pid_t target);
+
+#endif
