@@ -32,16 +32,18 @@ wait_for() {
 
 # A service: bash builtins only (no exec), in cgroup $1, forever: each round reads
 # $T/a/f (allowed) and $T/b/f (denied), and appends "A ok|A denied", "B ok|B denied" to
-# $T/svc/log. Its pid in SPID.
+# $T/svc/log. Its pid in SPID. Its descriptors (a pipe to sleep on, the log) are opened
+# before it joins the cgroup: a daemon may confine the cgroup at any moment after that, and
+# reopening a pipe's read end for writing (<> on /dev/fd/N) is no file the policy grants.
 svc_start() {
 	local cg=$1
 	mkdir -p "$cg" "$T/a" "$T/b" "$T/svc"
 	echo a >"$T/a/f"
 	echo b >"$T/b/f"
 	write_file "$T/svc.sh" <<'SH'
-echo $$ >"$1/cgroup.procs" || exit 1
 exec 9<> <(:)
 exec 8>>"$2/svc/log"
+echo $$ >"$1/cgroup.procs" || exit 1
 while :; do
 	if read -r x <"$2/a/f"; then echo "A ok" >&8; else echo "A denied" >&8; fi
 	if read -r x <"$2/b/f"; then echo "B ok" >&8; else echo "B denied" >&8; fi
