@@ -111,11 +111,11 @@ static void put_ports(FILE *f, const json_t *ranges)
 	}
 }
 
-static void render_kernel(FILE *f, const json_t *k, bool verbose)
+/* The exec decision, and the rule that made it. */
+static void render_exec(FILE *f, const json_t *k)
 {
-	const json_t *exec = json_object_get(k, "exec"), *arr, *net, *v, *w;
+	const json_t *exec = json_object_get(k, "exec");
 	const json_t *by = json_object_get(exec, "decided_by");
-	size_t i, j;
 
 	fputs("== kernel: exec\n", f);
 	fprintf(f, "exec    %-16s",
@@ -126,6 +126,13 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 	else
 		fputs("  (default: no python-api line allows process-exec)", f);
 	fputc('\n', f);
+}
+
+/* File entries, ignore= patterns and what they hide, file systems, mounts (-v). */
+static void render_files(FILE *f, const json_t *k, bool verbose)
+{
+	const json_t *arr, *v, *w;
+	size_t i, j;
 
 	arr = json_object_get(k, "files");
 	fprintf(f,
@@ -188,6 +195,13 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 			fprintf(f, "dev %s\n", jstr(v, "dev"));
 		}
 	}
+}
+
+/* net= rules, the prefixes they folded into, socket families. */
+static void render_net(FILE *f, const json_t *k)
+{
+	const json_t *net, *v;
+	size_t i;
 
 	net = json_object_get(k, "net");
 	fputs("== kernel: network (deny by default)\n", f);
@@ -232,6 +246,13 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 		fputs("family  ICMP ping sockets allowed\n", f);
 	if (json_is_true(json_object_get(net, "sctp")))
 		fputs("family  SCTP sockets allowed\n", f);
+}
+
+static void render_kernel(FILE *f, const json_t *k, bool verbose)
+{
+	render_exec(f, k);
+	render_files(f, k, verbose);
+	render_net(f, k);
 }
 
 void render_text(FILE *f, const json_t *root, bool verbose)
