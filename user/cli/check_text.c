@@ -255,9 +255,10 @@ static void render_kernel(FILE *f, const json_t *k, bool verbose)
 	render_net(f, k);
 }
 
-void render_text(FILE *f, const json_t *root, bool verbose)
+/* The policy's files, the program as resolved. */
+static void render_head(FILE *f, const json_t *root)
 {
-	const json_t *pol = json_object_get(root, "policy"), *env, *arr, *v;
+	const json_t *pol = json_object_get(root, "policy"), *v;
 	size_t i;
 
 	fputs("policy  ", f);
@@ -286,7 +287,13 @@ void render_text(FILE *f, const json_t *root, bool verbose)
 			fputc('\n', f);
 		}
 	}
-	render_kernel(f, json_object_get(root, "kernel"), verbose);
+}
+
+/* env= and what reaches the program; the bpf.* parameters. */
+static void render_environment(FILE *f, const json_t *root)
+{
+	const json_t *env, *arr, *v;
+	size_t i;
 
 	env = json_object_get(root, "environment");
 	fputs("== pysb-bpf: the program's environment (only what env= grants is passed)\n", f);
@@ -321,6 +328,13 @@ void render_text(FILE *f, const json_t *root, bool verbose)
 			put_rule_origin(f, v);
 		fputc('\n', f);
 	}
+}
+
+/* What is left to the Python layer, then the warnings. */
+static void render_python_and_warnings(FILE *f, const json_t *root)
+{
+	const json_t *arr, *v;
+	size_t i;
 
 	arr = json_object_get(root, "python_layer");
 	fprintf(f, "== left to the Python layer (%zu rules pysb-bpf does not enforce)\n",
@@ -354,6 +368,14 @@ void render_text(FILE *f, const json_t *root, bool verbose)
 		put_text(f, jstr(v, "message"));
 		fputc('\n', f);
 	}
+}
+
+void render_text(FILE *f, const json_t *root, bool verbose)
+{
+	render_head(f, root);
+	render_kernel(f, json_object_get(root, "kernel"), verbose);
+	render_environment(f, root);
+	render_python_and_warnings(f, root);
 }
 
 /* Errors of an invalid policy, as `run` prints them (file:line:col: error: ...). */
