@@ -338,18 +338,92 @@ static void build_report(struct report *r)
 
 /* ---------------- entry point */
 
+/* The message of an error that has no file:line (it went to stderr). */
+static void add_error(struct report *r, const char *msg)
+{
+	json_t *e = json_object();
+
+	if (e)
+		set_bytes(r, e, "message", msg);
+	push(r, r->errors, e);
+}
+
+/* Resolves the program (as `run` does) and compiles p, the compiler's messages captured
+ * into the report. True when compiled; false after recording why not. */
+static bool compile_checked(struct report *r, struct policy *p, struct program *prog,
+			    struct compiled *c)
+{
+	const struct check_opts *o = r->o;
+	struct capture cap;
+	char *captured;
+	int rc;
+
+	if (!o->interpreter) {
+		/* as `run` resolves it; python3 by default, and then only shown if found */
+		rc = o->program ? program_resolve(o->program, o->n_program, NULL, prog)
+				: program_resolve((char *[]){ "python3", NULL }, 1, NULL, prog);
+		if (rc && o->program) {
+			add_error(r, "the program cannot be resolved (see stderr)");
+			return false;
+		}
+		r->prog = rc ? NULL : prog;
+	}
+	capture_begin(&cap);
+	rc = policy_compile(p,
+			    &(struct compile_opts){
+				    .interpreter = o->interpreter ? o->interpreter
+						   : r->prog	  ? prog->interp
+								  : NULL,
+				    .script = r->prog && prog->has_script ? prog->script : NULL,
+				    .implicit = true, /* unless bpf.implicit=false */
+				    .resolve = o->resolve,
+				    .resolv_conf = o->resolv_conf,
+			    },
+			    c);
+	captured = capture_end(&cap);
+	take_messages(r, captured);
+	free(captured);
+	if (rc && !json_array_size(r->errors)) /* not captured: it went to stderr */
+		add_error(r, "the policy does not compile (see stderr)");
+	return !rc;
+}
+
+/* The document, as JSON or text (errors to stderr when invalid). 0 when valid and
+ * written, 1 otherwise. */
+static int report_out(struct report *r, bool valid, FILE *out)
+{
+	set_new(r, r->root, "valid", json_boolean(valid));
+	set_new(r, r->root, "warnings", r->warnings);
+	set_new(r, r->root, "errors", r->errors);
+	if (r->oom) {
+		pr_err("check: out of memory building the report");
+		return 1;
+	}
+	if (r->o->json) {
+		if (json_dumpf(r->root, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
+			goto write_error;
+	} else if (valid) {
+		render_text(out, r->root, r->o->verbose);
+	} else {
+		render_errors(stderr, r->root);
+	}
+	if (fflush(out))
+		goto write_error;
+	return valid ? 0 : 1;
+write_error:
+	pr_err("check: cannot write the report: %s", strerror(errno));
+	return 1;
+}
+
 int check_main(const struct check_opts *o)
 {
 	struct report r = { .o = o };
 	struct policy_diag diag = { 0 };
 	struct compiled c = { 0 };
 	struct policy *p = NULL;
-	struct capture cap;
-	FILE *out = o->out ? o->out : stdout;
 	struct program prog = { 0 };
-	char *captured;
 	bool valid = false;
-	int ret = 1, rc;
+	int ret = 1;
 
 	r.root = json_object();
 	r.warnings = json_array();
@@ -360,81 +434,18 @@ int check_main(const struct check_opts *o)
 		goto out;
 	}
 	set_new(&r, r.root, "format", json_integer(CHECK_FORMAT));
-	rc = policy_parse_file(o->policy, o->envp, o->cwd, o->overrides, o->n_overrides, &p, &diag);
+	ret = policy_parse_file(o->policy, o->envp, o->cwd, o->overrides, o->n_overrides, &p,
+				&diag);
 	take_diag(&r, &diag);
 	set_new(&r, r.root, "policy", policy_json(&r, o, p));
-	if (rc)
-		goto report;
-
-	if (!o->interpreter) {
-		/* as `run` resolves it; python3 by default, and then only shown if found */
-		rc = o->program ? program_resolve(o->program, o->n_program, NULL, &prog)
-				: program_resolve((char *[]){ "python3", NULL }, 1, NULL, &prog);
-		if (rc && o->program) {
-			json_t *e = json_object();
-
-			if (e)
-				set_bytes(&r, e, "message",
-					  "the program cannot be resolved (see "
-					  "stderr)");
-			push(&r, r.errors, e);
-			goto report;
-		}
-		r.prog = rc ? NULL : &prog;
+	if (!ret && compile_checked(&r, p, &prog, &c)) {
+		r.p = p;
+		r.c = &c;
+		build_report(&r);
+		add_departures(&r);
+		valid = !json_array_size(r.errors);
 	}
-	capture_begin(&cap);
-	rc = policy_compile(p,
-			    &(struct compile_opts){
-				    .interpreter = o->interpreter ? o->interpreter
-						   : r.prog	  ? prog.interp
-								  : NULL,
-				    .script = r.prog && prog.has_script ? prog.script : NULL,
-				    .implicit = true, /* unless bpf.implicit=false */
-				    .resolve = o->resolve,
-				    .resolv_conf = o->resolv_conf,
-			    },
-			    &c);
-	captured = capture_end(&cap);
-	take_messages(&r, captured);
-	free(captured);
-	if (rc) {
-		if (!json_array_size(r.errors)) { /* not captured: it went to stderr */
-			json_t *e = json_object();
-
-			if (e)
-				set_bytes(&r, e, "message",
-					  "the policy does not compile (see stderr)");
-			push(&r, r.errors, e);
-		}
-		goto report;
-	}
-	r.p = p;
-	r.c = &c;
-	build_report(&r);
-	add_departures(&r);
-	valid = !json_array_size(r.errors);
-report:
-	set_new(&r, r.root, "valid", json_boolean(valid));
-	set_new(&r, r.root, "warnings", r.warnings);
-	set_new(&r, r.root, "errors", r.errors);
-	if (r.oom) {
-		pr_err("check: out of memory building the report");
-		goto out;
-	}
-	if (o->json) {
-		if (json_dumpf(r.root, out, JSON_INDENT(2)) || fputc('\n', out) == EOF)
-			goto write_error;
-	} else if (valid) {
-		render_text(out, r.root, o->verbose);
-	} else {
-		render_errors(stderr, r.root);
-	}
-	if (fflush(out))
-		goto write_error;
-	ret = valid ? 0 : 1;
-	goto out;
-write_error:
-	pr_err("check: cannot write the report: %s", strerror(errno));
+	ret = report_out(&r, valid, o->out ? o->out : stdout);
 out:
 	for (size_t i = 0; i < sizeof(r.access) / sizeof(r.access[0]); i++)
 		json_decref(r.access[i]);
