@@ -6,6 +6,47 @@
 
 /* ---------------- run */
 
+/* What the policy itself says of this launch. learn=FILE (or learn=true: the policy
+ * itself): every launch learns, as py-sandboxes does, so nothing is denied: said on every
+ * launch. os-sandbox=none turns py-sandboxes' own layer off; the kernel's is not, and says
+ * so (and a notice record goes to the event stream). 0, or -1 after saying why. */
+static int launch_modes(struct cli *c, const struct policy *p, bool *os_none)
+{
+	const char *v;
+
+	if (!c->learn && (v = policy_get(p, "learn")) && strcasecmp(v, "false")) {
+		c->learn = true;
+		c->learn_file = strcasecmp(v, "true") ? v : NULL;
+		pr_warn("learn=%s in %s: learning on every launch, so NOTHING is denied; the rules "
+			"this run misses go into %s. Remove the line to enforce",
+			v, c->policy, c->learn_file ? c->learn_file : c->policy);
+		if (learn_check_target(c->learn_file ? c->learn_file : c->policy, true))
+			return -1;
+	}
+	*os_none = (v = policy_get(p, "os-sandbox")) && !strcmp(v, "none");
+	if (*os_none)
+		pr_warn("os-sandbox=none in %s: py-sandboxes' @sandbox isolation is off; pysb-bpf "
+			"still confines the program in the kernel with this policy",
+			c->policy);
+	return 0;
+}
+
+/* Who runs it first, and what runs: a pyenv/asdf shim is resolved as that user
+ * (user/run/program.c). 0, or program_resolve's status. */
+static int resolve_program(const struct cli *c, struct identity *id, struct program *prog)
+{
+	if (resolve_identity(c->user, id))
+		return EXIT_PYSB_ERROR;
+	return program_resolve(c->rest, c->n_rest,
+			       &(struct program_opts){ .uid = id->uid,
+						       .gid = id->gid,
+						       .groups = id->groups,
+						       .n_groups = id->uid == (uid_t)-1
+									   ? 0
+									   : (size_t)id->n_groups },
+			       prog);
+}
+
 int cmd_run(struct cli *cli)
 {
 	struct compiled compiled = { 0 };
@@ -15,7 +56,6 @@ int cmd_run(struct cli *cli)
 	char **envp = NULL;
 	struct cli c = *cli;
 	int ret = EXIT_PYSB_ERROR, audit;
-	const char *v;
 	bool os_none = false;
 	struct events_json ev = { 0 };
 	FILE *ev_out = NULL;
@@ -29,34 +69,9 @@ int cmd_run(struct cli *cli)
 	p = load_policy(&c);
 	if (!p || (c.learn && policy_check_learn(p)))
 		goto out;
-	/* learn=FILE (or learn=true: the policy itself) in the policy: every launch learns,
-	 * as py-sandboxes does. That means nothing is denied: said on every launch. */
-	if (!c.learn && (v = policy_get(p, "learn")) && strcasecmp(v, "false")) {
-		c.learn = true;
-		c.learn_file = strcasecmp(v, "true") ? v : NULL;
-		pr_warn("learn=%s in %s: learning on every launch, so NOTHING is denied; the rules "
-			"this run misses go into %s. Remove the line to enforce",
-			v, c.policy, c.learn_file ? c.learn_file : c.policy);
-		if (learn_check_target(c.learn_file ? c.learn_file : c.policy, true))
-			goto out;
-	}
-	/* os-sandbox=none turns py-sandboxes' own layer off; the kernel's is not, and says
-	 * so: a warning on every launch (and a notice record in the event stream). */
-	os_none = (v = policy_get(p, "os-sandbox")) && !strcmp(v, "none");
-	if (os_none)
-		pr_warn("os-sandbox=none in %s: py-sandboxes' @sandbox isolation is off; pysb-bpf "
-			"still confines the program in the kernel with this policy",
-			c.policy);
-	/* Who runs it first: a pyenv/asdf shim is resolved as that user (user/run/program.c). */
-	if (resolve_identity(c.user, &id))
+	if (launch_modes(&c, p, &os_none))
 		goto out;
-	ret = program_resolve(
-		c.rest, c.n_rest,
-		&(struct program_opts){ .uid = id.uid,
-					.gid = id.gid,
-					.groups = id.groups,
-					.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups },
-		&prog);
+	ret = resolve_program(&c, &id, &prog);
 	if (ret)
 		goto out;
 	ret = EXIT_PYSB_ERROR;
