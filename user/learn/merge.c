@@ -178,160 +178,217 @@ int learn_merge(const char *text, const struct learn_rules *r, const char *stamp
 	return learn_merge_in(text, r, stamp, NULL, NULL, out, added);
 }
 
+/* One merge: the families of new lines, the paths of the learned expose-rw= lines (to
+ * supersede an expose-ro= of the same path however written), the lines written here. */
+struct merge {
+	struct family fam[NFAM];
+	char **rw_path; /* of fam[FAM_FILES].lines */
+	char **owned;
+	size_t n_owned;
+	const struct learn_env *env;
+	const char *target, *stamp;
+};
+
+/* An expose-rw= line whose path another file (an include) exposes read-only: that line is
+ * not ours to change, and two rules on one path do not load. The line is written
+ * commented out, with why; *line becomes it. 0, or -1 (out of memory). */
+static int not_ours(struct merge *m, const struct learn_covered *ro, const char **line)
+{
+	char *note_line;
+
+	if (asprintf(&note_line,
+		     "# %s  # learned, not active: %s:%u exposes it read-only; make that line "
+		     "expose-rw",
+		     *line, ro->file, ro->line) < 0)
+		return -1;
+	m->owned[m->n_owned++] = note_line;
+	pr_warn("learning: %s is needed, but %s:%u exposes the same path read-only: the rule "
+		"is written commented out; change that line to expose-rw",
+		*line, ro->file, ro->line);
+	*line = note_line;
+	return 0;
+}
+
+/* The new lines of family f: those not in text already. 0, or -1 (out of memory). */
+static int select_family(struct merge *m, int f, const char *text, char **src, size_t n_src)
+{
+	struct family *fam = &m->fam[f];
+	char val[4096];
+
+	fam->lines = calloc(n_src + 1, sizeof(char *));
+	if (!fam->lines)
+		return -1;
+	for (size_t i = 0; i < n_src; i++) {
+		const char *line = src[i];
+
+		if (f == FAM_FILES && m->env && rule_value(line, "expose-rw", val, sizeof(val))) {
+			char *c = value_path(val, m->env);
+			const struct learn_covered *ro = NULL;
+
+			for (size_t k = 0; c && k < m->env->n_covered && !ro; k++)
+				if (m->env->covered[k].file &&
+				    !strcmp(m->env->covered[k].path, c) &&
+				    !(m->env->covered[k].access & PYSB_ACC_WRITE) &&
+				    !same_file(m->env->covered[k].file, m->target))
+					ro = &m->env->covered[k];
+			if (ro) {
+				free(c);
+				c = NULL;
+				if (not_ours(m, ro, &line))
+					return -1;
+			}
+			m->rw_path[fam->n] = c;
+		}
+		if (text_has_line(text, line) || (f == FAM_ENVS && env_covered(text, line))) {
+			if (f == FAM_FILES) {
+				free(m->rw_path[fam->n]);
+				m->rw_path[fam->n] = NULL;
+			}
+			continue;
+		}
+		fam->lines[fam->n++] = (char *)line;
+	}
+	if (f == FAM_API) {
+		/* a category's comment line goes with its rule, and is not a rule */
+		size_t k = 0;
+
+		for (size_t i = 0; i < fam->n; i++) {
+			bool comment = fam->lines[i][0] == '#';
+
+			if (comment && (i + 1 == fam->n || fam->lines[i + 1][0] == '#'))
+				continue;
+			fam->lines[k++] = fam->lines[i];
+		}
+		fam->n = k;
+	}
+	return 0;
+}
+
+/* The rules (not comment lines) family f adds. */
+static size_t family_rules(const struct family *fam)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < fam->n; i++)
+		n += fam->lines[i][0] != '#';
+	return n;
+}
+
+/* expose-ro=X superseded by a learned expose-rw=X, however X is written (or commented):
+ * the two would conflict. True when the line s was written as superseded. */
+static bool supersede(struct merge *m, struct buf *b, const char *s)
+{
+	const struct family *files = &m->fam[FAM_FILES];
+	char val[4096], rw[4096 + 16], note[4200], *c = NULL;
+	bool done = false;
+
+	if (!rule_value(s, "expose-ro", val, sizeof(val)))
+		return false;
+	snprintf(rw, sizeof(rw), "expose-rw=%s", val);
+	for (size_t i = 0; i < files->n && !done; i++) {
+		if (strcmp(files->lines[i], rw)) {
+			if (!m->rw_path[i])
+				continue;
+			if (!c && !(c = value_path(val, m->env)))
+				break;
+			if (strcmp(c, m->rw_path[i]))
+				continue;
+		}
+		snprintf(note, sizeof(note), "# %s  # superseded by learning (%s): write needed", s,
+			 m->stamp);
+		buf_puts_nl(b, note);
+		done = true;
+	}
+	free(c);
+	return done;
+}
+
+/* The text, line by line: each family's new lines before its closing marker, and the
+ * expose-ro= lines a learned expose-rw= supersedes commented out. */
+static void copy_text(struct merge *m, struct buf *b, const char *text)
+{
+	char s[4096];
+
+	for (const char *p = text; *p;) {
+		size_t n = line_len(p);
+
+		strip(p, n, s, sizeof(s));
+		for (int f = 0; f < NFAM; f++) {
+			struct family *fam = &m->fam[f];
+
+			if (!fam->n || fam->placed || !at_marker(p, n, fam->marker))
+				continue;
+			header(b, m->stamp);
+			for (size_t i = 0; i < fam->n; i++)
+				buf_puts_nl(b, fam->lines[i]);
+			buf_put(b, "\n", 1);
+			fam->placed = true;
+		}
+		if (!supersede(m, b, s)) {
+			buf_put(b, p, n);
+			if (p[n] == '\n')
+				buf_put(b, "\n", 1);
+		}
+		p += n + (p[n] == '\n');
+	}
+}
+
+/* The families without a marker in the text, appended as py-sandboxes joins its lines: a
+ * line break after the text (a blank line when the text ended with one), the header, the
+ * families apart by a blank line, the file ending with the last rule's line. */
+static void append_rest(struct merge *m, struct buf *b)
+{
+	bool first = true, any = false;
+
+	for (int f = 0; f < NFAM; f++)
+		any = any || (m->fam[f].n && !m->fam[f].placed);
+	if (!any)
+		return;
+	buf_put(b, "\n", 1);
+	header(b, m->stamp);
+	for (int f = 0; f < NFAM; f++) {
+		if (!m->fam[f].n || m->fam[f].placed)
+			continue;
+		if (!first)
+			buf_put(b, "\n", 1);
+		for (size_t i = 0; i < m->fam[f].n; i++)
+			buf_puts_nl(b, m->fam[f].lines[i]);
+		first = false;
+	}
+}
+
 int learn_merge_in(const char *text, const struct learn_rules *r, const char *stamp,
 		   const struct learn_env *env, const char *target, char **out, size_t *added)
 {
-	struct family fam[NFAM] = {
-		{ "# </learning_guard_files>", NULL, 0, false },
-		{ "# </learning_guard_socket>", NULL, 0, false },
-		{ "# </learning_guard_api>", NULL, 0, false },
-		{ "# </learning_guard_envs>", NULL, 0, false },
+	struct merge m = {
+		.fam = {
+			{ "# </learning_guard_files>", NULL, 0, false },
+			{ "# </learning_guard_socket>", NULL, 0, false },
+			{ "# </learning_guard_api>", NULL, 0, false },
+			{ "# </learning_guard_envs>", NULL, 0, false },
+		},
+		.env = env,
+		.target = target,
+		.stamp = stamp,
 	};
 	char **src[NFAM] = { r->files, r->socket, r->api, r->envs };
 	size_t nsrc[NFAM] = { r->n_files, r->n_socket, r->n_api, r->n_envs };
 	struct buf b = { 0 };
-	char s[4096], note[4200], val[4096];
-	char **rw_path = calloc(r->n_files + 1, sizeof(char *)); /* of fam[0].lines */
-	char **owned = calloc(r->n_files + 1, sizeof(char *));
-	size_t n_owned = 0;
-	bool pending = false;
 	int ret = -1;
 
 	*added = 0;
 	*out = NULL;
-	if (!rw_path || !owned)
+	m.rw_path = calloc(r->n_files + 1, sizeof(char *));
+	m.owned = calloc(r->n_files + 1, sizeof(char *));
+	if (!m.rw_path || !m.owned)
 		goto out;
 	for (int f = 0; f < NFAM; f++) {
-		fam[f].lines = calloc(nsrc[f] + 1, sizeof(char *));
-		if (!fam[f].lines)
+		if (select_family(&m, f, text, src[f], nsrc[f]))
 			goto out;
-		for (size_t i = 0; i < nsrc[f]; i++) {
-			const char *line = src[f][i];
-
-			if (f == FAM_FILES && env &&
-			    rule_value(line, "expose-rw", val, sizeof(val))) {
-				char *c = value_path(val, env), *note_line;
-				const struct learn_covered *ro = NULL;
-
-				for (size_t k = 0; c && k < env->n_covered && !ro; k++)
-					if (env->covered[k].file &&
-					    !strcmp(env->covered[k].path, c) &&
-					    !(env->covered[k].access & PYSB_ACC_WRITE) &&
-					    !same_file(env->covered[k].file, target))
-						ro = &env->covered[k];
-				if (ro) {
-					/* read-only in another file (an include): that line is not
-					 * ours to change, and two rules on one path do not load */
-					if (asprintf(
-						    &note_line,
-						    "# %s  # learned, not active: %s:%u "
-						    "exposes it read-only; make that line expose-rw",
-						    line, ro->file, ro->line) < 0) {
-						free(c);
-						goto out;
-					}
-					owned[n_owned++] = note_line;
-					pr_warn("learning: %s is needed, but %s:%u exposes the same path "
-						"read-only: the rule is written commented out; change that "
-						"line to expose-rw",
-						line, ro->file, ro->line);
-					free(c);
-					c = NULL;
-					line = note_line;
-				}
-				rw_path[fam[f].n] = c;
-			}
-			if (text_has_line(text, line) ||
-			    (f == FAM_ENVS && env_covered(text, line))) {
-				if (f == FAM_FILES) {
-					free(rw_path[fam[f].n]);
-					rw_path[fam[f].n] = NULL;
-				}
-				continue;
-			}
-			fam[f].lines[fam[f].n++] = (char *)line;
-		}
-		if (f == FAM_API) {
-			/* a category's comment line goes with its rule, and is not a rule */
-			size_t k = 0;
-
-			for (size_t i = 0; i < fam[f].n; i++) {
-				bool comment = fam[f].lines[i][0] == '#';
-
-				if (comment && (i + 1 == fam[f].n || fam[f].lines[i + 1][0] == '#'))
-					continue;
-				*added += !comment;
-				fam[f].lines[k++] = fam[f].lines[i];
-			}
-			fam[f].n = k;
-		} else {
-			*added += fam[f].n;
-		}
-		pending = pending || fam[f].n;
+		*added += f == FAM_API ? family_rules(&m.fam[f]) : m.fam[f].n;
 	}
-	for (const char *p = text; *p;) {
-		size_t n = line_len(p);
-		bool done = false;
-
-		strip(p, n, s, sizeof(s));
-		for (int f = 0; f < NFAM; f++) {
-			if (!fam[f].n || fam[f].placed || !at_marker(p, n, fam[f].marker))
-				continue;
-			header(&b, stamp);
-			for (size_t i = 0; i < fam[f].n; i++)
-				buf_puts_nl(&b, fam[f].lines[i]);
-			buf_put(&b, "\n", 1);
-			fam[f].placed = true;
-		}
-		/* expose-ro=X superseded by a learned expose-rw=X, however X is written (or
-		 * commented): the two would conflict */
-		if (rule_value(s, "expose-ro", val, sizeof(val))) {
-			char rw[4096 + 16], *c = NULL;
-
-			snprintf(rw, sizeof(rw), "expose-rw=%s", val);
-			for (size_t i = 0; i < fam[0].n && !done; i++) {
-				if (strcmp(fam[0].lines[i], rw)) {
-					if (!rw_path[i])
-						continue;
-					if (!c && !(c = value_path(val, env)))
-						break;
-					if (strcmp(c, rw_path[i]))
-						continue;
-				}
-				snprintf(note, sizeof(note),
-					 "# %s  # superseded by learning (%s): write needed", s,
-					 stamp);
-				buf_puts_nl(&b, note);
-				done = true;
-			}
-			free(c);
-		}
-		if (!done) {
-			buf_put(&b, p, n);
-			if (p[n] == '\n')
-				buf_put(&b, "\n", 1);
-		}
-		p += n + (p[n] == '\n');
-	}
-	if (pending && ((fam[0].n && !fam[0].placed) || (fam[1].n && !fam[1].placed) ||
-			(fam[2].n && !fam[2].placed) || (fam[3].n && !fam[3].placed))) {
-		/* as py-sandboxes joins its lines: a line break after the text (a blank line
-		 * when the text ended with one), the header, the families apart by a blank
-		 * line, the file ending with the last rule's line */
-		bool first = true;
-
-		buf_put(&b, "\n", 1);
-		header(&b, stamp);
-		for (int f = 0; f < NFAM; f++) {
-			if (!fam[f].n || fam[f].placed)
-				continue;
-			if (!first)
-				buf_put(&b, "\n", 1);
-			for (size_t i = 0; i < fam[f].n; i++)
-				buf_puts_nl(&b, fam[f].lines[i]);
-			first = false;
-		}
-	}
+	copy_text(&m, &b, text);
+	append_rest(&m, &b);
 	buf_put(&b, "", 0);
 	if (b.oom || !b.s) {
 		free(b.s);
@@ -341,13 +398,13 @@ int learn_merge_in(const char *text, const struct learn_rules *r, const char *st
 	ret = 0;
 out:
 	for (int f = 0; f < NFAM; f++)
-		free(fam[f].lines);
-	for (size_t i = 0; rw_path && i < r->n_files; i++)
-		free(rw_path[i]);
-	for (size_t i = 0; i < n_owned; i++)
-		free(owned[i]);
-	free(rw_path);
-	free(owned);
+		free(m.fam[f].lines);
+	for (size_t i = 0; m.rw_path && i < r->n_files; i++)
+		free(m.rw_path[i]);
+	for (size_t i = 0; i < m.n_owned; i++)
+		free(m.owned[i]);
+	free(m.rw_path);
+	free(m.owned);
 	return ret;
 }
 
