@@ -148,17 +148,9 @@ static int learn_fallback(const char *file, const char *merged, size_t added)
 	return 1;
 }
 
-int learn_file(const char *file, const struct learn_set *s, const struct learn_env *env,
-	       bool backup, time_t now, FILE *review)
+/* What the records say of their own completeness, before any rule is written. */
+static void warn_records(const struct learn_set *s)
 {
-	struct learn_rules r;
-	struct stat st;
-	char stamp[64], old[PATH_MAX + 16] = "", *text, *merged = NULL;
-	bool exists = !stat(file, &st), unread = false;
-	size_t added;
-	int ret = -1;
-
-	learn_stamp(now, stamp, sizeof(stamp));
 	if (s->lost)
 		pr_warn("learning: %llu events were lost (stderr says why): the rules below may "
 			"be incomplete; run the program again to learn the rest, or raise "
@@ -174,6 +166,36 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 		pr_warn("learning: %lu events name accesses no rule can allow (self-protection, "
 			"anonymous code, truncated paths): see the event lines",
 			s->unlearned);
+}
+
+/* The last word of a write that succeeded. `old`: the previous version's name, or "". */
+static void say_written(const char *file, const struct learn_set *s, size_t added, const char *old)
+{
+	if (!added)
+		fprintf(stderr,
+			"pysb-bpf: learning: nothing to add (%lu events); %s created from "
+			"the template\n",
+			s->records, file);
+	else
+		fprintf(stderr,
+			"pysb-bpf: learning: %zu rule%s written into %s%s%s; review them "
+			"(above), then run without --learn to enforce\n",
+			added, added == 1 ? "" : "s", file, old[0] ? ", previous version in " : "",
+			old);
+}
+
+int learn_file(const char *file, const struct learn_set *s, const struct learn_env *env,
+	       bool backup, time_t now, FILE *review)
+{
+	struct learn_rules r;
+	struct stat st;
+	char stamp[64], old[PATH_MAX + 16] = "", *text, *merged = NULL;
+	bool exists = !stat(file, &st), unread = false;
+	size_t added;
+	int ret = -1;
+
+	learn_stamp(now, stamp, sizeof(stamp));
+	warn_records(s);
 	text = exists ? read_file(file, &st) : learn_template(stamp);
 	if (!text && exists) {
 		/* The rules still reach the fallback, merged into the template. */
@@ -233,17 +255,7 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 		ret = learn_fallback(file, merged, added);
 		goto out;
 	}
-	if (!added)
-		fprintf(stderr,
-			"pysb-bpf: learning: nothing to add (%lu events); %s created from "
-			"the template\n",
-			s->records, file);
-	else
-		fprintf(stderr,
-			"pysb-bpf: learning: %zu rule%s written into %s%s%s; review them "
-			"(above), then run without --learn to enforce\n",
-			added, added == 1 ? "" : "s", file, old[0] ? ", previous version in " : "",
-			old);
+	say_written(file, s, added, old);
 	ret = 0;
 out:
 	learn_rules_free(&r);
