@@ -284,13 +284,57 @@ static const char *dir_fix(int err)
 	}
 }
 
+/* An existing target: a regular file this process may read and replace (not immutable,
+ * not append-only: both pass the access check but refuse the rename). 0, or -1 after
+ * saying why and what to do. */
+static int existing_target(const char *file, const struct stat *st, const char *dir,
+			   const char *after, const char *other)
+{
+	int fd, flags = 0;
+
+	if (!S_ISREG(st->st_mode)) {
+		pr_err("learning: cannot write the rules into %s: it is %s, not a policy "
+		       "file%s; give the path of a file (new or existing), e.g. %s/policy",
+		       file, S_ISDIR(st->st_mode) ? "a directory" : "not a regular file", after,
+		       S_ISDIR(st->st_mode) ? file : dir);
+		return -1;
+	}
+	/* Learning reads the file, then renames a new one over it. */
+	if (faccessat(AT_FDCWD, file, R_OK | W_OK, AT_EACCESS)) {
+		int e = errno;
+
+		pr_err("learning: cannot write the rules into %s: %s%s; %s, or learn into "
+		       "another file (%s)",
+		       file, strerror(e), after,
+		       e == EROFS   ? "remount its file system read-write"
+		       : e == EPERM ? "it is immutable (lsattr shows it): chattr -i it"
+				    : "make it readable and writable (chmod u+rw)",
+		       other);
+		return -1;
+	}
+	fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	/* Append-only passes the access check but refuses the rename. */
+	if (fd >= 0 && !ioctl(fd, FS_IOC_GETFLAGS, &flags) &&
+	    (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL))) {
+		close(fd);
+		pr_err("learning: cannot write the rules into %s: it is %s (lsattr shows "
+		       "it)%s; chattr -%c it, or learn into another file (%s)",
+		       file, flags & FS_IMMUTABLE_FL ? "immutable" : "append-only", after,
+		       flags & FS_IMMUTABLE_FL ? 'i' : 'a', other);
+		return -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	return 0;
+}
+
 int learn_check_target(const char *file, bool before_run)
 {
 	const char *after = before_run ? " (the program was not started)" : "";
 	const char *other = before_run ? "--learn=FILE" : "--policy FILE";
 	char tmp[PATH_MAX], dir[PATH_MAX], probe[PATH_MAX + 32];
 	struct stat st;
-	int fd, flags = 0;
+	int fd;
 
 	if (!*file) {
 		pr_err("learning: no file to learn into (an empty name)%s; give one: --learn=FILE",
@@ -314,41 +358,8 @@ int learn_check_target(const char *file, bool before_run)
 		       file, dir, after);
 		return -1;
 	}
-	if (!stat(file, &st)) {
-		if (!S_ISREG(st.st_mode)) {
-			pr_err("learning: cannot write the rules into %s: it is %s, not a policy "
-			       "file%s; give the path of a file (new or existing), e.g. %s/policy",
-			       file, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file",
-			       after, S_ISDIR(st.st_mode) ? file : dir);
-			return -1;
-		}
-		/* Learning reads the file, then renames a new one over it. */
-		if (faccessat(AT_FDCWD, file, R_OK | W_OK, AT_EACCESS)) {
-			int e = errno;
-
-			pr_err("learning: cannot write the rules into %s: %s%s; %s, or learn into "
-			       "another file (%s)",
-			       file, strerror(e), after,
-			       e == EROFS   ? "remount its file system read-write"
-			       : e == EPERM ? "it is immutable (lsattr shows it): chattr -i it"
-					    : "make it readable and writable (chmod u+rw)",
-			       other);
-			return -1;
-		}
-		fd = open(file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-		/* Append-only passes the access check but refuses the rename. */
-		if (fd >= 0 && !ioctl(fd, FS_IOC_GETFLAGS, &flags) &&
-		    (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL))) {
-			close(fd);
-			pr_err("learning: cannot write the rules into %s: it is %s (lsattr shows "
-			       "it)%s; chattr -%c it, or learn into another file (%s)",
-			       file, flags & FS_IMMUTABLE_FL ? "immutable" : "append-only", after,
-			       flags & FS_IMMUTABLE_FL ? 'i' : 'a', other);
-			return -1;
-		}
-		if (fd >= 0)
-			close(fd);
-	}
+	if (!stat(file, &st) && existing_target(file, &st, dir, after, other))
+		return -1;
 	/* The new version and the .old backup are created next to it: really try. */
 	if ((size_t)snprintf(probe, sizeof(probe), "%s.%d.check", file, getpid()) >=
 	    sizeof(probe)) {
