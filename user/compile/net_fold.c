@@ -207,19 +207,85 @@ static void lines_text(char *buf, size_t len, const struct compiled *c, const ui
 	}
 }
 
+/* The rules of every prefix covering atom v[i], itself included, sorted, into *rules
+ * (*nr of them). 0, or -2: out of memory. */
+static int covering_rules(const struct atom *v, size_t n, size_t i, uint32_t **rules, size_t *rcap,
+			  size_t *nr)
+{
+	int af = v[i].af;
+	unsigned max_plen = af == AF_INET ? 32 : 128;
+
+	*nr = 0;
+	for (unsigned len = 0; len <= v[i].plen && len <= max_plen; len++) {
+		uint8_t m[16];
+		size_t k;
+
+		memcpy(m, v[i].addr, 16);
+		mask_prefix(m, af == AF_INET ? 4 : 16, len);
+		k = find_prefix(v, n, af, len, m);
+		for (; k < n && v[k].plen == len && !memcmp(v[k].addr, m, 16); k++) {
+			uint32_t *nv = grow(*rules, rcap, *nr, sizeof(**rules));
+
+			if (!nv)
+				return -2;
+			*rules = nv;
+			(*rules)[(*nr)++] = v[k].rule;
+		}
+	}
+	qsort(*rules, *nr, sizeof(**rules), u32_cmp);
+	return 0;
+}
+
+/* The port set of each slot of entry e, from the rules that apply to it. 0, -1 after
+ * saying which rules are too many, or -2: out of memory. */
+static int fill_slots(struct net_build *b, struct compiled_net_prefix *e, const uint32_t *rules,
+		      size_t nr, uint32_t **bounds, size_t *bcap)
+{
+	struct compiled *c = b->c;
+	struct pysb_net_ports ps;
+
+	for (unsigned slot = 0; slot < PYSB_NET_SLOTS; slot++) {
+		char where[64], lines[512];
+		int r = partition(c, rules, nr, slot, &ps, bounds, bcap), id;
+
+		if (r == -2)
+			return -2;
+		if (r < 0) {
+			prefix_text(where, sizeof(where), e->af, e->addr, e->plen);
+			lines_text(lines, sizeof(lines), c, rules, nr, slot);
+			pr_err("%s: the net= rules covering %s split the %s ports into more than %d "
+			       "ranges; merge ports into ranges",
+			       lines, where, slot_names[slot], PYSB_NET_MAX_RANGES);
+			return -1;
+		}
+		id = intern_ports(b, &ps);
+		if (id == -2)
+			return -2;
+		if (id < 0) {
+			prefix_text(where, sizeof(where), e->af, e->addr, e->plen);
+			lines_text(lines, sizeof(lines), c, rules, nr, slot);
+			pr_err("%s: the net= rules need more than %d distinct port sets (at %s, %s); "
+			       "use fewer distinct port lists",
+			       lines, PYSB_NET_MAX_PORTSETS, where, slot_names[slot]);
+			return -1;
+		}
+		e->value.ports[slot] = (uint16_t)id;
+	}
+	return 0;
+}
+
 /* Folds the sorted atoms of one family into prefix entries. */
 int fold_family(struct net_build *b, const struct atom *v, size_t n, int af)
 {
 	struct compiled *c = b->c;
-	unsigned max_plen = af == AF_INET ? 32 : 128;
 	uint32_t *rules = NULL, *bounds = NULL;
 	size_t rcap = 0, bcap = 0, n_prefixes = 0;
-	struct pysb_net_ports ps;
 	int ret = -1;
 
 	for (size_t i = 0; i < n; i++) {
 		struct compiled_net_prefix *e;
-		size_t nr = 0;
+		size_t nr;
+		int r;
 
 		if (v[i].af != af)
 			continue;
@@ -227,32 +293,16 @@ int fold_family(struct net_build *b, const struct atom *v, size_t n, int af)
 		    !memcmp(v[i - 1].addr, v[i].addr, 16))
 			continue; /* same prefix as the previous atom: done */
 		if (++n_prefixes > PYSB_NET_MAX_PREFIXES) {
-			const struct compiled_net_rule *r = &c->net_rules[v[i].rule - 1];
+			const struct compiled_net_rule *rr = &c->net_rules[v[i].rule - 1];
 
 			pr_err("%s:%u: net=%s: the policy needs more than %d %s prefixes; use "
 			       "wider networks",
-			       r->implicit ? "(implicit)" : r->src.file, r->src.line, r->text,
+			       rr->implicit ? "(implicit)" : rr->src.file, rr->src.line, rr->text,
 			       PYSB_NET_MAX_PREFIXES, af == AF_INET ? "IPv4" : "IPv6");
 			goto out;
 		}
-		/* Every prefix covering this one, itself included: the rules that apply. */
-		for (unsigned len = 0; len <= v[i].plen && len <= max_plen; len++) {
-			uint8_t m[16];
-			size_t k;
-
-			memcpy(m, v[i].addr, 16);
-			mask_prefix(m, af == AF_INET ? 4 : 16, len);
-			k = find_prefix(v, n, af, len, m);
-			for (; k < n && v[k].plen == len && !memcmp(v[k].addr, m, 16); k++) {
-				uint32_t *nv = grow(rules, &rcap, nr, sizeof(*rules));
-
-				if (!nv)
-					goto nomem;
-				rules = nv;
-				rules[nr++] = v[k].rule;
-			}
-		}
-		qsort(rules, nr, sizeof(*rules), u32_cmp);
+		if (covering_rules(v, n, i, &rules, &rcap, &nr))
+			goto nomem;
 		e = grow(c->net_prefixes, &b->cap_prefixes, c->n_net_prefixes, sizeof(*e));
 		if (!e)
 			goto nomem;
@@ -262,33 +312,11 @@ int fold_family(struct net_build *b, const struct atom *v, size_t n, int af)
 		e->af = af;
 		e->plen = v[i].plen;
 		memcpy(e->addr, v[i].addr, 16);
-		for (unsigned slot = 0; slot < PYSB_NET_SLOTS; slot++) {
-			char where[64], lines[512];
-			int r = partition(c, rules, nr, slot, &ps, &bounds, &bcap), id;
-
-			if (r == -2)
-				goto nomem;
-			if (r < 0) {
-				prefix_text(where, sizeof(where), af, e->addr, e->plen);
-				lines_text(lines, sizeof(lines), c, rules, nr, slot);
-				pr_err("%s: the net= rules covering %s split the %s ports into "
-				       "more than %d ranges; merge ports into ranges",
-				       lines, where, slot_names[slot], PYSB_NET_MAX_RANGES);
-				goto out;
-			}
-			id = intern_ports(b, &ps);
-			if (id == -2)
-				goto nomem;
-			if (id < 0) {
-				prefix_text(where, sizeof(where), af, e->addr, e->plen);
-				lines_text(lines, sizeof(lines), c, rules, nr, slot);
-				pr_err("%s: the net= rules need more than %d distinct port sets "
-				       "(at %s, %s); use fewer distinct port lists",
-				       lines, PYSB_NET_MAX_PORTSETS, where, slot_names[slot]);
-				goto out;
-			}
-			e->value.ports[slot] = (uint16_t)id;
-		}
+		r = fill_slots(b, e, rules, nr, &bounds, &bcap);
+		if (r == -2)
+			goto nomem;
+		if (r)
+			goto out;
 		c->n_net_prefixes++;
 	}
 	ret = 0;
