@@ -460,6 +460,47 @@ static int resolve_shim(struct chain *c, const char *file, const char *text, int
 	return resolve_file(c, real, real, real, false, depth + 1);
 }
 
+/* The interpreter of file's #! line (interp, its one argument arg): `env NAME [ARGS]` (-S
+ * split) looks NAME up in PATH, as env would; any other is run by its path. Appends its
+ * words to c->words. 0, or an exit status after saying why. */
+static int resolve_interpreter(struct chain *c, const char *file, const char *interp,
+			       const char *arg, int depth)
+{
+	char path[PATH_MAX], argbuf[256];
+	int ret;
+
+	if (!strcmp(base(interp), "env") && arg[0]) {
+		char *words[16];
+		const char *why;
+		int n;
+
+		snprintf(argbuf, sizeof(argbuf), "%s", arg); /* program_env_split cuts it */
+		n = program_env_split(argbuf, words, 16, &why);
+		if (n < 0) {
+			pr_err("%s: #!%s %s: %s", file, interp, arg, why);
+			return EXIT_CANNOT_EXEC;
+		}
+		if (program_find_in_path(words[0], c->o ? c->o->path_env : NULL, path,
+					 sizeof(path))) {
+			pr_err("%s: its #! line runs `env %s`, and %s is not on PATH", file,
+			       words[0], words[0]);
+			return EXIT_NOT_FOUND;
+		}
+		how_add(c, " (#!%s %s)", interp, words[0]);
+		ret = resolve_file(c, path, path, path, false, depth + 1);
+		for (int i = 1; !ret && i < n; i++)
+			ret = push(c, words[i]) ? EXIT_PYSB_ERROR : 0;
+		return ret;
+	}
+	if (absolute(interp, path, sizeof(path)))
+		return EXIT_CANNOT_EXEC;
+	how_add(c, " (#!%s)", interp);
+	ret = resolve_file(c, path, interp, interp, false, depth + 1);
+	if (!ret && arg[0] && push(c, arg))
+		ret = EXIT_PYSB_ERROR;
+	return ret;
+}
+
 /*
  * file: absolute; argv0: argv[0] when it is a binary (the user's word at the top); as_script:
  * how an interpreter gets it when it is a script (the path execve would get). Appends the
@@ -523,37 +564,9 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0, co
 		ret = EXIT_CANNOT_EXEC;
 		goto out;
 	}
-	if (!strcmp(base(interp), "env") && arg[0]) {
-		char *words[16];
-		const char *why;
-		int n = program_env_split(arg, words, 16, &why);
-
-		if (n < 0) {
-			pr_err("%s: #!%s %s: %s", file, interp, arg, why);
-			ret = EXIT_CANNOT_EXEC;
-			goto out;
-		}
-		if (program_find_in_path(words[0], c->o ? c->o->path_env : NULL, path,
-					 sizeof(path))) {
-			pr_err("%s: its #! line runs `env %s`, and %s is not on PATH", file,
-			       words[0], words[0]);
-			ret = EXIT_NOT_FOUND;
-			goto out;
-		}
-		how_add(c, " (#!%s %s)", interp, words[0]);
-		ret = resolve_file(c, path, path, path, false, depth + 1);
-		for (int i = 1; !ret && i < n; i++)
-			ret = push(c, words[i]) ? EXIT_PYSB_ERROR : 0;
-	} else {
-		if (absolute(interp, path, sizeof(path))) {
-			ret = EXIT_CANNOT_EXEC;
-			goto out;
-		}
-		how_add(c, " (#!%s)", interp);
-		ret = resolve_file(c, path, interp, interp, false, depth + 1);
-		if (!ret && arg[0] && push(c, arg))
-			ret = EXIT_PYSB_ERROR;
-	}
+	ret = resolve_interpreter(c, file, interp, arg, depth);
+	if (ret)
+		goto out;
 	/* the kernel passes the script as execve got it */
 	if (!ret && push(c, as_script))
 		ret = EXIT_PYSB_ERROR;
