@@ -47,15 +47,84 @@ static int cgroup_path(const char *cgroot, const char *v, char *out, size_t len)
 	return abs_under(cgroot, v, out, len);
 }
 
-int binding_read(const char *dir, const char *fname, const char *cgroot, struct binding_conf *out)
+/* Every key a binding knows, each a string. 0, or -1 after naming the bad one. */
+static int keys_known(json_t *root, const char *file)
 {
 	static const char *const known[] = { "policy",	       "cgroup",  "unit",
 					     "cgroup_pattern", "mode",	  "interpreter",
 					     "script",	       "comment", "confine_at" };
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(root, key, v)
+	{
+		bool ok = false;
+
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok |= !strcmp(key, known[i]);
+		if (!ok) {
+			pr_err("%s: unknown key \"%s\": a binding knows policy, cgroup, unit, "
+			       "cgroup_pattern, mode, interpreter, script, comment, confine_at",
+			       file, key);
+			return -1;
+		}
+		if (!json_is_string(v)) {
+			pr_err("%s: \"%s\" must be a string", file, key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Exactly one target: "cgroup", "unit" or "cgroup_pattern", into out->kind and
+ * out->target. 0, or -1 after saying what is wrong. */
+static int read_target(json_t *root, const char *cgroot, struct binding_conf *out)
+{
+	size_t targets = 0;
+	const char *s;
+
+	if ((s = json_string_value(json_object_get(root, "cgroup")))) {
+		targets++;
+		out->kind = TARGET_CGROUP;
+		if (cgroup_path(cgroot, s, out->target, sizeof(out->target))) {
+			pr_err("%s: \"cgroup\": \"%s\" is not a cgroup path under %s", out->file, s,
+			       cgroot);
+			return -1;
+		}
+	}
+	if ((s = json_string_value(json_object_get(root, "unit")))) {
+		targets++;
+		out->kind = TARGET_UNIT;
+		if (!*s || strchr(s, '/') || strlen(s) >= sizeof(out->target)) {
+			pr_err("%s: \"unit\": \"%s\" is not a unit name (e.g. web.service)",
+			       out->file, s);
+			return -1;
+		}
+		snprintf(out->target, sizeof(out->target), "%s", s);
+	}
+	if ((s = json_string_value(json_object_get(root, "cgroup_pattern")))) {
+		targets++;
+		out->kind = TARGET_PATTERN;
+		if (cgroup_path(cgroot, s, out->target, sizeof(out->target))) {
+			pr_err("%s: \"cgroup_pattern\": \"%s\" is not a cgroup path under %s",
+			       out->file, s, cgroot);
+			return -1;
+		}
+	}
+	if (targets != 1) {
+		pr_err("%s: %s target: give exactly one of \"cgroup\", \"unit\", \"cgroup_pattern\"",
+		       out->file, targets ? "more than one" : "no");
+		return -1;
+	}
+	return 0;
+}
+
+int binding_read(const char *dir, const char *fname, const char *cgroot, struct binding_conf *out)
+{
 	json_error_t jerr;
-	json_t *root, *v;
-	const char *key, *s;
-	size_t n = strlen(fname), targets = 0;
+	json_t *root;
+	const char *s;
+	size_t n = strlen(fname);
 	int ret = -1;
 
 	memset(out, 0, sizeof(*out));
@@ -73,23 +142,8 @@ int binding_read(const char *dir, const char *fname, const char *cgroot, struct 
 		       out->file);
 		goto out;
 	}
-	json_object_foreach(root, key, v)
-	{
-		bool ok = false;
-
-		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
-			ok |= !strcmp(key, known[i]);
-		if (!ok) {
-			pr_err("%s: unknown key \"%s\": a binding knows policy, cgroup, unit, "
-			       "cgroup_pattern, mode, interpreter, script, comment, confine_at",
-			       out->file, key);
-			goto out;
-		}
-		if (!json_is_string(v)) {
-			pr_err("%s: \"%s\" must be a string", out->file, key);
-			goto out;
-		}
-	}
+	if (keys_known(root, out->file))
+		goto out;
 	s = json_string_value(json_object_get(root, "policy"));
 	if (!s || !*s) {
 		pr_err("%s: no \"policy\": name the .py-sandboxes file to enforce", out->file);
@@ -97,39 +151,8 @@ int binding_read(const char *dir, const char *fname, const char *cgroot, struct 
 	}
 	if (abs_under(dir, s, out->policy, sizeof(out->policy)))
 		goto out;
-	if ((s = json_string_value(json_object_get(root, "cgroup")))) {
-		targets++;
-		out->kind = TARGET_CGROUP;
-		if (cgroup_path(cgroot, s, out->target, sizeof(out->target))) {
-			pr_err("%s: \"cgroup\": \"%s\" is not a cgroup path under %s", out->file, s,
-			       cgroot);
-			goto out;
-		}
-	}
-	if ((s = json_string_value(json_object_get(root, "unit")))) {
-		targets++;
-		out->kind = TARGET_UNIT;
-		if (!*s || strchr(s, '/') || strlen(s) >= sizeof(out->target)) {
-			pr_err("%s: \"unit\": \"%s\" is not a unit name (e.g. web.service)",
-			       out->file, s);
-			goto out;
-		}
-		snprintf(out->target, sizeof(out->target), "%s", s);
-	}
-	if ((s = json_string_value(json_object_get(root, "cgroup_pattern")))) {
-		targets++;
-		out->kind = TARGET_PATTERN;
-		if (cgroup_path(cgroot, s, out->target, sizeof(out->target))) {
-			pr_err("%s: \"cgroup_pattern\": \"%s\" is not a cgroup path under %s",
-			       out->file, s, cgroot);
-			goto out;
-		}
-	}
-	if (targets != 1) {
-		pr_err("%s: %s target: give exactly one of \"cgroup\", \"unit\", \"cgroup_pattern\"",
-		       out->file, targets ? "more than one" : "no");
+	if (read_target(root, cgroot, out))
 		goto out;
-	}
 	s = json_string_value(json_object_get(root, "mode"));
 	if (s && strcmp(s, "enforce") && strcmp(s, "audit")) {
 		pr_err("%s: \"mode\": \"%s\": expected \"enforce\" or \"audit\"", out->file, s);
