@@ -47,6 +47,21 @@ static int resolve_program(const struct cli *c, struct identity *id, struct prog
 			       prog);
 }
 
+/* Can the program start under this policy (program_check), said at -v with the compiled
+ * rules? 0, or -1 after saying why not. */
+static int ready_to_run(const struct cli *c, const struct program *prog,
+			const struct compiled *compiled, bool audit)
+{
+	if (program_check(prog, compiled, audit))
+		return -1;
+	if (log_level >= LOG_INFO) {
+		pr_info("policy %s compiled:", c->policy);
+		print_compiled(compiled);
+		fflush(stdout);
+	}
+	return 0;
+}
+
 int cmd_run(struct cli *cli)
 {
 	struct compiled compiled = { 0 };
@@ -80,13 +95,8 @@ int cmd_run(struct cli *cli)
 	if (compile_for(p, &prog, &compiled))
 		goto out;
 	audit = c.audit || c.learn || compiled.audit_mode;
-	if (program_check(&prog, &compiled, audit))
+	if (ready_to_run(&c, &prog, &compiled, audit))
 		goto out;
-	if (log_level >= LOG_INFO) {
-		pr_info("policy %s compiled:", c.policy);
-		print_compiled(&compiled);
-		fflush(stdout);
-	}
 	if (policy_build_env(p, environ, &envp) || (c.learn && learn_extend_env(p, &envp))) {
 		pr_err("cannot build the program's environment");
 		goto out;
