@@ -221,14 +221,123 @@ static int open_output(struct daemon *d)
 	return 0;
 }
 
+/* Each binding holds its rule paths open and each cgroup its ring buffer: fifty bindings
+ * pass the usual soft limit of 1024 (the pins raise it on EMFILE, a ring buffer created
+ * next does not). */
+static void raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* The loop: events as they come, signals (SIGHUP reloads, SIGTERM/SIGINT stop), changes of
+ * the configuration directory (settled 200 ms, then one reload), cgroups the kernel
+ * confined at their creation, and the scan every rescan_ms. Until told to stop. */
+static void run_loop(struct daemon *d, int sigfd, int ino)
+{
+	int64_t next_scan, reload_at = -1;
+	bool stop = false;
+
+	next_scan = now_ms() + d->o->rescan_ms;
+	while (!stop) {
+		struct pollfd fds[4] = {
+			{ .fd = d->rb ? ring_buffer__epoll_fd(d->rb) : -1, .events = POLLIN },
+			{ .fd = sigfd, .events = POLLIN },
+			{ .fd = ino, .events = POLLIN },
+			{ .fd = d->born ? ring_buffer__epoll_fd(d->born) : -1, .events = POLLIN },
+		};
+		int64_t now = now_ms(), wait = next_scan - now;
+		int n;
+
+		if (reload_at >= 0 && reload_at - now < wait)
+			wait = reload_at - now;
+		n = poll(fds, 4, wait < 0 ? 0 : (int)wait);
+		if (n < 0 && errno != EINTR) {
+			pr_err("poll: %s", strerror(errno));
+			break;
+		}
+		metrics_lock(&d->m);
+		if (n > 0 && fds[0].revents && d->rb)
+			ring_buffer__consume(d->rb);
+		if (n > 0 && (fds[1].revents & POLLIN)) {
+			struct signalfd_siginfo si;
+
+			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGHUP)
+					reload(d, "SIGHUP", true);
+				else
+					stop = true;
+			}
+		}
+		if (n > 0 && (fds[2].revents & POLLIN)) {
+			char buf[4096];
+
+			while (read(ino, buf, sizeof(buf)) > 0)
+				;
+			/* A tool writes several files: settle first, then read them all. */
+			reload_at = now_ms() + 200;
+		}
+		now = now_ms();
+		if (reload_at >= 0 && now >= reload_at) {
+			reload_at = -1;
+			reload(d, "the configuration directory changed", false);
+		}
+		if (n > 0 && fds[3].revents && d->born)
+			ring_buffer__consume(d->born);
+		if (d->born_seen && now < next_scan) {
+			d->born_seen = false;
+			scan(d);
+		}
+		if (now >= next_scan) {
+			d->born_seen = false;
+			scan(d);
+			sweep_repeats(d);
+			lost_records(d);
+			next_scan = now + d->o->rescan_ms;
+		}
+		if (d->rb)
+			ring_buffer__consume(d->rb);
+		events_json_flush(&d->ev);
+		events_json_sync(&d->ev);
+		rotate_events(d);
+		metrics_unlock(&d->m);
+	}
+}
+
+/* Everything of the bindings, once the loop is over (their cgroups stay confined). */
+static void bindings_free(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_b; i++) {
+		for (size_t j = 0; j < d->b[i]->n_t; j++)
+			target_free(d->b[i]->t[j]);
+		if (d->b[i]->tmpl)
+			target_free(d->b[i]->tmpl);
+		free(d->b[i]->t);
+		compiled_free(&d->b[i]->c);
+		free(d->b[i]);
+	}
+	free(d->b);
+	free(d->retired);
+	free(d->rejected);
+	free(d->kept);
+	free(d->kunclaimed);
+	free(d->held);
+	free(d->held_next);
+	free(d->watch);
+	if (d->pending_id)
+		close(d->pending_rb);
+}
+
 int daemon_main(const struct daemon_opts *o)
 {
 	struct daemon d = { .o = o };
 	const char *what;
 	sigset_t mask;
 	int err, ret = 1, sigfd = -1, ino = -1;
-	int64_t next_scan = 0, reload_at = -1;
-	bool stop = false;
 
 	if (cgroup2_mount(d.cgroot, sizeof(d.cgroot))) {
 		pr_err("no cgroup2 file system mounted: the daemon binds cgroup2 directories");
@@ -240,17 +349,7 @@ int daemon_main(const struct daemon_opts *o)
 	}
 	if (probe_run(0))
 		return 125;
-	{
-		/* Each binding holds its rule paths open and each cgroup its ring buffer:
-		 * fifty bindings pass the usual soft limit of 1024 (the pins raise it on
-		 * EMFILE, a ring buffer created next does not). */
-		struct rlimit rl;
-
-		if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
-			rl.rlim_cur = rl.rlim_max;
-			setrlimit(RLIMIT_NOFILE, &rl);
-		}
-	}
+	raise_nofile();
 	if (loader_start(&d.l, &what, &err)) {
 		probe_report_load_failure(what, err, false);
 		return 125;
@@ -291,70 +390,7 @@ int daemon_main(const struct daemon_opts *o)
 			strerror(errno));
 	pr_info("watching %s: %zu binding(s)%s%s", o->config_dir, d.n_b,
 		o->metrics ? ", metrics on " : "", o->metrics ? o->metrics : "");
-	next_scan = now_ms() + o->rescan_ms;
-	while (!stop) {
-		struct pollfd fds[4] = {
-			{ .fd = d.rb ? ring_buffer__epoll_fd(d.rb) : -1, .events = POLLIN },
-			{ .fd = sigfd, .events = POLLIN },
-			{ .fd = ino, .events = POLLIN },
-			{ .fd = d.born ? ring_buffer__epoll_fd(d.born) : -1, .events = POLLIN },
-		};
-		int64_t now = now_ms(), wait = next_scan - now;
-		int n;
-
-		if (reload_at >= 0 && reload_at - now < wait)
-			wait = reload_at - now;
-		n = poll(fds, 4, wait < 0 ? 0 : (int)wait);
-		if (n < 0 && errno != EINTR) {
-			pr_err("poll: %s", strerror(errno));
-			break;
-		}
-		metrics_lock(&d.m);
-		if (n > 0 && fds[0].revents && d.rb)
-			ring_buffer__consume(d.rb);
-		if (n > 0 && (fds[1].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-
-			if (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
-				if (si.ssi_signo == SIGHUP)
-					reload(&d, "SIGHUP", true);
-				else
-					stop = true;
-			}
-		}
-		if (n > 0 && (fds[2].revents & POLLIN)) {
-			char buf[4096];
-
-			while (read(ino, buf, sizeof(buf)) > 0)
-				;
-			/* A tool writes several files: settle first, then read them all. */
-			reload_at = now_ms() + 200;
-		}
-		now = now_ms();
-		if (reload_at >= 0 && now >= reload_at) {
-			reload_at = -1;
-			reload(&d, "the configuration directory changed", false);
-		}
-		if (n > 0 && fds[3].revents && d.born)
-			ring_buffer__consume(d.born);
-		if (d.born_seen && now < next_scan) {
-			d.born_seen = false;
-			scan(&d);
-		}
-		if (now >= next_scan) {
-			d.born_seen = false;
-			scan(&d);
-			sweep_repeats(&d);
-			lost_records(&d);
-			next_scan = now + o->rescan_ms;
-		}
-		if (d.rb)
-			ring_buffer__consume(d.rb);
-		events_json_flush(&d.ev);
-		events_json_sync(&d.ev);
-		rotate_events(&d);
-		metrics_unlock(&d.m);
-	}
+	run_loop(&d, sigfd, ino);
 	sweep_repeats(&d); /* what the kernel counted since the last second */
 	pr_info("stopping: every bound cgroup stays confined (the programs and maps are pinned)");
 	ret = 0;
@@ -368,25 +404,7 @@ out:
 	}
 	if (d.out)
 		events_json_sync(&d.ev);
-	for (size_t i = 0; i < d.n_b; i++) {
-		for (size_t j = 0; j < d.b[i]->n_t; j++)
-			target_free(d.b[i]->t[j]);
-		if (d.b[i]->tmpl)
-			target_free(d.b[i]->tmpl);
-		free(d.b[i]->t);
-		compiled_free(&d.b[i]->c);
-		free(d.b[i]);
-	}
-	free(d.b);
-	free(d.retired);
-	free(d.rejected);
-	free(d.kept);
-	free(d.kunclaimed);
-	free(d.held);
-	free(d.held_next);
-	free(d.watch);
-	if (d.pending_id)
-		close(d.pending_rb);
+	bindings_free(&d);
 	if (d.out && d.out != stdout)
 		fclose(d.out);
 	if (sigfd >= 0)
