@@ -312,6 +312,106 @@ static bool is_binding_file(const char *n)
 	return n[0] != '.' && l > 5 && !strcmp(n + l - 5, ".json");
 }
 
+/* A binding seen for the first time: its targets come at the scan. 0, or 1 (out of
+ * memory; c freed). */
+static int binding_add(struct daemon *d, const struct binding_conf *conf, struct compiled *c,
+		       uint64_t fp)
+{
+	struct binding *b;
+	struct binding **v = realloc(d->b, (d->n_b + 1) * sizeof(*v));
+
+	b = calloc(1, sizeof(*b));
+	if (!v || !b) {
+		free(b);
+		compiled_free(c);
+		return 1;
+	}
+	d->b = v;
+	d->b[d->n_b++] = b;
+	b->m.owner = d;
+	b->conf = *conf;
+	b->c = *c;
+	b->fingerprint = fp;
+	b->seen = true;
+	metrics_binding_added(&d->m, &b->m, conf->name);
+	pr_info("binding %s: %s on %s %s, %s", conf->name, conf->policy,
+		conf->kind == TARGET_UNIT      ? "unit"
+		: conf->kind == TARGET_PATTERN ? "cgroups matching"
+					       : "cgroup",
+		conf->target, conf->audit ? "audit" : "enforce");
+	return 0;
+}
+
+/* A binding whose files changed: every target switched to the new policy, or none (those
+ * switched go back to the old one). 0, or 1 when the previous policy stays in force. */
+static int binding_reload(struct daemon *d, struct binding *b, const struct binding_conf *conf,
+			  struct compiled *c, uint64_t fp)
+{
+	struct binding old = *b;
+	struct file_pins pins = { 0 };
+	bool failed = false;
+
+	b->conf = *conf;
+	for (size_t j = 0; j < b->n_t; j++)
+		failed |= target_switch(d, b->t[j], b, c, &pins) != 0;
+	if (failed) {
+		/* Those switched stay on the new policy; put them back on the old. */
+		b->conf = old.conf;
+		for (size_t j = 0; j < b->n_t; j++)
+			target_switch(d, b->t[j], b, &old.c, &b->pins);
+		retire_flush(d);
+		file_pins_release(&pins);
+		compiled_free(c);
+		pr_err("binding %s: the new policy could not be put on every cgroup; "
+		       "the previous one stays in force",
+		       conf->name);
+		return 1;
+	}
+	/* The old rules' ids are retired (retire_flush, at the end of
+	 * read_config): inodes only they named may go. */
+	file_pins_release(&b->pins);
+	compiled_free(&old.c);
+	b->c = *c;
+	b->pins = pins;
+	b->fingerprint = fp;
+	pr_info("binding %s: policy %s reloaded on %zu cgroup(s), %s", conf->name, conf->policy,
+		b->n_t, conf->audit ? "audit" : "enforce");
+	return 0;
+}
+
+/* The bindings whose file is gone: their cgroups released, their state freed. */
+static void release_removed(struct daemon *d)
+{
+	for (size_t i = 0; i < d->n_b;) {
+		struct binding *b = d->b[i];
+
+		if (b->seen) {
+			i++;
+			continue;
+		}
+		struct target *tmpl = b->tmpl; /* its id leaves cgroup_watch at the scan */
+
+		for (size_t j = 0; j < b->n_t; j++) {
+			target_release(d, b->t[j], "its binding file was removed");
+		}
+		b->tmpl = NULL;
+		if (tmpl)
+			d->rb_stale = true;
+		if (d->rb_stale)
+			rb_rebuild(d);
+		if (tmpl)
+			target_free(tmpl);
+		for (size_t j = 0; j < b->n_t; j++)
+			target_free(b->t[j]);
+		free(b->t);
+		file_pins_release(&b->pins);
+		compiled_free(&b->c);
+		metrics_binding_removed(&d->m, &b->m);
+		free(b);
+		d->b[i] = d->b[--d->n_b];
+	}
+}
+
 /* Reads every binding file. A binding whose file or policy is broken keeps what it
  * enforced; one whose file is gone is released. Returns the number of errors. */
 int read_config(struct daemon *d, bool apply, bool force)
@@ -365,28 +465,7 @@ int read_config(struct daemon *d, bool apply, bool force)
 		}
 		b = binding_find(d, conf.name);
 		if (!b) {
-			struct binding **v = realloc(d->b, (d->n_b + 1) * sizeof(*v));
-
-			b = calloc(1, sizeof(*b));
-			if (!v || !b) {
-				free(b);
-				compiled_free(&c);
-				errors++;
-				continue;
-			}
-			d->b = v;
-			d->b[d->n_b++] = b;
-			b->m.owner = d;
-			b->conf = conf;
-			b->c = c;
-			b->fingerprint = fp;
-			b->seen = true;
-			metrics_binding_added(&d->m, &b->m, conf.name);
-			pr_info("binding %s: %s on %s %s, %s", conf.name, conf.policy,
-				conf.kind == TARGET_UNIT      ? "unit"
-				: conf.kind == TARGET_PATTERN ? "cgroups matching"
-							      : "cgroup",
-				conf.target, conf.audit ? "audit" : "enforce");
+			errors += binding_add(d, &conf, &c, fp);
 			continue; /* its targets: the scan */
 		}
 		b->seen = true;
@@ -394,38 +473,7 @@ int read_config(struct daemon *d, bool apply, bool force)
 			compiled_free(&c); /* nothing changed: no switch */
 			continue;
 		}
-		{
-			struct binding old = *b;
-			struct file_pins pins = { 0 };
-			bool failed = false;
-
-			b->conf = conf;
-			for (size_t j = 0; j < b->n_t; j++)
-				failed |= target_switch(d, b->t[j], b, &c, &pins) != 0;
-			if (failed) {
-				/* Those switched stay on the new policy; put them back on the old. */
-				b->conf = old.conf;
-				for (size_t j = 0; j < b->n_t; j++)
-					target_switch(d, b->t[j], b, &old.c, &b->pins);
-				retire_flush(d);
-				file_pins_release(&pins);
-				compiled_free(&c);
-				pr_err("binding %s: the new policy could not be put on every cgroup; "
-				       "the previous one stays in force",
-				       conf.name);
-				errors++;
-				continue;
-			}
-			/* The old rules' ids are retired (retire_flush, at the end of
-			 * read_config): inodes only they named may go. */
-			file_pins_release(&b->pins);
-			compiled_free(&old.c);
-			b->c = c;
-			b->pins = pins;
-			b->fingerprint = fp;
-			pr_info("binding %s: policy %s reloaded on %zu cgroup(s), %s", conf.name,
-				conf.policy, b->n_t, conf.audit ? "audit" : "enforce");
-		}
+		errors += binding_reload(d, b, &conf, &c, fp);
 	}
 	for (int i = 0; i < n; i++)
 		free(names[i]);
@@ -433,34 +481,7 @@ int read_config(struct daemon *d, bool apply, bool force)
 	if (!apply)
 		return errors;
 	retire_flush(d);
-	for (size_t i = 0; i < d->n_b;) {
-		struct binding *b = d->b[i];
-
-		if (b->seen) {
-			i++;
-			continue;
-		}
-		struct target *tmpl = b->tmpl; /* its id leaves cgroup_watch at the scan */
-
-		for (size_t j = 0; j < b->n_t; j++) {
-			target_release(d, b->t[j], "its binding file was removed");
-		}
-		b->tmpl = NULL;
-		if (tmpl)
-			d->rb_stale = true;
-		if (d->rb_stale)
-			rb_rebuild(d);
-		if (tmpl)
-			target_free(tmpl);
-		for (size_t j = 0; j < b->n_t; j++)
-			target_free(b->t[j]);
-		free(b->t);
-		file_pins_release(&b->pins);
-		compiled_free(&b->c);
-		metrics_binding_removed(&d->m, &b->m);
-		free(b);
-		d->b[i] = d->b[--d->n_b];
-	}
+	release_removed(d);
 	return errors;
 }
 
