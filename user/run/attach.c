@@ -80,6 +80,66 @@ static bool sent_from_outside(const struct signalfd_siginfo *si, const char *san
 	return true;
 }
 
+/* A signal to pysb-bpf: from outside the sandbox, it detaches the process (back to its
+ * cgroup `home`); from inside, it is ignored (the sandboxed process may not end its own
+ * confinement). True when the attach is over; *release false when the move back failed
+ * (the process then stays confined, pinned). */
+static bool signal_detaches(int sigfd, const char *cgpath, const char *home, pid_t target,
+			    bool *release)
+{
+	struct signalfd_siginfo si;
+	char why[192];
+	int err;
+
+	if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+		return false;
+	if (!sent_from_outside(&si, cgpath, why, sizeof(why))) {
+		pr_warn("%s ignored: %s; process %d stays confined", strsignal((int)si.ssi_signo),
+			why, target);
+		return false;
+	}
+	/* Detach: back where it was. Only this process can do it: the sandboxed one may
+	 * neither signal it nor leave its cgroup. */
+	err = move_pid(home, target);
+	if (err) {
+		pr_err("cannot move process %d back to %s: %s; it stays confined", target, home,
+		       strerror(-err));
+		*release = false;
+	} else {
+		pr_warn("process %d detached (back in %s)", target, home);
+	}
+	return true;
+}
+
+/* Events until the process exits or a signal from outside detaches it. 0, or
+ * EXIT_PYSB_ERROR when poll failed. */
+static int attach_loop(const struct run_opts *o, struct loader *l, struct ring_buffer *rb,
+		       int pidfd, int sigfd, pid_t target, const char *cgpath, const char *home,
+		       bool *release)
+{
+	for (;;) {
+		struct pollfd fds[3] = {
+			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+			{ .fd = pidfd, .events = POLLIN },
+			{ .fd = sigfd, .events = POLLIN },
+		};
+		int n = poll(fds, 3, 1000);
+
+		if (n < 0 && errno != EINTR)
+			return EXIT_PYSB_ERROR;
+		if (n > 0 && fds[0].revents)
+			ring_buffer__consume(rb);
+		if (n == 0 && o->events)
+			events_json_flush(o->events);
+		batch_done(o, l, true);
+		if (n > 0 && fds[1].revents)
+			return 0; /* it exited: its children go with the cgroup, as under run */
+		if (n > 0 && (fds[2].revents & POLLIN) &&
+		    signal_detaches(sigfd, cgpath, home, target, release))
+			return 0;
+	}
+}
+
 int sandbox_attach(const struct run_opts *o, pid_t target)
 {
 	static char errbuf[1 << 16];
@@ -132,49 +192,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		target, cg.path);
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
-	for (bool done = false; !done;) {
-		struct pollfd fds[3] = {
-			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
-			{ .fd = pidfd, .events = POLLIN },
-			{ .fd = sigfd, .events = POLLIN },
-		};
-		int n = poll(fds, 3, 1000);
-
-		if (n < 0 && errno != EINTR)
-			break;
-		if (n > 0 && fds[0].revents)
-			ring_buffer__consume(rb);
-		if (n == 0 && o->events)
-			events_json_flush(o->events);
-		batch_done(o, &l, true);
-		if (n > 0 && fds[1].revents) {
-			ret = 0; /* it exited: its children go with the cgroup, as under run */
-			done = true;
-		} else if (n > 0 && (fds[2].revents & POLLIN)) {
-			struct signalfd_siginfo si;
-			char why[192];
-
-			if (read(sigfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (!sent_from_outside(&si, cg.path, why, sizeof(why))) {
-				pr_warn("%s ignored: %s; process %d stays confined",
-					strsignal((int)si.ssi_signo), why, target);
-				continue;
-			}
-			/* Detach: back where it was. Only this process can do it: the
-			 * sandboxed one may neither signal it nor leave its cgroup. */
-			err = move_pid(home, target);
-			if (err) {
-				pr_err("cannot move process %d back to %s: %s; it stays confined",
-				       target, home, strerror(-err));
-				release = false;
-			} else {
-				pr_warn("process %d detached (back in %s)", target, home);
-			}
-			ret = 0;
-			done = true;
-		}
-	}
+	ret = attach_loop(o, &l, rb, pidfd, sigfd, target, cg.path, home, &release);
 	ring_buffer__consume(rb);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);
