@@ -138,32 +138,13 @@ static int pending_ensure(struct daemon *d)
 	return 0;
 }
 
-/*
- * Writes cgroup_watch: for every unit and pattern binding, the paths of the cgroups it
- * will claim and the sandbox the kernel gives them at their creation. Called at the
- * start of each scan (the scan's glob then finds every cgroup created before). Ids that
- * leave the map are retired (removed after the scan's settle): a previous daemon's, a
- * replaced policy's, a removed binding's.
- */
-void watch_sync(struct daemon *d)
+/* The slots the bindings want: a glob and the sandbox a new cgroup matching it gets (the
+ * binding's template, or the pending sandbox for a pattern the kernel cannot match). */
+static void want_slots(struct daemon *d, struct pysb_watch *want, bool *need_pending)
 {
-	struct bpf_map *map = d->l.skel->maps.cgroup_watch;
-	struct pysb_watch *want = calloc(PYSB_MAX_WATCH, sizeof(*want));
 	size_t n = 0;
-	bool said_full = false, need_pending = false;
+	bool said_full = false;
 
-	if (!want)
-		return;
-	if (!d->watch) {
-		d->watch = calloc(PYSB_MAX_WATCH, sizeof(*d->watch));
-		if (!d->watch) {
-			free(want);
-			return;
-		}
-		for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++)
-			bpf_map__lookup_elem(map, &i, sizeof(i), &d->watch[i], sizeof(d->watch[i]),
-					     0);
-	}
 	for (size_t i = 0; i < d->n_b; i++) {
 		struct binding *b = d->b[i];
 		struct pysb_watch *w;
@@ -183,7 +164,7 @@ void watch_sync(struct daemon *d)
 		if (watch_glob(d, b, w->glob, sizeof(w->glob), &wider))
 			continue;
 		if (wider) {
-			need_pending = true;
+			*need_pending = true;
 			w->flags = PYSB_WATCH_PENDING;
 		} else if (!template_ensure(d, b)) {
 			w->cfg.id = b->tmpl->id;
@@ -196,7 +177,7 @@ void watch_sync(struct daemon *d)
 			w->cfg.flags |= PYSB_SB_HOLD; /* armed at the first execve in it */
 		n++;
 	}
-	if (need_pending && pending_ensure(d))
+	if (*need_pending && pending_ensure(d))
 		pr_err("cannot create the pending sandbox: cgroups of widened patterns are "
 		       "confined at the scan, not at their creation");
 	for (size_t i = 0; i < n; i++)
@@ -209,6 +190,14 @@ void watch_sync(struct daemon *d)
 			else
 				want[i].glob[0] = '\0';
 		}
+}
+
+/* The slots that differ from what the kernel has, written; a slot that cannot be written
+ * keeps the kernel's (its cgroups are then confined at the scan). */
+static void write_slots(struct daemon *d, struct pysb_watch *want)
+{
+	struct bpf_map *map = d->l.skel->maps.cgroup_watch;
+
 	for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++) {
 		if (!memcmp(&want[i], &d->watch[i], sizeof(want[i])))
 			continue;
@@ -219,6 +208,12 @@ void watch_sync(struct daemon *d)
 			want[i] = d->watch[i]; /* what the kernel still has */
 		}
 	}
+}
+
+/* Ids no slot names any more are retired; the pending sandbox's last, when no slot needs
+ * it. */
+static void retire_unwatched(struct daemon *d, const struct pysb_watch *want, bool need_pending)
+{
 	/* Ids no slot names any more; the pending sandbox's last. */
 	for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++) {
 		uint32_t id = d->watch[i].cfg.id;
@@ -243,6 +238,35 @@ void watch_sync(struct daemon *d)
 			d->pending_rb = -1;
 		}
 	}
+}
+
+/*
+ * Writes cgroup_watch: for every unit and pattern binding, the paths of the cgroups it
+ * will claim and the sandbox the kernel gives them at their creation. Called at the
+ * start of each scan (the scan's glob then finds every cgroup created before). Ids that
+ * leave the map are retired (removed after the scan's settle): a previous daemon's, a
+ * replaced policy's, a removed binding's.
+ */
+void watch_sync(struct daemon *d)
+{
+	struct pysb_watch *want = calloc(PYSB_MAX_WATCH, sizeof(*want));
+	bool need_pending = false;
+
+	if (!want)
+		return;
+	if (!d->watch) {
+		d->watch = calloc(PYSB_MAX_WATCH, sizeof(*d->watch));
+		if (!d->watch) {
+			free(want);
+			return;
+		}
+		for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++)
+			bpf_map__lookup_elem(d->l.skel->maps.cgroup_watch, &i, sizeof(i),
+					     &d->watch[i], sizeof(d->watch[i]), 0);
+	}
+	want_slots(d, want, &need_pending);
+	write_slots(d, want);
+	retire_unwatched(d, want, need_pending);
 	memcpy(d->watch, want, PYSB_MAX_WATCH * sizeof(*want));
 	free(want);
 }
