@@ -416,6 +416,48 @@ static bool kept_had(const struct daemon *d, uint64_t cgid)
 	return false;
 }
 
+/* Appends id to *v (*n of them); out of memory: not kept (it is said again next scan). */
+static void push_id(uint64_t **v, size_t *n, uint64_t id)
+{
+	uint64_t *nv = realloc(*v, (*n + 1) * sizeof(*nv));
+
+	if (nv) {
+		*v = nv;
+		(*v)[(*n)++] = id;
+	}
+}
+
+/* Why an unclaimed daemon entry goes, or (*keep) why it stays: never unconfine on doubt.
+ * r: its record (rec: there is one, of the daemon). */
+static const char *orphan_verdict(struct daemon *d, uint64_t cgid, const struct sandbox_record *r,
+				  bool rec, const char **keep)
+{
+	struct binding *b = rec ? binding_find(d, r->binding) : NULL;
+
+	*keep = NULL;
+	if (cgroup_gone(d, cgid, rec ? r->cgroup : NULL))
+		return "the cgroup is gone";
+	if (d->rejected_lost || (rec && rejected_has(d, r->binding)))
+		*keep = "its binding cannot be read or compiled: its last rules stay in force";
+	else if (!rec && d->n_rejected)
+		*keep = "no record names its binding and a binding was rejected: its rules stay "
+			"in force";
+	else if (b && b->conf.kind == TARGET_UNIT)
+		*keep = "its unit's binding stands: it stays until the cgroup is gone";
+	else if (b && (b->conf.kind == TARGET_CGROUP
+			       ? !strcmp(b->conf.target, r->cgroup)
+			       : !fnmatch(b->conf.target, r->cgroup, FNM_PATHNAME)))
+		*keep = "its binding names it but could not confine it now: its rules stay in "
+			"force";
+	else if (!rec)
+		return "no binding claims it";
+	else if (b)
+		return "its binding does not name it any more";
+	else
+		return "its binding file was removed";
+	return NULL;
+}
+
 /*
  * Entries flagged PYSB_SB_DAEMON that no target of this daemon claims. Released only when
  * no binding may still want them: the binding their record names was removed (while no
@@ -433,8 +475,7 @@ void release_orphans(struct daemon *d)
 		struct pysb_sandbox_cfg cfg;
 		struct sandbox_record r;
 		bool claimed = false, rec, gone;
-		const char *keep = NULL, *why = NULL;
-		struct binding *b;
+		const char *keep = NULL, *why;
 		char prefix[64];
 
 		claimed = held_has(d, next); /* held until its first execve (held_wait) */
@@ -451,12 +492,7 @@ void release_orphans(struct daemon *d)
 			gone = cgroup_gone(d, next, NULL);
 			if (!gone &&
 			    (!kunclaimed_had(d, next) || d->n_rejected || d->rejected_lost)) {
-				uint64_t *v = realloc(kun, (n_kun + 1) * sizeof(*v));
-
-				if (v) {
-					kun = v;
-					kun[n_kun++] = next;
-				}
+				push_id(&kun, &n_kun, next);
 				goto next;
 			}
 			pr_info("releasing cgroup id %llu (sandbox %u), confined at its creation: %s",
@@ -471,35 +507,9 @@ void release_orphans(struct daemon *d)
 			snprintf(r.binding, sizeof(r.binding), "?");
 			snprintf(r.cgroup, sizeof(r.cgroup), "an unrecorded cgroup");
 		}
-		b = rec ? binding_find(d, r.binding) : NULL;
-		gone = cgroup_gone(d, next, rec ? r.cgroup : NULL);
-		if (gone)
-			why = "the cgroup is gone";
-		else if (d->rejected_lost || (rec && rejected_has(d, r.binding)))
-			keep = "its binding cannot be read or compiled: its last rules stay in force";
-		else if (!rec && d->n_rejected)
-			keep = "no record names its binding and a binding was rejected: its rules "
-			       "stay in force";
-		else if (b && b->conf.kind == TARGET_UNIT)
-			keep = "its unit's binding stands: it stays until the cgroup is gone";
-		else if (b && (b->conf.kind == TARGET_CGROUP
-				       ? !strcmp(b->conf.target, r.cgroup)
-				       : !fnmatch(b->conf.target, r.cgroup, FNM_PATHNAME)))
-			keep = "its binding names it but could not confine it now: its rules stay "
-			       "in force";
-		else if (!rec)
-			why = "no binding claims it";
-		else if (b)
-			why = "its binding does not name it any more";
-		else
-			why = "its binding file was removed";
+		why = orphan_verdict(d, next, &r, rec, &keep);
 		if (keep) {
-			uint64_t *v = realloc(kept, (n_kept + 1) * sizeof(*v));
-
-			if (v) {
-				kept = v;
-				kept[n_kept++] = next;
-			}
+			push_id(&kept, &n_kept, next);
 			if (!kept_had(d, next))
 				pr_warn("%s: kept %s (cgroup id %llu, sandbox %u): %s", r.binding,
 					r.cgroup, (unsigned long long)next, cfg.id, keep);
