@@ -311,6 +311,75 @@ static bool held_wait(struct daemon *d, const char *path)
 	return true;
 }
 
+/* One binding at the scan: its targets still there are kept, those gone (or no longer
+ * named) released, the new cgroups it names confined. */
+static void scan_binding(struct daemon *d, struct binding *b)
+{
+	char **paths = NULL;
+	size_t n = binding_paths(b, d->cgroot, &paths);
+	bool no_answer = b->query_failed, gone; /* query_failed: set by binding_paths */
+
+	if (b->conf.kind == TARGET_UNIT) {
+		if (no_answer && !b->no_answer)
+			pr_warn("%s: systemd did not answer for unit %s: its cgroups stay "
+				"confined until they are gone",
+				b->conf.name, b->conf.target);
+		else if (!no_answer && b->no_answer)
+			pr_info("%s: systemd answers again for unit %s", b->conf.name,
+				b->conf.target);
+		b->no_answer = no_answer;
+	}
+	for (size_t j = 0; j < b->n_t; j++) {
+		struct stat st;
+
+		b->t[j]->seen = false;
+		for (size_t k = 0; k < n; k++)
+			if (paths[k] && !strcmp(paths[k], b->t[j]->path) && !stat(paths[k], &st) &&
+			    st.st_ino == b->t[j]->cgid) {
+				b->t[j]->seen = true;
+				free(paths[k]);
+				paths[k] = NULL;
+			}
+	}
+	for (size_t j = 0; j < b->n_t;) {
+		/* A unit's cgroup is released only when it is gone: systemd removes it
+		 * when the unit stops or restarts; whatever else systemd says (or fails
+		 * to say) is no proof. */
+		if (b->t[j]->seen || (b->conf.kind == TARGET_UNIT &&
+				      !cgroup_gone(d, b->t[j]->cgid, b->t[j]->path))) {
+			j++;
+			continue;
+		}
+		gone = b->conf.kind == TARGET_UNIT || cgroup_gone(d, b->t[j]->cgid, NULL);
+		target_release(d, b->t[j],
+			       gone ? "the cgroup is gone"
+				    : "its binding does not name it any more");
+		rb_rebuild(d);
+		target_free(b->t[j]);
+		b->t[j] = b->t[--b->n_t];
+	}
+	for (size_t k = 0; k < n; k++) {
+		struct target *t, **v;
+
+		if (!paths[k])
+			continue;
+		if (held_wait(d, paths[k])) {
+			free(paths[k]);
+			continue;
+		}
+		v = realloc(b->t, (b->n_t + 1) * sizeof(*v));
+		if (v) {
+			b->t = v;
+			t = target_add(d, b, paths[k]);
+			if (t)
+				b->t[b->n_t++] = t;
+		}
+		free(paths[k]);
+	}
+	free(paths);
+	b->m.targets = b->n_t;
+}
+
 /* Confines the cgroups that appeared, releases those that are gone (or re-created:
  * a restarted unit gets a new cgroup, with a new id). */
 void scan(struct daemon *d)
@@ -318,72 +387,8 @@ void scan(struct daemon *d)
 	/* First: from here on the kernel confines what the globs below do not see yet. */
 	watch_sync(d);
 	d->n_held_next = 0;
-	for (size_t i = 0; i < d->n_b; i++) {
-		struct binding *b = d->b[i];
-		char **paths = NULL;
-		size_t n = binding_paths(b, d->cgroot, &paths);
-		bool no_answer = b->query_failed, gone; /* query_failed: set by binding_paths */
-
-		if (b->conf.kind == TARGET_UNIT) {
-			if (no_answer && !b->no_answer)
-				pr_warn("%s: systemd did not answer for unit %s: its cgroups stay "
-					"confined until they are gone",
-					b->conf.name, b->conf.target);
-			else if (!no_answer && b->no_answer)
-				pr_info("%s: systemd answers again for unit %s", b->conf.name,
-					b->conf.target);
-			b->no_answer = no_answer;
-		}
-		for (size_t j = 0; j < b->n_t; j++) {
-			struct stat st;
-
-			b->t[j]->seen = false;
-			for (size_t k = 0; k < n; k++)
-				if (paths[k] && !strcmp(paths[k], b->t[j]->path) &&
-				    !stat(paths[k], &st) && st.st_ino == b->t[j]->cgid) {
-					b->t[j]->seen = true;
-					free(paths[k]);
-					paths[k] = NULL;
-				}
-		}
-		for (size_t j = 0; j < b->n_t;) {
-			/* A unit's cgroup is released only when it is gone: systemd removes it
-			 * when the unit stops or restarts; whatever else systemd says (or fails
-			 * to say) is no proof. */
-			if (b->t[j]->seen || (b->conf.kind == TARGET_UNIT &&
-					      !cgroup_gone(d, b->t[j]->cgid, b->t[j]->path))) {
-				j++;
-				continue;
-			}
-			gone = b->conf.kind == TARGET_UNIT || cgroup_gone(d, b->t[j]->cgid, NULL);
-			target_release(d, b->t[j],
-				       gone ? "the cgroup is gone"
-					    : "its binding does not name it any more");
-			rb_rebuild(d);
-			target_free(b->t[j]);
-			b->t[j] = b->t[--b->n_t];
-		}
-		for (size_t k = 0; k < n; k++) {
-			struct target *t, **v;
-
-			if (!paths[k])
-				continue;
-			if (held_wait(d, paths[k])) {
-				free(paths[k]);
-				continue;
-			}
-			v = realloc(b->t, (b->n_t + 1) * sizeof(*v));
-			if (v) {
-				b->t = v;
-				t = target_add(d, b, paths[k]);
-				if (t)
-					b->t[b->n_t++] = t;
-			}
-			free(paths[k]);
-		}
-		free(paths);
-		b->m.targets = b->n_t;
-	}
+	for (size_t i = 0; i < d->n_b; i++)
+		scan_binding(d, d->b[i]);
 	{
 		struct held *h = d->held;
 
