@@ -111,6 +111,26 @@ static void link_prefix(const struct target *t, char *buf, size_t len)
 	snprintf(buf, len, "cg%llu", (unsigned long long)t->cgid);
 }
 
+/* The socket programs on the cgroup (fd), pinned under prefix; kept when a previous
+ * daemon pinned the whole set. 0, or -1 after saying why. */
+static int attach_links(struct daemon *d, const struct binding *b, int fd, const char *path,
+			const char *prefix)
+{
+	int err;
+
+	if (loader_links_pinned(&d->l, prefix))
+		return 0;
+	loader_unpin_links(&d->l, prefix); /* a partial set: start over */
+	err = loader_attach_cgroup_pinned(&d->l, fd, prefix, NULL, NULL, 0);
+	if (err) {
+		pr_err("%s: cannot attach the socket programs to %s: %s", b->conf.name, path,
+		       strerror(-err));
+		loader_unpin_links(&d->l, prefix);
+		return -1;
+	}
+	return 0;
+}
+
 /* Confines the cgroup at path with b's policy: adopts what a previous daemon left. */
 struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 {
@@ -119,7 +139,7 @@ struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 	char prefix[64];
 	struct stat st;
 	bool adopted = false, born = false, held = false;
-	int fd = -1, err;
+	int fd = -1;
 
 	if (!t)
 		return NULL;
@@ -158,16 +178,8 @@ struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 		goto fail;
 	}
 	link_prefix(t, prefix, sizeof(prefix));
-	if (!loader_links_pinned(&d->l, prefix)) {
-		loader_unpin_links(&d->l, prefix); /* a partial set: start over */
-		err = loader_attach_cgroup_pinned(&d->l, fd, prefix, NULL, NULL, 0);
-		if (err) {
-			pr_err("%s: cannot attach the socket programs to %s: %s", b->conf.name,
-			       path, strerror(-err));
-			loader_unpin_links(&d->l, prefix);
-			goto fail;
-		}
-	}
+	if (attach_links(d, b, fd, path, prefix))
+		goto fail;
 	close(fd);
 	fd = -1;
 	/* Adopted or new, the policy put on is the one read now (it may have changed while

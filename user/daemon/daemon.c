@@ -332,6 +332,22 @@ static void bindings_free(struct daemon *d)
 		close(d->pending_rb);
 }
 
+/* The signals (a signalfd of the blocked mask) and the configuration directory (inotify:
+ * every way a tool writes a file into it). 0, or -1 after saying why. */
+static int watch_config(const char *dir, const sigset_t *mask, int *sigfd, int *ino)
+{
+	*sigfd = signalfd(-1, mask, SFD_CLOEXEC);
+	*ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (*sigfd < 0 || *ino < 0 ||
+	    inotify_add_watch(*ino, dir,
+			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
+				      IN_ATTRIB) < 0) {
+		pr_err("cannot watch %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int daemon_main(const struct daemon_opts *o)
 {
 	struct daemon d = { .o = o };
@@ -363,15 +379,8 @@ int daemon_main(const struct daemon_opts *o)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if (open_output(&d) || metrics_init(&d.m, o->metrics))
 		goto out;
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-	ino = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
-	if (sigfd < 0 || ino < 0 ||
-	    inotify_add_watch(ino, o->config_dir,
-			      IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE |
-				      IN_ATTRIB) < 0) {
-		pr_err("cannot watch %s: %s", o->config_dir, strerror(errno));
+	if (watch_config(o->config_dir, &mask, &sigfd, &ino))
 		goto out;
-	}
 	metrics_lock(&d.m);
 	read_config(&d, true, true);
 	scan(&d);
