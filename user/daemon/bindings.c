@@ -82,16 +82,10 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		snprintf(r.cgroup, sizeof(r.cgroup), "%s", t->path);
 		sandbox_record_write(&r);
 	}
-	err = bpf_map__update_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), &cfg,
-				   sizeof(cfg), BPF_ANY)
-		      ? -errno
-		      : 0;
-	/* Tasks that cached "not sandboxed" (or an ancestor's sandbox) look again. A
-	 * reload keeps the keys, so only a new cgroup must not stay without it. */
-	if (!err && loader_bump_sandbox_gen(&d->l) && !t->id) {
-		bpf_map__delete_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), 0);
-		err = -EIO;
-	}
+	/* Tasks that cached "not sandboxed" (or an ancestor's sandbox) look again: a new
+	 * cgroup is registered only with the generation bumped; a reload keeps its key. */
+	err = t->id ? loader_switch_sandbox(&d->l, t->cgid, &cfg)
+		    : loader_add_sandbox(&d->l, t->cgid, &cfg);
 	if (err) {
 		pr_err("%s: cannot switch %s to its new policy: %s", b->conf.name, t->path,
 		       strerror(-err));
@@ -152,8 +146,7 @@ struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 		goto fail;
 	}
 	t->cgid = st.st_ino;
-	if (!bpf_map__lookup_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), &cfg,
-				  sizeof(cfg), 0)) {
+	if (!loader_sandbox_of(&d->l, t->cgid, &cfg)) {
 		if (!(cfg.flags & PYSB_SB_DAEMON)) {
 			pr_err("%s: cgroup %s is a sandbox of a running 'pysb-bpf run': not bound",
 			       b->conf.name, path);
@@ -214,8 +207,7 @@ void target_release(struct daemon *d, struct target *t, const char *why)
 {
 	char prefix[64];
 
-	bpf_map__delete_elem(d->l.skel->maps.sandboxes, &t->cgid, sizeof(t->cgid), 0);
-	loader_bump_sandbox_gen(&d->l);
+	loader_remove_sandbox(&d->l, t->cgid);
 	settle();
 	loader_sandbox_free(&d->l, 0, t->id);
 	sandbox_record_remove(t->cgid);

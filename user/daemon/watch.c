@@ -293,8 +293,7 @@ static bool held_wait(struct daemon *d, const char *path)
 	if (stat(path, &st))
 		return false;
 	cgid = st.st_ino;
-	if (bpf_map__lookup_elem(d->l.skel->maps.sandboxes, &cgid, sizeof(cgid), &cfg, sizeof(cfg),
-				 0) ||
+	if (loader_sandbox_of(&d->l, cgid, &cfg) ||
 	    (cfg.flags & (PYSB_SB_KERNEL | PYSB_SB_HOLD)) != (PYSB_SB_KERNEL | PYSB_SB_HOLD))
 		return false;
 	for (size_t i = 0; i < d->n_held; i++)
@@ -472,11 +471,10 @@ static const char *orphan_verdict(struct daemon *d, uint64_t cgid, const struct 
  */
 void release_orphans(struct daemon *d)
 {
-	struct bpf_map *map = d->l.skel->maps.sandboxes;
 	uint64_t key, next, *prev = NULL, *kept = NULL, *kun = NULL;
 	size_t n_kept = 0, n_kun = 0;
 
-	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
+	while (!loader_sandbox_next(&d->l, prev, &next)) {
 		struct pysb_sandbox_cfg cfg;
 		struct sandbox_record r;
 		bool claimed = false, rec, gone;
@@ -487,8 +485,7 @@ void release_orphans(struct daemon *d)
 		for (size_t i = 0; i < d->n_b && !claimed; i++)
 			for (size_t j = 0; j < d->b[i]->n_t && !claimed; j++)
 				claimed = d->b[i]->t[j]->cgid == next;
-		if (claimed ||
-		    bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) ||
+		if (claimed || loader_sandbox_of(&d->l, next, &cfg) ||
 		    !(cfg.flags & PYSB_SB_DAEMON))
 			goto next;
 		if (cfg.flags & PYSB_SB_KERNEL) {
@@ -503,8 +500,7 @@ void release_orphans(struct daemon *d)
 			pr_info("releasing cgroup id %llu (sandbox %u), confined at its creation: %s",
 				(unsigned long long)next, cfg.id,
 				gone ? "the cgroup is gone" : "no binding claimed it at two scans");
-			bpf_map__delete_elem(map, &next, sizeof(next), 0);
-			loader_bump_sandbox_gen(&d->l);
+			loader_remove_sandbox(&d->l, next);
 			continue;
 		}
 		rec = !sandbox_record_read(next, &r) && r.owner == OWNER_DAEMON;

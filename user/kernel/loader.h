@@ -150,6 +150,15 @@ int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_s
 /* The switch that puts a cgroup under its rules; call it last. It bumps the generation
  * (below); if that fails, the entry is removed again and -errno returned. */
 int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg);
+/* A registered cgroup's entry replaced (a daemon's reload: its key stays, so a task's
+ * cached lookup still finds it); the generation bumped. 0 or -errno. */
+int loader_switch_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg);
+/* The cgroup is a sandbox no more; the generation bumped. 0 or -errno. */
+int loader_remove_sandbox(struct loader *l, uint64_t cgid);
+/* The entry of cgid. 0, or -errno (-ENOENT: not a sandbox). */
+int loader_sandbox_of(const struct loader *l, uint64_t cgid, struct pysb_sandbox_cfg *cfg);
+/* The registered cgroup after *prev (NULL: the first). 0, or -errno (-ENOENT: no more). */
+int loader_sandbox_next(const struct loader *l, const uint64_t *prev, uint64_t *next);
 /* After EVERY write of `sandboxes` (update or delete), before the cgroup is said to be
  * confined or its program starts: the kernel's per-task cache of "which sandbox am I in"
  * is valid for one generation only (bpf/nearest.h, docs/design.md). 0 or -errno. */

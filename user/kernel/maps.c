@@ -359,6 +359,38 @@ int loader_bump_sandbox_gen(struct loader *l)
 	return 0;
 }
 
+int loader_switch_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg)
+{
+	if (bpf_map__update_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), cfg, sizeof(*cfg),
+				 BPF_ANY))
+		return -errno;
+	loader_bump_sandbox_gen(l); /* the key stays: a stale cache names the same entry */
+	return 0;
+}
+
+int loader_remove_sandbox(struct loader *l, uint64_t cgid)
+{
+	int err = bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0) ? -errno
+											: 0;
+
+	loader_bump_sandbox_gen(l);
+	return err;
+}
+
+int loader_sandbox_of(const struct loader *l, uint64_t cgid, struct pysb_sandbox_cfg *cfg)
+{
+	return bpf_map__lookup_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), cfg, sizeof(*cfg),
+				    0)
+		       ? -errno
+		       : 0;
+}
+
+int loader_sandbox_next(const struct loader *l, const uint64_t *prev, uint64_t *next)
+{
+	return bpf_map__get_next_key(l->skel->maps.sandboxes, prev, next, sizeof(*next)) ? -errno
+											 : 0;
+}
+
 int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg)
 {
 	int err;
