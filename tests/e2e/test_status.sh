@@ -43,7 +43,7 @@ PY
 }
 
 test_status_lists_two_runs_and_a_daemon_binding() {
-	local p1 p2 r1 r2 d e1 e2 before cg=$CGT/status1 cg1 cg2 cgd
+	local p1 p2 r1 r2 d e1 e2 n before cg=$CGT/status1 cg1 cg2 cgd
 	trap svc_cleanup EXIT
 	mkdir -p "$T/w" "$T/secret" "$T/conf"
 	echo s >"$T/secret/f"
@@ -106,8 +106,11 @@ test_status_lists_two_runs_and_a_daemon_binding() {
 	expect_line "$T/one.out" "secret EACCES"
 	expect_line "$T/one.out" "lib ok"
 	expect_line "$T/two.out" "secret ok" # learning denies nothing
-	[ "$(count_lines "$T/one.err" "^pysb-bpf: deny file open\\(read\\) $T/secret/f ")" -eq 3 ] ||
-		fail "run one reported $(count_lines "$T/one.err" "$T/secret/f") denials of the secret, not 3"
+	# stderr has a line per record, and identical denials share one (issue 21: the kernel
+	# counts repeats); the three are counted by status below
+	n=$(count_lines "$T/one.err" "^pysb-bpf: deny file open\\(read\\) $T/secret/f ")
+	[ "$n" -ge 1 ] && [ "$n" -le 3 ] ||
+		fail "run one reported $n lines for the 3 denials of the secret"
 	status_json
 	r1=($(status_of "$p1"))
 	r2=($(status_of "$p2"))
