@@ -23,7 +23,7 @@ CFLAGS ?= -O2 -g
 # keep their names, so every folder is on the include path.
 USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(patsubst %/,-I%,$(USER_DIRS)) -I$(OUTPUT)
-LDLIBS := -lbpf -lelf -lz -ljansson -lpthread
+LDLIBS := -lbpf -lelf -lz -ljansson -lsystemd -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Iinclude -Ivmlinux
 

@@ -198,7 +198,7 @@ fail:
 	if (t->ringbuf_fd >= 0)
 		close(t->ringbuf_fd);
 	free(t);
-	metrics_count_error(&d->m);
+	metrics_count_error(&d->m, METRICS_ERR_CONFINE);
 	return NULL;
 }
 
@@ -369,12 +369,15 @@ static int binding_reload(struct daemon *d, struct binding *b, const struct bind
 		pr_err("binding %s: the new policy could not be put on every cgroup; "
 		       "the previous one stays in force",
 		       conf->name);
+		metrics_count_error(&d->m, METRICS_ERR_SWITCH);
+		b->m.stale = true;
 		return 1;
 	}
 	/* The old rules' ids are retired (retire_flush, at the end of
 	 * read_config): inodes only they named may go. */
 	file_pins_release(&b->pins);
 	compiled_free(&old.c);
+	b->m.stale = false;
 	b->c = *c;
 	b->pins = pins;
 	b->fingerprint = fp;
@@ -448,8 +451,10 @@ int read_config(struct daemon *d, bool apply, bool force)
 			const char *name = conf.name[0] ? conf.name : names[i]->d_name;
 
 			b = binding_find(d, conf.name);
-			if (b)
+			if (b) {
 				b->seen = true;
+				b->m.stale = true;
+			}
 			if (apply)
 				rejected_add(d, name);
 			pr_err("binding %s rejected%s", name,
@@ -475,6 +480,7 @@ int read_config(struct daemon *d, bool apply, bool force)
 		b->seen = true;
 		if (!force && fp == b->fingerprint) {
 			compiled_free(&c); /* nothing changed: no switch */
+			b->m.stale = false;
 			continue;
 		}
 		errors += binding_reload(d, b, &conf, &c, fp);
@@ -484,6 +490,8 @@ int read_config(struct daemon *d, bool apply, bool force)
 	free(names);
 	if (!apply)
 		return errors;
+	d->m.rejected = (const char(*)[256])d->rejected;
+	d->m.n_rejected = d->n_rejected;
 	retire_flush(d);
 	release_removed(d);
 	return errors;

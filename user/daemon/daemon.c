@@ -48,7 +48,9 @@ static void deliver(struct daemon *d, struct target *t, struct pysb_event *e)
 	d->ev.ev_mode = t->b->conf.audit ? "audit" : "enforce";
 	d->ev.ev_binding = t->b->conf.name;
 	d->ev.ev_target = t->path;
+	d->jrec = (struct journal_record){ .e = e, .binding = t->b->conf.name, .target = t->path };
 	events_json_event(&d->ev, e);
+	d->jrec.e = NULL;
 }
 
 static int on_event(void *ctx, void *data, size_t len)
@@ -197,8 +199,10 @@ void reload(struct daemon *d, const char *why, bool force)
 	int errors;
 
 	pr_info("reloading (%s)", why);
+	notify_reloading();
 	errors = read_config(d, true, force);
 	scan(d);
+	notify_reloaded(d);
 	metrics_count_reload(&d->m, errors == 0);
 	if (errors)
 		pr_err("reload: %d binding(s) rejected (above); every other binding is in force",
@@ -209,15 +213,24 @@ static int open_output(struct daemon *d)
 {
 	const struct daemon_opts *o = d->o;
 
-	d->out = !o->events || !strcmp(o->events, "-") ? stdout : fopen(o->events, "ae");
+	bool journal = o->events && !strcmp(o->events, "journal");
+
+	d->out = !o->events || !strcmp(o->events, "-") || journal ? stdout : fopen(o->events, "ae");
 	if (!d->out) {
 		pr_err("cannot open the event file %s: %s", o->events, strerror(errno));
 		return -1;
 	}
-	if (events_json_init(&d->ev, d->out, d->out == stdout ? "stdout" : o->events, "daemon",
-			     NULL))
+	if (events_json_init(&d->ev, d->out,
+			     journal		? "the journal"
+			     : d->out == stdout ? "stdout"
+						: o->events,
+			     "daemon", NULL))
 		return -1;
 	d->ev.direct = true; /* on_event: written before the record is acknowledged */
+	if (journal) {
+		d->ev.line_sink = journal_sink;
+		d->ev.sink_ctx = d;
+	}
 	return 0;
 }
 
@@ -250,11 +263,13 @@ static void run_loop(struct daemon *d, int sigfd, int ino)
 			{ .fd = ino, .events = POLLIN },
 			{ .fd = d->born ? ring_buffer__epoll_fd(d->born) : -1, .events = POLLIN },
 		};
-		int64_t now = now_ms(), wait = next_scan - now;
+		int64_t now = now_ms(), wait = next_scan - now, wd = notify_watchdog(d, now);
 		int n;
 
 		if (reload_at >= 0 && reload_at - now < wait)
 			wait = reload_at - now;
+		if (wd >= 0 && wd < wait)
+			wait = wd;
 		n = poll(fds, 4, wait < 0 ? 0 : (int)wait);
 		if (n < 0 && errno != EINTR) {
 			pr_err("poll: %s", strerror(errno));
@@ -298,6 +313,7 @@ static void run_loop(struct daemon *d, int sigfd, int ino)
 			sweep_repeats(d);
 			lost_records(d);
 			next_scan = now + d->o->rescan_ms;
+			notify_status(d);
 		}
 		if (d->rb)
 			ring_buffer__consume(d->rb);
@@ -399,7 +415,9 @@ int daemon_main(const struct daemon_opts *o)
 			strerror(errno));
 	pr_info("watching %s: %zu binding(s)%s%s", o->config_dir, d.n_b,
 		o->metrics ? ", metrics on " : "", o->metrics ? o->metrics : "");
+	notify_ready(&d);
 	run_loop(&d, sigfd, ino);
+	notify_stopping();
 	sweep_repeats(&d); /* what the kernel counted since the last second */
 	pr_info("stopping: every bound cgroup stays confined (the programs and maps are pinned)");
 	ret = 0;

@@ -119,12 +119,31 @@ struct daemon {
 	size_t n_held_next;
 	struct ring_buffer *born; /* cgroup_born: cgroups the kernel just confined */
 	bool born_seen;
+	/* --events journal (daemon_journal.c): the record being written */
+	struct journal_record {
+		const struct pysb_event *e; /* NULL: a notice, a "lost" record */
+		const char *binding, *target;
+	} jrec;
+	/* systemd (daemon_notify.c): the last STATUS= sent, the watchdog's keep-alive */
+	char notify_status[128];
+	int64_t wd_period_ms, wd_next; /* 0: no watchdog */
 };
 
 /* daemon.c */
 int64_t now_ms(void);
 void rb_rebuild(struct daemon *d);
 void reload(struct daemon *d, const char *why, bool force);
+
+/* daemon_journal.c */
+int journal_sink(void *ctx, const char *line, size_t len);
+
+/* daemon_notify.c */
+void notify_ready(struct daemon *d);
+void notify_status(struct daemon *d);
+void notify_reloading(void);
+void notify_reloaded(struct daemon *d);
+void notify_stopping(void);
+int64_t notify_watchdog(struct daemon *d, int64_t now);
 
 /* bindings.c */
 void settle(void);

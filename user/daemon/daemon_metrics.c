@@ -105,9 +105,9 @@ void metrics_count_reload(struct daemon_metrics *m, int ok)
 	m->last_reload_failed = !ok;
 }
 
-void metrics_count_error(struct daemon_metrics *m)
+void metrics_count_error(struct daemon_metrics *m, enum metrics_error why)
 {
-	m->errors++;
+	m->errors[why]++;
 }
 
 /* A label value: backslash, double quote and newline escaped (the format's rule). */
@@ -120,6 +120,33 @@ static void label(FILE *f, const char *s)
 			fputs("\\n", f);
 		else
 			fputc(*s, f);
+	}
+}
+
+/* pysb_binding_confined: 1 when a binding's latest policy is on every cgroup it names
+ * that exists; 0 when its file's latest version was rejected (the previous policy, if
+ * any, stays in force), or a cgroup it names could not be confined. */
+static void render_health(const struct daemon_metrics *m, FILE *f)
+{
+	fputs("# HELP pysb_binding_confined Whether the binding's latest policy is in force on "
+	      "every cgroup it names (0: rejected, or a cgroup could not be confined).\n"
+	      "# TYPE pysb_binding_confined gauge\n",
+	      f);
+	for (struct binding_metrics *b = m->head; b; b = b->next) {
+		fputs("pysb_binding_confined{binding=\"", f);
+		label(f, b->name);
+		fprintf(f, "\"} %d\n", !b->stale && !b->failed);
+	}
+	for (size_t i = 0; i < m->n_rejected; i++) {
+		bool known = false;
+
+		for (struct binding_metrics *b = m->head; b && !known; b = b->next)
+			known = !strcmp(b->name, m->rejected[i]);
+		if (known)
+			continue;
+		fputs("pysb_binding_confined{binding=\"", f);
+		label(f, m->rejected[i]);
+		fputs("\"} 0\n", f);
 	}
 }
 
@@ -162,14 +189,17 @@ char *metrics_render(struct daemon_metrics *m)
 		label(f, b->name);
 		fprintf(f, "\"} %zu\n", b->targets);
 	}
+	render_health(m, f);
 	fprintf(f,
 		"# HELP pysb_bindings Bindings in force.\n# TYPE pysb_bindings gauge\n"
 		"pysb_bindings %zu\n"
 		"# HELP pysb_reloads_total Reloads, by result (error: a binding was rejected and "
 		"kept its previous policy).\n# TYPE pysb_reloads_total counter\n"
 		"pysb_reloads_total{result=\"ok\"} %llu\npysb_reloads_total{result=\"error\"} %llu\n"
-		"# HELP pysb_errors_total Cgroups that could not be confined or switched.\n"
-		"# TYPE pysb_errors_total counter\npysb_errors_total %llu\n"
+		"# HELP pysb_errors_total Cgroups that could not be confined (reason confine) "
+		"or switched to a reloaded policy (reason switch).\n"
+		"# TYPE pysb_errors_total counter\npysb_errors_total{reason=\"confine\"} %llu\n"
+		"pysb_errors_total{reason=\"switch\"} %llu\n"
 		"# HELP pysb_config_last_reload_successful Whether the last reload took every "
 		"binding (0: one was rejected and keeps its previous policy).\n"
 		"# TYPE pysb_config_last_reload_successful gauge\n"
@@ -181,7 +211,8 @@ char *metrics_render(struct daemon_metrics *m)
 		"# HELP pysb_build_info The pysb-bpf release serving these metrics.\n"
 		"# TYPE pysb_build_info gauge\npysb_build_info{version=\"%s\"} 1\n",
 		n_b, (unsigned long long)m->reloads_ok, (unsigned long long)m->reloads_failed,
-		(unsigned long long)m->errors, !m->last_reload_failed,
+		(unsigned long long)m->errors[METRICS_ERR_CONFINE],
+		(unsigned long long)m->errors[METRICS_ERR_SWITCH], !m->last_reload_failed,
 		(long long)(m->last_reload_ok ? m->last_reload_ok : m->started), PYSB_VERSION);
 	if (fclose(f)) {
 		free(buf);

@@ -317,6 +317,7 @@ static void scan_binding(struct daemon *d, struct binding *b)
 	char **paths = NULL;
 	size_t n = binding_paths(b, d->cgroot, &paths);
 	bool no_answer = b->query_failed, gone; /* query_failed: set by binding_paths */
+	size_t failed = 0;
 
 	if (b->conf.kind == TARGET_UNIT) {
 		if (no_answer && !b->no_answer)
@@ -367,16 +368,18 @@ static void scan_binding(struct daemon *d, struct binding *b)
 			continue;
 		}
 		v = realloc(b->t, (b->n_t + 1) * sizeof(*v));
-		if (v) {
+		if (v)
 			b->t = v;
-			t = target_add(d, b, paths[k]);
-			if (t)
-				b->t[b->n_t++] = t;
-		}
+		t = v ? target_add(d, b, paths[k]) : NULL;
+		if (t)
+			b->t[b->n_t++] = t;
+		else
+			failed++;
 		free(paths[k]);
 	}
 	free(paths);
 	b->m.targets = b->n_t;
+	b->m.failed = failed;
 }
 
 /* Confines the cgroups that appeared, releases those that are gone (or re-created:

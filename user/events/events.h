@@ -48,6 +48,10 @@ struct events_json {
 	 * returns, and nothing is held for aggregation: the daemon, which acknowledges a
 	 * ring-buffer record when its callback returns. */
 	bool direct;
+	/* When set, every line (without its newline) goes to it instead of `out`: 0, or -1
+	 * with errno (the daemon's journal, daemon_journal.c). */
+	int (*line_sink)(void *ctx, const char *line, size_t len);
+	void *sink_ctx;
 	/* Called with each event record before it is written (learning); may be NULL. */
 	int (*on_record)(void *ctx, const json_t *rec);
 	void *record_ctx;

@@ -275,6 +275,16 @@ static void line_out(struct events_json *w)
 	line_put(w, "\n", 1);
 	if (!w->out || w->failed)
 		return;
+	if (w->line_sink) {
+		if (w->line_sink(w->sink_ctx, w->line, w->line_len - 1)) {
+			w->failed = true;
+			w->err = errno;
+			return;
+		}
+		w->records++;
+		w->synced = w->records;
+		return;
+	}
 	if (!w->direct) {
 		if (fwrite(w->line, 1, w->line_len, w->out) != w->line_len) {
 			w->failed = true;

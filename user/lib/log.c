@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "log.h"
 
@@ -28,25 +29,49 @@ void log_init_from_env(void)
 			v);
 }
 
-static void vlog(const char *tag, const char *fmt, va_list ap)
+/*
+ * Is stderr the journal? systemd says so in JOURNAL_STREAM ("DEVICE:INODE" of the stream
+ * it gave the service); a descriptor inherited further (a pipe to another program) does
+ * not match it. journald then reads a "<N>" at the start of a line as the line's syslog
+ * priority (SyslogLevelPrefix=, on by default): `journalctl -p err` finds our errors.
+ */
+int log_to_journal(void)
 {
+	static int cached = -1;
+	unsigned long long dev, ino;
+	const char *v;
+	struct stat st;
+
+	if (cached >= 0)
+		return cached;
+	v = getenv("JOURNAL_STREAM");
+	cached = v && sscanf(v, "%llu:%llu", &dev, &ino) == 2 && !fstat(2, &st) &&
+		 (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+	return cached;
+}
+
+static void vlog(int prio, const char *tag, const char *fmt, va_list ap)
+{
+	if (log_to_journal())
+		fprintf(stderr, "<%d>", prio);
 	fprintf(stderr, "pysb-bpf: %s", tag);
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 }
 
-#define DEFINE_LOG(name, min, tag)      \
-	void name(const char *fmt, ...) \
-	{                               \
-		va_list ap;             \
-		if (log_level < (min))  \
-			return;         \
-		va_start(ap, fmt);      \
-		vlog(tag, fmt, ap);     \
-		va_end(ap);             \
+/* prio: syslog's (3 err, 4 warning, 6 info, 7 debug) */
+#define DEFINE_LOG(name, min, prio, tag)  \
+	void name(const char *fmt, ...)   \
+	{                                 \
+		va_list ap;               \
+		if (log_level < (min))    \
+			return;           \
+		va_start(ap, fmt);        \
+		vlog(prio, tag, fmt, ap); \
+		va_end(ap);               \
 	}
 
-DEFINE_LOG(pr_err, LOG_QUIET, "error: ")
-DEFINE_LOG(pr_warn, LOG_NORMAL, "warning: ")
-DEFINE_LOG(pr_info, LOG_INFO, "")
-DEFINE_LOG(pr_debug, LOG_DEBUG, "debug: ")
+DEFINE_LOG(pr_err, LOG_QUIET, 3, "error: ")
+DEFINE_LOG(pr_warn, LOG_NORMAL, 4, "warning: ")
+DEFINE_LOG(pr_info, LOG_INFO, 6, "")
+DEFINE_LOG(pr_debug, LOG_DEBUG, 7, "debug: ")

@@ -17,6 +17,10 @@ extern int log_level;
 /* Reads PYSB_BPF_LOG (quiet|info|debug or 0..2) so programs that start pysb-bpf can set it. */
 void log_init_from_env(void);
 
+/* 1 when stderr is the stream systemd gave this service to the journal (JOURNAL_STREAM):
+ * each message then starts with its syslog priority, "<3>" for an error. */
+int log_to_journal(void);
+
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
