@@ -193,7 +193,8 @@ bench-native: all $(OUTPUT)/bench/bench_parse
 # 4 KiB (seeds are cut): a policy's structure fits, and executions are ~10x faster.
 FUZZ_SECONDS ?= 600
 # (the parser alone: diff.c, which writes JSON, is not part of it)
-POLICY_SRCS := $(filter-out user/policy/diff.c,$(wildcard user/policy/*.c)) user/lib/strindex.c user/lib/utf8.c
+POLICY_SRCS := $(filter-out user/policy/diff.c,$(wildcard user/policy/*.c)) user/lib/strindex.c user/lib/utf8.c \
+	user/lib/diag.c user/lib/log.c
 $(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy/policy.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus

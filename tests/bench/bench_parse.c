@@ -119,7 +119,7 @@ fail:
 /* The child: one parse + compile, times written to fd. */
 static int child_run(const char *policy, const char *root, int fd)
 {
-	struct policy_diag diag = { 0 };
+	struct diag_list diag = { 0 };
 	struct compile_opts co = { .implicit = true, .interpreter = "/usr/bin/python3" };
 	struct compiled c = { 0 };
 	struct policy *p = NULL;
@@ -128,7 +128,7 @@ static int child_run(const char *policy, const char *root, int fd)
 
 	t0 = now_ms();
 	if (policy_parse_file(policy, environ, root, NULL, 0, &p, &diag)) {
-		policy_diag_print(stderr, &diag);
+		diag_print(stderr, &diag);
 		return 1;
 	}
 	t1 = now_ms();
@@ -142,7 +142,7 @@ static int child_run(const char *policy, const char *root, int fd)
 	s.n_prefixes = c.n_net_prefixes;
 	compiled_free(&c);
 	policy_free(p);
-	policy_diag_free(&diag);
+	diag_free(&diag);
 	return write(fd, &s, sizeof(s)) == (ssize_t)sizeof(s) ? 0 : 1;
 }
 

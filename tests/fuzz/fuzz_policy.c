@@ -81,7 +81,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct policy_diag diag = { 0 };
+	struct diag_list diag = { 0 };
 	struct policy *p = NULL;
 	char **env = NULL;
 	int ret;
@@ -97,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(void)policy_get(p, "os-sandbox");
 		policy_free(p);
 	}
-	policy_diag_print(sink, &diag);
-	policy_diag_free(&diag);
+	diag_print(sink, &diag);
+	diag_free(&diag);
 	return 0;
 }

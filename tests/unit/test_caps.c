@@ -40,21 +40,21 @@ static int do_caps(void *arg)
 	struct parsed *r = arg;
 	struct compile_opts o = { .implicit = false };
 
-	r->ret = policy_capabilities(r->p, &r->mask);
+	r->ret = policy_capabilities(r->p, &r->mask, NULL);
 	return policy_compile(r->p, &o, &r->c);
 }
 
 static struct parsed *parse(const char *text)
 {
 	struct parsed *r = calloc(1, sizeof(*r));
-	struct policy_diag d = { 0 };
+	struct diag_list d = { 0 };
 
 	assert_non_null(r);
 	if (policy_parse_buffer("t.pysb", text, strlen(text), envp, "/", &r->p, &d)) {
-		policy_diag_print(stderr, &d);
+		diag_print(stderr, &d);
 		fail_msg("policy does not parse: %s", text);
 	}
-	policy_diag_free(&d);
+	diag_free(&d);
 	r->compile_ret = capture_output(do_caps, r, false, r->err, sizeof(r->err));
 	return r;
 }
@@ -134,7 +134,7 @@ static void test_policy_grants(void **state)
 			fail_msg("%s: %s", ok[i].text, r->err);
 		assert_int_equal(r->mask, ok[i].mask);
 		assert_int_equal(r->c.caps, ok[i].mask);
-		assert_int_equal(policy_check_bpf_params(r->p), 0);
+		assert_int_equal(policy_check_bpf_params(r->p, NULL), 0);
 		done(r);
 	}
 }

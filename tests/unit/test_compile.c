@@ -11,6 +11,7 @@
 #include <ftw.h>
 #include <jansson.h>
 #include <limits.h>
+#include <netdb.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -79,15 +80,15 @@ static int do_compile(void *arg)
 static struct result *compile_text_opts(const char *text, bool implicit, const char *interp)
 {
 	struct result *r = calloc(1, sizeof(*r));
-	struct policy_diag d = { 0 };
+	struct diag_list d = { 0 };
 	struct compile_call cc = { .r = r, .implicit = implicit, .interpreter = interp };
 
 	assert_non_null(r);
 	if (policy_parse_buffer("t.pysb", text, strlen(text), envp, tmp, &r->p, &d)) {
-		policy_diag_print(stderr, &d);
+		diag_print(stderr, &d);
 		fail_msg("policy does not parse: %s", text);
 	}
-	policy_diag_free(&d);
+	diag_free(&d);
 	r->ret = capture_output(do_compile, &cc, false, r->err, sizeof(r->err));
 	return r;
 }
@@ -394,7 +395,7 @@ static void test_bpf_params_valid(void **state)
 
 		if (r->ret)
 			fail_msg("%s: %s", ok[i], r->err);
-		assert_int_equal(policy_check_bpf_params(r->p), 0);
+		assert_int_equal(policy_check_bpf_params(r->p, NULL), 0);
 		done(r);
 	}
 	{
@@ -753,6 +754,76 @@ static void test_check_invalid(void **state)
 	check_done(run);
 }
 
+static int no_such_host(const char *name, const struct addrinfo *hints, struct addrinfo **res)
+{
+	(void)name, (void)hints, (void)res;
+	return EAI_NONAME;
+}
+
+/* The parser's and the compiler's messages in the document, as their records have them
+ * (user/lib/diag.h), not read back from stderr: file, line, col, message, hint, text. */
+static void test_check_json_diagnostics(void **state)
+{
+	struct check_run *run = calloc(1, sizeof(*run));
+	struct check_opts o = { .policy = "diag.pysb",
+				.envp = envp,
+				.cwd = tmp,
+				.interpreter = "/nonexistent/python3",
+				.json = true,
+				.resolve = no_such_host };
+	struct check_call cc = { .o = &o, .run = run };
+	const json_t *w, *e;
+
+	(void)state;
+	put("diag.pysb", "expose-ro=ro,ro\n"
+			 "net=ALLOW|tcp|nowhere.invalid|443|OUT\n"
+			 "ignore=a/b\n");
+	assert_non_null(run);
+	assert_int_equal(capture_output(do_check, &cc, false, run->err, sizeof(run->err)), 1);
+	assert_string_equal(run->err, "");
+	run->doc = json_loads(run->out, 0, NULL);
+	assert_non_null(run->doc);
+	/* the compiler's error: where, what, and what to do apart */
+	assert_int_equal(json_array_size(json_object_get(run->doc, "errors")), 1);
+	e = json_array_get(json_object_get(run->doc, "errors"), 0);
+	assert_string_equal(sget(e, "file"), "diag.pysb");
+	assert_int_equal(iget(e, "line"), 3);
+	assert_int_equal(iget(e, "col"), 8);
+	assert_string_equal(sget(e, "message"), "ignore=a/b: a relative pattern is matched "
+						"against each name and cannot hold a '/'");
+	assert_string_equal(sget(e, "hint"), "write it as an absolute path");
+	/* the parser's warning (with its line's text), then the compiler's (with a hint) */
+	w = json_object_get(run->doc, "warnings");
+	assert_int_equal(json_array_size(w), 2);
+	e = json_array_get(w, 0);
+	assert_string_equal(sget(e, "file"), "diag.pysb");
+	assert_int_equal(iget(e, "line"), 1);
+	assert_int_equal(iget(e, "col"), 11);
+	assert_non_null(strstr(sget(e, "message"), "legacy two-path form 'ro,ro'"));
+	assert_string_equal(sget(e, "text"), "expose-ro=ro,ro");
+	assert_null(json_object_get(e, "hint"));
+	e = json_array_get(w, 1);
+	assert_string_equal(sget(e, "file"), "diag.pysb");
+	assert_int_equal(iget(e, "line"), 2);
+	assert_null(json_object_get(e, "col")); /* the net= messages name no column */
+	assert_string_equal(sget(e, "message"), "net=ALLOW|tcp|nowhere.invalid|443|OUT: cannot "
+						"resolve host name 'nowhere.invalid' (Name or "
+						"service not known)");
+	assert_string_equal(sget(e, "hint"), "rule dropped");
+	json_decref(run->doc);
+	/* text: the same records on stderr, the hint after "; " */
+	o.json = false;
+	memset(run, 0, sizeof(*run));
+	assert_int_equal(capture_output(do_check, &cc, false, run->err, sizeof(run->err)), 1);
+	assert_non_null(strstr(run->err, "diag.pysb:2: warning: net=ALLOW|tcp|nowhere.invalid|443|"
+					 "OUT: cannot resolve host name 'nowhere.invalid' (Name "
+					 "or service not known); rule dropped\n"));
+	assert_non_null(strstr(run->err, "diag.pysb:3:8: error: ignore=a/b: a relative pattern is "
+					 "matched against each name and cannot hold a '/'; write "
+					 "it as an absolute path\n"));
+	free(run);
+}
+
 static void test_check_text(void **state)
 {
 	struct check_run *run;
@@ -952,6 +1023,7 @@ int main(void)
 		cmocka_unit_test(test_check_json),
 		cmocka_unit_test(test_check_exec_only_api),
 		cmocka_unit_test(test_check_invalid),
+		cmocka_unit_test(test_check_json_diagnostics),
 		cmocka_unit_test(test_check_text),
 		cmocka_unit_test(test_check_overrides),
 		cmocka_unit_test(test_check_secrets_warned_with_their_line),

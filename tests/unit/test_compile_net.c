@@ -106,7 +106,7 @@ struct result {
 static struct result *compile_text(const char *text)
 {
 	struct result *r = calloc(1, sizeof(*r));
-	struct policy_diag d = { 0 };
+	struct diag_list d = { 0 };
 	struct compile_opts o = { .resolv_conf = resolv, .resolve = fake_resolve };
 	int saved, fd;
 	FILE *f;
@@ -114,10 +114,10 @@ static struct result *compile_text(const char *text)
 
 	assert_non_null(r);
 	if (policy_parse_buffer("net.pysb", text, strlen(text), envp, tmp, &r->p, &d)) {
-		policy_diag_print(stderr, &d);
+		diag_print(stderr, &d);
 		fail_msg("policy does not parse");
 	}
-	policy_diag_free(&d);
+	diag_free(&d);
 	fflush(stderr);
 	saved = dup(2);
 	fd = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0600);

@@ -226,7 +226,7 @@ static void build_tree(struct tree *t, const struct entry *self)
 
 /* ---------------- the test */
 
-static bool matches(const struct policy_msg *m, const struct corpus_verdict *v, const char *self)
+static bool matches(const struct diag *m, const struct corpus_verdict *v, const char *self)
 {
 	const char *base = m->file ? strrchr(m->file, '/') : NULL;
 	const char *want = v->err_file ? v->err_file : self;
@@ -238,7 +238,7 @@ static bool matches(const struct policy_msg *m, const struct corpus_verdict *v, 
 
 /* Prints what went wrong and returns false when the parse does not match the verdict. */
 static bool check_verdict(const struct corpus_verdict *v, const char *self, int ret,
-			  const struct policy_diag *d)
+			  const struct diag_list *d)
 {
 	bool ok = v->valid ? ret == 0 : false;
 
@@ -250,7 +250,7 @@ static bool check_verdict(const struct corpus_verdict *v, const char *self, int 
 			fprintf(stderr, " with %s:%u '%s'", v->err_file ? v->err_file : self,
 				v->line, v->msg);
 		fprintf(stderr, ", got:\n");
-		policy_diag_print(stderr, d);
+		diag_print(stderr, d);
 	}
 	return ok;
 }
@@ -260,7 +260,7 @@ static void test_corpus_file(void **state)
 	const char *saved = *state;
 	const struct corpus_verdict *v = find_verdict(saved);
 	const struct entry *e = find_entry(saved);
-	struct policy_diag d = { 0 };
+	struct diag_list d = { 0 };
 	struct policy *p = NULL;
 	struct tree t;
 	bool ok;
@@ -286,7 +286,7 @@ static void test_corpus_file(void **state)
 	nftw(t.root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	ok = check_verdict(v, t.name, ret, &d);
 	policy_free(p);
-	policy_diag_free(&d);
+	diag_free(&d);
 	assert_true(ok);
 }
 

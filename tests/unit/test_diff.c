@@ -21,13 +21,13 @@ static char tmp[] = "/tmp/pysb-diff-XXXXXX";
 
 static struct policy *parse(const char *rel)
 {
-	struct policy_diag diag = { 0 };
+	struct diag_list diag = { 0 };
 	struct policy *p = NULL;
 
 	if (policy_parse_file(tpath(rel), (char *[]){ "HOME=/root", NULL }, tmp, NULL, 0, &p,
 			      &diag))
 		p = NULL;
-	policy_diag_free(&diag);
+	diag_free(&diag);
 	assert_non_null(p);
 	return p;
 }

@@ -454,7 +454,7 @@ static void test_merge_conflicts_load(void **state)
 		char *files[1] = { learned };
 		struct learn_rules r = { .files = files, .n_files = 1 };
 		struct learn_env env;
-		struct policy_diag diag = { 0 };
+		struct diag_list diag = { 0 };
 		struct policy *p = NULL;
 		char *out, *again;
 		size_t added;
@@ -488,11 +488,11 @@ static void test_merge_conflicts_load(void **state)
 		fputs(out, f);
 		fclose(f);
 		if (policy_parse_file(file, envp, cwd, NULL, 0, &p, &diag) || diag.n_errors) {
-			policy_diag_print(stderr, &diag);
+			diag_print(stderr, &diag);
 			fail_msg("case '%s': the merged file does not load:\n%s", k->name, out);
 		}
 		policy_free(p);
-		policy_diag_free(&diag);
+		diag_free(&diag);
 		free(out);
 		free(again);
 	}

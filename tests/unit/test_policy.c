@@ -53,13 +53,13 @@ static int group_setup(void **state)
 
 struct parsed {
 	struct policy *p;
-	struct policy_diag d;
+	struct diag_list d;
 	int ret;
 };
 
-static void dump(const struct policy_diag *d)
+static void dump(const struct diag_list *d)
 {
-	policy_diag_print(stderr, d);
+	diag_print(stderr, d);
 }
 
 static struct parsed parse_len(const char *text, size_t len)
@@ -81,7 +81,7 @@ static struct parsed parse(const char *text)
 static void done(struct parsed *r)
 {
 	policy_free(r->p);
-	policy_diag_free(&r->d);
+	diag_free(&r->d);
 }
 
 static struct parsed parse_ok(const char *text)
@@ -95,11 +95,11 @@ static struct parsed parse_ok(const char *text)
 }
 
 /* True when an error at file:line:col holds `msg` (file NULL: t.pysb; col 0: any). */
-static bool has_error_in(const struct policy_diag *d, const char *file, unsigned line, unsigned col,
+static bool has_error_in(const struct diag_list *d, const char *file, unsigned line, unsigned col,
 			 const char *msg)
 {
 	for (size_t i = 0; i < d->n_errors; i++) {
-		const struct policy_msg *m = &d->errors[i];
+		const struct diag *m = &d->errors[i];
 
 		if (m->file && strcmp(m->file, file ? file : "t.pysb") == 0 && m->line == line &&
 		    (!col || m->col == col) && m->msg && strstr(m->msg, msg))
@@ -108,7 +108,7 @@ static bool has_error_in(const struct policy_diag *d, const char *file, unsigned
 	return false;
 }
 
-static bool has_error(const struct policy_diag *d, unsigned line, unsigned col, const char *msg)
+static bool has_error(const struct diag_list *d, unsigned line, unsigned col, const char *msg)
 {
 	return has_error_in(d, NULL, line, col, msg);
 }
@@ -1220,7 +1220,7 @@ static void test_diag_print(void **state)
 
 	(void)state;
 	r = parse("expose-rw=/,/\nfoo=1");
-	policy_diag_print(f, &r.d);
+	diag_print(f, &r.d);
 	fclose(f);
 	assert_string_equal(buf,
 			    "t.pysb:1:11: warning: legacy two-path form '/,/': the modern "
@@ -1234,7 +1234,7 @@ static void test_diag_print(void **state)
 	/* a message tied to a file but no line */
 	r = parse_file_at("no-such.pysb", NULL, 0);
 	f = open_memstream(&buf, &len);
-	policy_diag_print(f, &r.d);
+	diag_print(f, &r.d);
 	fclose(f);
 	assert_true(strncmp(buf, "no-such.pysb: error: policy file not found", 42) == 0);
 	free(buf);

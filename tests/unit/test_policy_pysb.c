@@ -41,7 +41,7 @@ static int group_setup(void **state)
 
 struct parsed {
 	struct policy *p;
-	struct policy_diag d;
+	struct diag_list d;
 	int ret;
 };
 
@@ -57,10 +57,10 @@ static struct parsed parse(const char *text)
 static void done(struct parsed *r)
 {
 	policy_free(r->p);
-	policy_diag_free(&r->d);
+	diag_free(&r->d);
 }
 
-static bool has_msg(const struct policy_msg *m, size_t n, unsigned line, const char *msg)
+static bool has_msg(const struct diag *m, size_t n, unsigned line, const char *msg)
 {
 	for (size_t i = 0; i < n; i++)
 		if (m[i].line == line && m[i].msg && strstr(m[i].msg, msg))
@@ -74,7 +74,7 @@ static void expect_ok(const char *text)
 
 	if (r.ret) {
 		fprintf(stderr, "input: %s\n", text);
-		policy_diag_print(stderr, &r.d);
+		diag_print(stderr, &r.d);
 		fail();
 	}
 	done(&r);
@@ -87,7 +87,7 @@ static void expect_err(const char *text, unsigned line, const char *msg)
 
 	if (!has_msg(r.d.errors, r.d.n_errors, line, msg)) {
 		fprintf(stderr, "input: %s\nwanted error %u '%s', got:\n", text, line, msg);
-		policy_diag_print(stderr, &r.d);
+		diag_print(stderr, &r.d);
 		fail();
 	}
 	done(&r);
@@ -100,7 +100,7 @@ __attribute__((unused)) static void expect_warn(const char *text, unsigned line,
 
 	if (r.ret || !has_msg(r.d.warnings, r.d.n_warnings, line, msg)) {
 		fprintf(stderr, "input: %s\nwanted warning %u '%s', got:\n", text, line, msg);
-		policy_diag_print(stderr, &r.d);
+		diag_print(stderr, &r.d);
 		fail();
 	}
 	done(&r);
@@ -227,7 +227,7 @@ static void test_provider_key_twice(void **state)
 	/* a command-line rule (path "." there) replaces the file's one line */
 	{
 		struct policy_override ov[] = { { "os-sandbox=qemu" }, { "os-sandbox=none" } };
-		struct policy_diag d = { 0 };
+		struct diag_list d = { 0 };
 		struct policy *p = NULL;
 
 		put("prov.pysb", "os-sandbox=bwrap\n");
@@ -235,12 +235,12 @@ static void test_provider_key_twice(void **state)
 				 0);
 		assert_string_equal(policy_get(p, "os-sandbox"), "qemu");
 		policy_free(p);
-		policy_diag_free(&d);
+		diag_free(&d);
 		/* but not two of them over a file line: three lines, "Multiple" */
 		assert_int_equal(policy_parse_file(tpath("prov.pysb"), envp, tmp, ov, 2, &p, &d),
 				 -1);
 		assert_true(has_msg(d.errors, d.n_errors, 2, "already set"));
-		policy_diag_free(&d);
+		diag_free(&d);
 	}
 }
 

@@ -7,9 +7,9 @@
  * byte that is not UTF-8 as the four characters \xNN) plus "S_b64", the exact bytes in
  * base64. A string without "_b64" is exact.
  *
- * The compiler reports its errors and warnings through pr_err/pr_warn (stderr); check
- * collects them (stderr redirected to a memfd around the compile) so the report holds them
- * too, with their file:line:col split out.
+ * The parser and the compiler report their errors and warnings as records (file, line,
+ * col, message, hint) in one diag_list (user/lib/diag.h) that check owns: the report holds
+ * them as they are, and nothing is read back from stderr.
  */
 #include "check_int.h"
 
@@ -123,125 +123,14 @@ __attribute__((format(printf, 3, 4))) void warn(struct report *r, const struct p
 	free(msg);
 }
 
-/* ---------------- what the compiler printed */
+/* ---------------- the parser's and the compiler's messages */
 
-/*
- * stderr goes to a memfd while the policy compiles. Without a memfd (old kernel) nothing
- * is captured: the compiler's messages then reach stderr directly, and only there.
- */
-struct capture {
-	int fd, saved;
-};
-
-static void capture_begin(struct capture *cap)
-{
-	cap->saved = -1;
-	cap->fd = memfd_create("pysb-check-stderr", MFD_CLOEXEC);
-	if (cap->fd < 0)
-		return;
-	fflush(stderr);
-	cap->saved = dup(STDERR_FILENO);
-	if (cap->saved < 0 || dup2(cap->fd, STDERR_FILENO) < 0) {
-		if (cap->saved >= 0)
-			close(cap->saved);
-		close(cap->fd);
-		cap->fd = cap->saved = -1;
-	}
-}
-
-/* Restores stderr; returns what was written meanwhile (malloc'ed), or NULL. */
-static char *capture_end(struct capture *cap)
-{
-	off_t len;
-	char *buf = NULL;
-
-	if (cap->saved < 0)
-		return NULL;
-	fflush(stderr);
-	dup2(cap->saved, STDERR_FILENO);
-	close(cap->saved);
-	len = lseek(cap->fd, 0, SEEK_END);
-	if (len >= 0 && (buf = malloc((size_t)len + 1))) {
-		ssize_t n = pread(cap->fd, buf, (size_t)len, 0);
-
-		buf[n > 0 ? n : 0] = '\0';
-	}
-	close(cap->fd);
-	return buf;
-}
-
-/* Splits "FILE:LINE[:COL]: rest" (as the compiler words its messages) into o. */
-static const char *split_location(struct report *r, json_t *o, const char *msg)
-{
-	for (const char *c = strchr(msg, ':'); c; c = strchr(c + 1, ':')) {
-		char *end, *file;
-		unsigned long line = strtoul(c + 1, &end, 10), col = 0;
-
-		if (c == msg || end == c + 1 || *end != ':' || c[1] < '0' || c[1] > '9')
-			continue;
-		if (end[1] >= '0' && end[1] <= '9') {
-			char *end2;
-
-			col = strtoul(end + 1, &end2, 10);
-			if (*end2 != ':')
-				continue;
-			end = end2;
-		}
-		if (end[1] != ' ')
-			continue;
-		file = strndup(msg, (size_t)(c - msg));
-		if (!file) {
-			r->oom = true;
-			return msg;
-		}
-		set_bytes(r, o, "file", file);
-		set_new(r, o, "line", json_integer((json_int_t)line));
-		if (col)
-			set_new(r, o, "col", json_integer((json_int_t)col));
-		free(file);
-		return end + 2;
-	}
-	return msg;
-}
-
-/* Errors and warnings into the report; anything else (-v information) back to stderr. */
-static void take_messages(struct report *r, char *text)
-{
-	static const char err[] = "pysb-bpf: error: ", wrn[] = "pysb-bpf: warning: ";
-
-	for (char *line = text, *next; line && *line; line = next) {
-		json_t *arr = NULL, *o;
-		const char *msg = line;
-
-		next = strchr(line, '\n');
-		if (next)
-			*next++ = '\0';
-		if (!strncmp(line, err, sizeof(err) - 1)) {
-			arr = r->errors;
-			msg += sizeof(err) - 1;
-		} else if (!strncmp(line, wrn, sizeof(wrn) - 1)) {
-			arr = r->warnings;
-			msg += sizeof(wrn) - 1;
-		}
-		if (!arr) {
-			fprintf(stderr, "%s\n", line);
-			continue;
-		}
-		o = json_object();
-		if (!o) {
-			r->oom = true;
-			continue;
-		}
-		msg = split_location(r, o, msg);
-		set_bytes(r, o, "message", msg);
-		push(r, arr, o);
-	}
-}
-
-static void take_diag(struct report *r, const struct policy_diag *d)
+/* Every record of the diagnostics channel (user/lib/diag.h) into the report, as it is:
+ * file, line, col, message, hint, offending text. */
+static void take_diag(struct report *r, const struct diag_list *d)
 {
 	for (int e = 0; e < 2; e++) {
-		const struct policy_msg *m = e ? d->errors : d->warnings;
+		const struct diag *m = e ? d->errors : d->warnings;
 		size_t n = e ? d->n_errors : d->n_warnings;
 
 		for (size_t i = 0; i < n; i++) {
@@ -254,10 +143,12 @@ static void take_diag(struct report *r, const struct policy_diag *d)
 			set_bytes(r, o, "message", m[i].msg ? m[i].msg : "out of memory");
 			if (m[i].file)
 				set_bytes(r, o, "file", m[i].file);
-			if (m[i].line) {
+			if (m[i].line)
 				set_new(r, o, "line", json_integer(m[i].line));
+			if (m[i].line && m[i].col)
 				set_new(r, o, "col", json_integer(m[i].col));
-			}
+			if (m[i].hint)
+				set_bytes(r, o, "hint", m[i].hint);
 			if (m[i].text && m[i].text[0])
 				set_bytes(r, o, "text", m[i].text);
 			push(r, e ? r->errors : r->warnings, o);
@@ -338,7 +229,7 @@ static void build_report(struct report *r)
 
 /* ---------------- entry point */
 
-/* The message of an error that has no file:line (it went to stderr). */
+/* An error of check's own, with no file:line. */
 static void add_error(struct report *r, const char *msg)
 {
 	json_t *e = json_object();
@@ -348,14 +239,12 @@ static void add_error(struct report *r, const char *msg)
 	push(r, r->errors, e);
 }
 
-/* Resolves the program (as `run` does) and compiles p, the compiler's messages captured
- * into the report. True when compiled; false after recording why not. */
+/* Resolves the program (as `run` does) and compiles p, the compiler's messages into d.
+ * True when compiled; false after recording why not. */
 static bool compile_checked(struct report *r, struct policy *p, struct program *prog,
-			    struct compiled *c)
+			    struct compiled *c, struct diag_list *d)
 {
 	const struct check_opts *o = r->o;
-	struct capture cap;
-	char *captured;
 	int rc;
 
 	if (!o->interpreter) {
@@ -368,7 +257,6 @@ static bool compile_checked(struct report *r, struct policy *p, struct program *
 		}
 		r->prog = rc ? NULL : prog;
 	}
-	capture_begin(&cap);
 	rc = policy_compile(p,
 			    &(struct compile_opts){
 				    .interpreter = o->interpreter ? o->interpreter
@@ -378,13 +266,11 @@ static bool compile_checked(struct report *r, struct policy *p, struct program *
 				    .implicit = true, /* unless bpf.implicit=false */
 				    .resolve = o->resolve,
 				    .resolv_conf = o->resolv_conf,
+				    .diag = d,
 			    },
 			    c);
-	captured = capture_end(&cap);
-	take_messages(r, captured);
-	free(captured);
-	if (rc && !json_array_size(r->errors)) /* not captured: it went to stderr */
-		add_error(r, "the policy does not compile (see stderr)");
+	if (rc && !d->n_errors) /* a failure that said nothing: still one */
+		add_error(r, "the policy does not compile");
 	return !rc;
 }
 
@@ -418,7 +304,7 @@ write_error:
 int check_main(const struct check_opts *o)
 {
 	struct report r = { .o = o };
-	struct policy_diag diag = { 0 };
+	struct diag_list diag = { 0 };
 	struct compiled c = { 0 };
 	struct policy *p = NULL;
 	struct program prog = { 0 };
@@ -436,14 +322,16 @@ int check_main(const struct check_opts *o)
 	set_new(&r, r.root, "format", json_integer(CHECK_FORMAT));
 	ret = policy_parse_file(o->policy, o->envp, o->cwd, o->overrides, o->n_overrides, &p,
 				&diag);
-	take_diag(&r, &diag);
 	set_new(&r, r.root, "policy", policy_json(&r, o, p));
-	if (!ret && compile_checked(&r, p, &prog, &c)) {
+	if (!ret && compile_checked(&r, p, &prog, &c, &diag)) {
 		r.p = p;
 		r.c = &c;
+		take_diag(&r, &diag); /* the parser's and the compiler's before check's own */
 		build_report(&r);
 		add_departures(&r);
 		valid = !json_array_size(r.errors);
+	} else {
+		take_diag(&r, &diag);
 	}
 	ret = report_out(&r, valid, o->out ? o->out : stdout);
 out:
@@ -454,6 +342,6 @@ out:
 	compiled_free(&c);
 	program_free(&prog);
 	policy_free(p);
-	policy_diag_free(&diag);
+	diag_free(&diag);
 	return ret;
 }

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/vfs.h>
 #include <unistd.h>

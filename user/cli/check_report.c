@@ -411,7 +411,7 @@ static void warn_capabilities(struct report *r, const struct policy_kv *kv)
 	struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
 	uint64_t m = 0;
 
-	if (policy_capabilities(&one, &m))
+	if (policy_capabilities(&one, &m, NULL)) /* compiled already: no error to say */
 		return;
 	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++) {
 		int cap = cap_from_name(wide[i].name);

@@ -401,6 +401,10 @@ void render_errors(FILE *f, const json_t *root)
 			}
 			fputs(e ? "error: " : "warning: ", f);
 			put_text(f, jstr(v, "message"));
+			if (json_object_get(v, "hint")) {
+				fputs("; ", f);
+				put_text(f, jstr(v, "hint"));
+			}
 			fputc('\n', f);
 			if (json_object_get(v, "text")) {
 				fputs("    ", f);

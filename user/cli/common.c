@@ -8,13 +8,13 @@
 
 struct policy *load_policy(const struct cli *c)
 {
-	struct policy_diag diag = { 0 };
+	struct diag_list diag = { 0 };
 	struct policy *p = NULL;
 
 	if (policy_parse_file(c->policy, environ, NULL, c->overrides, c->n_overrides, &p, &diag))
 		p = NULL;
-	policy_diag_print(stderr, &diag);
-	policy_diag_free(&diag);
+	diag_print(stderr, &diag);
+	diag_free(&diag);
 	return p;
 }
 

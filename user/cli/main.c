@@ -69,12 +69,12 @@ static int cmd_diff(struct cli *c)
 	bool json = c->json;
 
 	for (int i = 0; i < 2; i++) {
-		struct policy_diag diag = { 0 };
+		struct diag_list diag = { 0 };
 
 		if (policy_parse_file(c->rest[i], environ, NULL, NULL, 0, &p[i], &diag))
 			p[i] = NULL;
-		policy_diag_print(stderr, &diag);
-		policy_diag_free(&diag);
+		diag_print(stderr, &diag);
+		diag_free(&diag);
 		if (!p[i])
 			goto out;
 	}

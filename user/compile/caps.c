@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include "caps.h"
-#include "log.h"
 #include "pysb_abi.h"
 
 /* capabilities(7), by number: CAP_ is added when printed. */
@@ -112,7 +111,7 @@ const char *caps_str(uint64_t mask, char *buf, size_t len)
 }
 
 /* One bpf.capabilities= line into *mask. */
-static int caps_line(const struct policy_kv *kv, uint64_t *mask)
+static int caps_line(const struct policy_kv *kv, uint64_t *mask, struct diag_list *d)
 {
 	const char *v = kv->value, *item = v;
 	int ret = 0;
@@ -126,23 +125,26 @@ static int caps_line(const struct policy_kv *kv, uint64_t *mask)
 
 		while (len > lead && (item[len - 1] == ' ' || item[len - 1] == '\t'))
 			len--;
+		struct diag_at at = { kv->src.file, kv->src.line,
+				      kv->src.col + (unsigned)(item - v + lead) };
+
 		if (len <= lead || len - lead >= sizeof(name)) {
-			pr_err("%s:%u:%zu: bpf.capabilities=%s: %s capability name; expected a "
-			       "comma list such as CAP_NET_BIND_SERVICE,CAP_CHOWN",
-			       kv->src.file, kv->src.line, kv->src.col + (size_t)(item - v) + lead,
-			       v, len <= lead ? "an empty" : "too long a");
-			ret = -1;
+			ret = diag_add(
+				d, DIAG_ERROR, at,
+				"expected a comma list such as CAP_NET_BIND_SERVICE,CAP_CHOWN",
+				"bpf.capabilities=%s: %s capability name", v,
+				len <= lead ? "an empty" : "too long a");
 		} else {
 			memcpy(name, item + lead, len - lead);
 			name[len - lead] = '\0';
 			cap = cap_from_name(name);
 			if (cap < 0) {
-				pr_err("%s:%u:%zu: bpf.capabilities=%s: unknown capability '%s'; "
-				       "expected names as capabilities(7) spells them, such as "
-				       "CAP_NET_BIND_SERVICE, CAP_CHOWN, CAP_SYS_TIME (docs/policy.md)",
-				       kv->src.file, kv->src.line,
-				       kv->src.col + (size_t)(item - v) + lead, v, name);
-				ret = -1;
+				ret = diag_add(
+					d, DIAG_ERROR, at,
+					"expected names as capabilities(7) spells them, such "
+					"as CAP_NET_BIND_SERVICE, CAP_CHOWN, CAP_SYS_TIME "
+					"(docs/policy.md)",
+					"bpf.capabilities=%s: unknown capability '%s'", v, name);
 			} else {
 				*mask |= 1ull << cap;
 			}
@@ -155,13 +157,14 @@ static int caps_line(const struct policy_kv *kv, uint64_t *mask)
 	return ret;
 }
 
-int policy_capabilities(const struct policy *p, uint64_t *mask)
+int policy_capabilities(const struct policy *p, uint64_t *mask, struct diag_list *d)
 {
 	int ret = 0;
 
 	*mask = 0;
 	for (size_t i = 0; i < p->n_params; i++)
-		if (!strcmp(p->params[i].key, "bpf.capabilities") && caps_line(&p->params[i], mask))
+		if (!strcmp(p->params[i].key, "bpf.capabilities") &&
+		    caps_line(&p->params[i], mask, d))
 			ret = -1;
 	return ret;
 }

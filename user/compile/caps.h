@@ -21,9 +21,10 @@ const char *cap_name(unsigned cap);
 /*
  * The capabilities the policy's bpf.capabilities= lines grant, as a mask (bit N:
  * capability N). Lines add up. An empty value grants nothing; an empty or unknown item
- * is an error said as file:line:col. Returns 0, or -1 after printing every error.
+ * is an error said as file:line:col. Returns 0, or -1 after reporting every error into d
+ * (NULL: on stderr).
  */
-int policy_capabilities(const struct policy *p, uint64_t *mask);
+int policy_capabilities(const struct policy *p, uint64_t *mask, struct diag_list *d);
 
 /* "CAP_CHOWN,CAP_NET_BIND_SERVICE" (or "none") into buf. */
 const char *caps_str(uint64_t mask, char *buf, size_t len);

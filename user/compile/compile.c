@@ -13,7 +13,6 @@
 
 #include "caps.h"
 #include "compile.h"
-#include "log.h"
 #include "policy_api.h"
 
 uint32_t kernel_dev(uint64_t st_dev)
@@ -65,7 +64,8 @@ int stat_kernel(const char *path, struct stat *st, uint64_t *raw_dev)
  */
 struct file_index {
 	size_t *slots;
-	size_t size; /* a power of two */
+	size_t size;		/* a power of two */
+	struct diag_list *diag; /* where adding an entry reports what failed */
 };
 
 static size_t *file_slot(const struct compiled *c, const struct file_index *ix, uint64_t dev,
@@ -114,8 +114,8 @@ static int add_entry(struct compiled *c, size_t *cap, struct file_index *ix, con
 
 	if (stat_kernel(path, &st, &st_dev)) {
 		/* Checked by the parser for explicit rules; a race or an implicit path gone. */
-		pr_err("cannot stat %s: %s", path, strerror(errno));
-		return -1;
+		return diag_add(ix->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+				"cannot stat %s: %s", path, strerror(errno));
 	}
 	return add_entry_st(c, cap, ix, path, &st, st_dev, access, proto);
 }
@@ -236,14 +236,14 @@ static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, 
 	f->access = access;
 	*slot = ++c->n_files;
 	if (c->n_files > PYSB_MAX_FILE_RULES) {
-		pr_err("the policy has more than %d file rules; split it or expose common parents",
-		       PYSB_MAX_FILE_RULES);
-		return -1;
+		return diag_add(ix->diag, DIAG_ERROR, (struct diag_at){ 0 },
+				"split it or expose common parents",
+				"the policy has more than %d file rules", PYSB_MAX_FILE_RULES);
 	}
 	return 0;
 nomem:
-	pr_err("out of memory compiling the policy");
-	return -1;
+	return diag_add(ix->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+			"out of memory compiling the policy");
 }
 
 /*
@@ -285,7 +285,7 @@ static void unescape_octal(char *s)
 	*w = '\0';
 }
 
-static int compile_mounts(struct compiled *c)
+static int compile_mounts(struct compiled *c, struct diag_list *d)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
@@ -293,8 +293,8 @@ static int compile_mounts(struct compiled *c)
 	int ret = 0;
 
 	if (!f) {
-		pr_err("cannot read /proc/self/mountinfo: %s", strerror(errno));
-		return -1;
+		return diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+				"cannot read /proc/self/mountinfo: %s", strerror(errno));
 	}
 	while (getline(&line, &cap, f) > 0 && !ret) {
 		char mnt[PATH_MAX];
@@ -329,9 +329,9 @@ static int compile_mounts(struct compiled *c)
 	free(line);
 	fclose(f);
 	if (!ret && c->n_mounts > PYSB_MAX_MOUNTS) {
-		pr_err("%zu file systems mounted, more than pysb-bpf's %d", c->n_mounts,
-		       PYSB_MAX_MOUNTS);
-		ret = -1;
+		ret = diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+			       "%zu file systems mounted, more than pysb-bpf's %d", c->n_mounts,
+			       PYSB_MAX_MOUNTS);
 	}
 	return ret;
 }
@@ -344,7 +344,7 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out)
 {
 	struct implicit_path *imp = NULL;
-	struct file_index ix = { 0 };
+	struct file_index ix = { .diag = o->diag };
 	size_t n_imp = 0, cap = 0;
 	bool implicit;
 	int ret = 0;
@@ -361,7 +361,8 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	if (!ret && implicit) {
 		ret = implicit_paths(o->interpreter, o->script, &imp, &n_imp);
 		if (ret)
-			pr_err("out of memory listing the implicit paths");
+			diag_add(o->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+				 "out of memory listing the implicit paths");
 	}
 	for (size_t i = 0; i < n_imp && !ret; i++) {
 		struct compiled_file proto = { .implicit = true, .why = imp[i].why };
@@ -379,14 +380,14 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	implicit_paths_free(imp, n_imp);
 	free(ix.slots);
 	if (!ret)
-		ret = compile_mounts(out);
+		ret = compile_mounts(out, o->diag);
 	if (!ret)
 		ret = net_compile(p, o, out); /* network: user/compile/compile_net.c */
 	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
 	if (!ret)
-		ret = policy_capabilities(p, &out->caps); /* user/compile/caps.c */
+		ret = policy_capabilities(p, &out->caps, o->diag); /* user/compile/caps.c */
 	if (!ret)
-		ret = compile_ignores(p, out);
+		ret = compile_ignores(p, out, o->diag);
 	if (ret)
 		compiled_free(out);
 	return ret;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "diag.h"
 #include "policy.h"
 #include "pysb_abi.h"
 
@@ -104,9 +105,18 @@ struct compile_opts {
 	 * resolved (NULL: getaddrinfo); tests replace both. */
 	const char *resolv_conf;
 	int (*resolve)(const char *name, const struct addrinfo *hints, struct addrinfo **res);
+	/* Where the errors and warnings go (user/lib/diag.h): check collects them there; NULL:
+	 * printed on stderr as they come (run, the daemon). */
+	struct diag_list *diag;
 };
 
-/* Returns 0, or -1 after printing what failed (pr_err). */
+/* Where a policy line's message is about: its file, line and column. */
+static inline struct diag_at src_at(const struct policy_src *s)
+{
+	return (struct diag_at){ s->file, s->line, s->col };
+}
+
+/* Returns 0, or -1 after reporting what failed (o->diag). */
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out);
 void compiled_free(struct compiled *c);
 
@@ -118,7 +128,7 @@ void compiled_free(struct compiled *c);
 struct bpf_param {
 	const char *key, *def, *def_effect;
 	bool accumulates;
-	int (*check)(const struct policy_kv *kv);
+	int (*check)(const struct policy_kv *kv, struct diag_list *d);
 	const char *(*effect)(const struct policy_kv *kv, char *buf, size_t len);
 	const char *(*warning)(const struct policy_kv *kv); /* what check warns of, or NULL */
 };
@@ -128,10 +138,10 @@ const struct bpf_param *bpf_param_find(const char *key);
 /*
  * Are the policy's bpf.<key>= parameters ones pysb-bpf knows, with valid values (bpf.mode,
  * bpf.implicit, bpf.capabilities; the network ones are checked by net_compile)? Returns 0,
- * or -1 after printing each bad line as file:line:col (pr_err). policy_compile() calls it
- * first.
+ * or -1 after reporting each bad line with its file:line:col into d (NULL: stderr).
+ * policy_compile() calls it first.
  */
-int policy_check_bpf_params(const struct policy *p);
+int policy_check_bpf_params(const struct policy *p, struct diag_list *d);
 /* policy_compile's reading of the bpf.* keys into out (audit_mode, events_buffer) and
  * *implicit (o->implicit and the policy's bpf.implicit). 0, or -1 after saying why. */
 /* The PYSB_SB_* flags of a sandbox under `c` (audit: report, deny nothing); the daemon adds
@@ -159,7 +169,7 @@ const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t r
 const char *net_family_name(unsigned family);
 
 /* ignore= rules (user/compile/compile_ignore.c). */
-int compile_ignores(const struct policy *p, struct compiled *out);
+int compile_ignores(const struct policy *p, struct compiled *out, struct diag_list *d);
 void compiled_hidden_free(struct compiled *c);
 
 /* stat(2) corrected to the (dev, ino) the kernel's inode carries (overlayfs). */

@@ -14,15 +14,16 @@
 #include <sys/stat.h>
 
 #include "compile.h"
-#include "log.h"
 
-static int refuse(const struct policy_ignore *ig, const char *why)
+/* why: what is wrong; hint (or NULL): what to write instead. */
+static int refuse(const struct policy_ignore *ig, const char *why, const char *hint,
+		  struct diag_list *d)
 {
-	pr_err("%s:%u:%u: ignore=%s: %s", ig->src.file, ig->src.line, ig->src.col, ig->glob, why);
-	return -1;
+	return diag_add(d, DIAG_ERROR, src_at(&ig->src), hint, "ignore=%s: %s", ig->glob, why);
 }
 
-static int add_relative(const struct policy_ignore *ig, struct pysb_ignore_set *set)
+static int add_relative(const struct policy_ignore *ig, struct pysb_ignore_set *set,
+			struct diag_list *d)
 {
 	const char *g = ig->glob;
 	size_t len = strlen(g);
@@ -32,8 +33,10 @@ static int add_relative(const struct policy_ignore *ig, struct pysb_ignore_set *
 	int kind;
 
 	if (strpbrk(g, "?[]\\"))
-		return refuse(ig, "the kernel layer matches NAME, PREFIX*, *SUFFIX and * only; "
-				  "'?', '[...]' and escapes are not supported");
+		return refuse(ig,
+			      "the kernel layer matches NAME, PREFIX*, *SUFFIX and * only; "
+			      "'?', '[...]' and escapes are not supported",
+			      NULL, d);
 	if (!strcmp(g, "*")) {
 		kind = PYSB_IGN_ANY;
 		tlen = 0;
@@ -49,12 +52,14 @@ static int add_relative(const struct policy_ignore *ig, struct pysb_ignore_set *
 	} else {
 		return refuse(ig,
 			      "the kernel layer matches NAME, PREFIX*, *SUFFIX and * only "
-			      "(one '*', at an end); split the pattern into several ignore= lines");
+			      "(one '*', at an end)",
+			      "split the pattern into several ignore= lines", d);
 	}
 	if (tlen >= PYSB_IGNORE_LEN)
-		return refuse(ig, "pattern longer than the kernel layer's 31 bytes");
+		return refuse(ig, "pattern longer than the kernel layer's 31 bytes", NULL, d);
 	if (set->count == PYSB_MAX_IGNORES)
-		return refuse(ig, "more than 8 name patterns; the kernel layer holds 8 per policy");
+		return refuse(ig, "more than 8 name patterns; the kernel layer holds 8 per policy",
+			      NULL, d);
 	p = &set->p[set->count++];
 	p->kind = kind;
 	p->len = tlen;
@@ -62,7 +67,8 @@ static int add_relative(const struct policy_ignore *ig, struct pysb_ignore_set *
 	return 0;
 }
 
-static int add_absolute(const struct policy_ignore *ig, struct compiled *out, size_t *cap)
+static int add_absolute(const struct policy_ignore *ig, struct compiled *out, size_t *cap,
+			struct diag_list *d)
 {
 	glob_t gl;
 	int ret = 0, r;
@@ -71,7 +77,7 @@ static int add_absolute(const struct policy_ignore *ig, struct compiled *out, si
 	if (r == GLOB_NOMATCH)
 		return 0;
 	if (r)
-		return refuse(ig, "cannot expand the pattern");
+		return refuse(ig, "cannot expand the pattern", NULL, d);
 	for (size_t i = 0; i < gl.gl_pathc && !ret; i++) {
 		struct stat st;
 		struct compiled_hidden *h;
@@ -104,7 +110,7 @@ static int add_absolute(const struct policy_ignore *ig, struct compiled *out, si
 	return ret;
 }
 
-int compile_ignores(const struct policy *p, struct compiled *out)
+int compile_ignores(const struct policy *p, struct compiled *out, struct diag_list *d)
 {
 	size_t cap = 0;
 	int ret = 0;
@@ -113,13 +119,14 @@ int compile_ignores(const struct policy *p, struct compiled *out)
 		const struct policy_ignore *ig = &p->ignores[i];
 
 		if (ig->glob[0] == '/')
-			ret = add_absolute(ig, out, &cap);
+			ret = add_absolute(ig, out, &cap, d);
 		else if (strchr(ig->glob, '/'))
 			ret = refuse(ig,
 				     "a relative pattern is matched against each name and cannot "
-				     "hold a '/'; write it as an absolute path");
+				     "hold a '/'",
+				     "write it as an absolute path", d);
 		else
-			ret = add_relative(ig, &out->ignores);
+			ret = add_relative(ig, &out->ignores, d);
 	}
 	return ret;
 }

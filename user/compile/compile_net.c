@@ -85,16 +85,15 @@ const char *net_family_name(unsigned family)
 }
 
 static int socket_family_item(struct pysb_net_cfg *cfg, const struct policy_kv *kv,
-			      const char *item)
+			      struct diag_list *d, const char *item)
 {
 	char *end;
 	unsigned long n;
 
 	if (!*item) {
-		pr_err("%s:%u: %s=%s: empty family name; expected a comma list such as "
-		       "netlink,packet",
-		       kv->src.file, kv->src.line, kv->key, kv->value);
-		return -1;
+		return diag_add(d, DIAG_ERROR, (struct diag_at){ kv->src.file, kv->src.line, 0 },
+				"expected a comma list such as netlink,packet",
+				"%s=%s: empty family name", kv->key, kv->value);
 	}
 	for (size_t i = 0; i < sizeof(family_names) / sizeof(family_names[0]); i++) {
 		if (strcasecmp(item, family_names[i].name))
@@ -106,10 +105,11 @@ static int socket_family_item(struct pysb_net_cfg *cfg, const struct policy_kv *
 		return 0;
 	}
 	if (!strcasecmp(item, "unix") || !strcasecmp(item, "inet") || !strcasecmp(item, "inet6")) {
-		pr_err("%s:%u: %s=%s: '%s' is not a family to allow here: unix sockets follow the "
-		       "file rules, TCP and UDP the net= rules",
-		       kv->src.file, kv->src.line, kv->key, kv->value, item);
-		return -1;
+		return diag_add(
+			d, DIAG_ERROR, (struct diag_at){ kv->src.file, kv->src.line, 0 }, NULL,
+			"%s=%s: '%s' is not a family to allow here: unix sockets follow the "
+			"file rules, TCP and UDP the net= rules",
+			kv->key, kv->value, item);
 	}
 	errno = 0;
 	n = strtoul(item, &end, 10);
@@ -118,14 +118,13 @@ static int socket_family_item(struct pysb_net_cfg *cfg, const struct policy_kv *
 		cfg->families |= 1ull << n;
 		return 0;
 	}
-	pr_err("%s:%u: %s=%s: unknown socket family '%s'; expected names such as netlink, "
-	       "packet, vsock, bluetooth, can, alg, raw, icmp, sctp, or an AF_ number (3-63); "
-	       "see docs/network.md",
-	       kv->src.file, kv->src.line, kv->key, kv->value, item);
-	return -1;
+	return diag_add(d, DIAG_ERROR, (struct diag_at){ kv->src.file, kv->src.line, 0 },
+			"expected names such as netlink, packet, vsock, bluetooth, can, alg, raw, "
+			"icmp, sctp, or an AF_ number (3-63); see docs/network.md",
+			"%s=%s: unknown socket family '%s'", kv->key, kv->value, item);
 }
 
-static int net_params(const struct policy *p, struct pysb_net_cfg *cfg)
+static int net_params(const struct policy *p, struct pysb_net_cfg *cfg, struct diag_list *d)
 {
 	for (size_t i = 0; i < p->n_params; i++) {
 		const struct policy_kv *kv = &p->params[i];
@@ -136,9 +135,10 @@ static int net_params(const struct policy *p, struct pysb_net_cfg *cfg)
 			} else if (!strcasecmp(kv->value, "deny")) {
 				cfg->flags &= ~PYSB_NET_UNIX_ABSTRACT;
 			} else {
-				pr_err("%s:%u: %s=%s: expected allow or deny", kv->src.file,
-				       kv->src.line, kv->key, kv->value);
-				return -1;
+				return diag_add(d, DIAG_ERROR,
+						(struct diag_at){ kv->src.file, kv->src.line, 0 },
+						NULL, "%s=%s: expected allow or deny", kv->key,
+						kv->value);
 			}
 		} else if (!strcmp(kv->key, "bpf.socket-family")) {
 			char *list = strdup(kv->value), *tok, *next;
@@ -151,7 +151,7 @@ static int net_params(const struct policy *p, struct pysb_net_cfg *cfg)
 				tok = strsep(&next, ",");
 				tok += strspn(tok, " \t");
 				tok[strcspn(tok, " \t")] = '\0';
-				ret = socket_family_item(cfg, kv, tok);
+				ret = socket_family_item(cfg, kv, d, tok);
 			}
 			free(list);
 			if (ret)
@@ -165,12 +165,12 @@ static int net_params(const struct policy *p, struct pysb_net_cfg *cfg)
 
 int net_compile(const struct policy *p, const struct compile_opts *o, struct compiled *c)
 {
-	struct net_build b = { .p = p, .c = c };
+	struct net_build b = { .p = p, .c = c, .diag = o ? o->diag : NULL };
 	bool names_hosts = false;
 	size_t n4 = 0;
 	int ret = -1;
 
-	if (net_params(p, &c->net_cfg))
+	if (net_params(p, &c->net_cfg, b.diag))
 		return -1;
 	c->net_ports = calloc(16, sizeof(*c->net_ports));
 	if (!c->net_ports)
@@ -191,8 +191,9 @@ int net_compile(const struct policy *p, const struct compile_opts *o, struct com
 	if (c->n_net_rules > PYSB_NET_MAX_RULES) {
 		const struct compiled_net_rule *r = &c->net_rules[PYSB_NET_MAX_RULES];
 
-		pr_err("%s:%u: more than %d net= rules; use wider networks or port ranges",
-		       r->src.file, r->src.line, PYSB_NET_MAX_RULES);
+		diag_add(b.diag, DIAG_ERROR, (struct diag_at){ r->src.file, r->src.line, 0 },
+			 "use wider networks or port ranges", "more than %d net= rules",
+			 PYSB_NET_MAX_RULES);
 		goto out;
 	}
 
@@ -215,7 +216,8 @@ int net_compile(const struct policy *p, const struct compile_opts *o, struct com
 	ret = 0;
 	goto out;
 nomem:
-	pr_err("out of memory compiling the net= rules");
+	diag_add(b.diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+		 "out of memory compiling the net= rules");
 out:
 	free(b.atoms);
 	free(b.hash);

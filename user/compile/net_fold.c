@@ -253,10 +253,11 @@ static int fill_slots(struct net_build *b, struct compiled_net_prefix *e, const 
 		if (r < 0) {
 			prefix_text(where, sizeof(where), e->af, e->addr, e->plen);
 			lines_text(lines, sizeof(lines), c, rules, nr, slot);
-			pr_err("%s: the net= rules covering %s split the %s ports into more than %d "
-			       "ranges; merge ports into ranges",
-			       lines, where, slot_names[slot], PYSB_NET_MAX_RANGES);
-			return -1;
+			return diag_add(b->diag, DIAG_ERROR, (struct diag_at){ 0 },
+					"merge ports into ranges",
+					"%s: the net= rules covering %s split the %s ports into "
+					"more than %d ranges",
+					lines, where, slot_names[slot], PYSB_NET_MAX_RANGES);
 		}
 		id = intern_ports(b, &ps);
 		if (id == -2)
@@ -264,10 +265,11 @@ static int fill_slots(struct net_build *b, struct compiled_net_prefix *e, const 
 		if (id < 0) {
 			prefix_text(where, sizeof(where), e->af, e->addr, e->plen);
 			lines_text(lines, sizeof(lines), c, rules, nr, slot);
-			pr_err("%s: the net= rules need more than %d distinct port sets (at %s, %s); "
-			       "use fewer distinct port lists",
-			       lines, PYSB_NET_MAX_PORTSETS, where, slot_names[slot]);
-			return -1;
+			return diag_add(b->diag, DIAG_ERROR, (struct diag_at){ 0 },
+					"use fewer distinct port lists",
+					"%s: the net= rules need more than %d distinct port sets "
+					"(at %s, %s)",
+					lines, PYSB_NET_MAX_PORTSETS, where, slot_names[slot]);
 		}
 		e->value.ports[slot] = (uint16_t)id;
 	}
@@ -295,10 +297,12 @@ int fold_family(struct net_build *b, const struct atom *v, size_t n, int af)
 		if (++n_prefixes > PYSB_NET_MAX_PREFIXES) {
 			const struct compiled_net_rule *rr = &c->net_rules[v[i].rule - 1];
 
-			pr_err("%s:%u: net=%s: the policy needs more than %d %s prefixes; use "
-			       "wider networks",
-			       rr->implicit ? "(implicit)" : rr->src.file, rr->src.line, rr->text,
-			       PYSB_NET_MAX_PREFIXES, af == AF_INET ? "IPv4" : "IPv6");
+			diag_add(b->diag, DIAG_ERROR,
+				 (struct diag_at){ rr->implicit ? "(implicit)" : rr->src.file,
+						   rr->src.line, 0 },
+				 "use wider networks",
+				 "net=%s: the policy needs more than %d %s prefixes", rr->text,
+				 PYSB_NET_MAX_PREFIXES, af == AF_INET ? "IPv4" : "IPv6");
 			goto out;
 		}
 		if (covering_rules(v, n, i, &rules, &rcap, &nr))
@@ -322,7 +326,8 @@ int fold_family(struct net_build *b, const struct atom *v, size_t n, int af)
 	ret = 0;
 	goto out;
 nomem:
-	pr_err("out of memory compiling the net= rules");
+	diag_add(b->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+		 "out of memory compiling the net= rules");
 out:
 	free(rules);
 	free(bounds);

@@ -14,7 +14,6 @@
 #include <time.h>
 
 #include "compile.h"
-#include "log.h"
 
 #define DEFAULT_RESOLV_CONF "/etc/resolv.conf"
 #define DNS_PORT	    53
@@ -30,6 +29,7 @@ struct atom {
 struct net_build {
 	const struct policy *p;
 	struct compiled *c;
+	struct diag_list *diag; /* compile_opts.diag */
 	struct atom *atoms;
 	size_t n_atoms, cap_atoms;
 	size_t cap_rules, cap_prefixes, cap_ports;

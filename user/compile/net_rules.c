@@ -211,7 +211,7 @@ static int resolve_name(const struct compile_opts *o, const char *name, struct a
 	}
 }
 
-/* A host name: one /32 or /128 atom per distinct address. 0, or -1 (error printed). */
+/* A host name: one /32 or /128 atom per distinct address. 0, or -1 (error reported). */
 static int expand_host(struct net_build *b, const struct compile_opts *o,
 		       const struct policy_net *n, uint32_t rule)
 {
@@ -222,15 +222,16 @@ static int expand_host(struct net_build *b, const struct compile_opts *o,
 
 	if (err) {
 		const char *why = err == EAI_SYSTEM ? strerror(errno) : gai_strerror(err);
+		struct diag_at at = { n->src.file, n->src.line, 0 };
 
 		if (n->deny) {
-			pr_err("%s:%u: net=%s: cannot resolve host name '%s' (%s): an unresolvable "
-			       "DENY rule would deny nothing; fix the name or use an address",
-			       n->src.file, n->src.line, r->text, n->network, why);
-			return -1;
+			return diag_add(b->diag, DIAG_ERROR, at, "fix the name or use an address",
+					"net=%s: cannot resolve host name '%s' (%s): an "
+					"unresolvable DENY rule would deny nothing",
+					r->text, n->network, why);
 		}
-		pr_warn("%s:%u: net=%s: cannot resolve host name '%s' (%s); rule dropped",
-			n->src.file, n->src.line, r->text, n->network, why);
+		diag_add(b->diag, DIAG_WARNING, at, "rule dropped",
+			 "net=%s: cannot resolve host name '%s' (%s)", r->text, n->network, why);
 		r->dropped = true;
 		return 0;
 	}
@@ -294,9 +295,9 @@ int expand_rule(struct net_build *b, const struct compile_opts *o, const struct 
 	kind = parse_prefix(n->network, &a);
 	if (kind < 0) {
 		/* The parser refuses these; only a caller building a policy by hand gets here. */
-		pr_err("%s:%u: net=%s: invalid network '%s'", n->src.file, n->src.line, r->text,
-		       n->network);
-		return -1;
+		return diag_add(b->diag, DIAG_ERROR,
+				(struct diag_at){ n->src.file, n->src.line, 0 }, NULL,
+				"net=%s: invalid network '%s'", r->text, n->network);
 	}
 	if (kind == 0) {
 		r->n_addrs = 1;
@@ -316,9 +317,10 @@ int add_dns_rules(struct net_build *b, const struct compile_opts *o)
 	int found = 0, ret = 0;
 
 	if (!f)
-		pr_warn("cannot read %s (%s): allowing DNS to 127.0.0.1 only, as the C library "
-			"would use it",
-			file, strerror(errno));
+		diag_add(b->diag, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
+			 "cannot read %s (%s): allowing DNS to 127.0.0.1 only, as the C library "
+			 "would use it",
+			 file, strerror(errno));
 	while (f && !ret && getline(&line, &cap, f) > 0) {
 		char addr[128];
 		struct compiled_net_rule *r;
@@ -328,7 +330,8 @@ int add_dns_rules(struct net_build *b, const struct compile_opts *o)
 			continue;
 		addr[strcspn(addr, "%")] = '\0'; /* fe80::1%eth0: the scope is not ours */
 		if (parse_prefix(addr, &a) || strchr(addr, '/')) {
-			pr_warn("%s: nameserver '%s' is not an address; ignored", file, addr);
+			diag_add(b->diag, DIAG_WARNING, (struct diag_at){ .file = file }, "ignored",
+				 "nameserver '%s' is not an address", addr);
 			continue;
 		}
 		ret = -1;

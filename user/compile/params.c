@@ -14,36 +14,33 @@
 
 #include "caps.h"
 #include "compile.h"
-#include "log.h"
 
-static int check_mode(const struct policy_kv *kv)
+static int check_mode(const struct policy_kv *kv, struct diag_list *d)
 {
 	if (!strcmp(kv->value, "enforce") || !strcmp(kv->value, "audit"))
 		return 0;
-	pr_err("%s:%u:%u: bpf.mode=%s: expected enforce or audit", kv->src.file, kv->src.line,
-	       kv->src.col, kv->value);
-	return -1;
+	return diag_add(d, DIAG_ERROR, src_at(&kv->src), NULL,
+			"bpf.mode=%s: expected enforce or audit", kv->value);
 }
 
-static int check_bool(const struct policy_kv *kv)
+static int check_bool(const struct policy_kv *kv, struct diag_list *d)
 {
 	if (policy_bpf_bool(kv->value) >= 0)
 		return 0;
-	pr_err("%s:%u:%u: %s=%s: expected true or false", kv->src.file, kv->src.line, kv->src.col,
-	       kv->key, kv->value);
-	return -1;
+	return diag_add(d, DIAG_ERROR, src_at(&kv->src), NULL, "%s=%s: expected true or false",
+			kv->key, kv->value);
 }
 
-static int check_buffer(const struct policy_kv *kv)
+static int check_buffer(const struct policy_kv *kv, struct diag_list *d)
 {
 	uint64_t n = parse_size(kv->value);
 
 	if (n >= PYSB_EVENTS_BUFFER_MIN && n <= PYSB_EVENTS_BUFFER_MAX && !(n & (n - 1)))
 		return 0;
-	pr_err("%s:%u:%u: bpf.events-buffer=%s: expected a power of two from 64K to 1G (e.g. "
-	       "4M, 64M)",
-	       kv->src.file, kv->src.line, kv->src.col, kv->value);
-	return -1;
+	return diag_add(d, DIAG_ERROR, src_at(&kv->src), NULL,
+			"bpf.events-buffer=%s: expected a power of two from 64K to 1G (e.g. 4M, "
+			"64M)",
+			kv->value);
 }
 
 static const char *effect_mode(const struct policy_kv *kv, char *buf, size_t len)
@@ -87,7 +84,7 @@ static const char *effect_caps(const struct policy_kv *kv, char *buf, size_t len
 	char names[400];
 	uint64_t m = 0;
 
-	if (policy_capabilities(&one, &m) || !m)
+	if (policy_capabilities(&one, &m, NULL) || !m)
 		return "grants no capability";
 	snprintf(buf, len,
 		 "the program keeps %s (bpf.capabilities lines add up); every other capability "
@@ -198,7 +195,7 @@ uint64_t policy_events_buffer(const struct policy *p)
 	return v ? parse_size(v) : 0;
 }
 
-int policy_check_bpf_params(const struct policy *p)
+int policy_check_bpf_params(const struct policy *p, struct diag_list *d)
 {
 	char known[160];
 	size_t off = 0;
@@ -220,14 +217,16 @@ int policy_check_bpf_params(const struct policy *p)
 			size_t klen = strlen(kv->key) + 1;
 			size_t kcol = kv->src.col > klen ? kv->src.col - klen : 1;
 
-			pr_err("%s:%u:%zu: unknown parameter '%s': pysb-bpf knows %s (docs/policy.md)",
-			       kv->src.file, kv->src.line, kcol, kv->key, known);
-			ret = -1;
-		} else if (bp->check && bp->check(kv)) {
+			ret = diag_add(
+				d, DIAG_ERROR,
+				(struct diag_at){ kv->src.file, kv->src.line, (unsigned)kcol },
+				NULL, "unknown parameter '%s': pysb-bpf knows %s (docs/policy.md)",
+				kv->key, known);
+		} else if (bp->check && bp->check(kv, d)) {
 			ret = -1;
 		}
 	}
-	if (policy_capabilities(p, &caps)) /* each bad name with its file:line:col */
+	if (policy_capabilities(p, &caps, d)) /* each bad name with its file:line:col */
 		ret = -1;
 	return ret;
 }
@@ -237,7 +236,7 @@ int compile_params(const struct policy *p, const struct compile_opts *o, struct 
 {
 	const char *v;
 
-	if (policy_check_bpf_params(p))
+	if (policy_check_bpf_params(p, o->diag))
 		return -1;
 	v = policy_get(p, "bpf.implicit");
 	*implicit = o->implicit && (!v || policy_bpf_bool(v) != 0);

@@ -257,7 +257,7 @@ uint64_t fingerprint(const struct binding_conf *conf, const struct policy *p)
 
 static int binding_compile(const struct binding_conf *conf, struct compiled *out, uint64_t *fp)
 {
-	struct policy_diag diag = { 0 };
+	struct diag_list diag = { 0 };
 	struct policy *p = NULL;
 	struct compile_opts co = {
 		.interpreter = conf->interpreter[0] ? conf->interpreter : NULL,
@@ -268,8 +268,8 @@ static int binding_compile(const struct binding_conf *conf, struct compiled *out
 
 	if (policy_parse_file(conf->policy, environ, NULL, NULL, 0, &p, &diag))
 		p = NULL;
-	policy_diag_print(stderr, &diag);
-	policy_diag_free(&diag);
+	diag_print(stderr, &diag);
+	diag_free(&diag);
 	if (!p)
 		return -1;
 	*fp = fingerprint(conf, p);

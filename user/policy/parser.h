@@ -47,7 +47,7 @@ struct dir_cache {
 
 struct parser {
 	struct policy *p;
-	struct policy_diag *diag;
+	struct diag_list *diag;
 	char *const *envp;
 	char *cwd;
 	char **visited; /* realpath of every file loaded: each is read once */

@@ -198,7 +198,7 @@ static void check_learn_contradiction(struct parser *ps)
 
 /* ---------------- entry points */
 
-static int parser_init(struct parser *ps, struct policy_diag *diag, char *const *envp,
+static int parser_init(struct parser *ps, struct diag_list *diag, char *const *envp,
 		       const char *cwd, struct policy **out)
 {
 	char *here = NULL;
@@ -298,7 +298,7 @@ static void missing_root(struct parser *ps, const char *path, int err)
 
 int policy_parse_file(const char *path, char *const *envp, const char *cwd,
 		      const struct policy_override *overrides, size_t n_overrides,
-		      struct policy **out, struct policy_diag *diag)
+		      struct policy **out, struct diag_list *diag)
 {
 	struct parser ps;
 	char *abs, *buf = NULL;
@@ -322,7 +322,7 @@ int policy_parse_file(const char *path, char *const *envp, const char *cwd,
 }
 
 int policy_parse_buffer(const char *name, const char *buf, size_t len, char *const *envp,
-			const char *cwd, struct policy **out, struct policy_diag *diag)
+			const char *cwd, struct policy **out, struct diag_list *diag)
 {
 	struct parser ps;
 

@@ -6,7 +6,8 @@
  * (shared corpus FORMAT-NOTES.md): quote-aware comments, include / include?, ${VAR} and
  * ${VAR:-default} substitution, and every key family. It never returns a partial policy:
  * either *out is a complete policy and the diagnostics hold no error, or *out is NULL and
- * every error found (file:line:column, offending text, what was expected) is in diag.
+ * every error found (file:line:column, offending text, what was expected) is in diag
+ * (user/lib/diag.h: diag_print() shows them as "file:line:col: error: msg", the line under).
  *
  * The parsed form keeps every rule with the place it came from, so `pysb-bpf check` can
  * say which line produced which map entry.
@@ -18,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#include "diag.h"
 
 /* Longer physical lines are refused with an error (a policy line is a rule, not data). */
 #define POLICY_MAX_LINE (64 * 1024)
@@ -101,20 +104,6 @@ struct policy {
 	size_t n_files;
 };
 
-struct policy_msg {
-	char *file; /* NULL when the message is not tied to a file */
-	unsigned line, col;
-	char *text; /* offending text (may be truncated for display), or NULL */
-	char *msg;  /* what is wrong and what was expected */
-};
-
-struct policy_diag {
-	struct policy_msg *errors;
-	size_t n_errors;
-	struct policy_msg *warnings;
-	size_t n_warnings;
-};
-
 /* One command-line override ("--key=value" of `pysb-bpf run`), appended after the file. */
 struct policy_override {
 	const char *line; /* "expose-ro=/data", "net=ALLOW|tcp|*|443|OUT", ... */
@@ -129,17 +118,13 @@ struct policy_override {
  */
 int policy_parse_file(const char *path, char *const *envp, const char *cwd,
 		      const struct policy_override *overrides, size_t n_overrides,
-		      struct policy **out, struct policy_diag *diag);
+		      struct policy **out, struct diag_list *diag);
 
 /* Same, from a buffer named `name` (for tests and the fuzzer). */
 int policy_parse_buffer(const char *name, const char *buf, size_t len, char *const *envp,
-			const char *cwd, struct policy **out, struct policy_diag *diag);
+			const char *cwd, struct policy **out, struct diag_list *diag);
 
 void policy_free(struct policy *p);
-
-/* Prints "file:line:col: error: msg\n    text\n" lines, warnings then errors. */
-void policy_diag_print(FILE *f, const struct policy_diag *diag);
-void policy_diag_free(struct policy_diag *diag);
 
 /*
  * Build the program's environment from env= / unenv= rules exactly as py-sandboxes does:

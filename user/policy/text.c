@@ -135,26 +135,26 @@ static unsigned raw_col(const char *raw, size_t off)
 
 /* ---------------- diagnostics */
 
-static void msg_free(struct policy_msg *m)
+static void msg_free(struct diag *m)
 {
 	free(m->file);
 	free(m->text);
 	free(m->msg);
 }
 
+/* Into the parse's diag_list (user/lib/diag.h), in the parser's form: file:line:col first. */
 void vreport(struct parser *ps, bool warning, const struct line *ln, unsigned col, const char *fmt,
 	     va_list ap)
 {
-	struct policy_diag *d = ps->diag;
-	struct policy_msg m = { .line = ln ? ln->no : 0, .col = col };
-	struct policy_msg *slot;
+	struct diag m = { .line = ln ? ln->no : 0, .col = col };
+	struct diag *slot;
 	int r;
 
 	if (ps->full)
 		return;
 	if (ln)
 		m.file = strdup(ln->file);
-	if (!warning && d->n_errors - ps->first_error == MAX_ERRORS) {
+	if (!warning && ps->diag->n_errors - ps->first_error == MAX_ERRORS) {
 		ps->full = true;
 		r = asprintf(&m.msg, "too many errors (%d): stopping here", MAX_ERRORS);
 	} else {
@@ -168,12 +168,11 @@ void vreport(struct parser *ps, bool warning, const struct line *ln, unsigned co
 	}
 	if (r < 0)
 		m.msg = NULL;
-	slot = warning ? vec_push(&d->warnings, &d->n_warnings, sizeof(m))
-		       : vec_push(&d->errors, &d->n_errors, sizeof(m));
+	slot = diag_push(ps->diag, warning ? DIAG_WARNING : DIAG_ERROR);
 	if (!slot || !m.msg || (ln && !m.file)) {
 		msg_free(&m);
 		if (slot) /* keep the slot: it still says something failed */
-			*slot = (struct policy_msg){ 0 };
+			*slot = (struct diag){ 0 };
 		ps->oom = true;
 		return;
 	}
@@ -233,35 +232,4 @@ __attribute__((format(printf, 3, 4))) void kv_error(struct parser *ps, const str
 	vreport(ps, false, &ln, kv->src.col, fmt, ap);
 	va_end(ap);
 	free(text);
-}
-
-static void print_msgs(FILE *f, const struct policy_msg *m, size_t n, const char *kind)
-{
-	for (size_t i = 0; i < n; i++, m++) {
-		if (!m->file)
-			fprintf(f, "pysb-bpf: %s: %s\n", kind, m->msg ? m->msg : "out of memory");
-		else if (!m->line)
-			fprintf(f, "%s: %s: %s\n", m->file, kind, m->msg);
-		else
-			fprintf(f, "%s:%u:%u: %s: %s\n", m->file, m->line, m->col, kind, m->msg);
-		if (m->text && m->text[0])
-			fprintf(f, "    %s\n", m->text);
-	}
-}
-
-void policy_diag_print(FILE *f, const struct policy_diag *diag)
-{
-	print_msgs(f, diag->warnings, diag->n_warnings, "warning");
-	print_msgs(f, diag->errors, diag->n_errors, "error");
-}
-
-void policy_diag_free(struct policy_diag *diag)
-{
-	for (size_t i = 0; i < diag->n_errors; i++)
-		msg_free(&diag->errors[i]);
-	for (size_t i = 0; i < diag->n_warnings; i++)
-		msg_free(&diag->warnings[i]);
-	free(diag->errors);
-	free(diag->warnings);
-	*diag = (struct policy_diag){ 0 };
 }
