@@ -6,6 +6,56 @@
 # its part (the notification socket, the journal's socket, JOURNAL_STREAM). Uses
 # daemon_start, svc_start, svc_cleanup, wait_for, binding and metrics from test_daemon.sh.
 
+# fake_systemd_start: a private D-Bus broker ($T/sysbus.sock, exported as
+# DBUS_SYSTEM_BUS_ADDRESS, which sd-bus reads) and tests/e2e/fake-systemd.py on it, its
+# state in $T/systemd (UNIT.ControlGroup, UNIT.Slice, down; its log). Also a `systemctl`
+# first on PATH that only logs to $T/systemctl.log: the daemon must ask over the bus.
+fake_systemd_start() {
+	mkdir -p "$T/systemd" "$T/bin"
+	write_file "$T/bus.conf" <<XML
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=$T/sysbus.sock</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+XML
+	dbus-daemon --config-file="$T/bus.conf" --nofork >"$T/dbus.log" 2>&1 &
+	FBUS=$!
+	for _ in $(seq 300); do
+		[ -S "$T/sysbus.sock" ] && break
+		sleep 0.1
+	done
+	[ -S "$T/sysbus.sock" ] || fail "the test's D-Bus broker did not start: $(cat "$T/dbus.log")"
+	export DBUS_SYSTEM_BUS_ADDRESS=unix:path=$T/sysbus.sock
+	printf '#!/bin/sh\necho "$*" >>%s/systemctl.log\nexit 1\n' "$T" >"$T/bin/systemctl"
+	chmod +x "$T/bin/systemctl"
+	export PATH="$T/bin:$PATH"
+	fake_systemd_up
+}
+
+# fake_systemd_up: (again) the stand-in's process, FSD; fake_systemd_stop: both gone.
+fake_systemd_up() {
+	local n
+	n=$(count_lines "$T/systemd/log" '^ready$')
+	"$REPO/tests/e2e/fake-systemd.py" "$T/systemd" 2>>"$T/systemd/err" &
+	FSD=$!
+	wait_for "$T/systemd/log" '^ready$' $((n + 1))
+}
+
+fake_systemd_stop() {
+	kill ${FSD:-} ${FBUS:-} 2>/dev/null
+	wait ${FSD:-} ${FBUS:-} 2>/dev/null
+	return 0
+}
+
 # notify_listen SOCKET LOG CGROUP PATH: a stand-in for systemd's notification socket.
 # Each datagram becomes one line of LOG, its assignments joined by "|". On READY=1 it
 # first runs a probe in CGROUP that reads PATH and appends "probe: denied" or
@@ -214,5 +264,60 @@ PY
 	svc_expect_confined
 	wait_for "$T/events.jsonl" "\"path\":\"$T/b/f\""
 	daemon_stop
+	svc_cleanup
+}
+
+# Issue 19: a unit's cgroup query that fails (systemd re-executing, its bus gone, a
+# time-out) keeps the cgroup confined, in a running daemon and in one started meanwhile;
+# a cgroup really removed is released. The daemon asks systemd over its bus (sd-bus),
+# never by running systemctl.
+test_daemon_systemd_unit_query_failure_keeps_cgroup_confined() {
+	local cg=$CGT/unit1
+	trap 'fake_systemd_stop; svc_cleanup' EXIT
+	DPID=
+	mkdir -p "$T/conf"
+	fake_systemd_start
+	echo /pysb-e2e/unit1 >"$T/systemd/web.service.ControlGroup"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/a" "$T/svc" >"$T/conf/p.py-sandboxes"
+	binding web '{"policy": "p.py-sandboxes", "unit": "web.service"}'
+	svc_start "$cg"
+	MARK=0
+	svc_wait_since 'B ok' 1 # unconfined, B is read
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "web: confined $cg "
+	expect_grep "$T/systemd/log" '^get web.service org.freedesktop.systemd1.Service ControlGroup$'
+	# systemd does not answer for three scans: the cgroup stays confined
+	: >"$T/systemd/down"
+	wait_for "$T/systemd/log" '^down$' 3
+	wait_for "$T/daemon.err" "web: systemd did not answer for unit web.service"
+	svc_mark
+	svc_expect_confined
+	# nor for a daemon started meanwhile
+	kill -9 "$DPID"
+	wait "$DPID" 2>/dev/null
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf" 2
+	wait_for "$T/systemd/log" '^down$' 6
+	svc_mark
+	svc_expect_confined
+	# systemd's bus name gone altogether (it restarts): still confined
+	rm "$T/systemd/down"
+	kill "$FSD"
+	wait "$FSD" 2>/dev/null
+	sleep 1
+	svc_mark
+	svc_expect_confined
+	! grep -E "released \(|releasing " "$T/daemon.err" || fail "a cgroup was released while systemd did not answer"
+	# systemd answers again: the cgroup is adopted; then a really removed cgroup is
+	# released even while systemd does not answer
+	fake_systemd_up
+	wait_for "$T/daemon.err" "web: adopted $cg "
+	: >"$T/systemd/down"
+	kill -9 "$SPID"
+	wait "$SPID" 2>/dev/null
+	rmdir "$cg"
+	wait_for "$T/daemon.err" "web: released $cg \(the cgroup is gone\)"
+	[ ! -s "$T/systemctl.log" ] || fail "the daemon ran systemctl: $(head -3 "$T/systemctl.log")"
+	fake_systemd_stop
 	svc_cleanup
 }

@@ -77,27 +77,20 @@ test_daemon_window_pattern_cgroup_confined_from_creation() {
 	window_cleanup
 }
 
-# A unit: systemctl is a stub that answers as systemd does for a stopped web.service in
-# slice e2e-u.slice (no ControlGroup; the slice's is /pysb-e2e/uslice) and, once its
-# cgroup exists, that cgroup. The unit is started, stopped (its cgroup removed) and
-# started again: confined from its first instruction both times.
+# A unit: systemd (tests/e2e/fake-systemd.py on a private bus) answers as it does for a
+# stopped web.service in slice e2e-u.slice (no ControlGroup; the slice's is
+# /pysb-e2e/uslice) and, once its cgroup exists, that cgroup. The unit is started,
+# stopped (its cgroup removed) and started again: confined from its first instruction
+# both times.
 test_daemon_window_unit_cgroup_confined_from_creation() {
 	local cg=$CGT/uslice/web.service
-	trap window_cleanup EXIT
+	trap 'fake_systemd_stop; window_cleanup' EXIT
 	window_setup
-	mkdir -p "$T/bin" "$CGT/uslice"
-	write_file "$T/bin/systemctl" <<SH
-#!/bin/sh
-# systemctl show --property=P --value -- UNIT
-case "\${2#--property=}:\$5" in
-ControlGroup:web.service) [ -d $cg ] && echo /pysb-e2e/uslice/web.service || echo ;;
-Slice:web.service) echo e2e-u.slice ;;
-ControlGroup:e2e-u.slice) echo /pysb-e2e/uslice ;;
-*) exit 1 ;;
-esac
-SH
-	chmod +x "$T/bin/systemctl"
-	export PATH="$T/bin:$PATH"
+	mkdir -p "$CGT/uslice"
+	fake_systemd_start
+	echo e2e-u.slice >"$T/systemd/web.service.Slice"
+	echo /pysb-e2e/uslice/web.service >"$T/systemd/web.service.ControlGroup"
+	echo /pysb-e2e/uslice >"$T/systemd/e2e-u.slice.ControlGroup"
 	binding web '{"policy": "p.py-sandboxes", "unit": "web.service"}'
 	daemon_start "$T/conf"
 	wait_for "$T/daemon.err" "watching $T/conf"
@@ -110,6 +103,7 @@ SH
 	wait_for "$T/daemon.err" "web: released $cg \(the cgroup is gone\)"
 	window_probe --exec "$cg"
 	window_expect_confined
+	fake_systemd_stop
 	window_cleanup
 }
 

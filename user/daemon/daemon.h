@@ -56,6 +56,10 @@ int binding_read(const char *dir, const char *fname, const char *cgroot, struct 
  * none (stopped); -1 if the question got no answer (no systemd, systemd re-executing, a
  * time-out): nothing may be concluded from it. */
 int unit_cgroup(const char *unit, const char *cgroot, char *out, size_t len);
+/* A string property of a unit's cgroup context (ControlGroup, Slice), asked of systemd
+ * over its bus (user/daemon/systemd_bus.c) into out: 0 ("" for a unit type that runs no
+ * processes), or -1 when systemd gave no answer. */
+int systemd_unit_property(const char *unit, const char *prop, char *out, size_t len);
 /* Where a unit that runs in no cgroup now will run (absolute): its slice's cgroup and the
  * unit's name (systemd's placement), so that bpf/watch.bpf.c confines it at its start.
  * 0, or -1 if systemd gave no slice. */

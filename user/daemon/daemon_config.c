@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -183,27 +182,13 @@ out:
 
 int unit_cgroup(const char *unit, const char *cgroot, char *out, size_t len)
 {
-	char cmd[512], line[PATH_MAX];
-	FILE *f;
-	int st;
+	char cg[PATH_MAX];
 
-	/* Unit names were checked to hold no '/'; quoted for the shell all the same. */
-	if (strchr(unit, '\''))
-		return -1;
-	snprintf(cmd, sizeof(cmd),
-		 "systemctl show --property=ControlGroup --value -- '%s' 2>/dev/null", unit);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	if (!fgets(line, sizeof(line), f))
-		line[0] = '\0';
-	st = pclose(f);
-	line[strcspn(line, "\n")] = '\0';
-	if (st || (line[0] && line[0] != '/'))
-		return -1; /* no answer (systemd re-executing, D-Bus restarting, a time-out) */
-	if (!line[0])
+	if (systemd_unit_property(unit, "ControlGroup", cg, sizeof(cg)) || (cg[0] && cg[0] != '/'))
+		return -1; /* no answer (systemd re-executing, no bus, a time-out) */
+	if (!cg[0])
 		return 1; /* the unit runs in no cgroup: stopped, or unknown to systemd */
-	return cgroup_path(cgroot, line, out, len) ? -1 : 0;
+	return cgroup_path(cgroot, cg, out, len) ? -1 : 0;
 }
 
 /* The cgroup of a slice computed from its name, as systemd places it: "a-b-c.slice" is
@@ -235,22 +220,11 @@ static int slice_path(const char *slice, const char *cgroot, char *out, size_t l
 
 int unit_future_cgroup(const char *unit, const char *cgroot, char *out, size_t len)
 {
-	char cmd[512], slice[256] = "", sp[PATH_MAX];
-	FILE *f;
-	int st, n;
+	char slice[256], sp[PATH_MAX];
+	int n;
 
-	if (strchr(unit, '\''))
-		return -1;
-	snprintf(cmd, sizeof(cmd), "systemctl show --property=Slice --value -- '%s' 2>/dev/null",
-		 unit);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	if (!fgets(slice, sizeof(slice), f))
-		slice[0] = '\0';
-	st = pclose(f);
-	slice[strcspn(slice, "\n")] = '\0';
-	if (st || !slice[0] || strchr(slice, '/') || strchr(slice, '\''))
+	if (systemd_unit_property(unit, "Slice", slice, sizeof(slice)) || !slice[0] ||
+	    strchr(slice, '/'))
 		return -1;
 	/* The slice's cgroup as systemd says (a slice that runs anything is realized);
 	 * else from its name. */
