@@ -117,6 +117,15 @@ expect_grep() {
 	_has "$1" E "$2" || fail "no match for /$2/ in $(basename "$1"): $(head -c 2000 "$1")"
 }
 
+# program_err FILE: FILE's text without the supervisor's "pysb-bpf: " lines. The
+# program and the supervisor share one stderr; a C program's message is several
+# writes (ls: "ls: ", the text, ": Permission denied"), so a denial line can land
+# inside it. Each supervisor line is one write ending in a newline: removing it
+# gives back the program's own lines.
+program_err() {
+	perl -0pe 's/pysb-bpf: [^\n]*\n//g' "$1"
+}
+
 expect_no_grep() {
 	! _has "$1" E "$2" || fail "unexpected match for /$2/ in $(basename "$1"): $(grep -E -- "$2" "$1" | head -5)"
 }

@@ -593,3 +593,38 @@ test_escape_inode_flags_of_read_only_file_need_write() {
 	expect_line "$T/out" "rw-setflags ok"
 	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/ext/ro/f "
 }
+
+# A run may write its project, and so its venv's links. It re-points .venv/bin/python
+# through a link named bin (A/bin -> a home's bin) to the same python3: the next run of
+# `.venv/bin/python` must not grant that home as the "venv" the link seems to live in.
+test_escape_relinked_venv_bin_grants_nothing_outside() {
+	escape_setup
+	mkdir -p "$T/home/bin"
+	echo "ssh key" >"$T/home/secret.txt"
+	ln -s /usr/bin/python3 "$T/home/bin/python3"
+	python3 -m venv --without-pip "$T/rw/.venv" || fail "python3 -m venv failed"
+	printf 'expose-rw=%s\n' "$T/rw" >"$T/policy.rw"
+	cat "$T/policy" >>"$T/policy.rw"
+	# unconfined, the home's secret is readable: what the rewiring is after
+	run_plain cat "$T/home/secret.txt"
+	expect_rc 0
+	# run one, confined, rewires its own venv (it may: the tree is rw)
+	cd "$T/rw" || fail "no $T/rw"
+	run_sb "$T/policy.rw" python3 -c "import os
+os.mkdir('A'); os.symlink('$T/home/bin', 'A/bin')
+os.unlink('.venv/bin/python'); os.symlink('../../A/bin/python3', '.venv/bin/python')
+print('rewired', os.readlink('.venv/bin/python'))"
+	expect_rc 0
+	expect_line "$T/out" "rewired ../../A/bin/python3"
+	# run two, as the user types it: the venv works, the home stays out of reach
+	run_sb "$T/policy.rw" .venv/bin/python -c "import sys
+sys.path.insert(0, '$T/lib'); from probe_lib import *
+print('prefix', sys.prefix)
+attempt('venv', lambda: read('$T/rw/.venv/pyvenv.cfg'))
+attempt('home', lambda: read('$T/home/secret.txt'))"
+	expect_rc 0
+	expect_line "$T/out" "prefix $T/rw/.venv"
+	expect_line "$T/out" "venv ok"
+	expect_line "$T/out" "home EACCES"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/home/secret.txt "
+}

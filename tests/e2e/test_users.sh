@@ -54,7 +54,8 @@ test_users_binary_without_slash_ls() {
 	expect_line "$T/out" "data.txt"
 	run_sb "$T/policy" ls "$T/other"
 	expect_rc 2
-	expect_grep "$T/err" "^ls: cannot open directory .*$T/other.*: Permission denied"
+	program_err "$T/err" >"$T/perr"
+	expect_grep "$T/perr" "^ls: cannot open directory .*$T/other.*: Permission denied"
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other "
 	# the same command outside the sandbox lists it
 	run_plain ls "$T/other"

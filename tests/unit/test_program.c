@@ -417,6 +417,65 @@ static void test_uv_and_conda_layouts_grant_their_prefixes(void **state)
 	program_free(&p);
 }
 
+/* Whether a grant of v covers rel (the path itself or an ancestor). */
+static bool covered(const struct implicit_path *v, size_t n, const char *rel)
+{
+	char real[PATH_MAX];
+
+	if (!realpath(tpath(rel), real))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = strlen(v[i].path);
+
+		if (!strncmp(v[i].path, real, k) &&
+		    (real[k] == '\0' || real[k] == '/' || !strcmp(v[i].path, "/")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A sandbox that may write the project may re-point its venv's links. A link named bin
+ * that leads elsewhere (A/bin -> a home's bin, A/bin -> any directory) must never make
+ * the next run grant that directory's parent as a "venv": only a real venv (pyvenv.cfg)
+ * or the Python installation the chain ends in is granted whole.
+ */
+static void test_relinked_bin_never_grants_its_parent(void **state)
+{
+	struct implicit_path *v;
+	struct program p;
+	size_t n;
+
+	(void)state;
+	mkdirs("home/bin");
+	mkdirs("other");
+	put("home/secret.txt", "secret");
+	put("other/secret.txt", "secret");
+	link_to("TRUE", "home/bin/python3");
+	mkdirs("proj2/.venv/bin");
+	mkdirs("proj2/A");
+	put("proj2/.venv/pyvenv.cfg", "home = /usr/bin\n");
+	link_to(tpath("home/bin"), "proj2/A/bin");
+	link_to("../../A/bin/python3", "proj2/.venv/bin/python");
+	assert_int_equal(resolve(&p, (char *[]){ "proj2/.venv/bin/python", NULL }), 0);
+	assert_int_equal(implicit_paths(p.interp, NULL, &v, &n), 0);
+	assert_true(granted(v, n, "proj2/.venv", PYSB_ACC_READ)); /* the real venv */
+	assert_false(covered(v, n, "home/secret.txt"));
+	assert_false(covered(v, n, "proj2/A"));
+	implicit_paths_free(v, n);
+	program_free(&p);
+
+	/* A/bin -> a directory of any name: its parent is no prefix either */
+	link_to(tpath("other"), "proj2/A/bin");
+	link_to("TRUE", "other/python3");
+	assert_int_equal(resolve(&p, (char *[]){ "proj2/.venv/bin/python", NULL }), 0);
+	assert_int_equal(implicit_paths(p.interp, NULL, &v, &n), 0);
+	assert_false(covered(v, n, "other/secret.txt"));
+	assert_false(covered(v, n, "home/secret.txt"));
+	implicit_paths_free(v, n);
+	program_free(&p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -431,6 +490,7 @@ int main(void)
 		cmocka_unit_test(test_venv_python_keeps_its_path),
 		cmocka_unit_test(test_pyenv_style_shim_resolves_to_the_real_interpreter),
 		cmocka_unit_test(test_uv_and_conda_layouts_grant_their_prefixes),
+		cmocka_unit_test(test_relinked_bin_never_grants_its_parent),
 	};
 
 	if (!mkdtemp(tmp))

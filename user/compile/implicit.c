@@ -160,13 +160,57 @@ static int path_join(char *out, size_t len, const char *dir, const char *name)
 	return 0;
 }
 
+static bool is_python(const char *interp);
+
+/*
+ * Whether `prefix` (canonical) is the installation the interpreter chain runs from, so
+ * that it may be granted whole: a virtual environment (a regular pyvenv.cfg, as Python
+ * itself decides), or a Python installation (conda, uv, pyenv: the chain's real end is a
+ * python in <prefix>/bin and <prefix>/lib/python3* exists).
+ *
+ * Never the lexical parent of a directory named bin: the links of a venv sit in the
+ * project's tree, which a sandbox may write, and a run that re-pointed .venv/bin/python
+ * through a link named bin (A/bin -> /tmp, A/bin -> ~/bin) would make the next run grant
+ * /, or the user's home, as a "venv". A pyvenv.cfg the sandbox writes lies in a tree it
+ * can already write; a Python installation outside its trees holds the installation.
+ */
+static bool installation_prefix(struct implicit_set *s, const char *prefix, const char *rdir,
+				const char *real_end)
+{
+	char p[PATH_MAX + 32];
+	size_t n = strlen(rdir);
+	struct stat st;
+	glob_t g;
+	bool lib;
+
+	if (!strcmp(prefix, "/"))
+		return false;
+	snprintf(p, sizeof(p), "%s/pyvenv.cfg", prefix);
+	depend(s, p);
+	if (!lstat(p, &st) && S_ISREG(st.st_mode))
+		return true;
+	if (!real_end || strncmp(real_end, rdir, n) || real_end[n] != '/' ||
+	    strchr(real_end + n + 1, '/') || !is_python(real_end))
+		return false;
+	snprintf(p, sizeof(p), "%s/lib", prefix);
+	depend(s, p);
+	snprintf(p, sizeof(p), "%s/lib/python3*", prefix);
+	lib = !glob(p, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g);
+	if (lib)
+		globfree(&g);
+	return lib;
+}
+
 /*
  * The interpreter chain as py-sandboxes walks it: every link and its target; when a link
- * sits in a bin/ directory other than the system ones, its prefix (a venv) is granted.
+ * sits in a bin/ directory other than the system ones, the installation it belongs to (a
+ * venv, a conda or uv Python; installation_prefix() decides) is granted.
  */
 static int add_interpreter(struct implicit_set *s, const char *interp)
 {
-	char cur[PATH_MAX], link[PATH_MAX], dir[PATH_MAX], prefix[PATH_MAX + 4];
+	char cur[PATH_MAX], link[PATH_MAX], dir[PATH_MAX], rdir[PATH_MAX], prefix[PATH_MAX];
+	char end[PATH_MAX];
+	const char *real_end = realpath(interp, end) ? end : NULL;
 	int ret = 0;
 
 	snprintf(cur, sizeof(cur), "%s", interp);
@@ -175,11 +219,16 @@ static int add_interpreter(struct implicit_set *s, const char *interp)
 
 		snprintf(dir, sizeof(dir), "%s", cur);
 		dirname(dir);
-		if (!strcmp(basename(dir), "bin") && strcmp(dir, "/usr/bin") &&
-		    strcmp(dir, "/usr/local/bin") && strcmp(dir, "/bin")) {
-			snprintf(prefix, sizeof(prefix), "%s/..", dir);
-			ret = add(s, prefix, PYSB_ACC_RO,
-				  "interpreter prefix (virtual environment)");
+		depend(s, dir);
+		if (realpath(dir, rdir) && !strcmp(basename(rdir), "bin") &&
+		    strcmp(rdir, "/usr/bin") && strcmp(rdir, "/usr/local/bin") &&
+		    strcmp(rdir, "/bin")) {
+			snprintf(prefix, sizeof(prefix), "%s", rdir);
+			dirname(prefix);
+			if (installation_prefix(s, prefix, rdir, real_end))
+				ret = add(
+					s, prefix, PYSB_ACC_RO,
+					"interpreter prefix (virtual environment or installation)");
 		}
 		ret = ret ?: add(s, cur, PYSB_ACC_RO, "interpreter");
 		n = readlink(cur, link, sizeof(link) - 1);
@@ -289,7 +338,7 @@ static int add_runtime(struct implicit_set *s)
 
 /* ---- the cache: PYSB_RUN_DIR/implicit/<hash of the interpreter> ---- */
 static const char *const other_whys[] = {
-	"interpreter prefix (virtual environment)",
+	"interpreter prefix (virtual environment or installation)",
 	"interpreter",
 	"Python standard library and site-packages",
 	"Python standard library",
@@ -329,7 +378,7 @@ static uint64_t lists_hash(void)
 	}
 	for (size_t i = 0; i < sizeof(other_whys) / sizeof(other_whys[0]); i++)
 		h = fnv(h, other_whys[i]);
-	return fnv(h, "implicit cache 1");
+	return fnv(h, "implicit cache 2");
 }
 
 /* The cache file of `interp` in a directory only root writes; -1 if none may be used. */
