@@ -10,21 +10,16 @@
  *   lsm/path_notify      inotify_add_watch, fanotify_mark, dnotify: READ on the watched
  *                        file or directory (a directory watch reports the names in it);
  *                        a mark on a whole mount or file system: always denied
- * Default: deny with -EACCES and an event. What the kernel does with its own credentials
- * on a sandboxed task's behalf (overlayfs reading its layers' xattrs) is not judged: the
- * overlay file itself was.
+ * Default: deny with -EACCES and an event. What overlayfs does with its creator's
+ * credentials on a sandboxed task's behalf (reading its layers' xattrs) is not judged: the
+ * overlay file itself was. Only those credentials (overlay_internal): any other override
+ * of the task's cred is the task's own doing (an io_uring personality registered after a
+ * no-op capset gives IORING_OP_GETXATTR a cred that is not real_cred) and is judged.
  */
 #include "path.bpf.h"
 
 #define PROC_SUPER_MAGIC	0x9fa0
 #define FSNOTIFY_OBJ_TYPE_INODE 0
-
-static __always_inline bool kernel_on_behalf(void)
-{
-	struct task_struct *task = bpf_get_current_task_btf();
-
-	return BPF_CORE_READ(task, cred) != BPF_CORE_READ(task, real_cred);
-}
 
 /*
  * /proc/<own pid or tid>/... and the symlinks of /proc itself (self, thread-self, mounts,
@@ -62,7 +57,7 @@ static __always_inline int check_read(__u16 op, struct dentry *d, struct vfsmoun
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
-	if (!cfg || kernel_on_behalf())
+	if (!cfg || overlay_internal())
 		return 0;
 	if (walk_from(&c, d, mnt, cfg) & PYSB_ACC_READ)
 		return 0;

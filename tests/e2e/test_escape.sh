@@ -352,6 +352,34 @@ test_escape_openat2_and_io_uring_bound() {
 	expect_line "$T/out" "io_uring-openat ok"
 }
 
+# An io_uring personality registered before a capset that changes nothing runs its ops
+# with cred != real_cred, as overlayfs does for a task: only overlayfs's own credentials
+# may skip the read hooks, so a getxattr under that personality is judged like any.
+test_escape_uring_personality_getxattr_judged() {
+	escape_setup
+	helper="$REPO/build/e2e/uring_getxattr"
+	[ -x "$helper" ] || fail "build/e2e/uring_getxattr missing (make e2e builds it)"
+	printf 'expose-ro=%s\n' "$REPO/build/e2e" >>"$T/policy"
+	python3 -c "import os
+os.setxattr('$T/other/secret.txt', 'security.pysbtest', b'hidden')
+os.setxattr('$T/ro/data.txt', 'security.pysbtest', b'shown')" || fail "setxattr failed"
+	# unconfined, the three ways read it
+	run_plain "$helper" "$T/other/secret.txt" security.pysbtest
+	expect_line "$T/out" "syscall ok hidden"
+	expect_line "$T/out" "uring-personality ok hidden"
+	run_sb "$T/policy" "$helper" "$T/other/secret.txt" security.pysbtest
+	expect_rc 0
+	expect_line "$T/out" "syscall errno=13"
+	expect_line "$T/out" "uring errno=13"
+	expect_line "$T/out" "uring-personality errno=13"
+	expect_grep "$T/err" "^pysb-bpf: deny file getxattr\(read\) $T/other/secret.txt "
+	run_sb "$T/policy" "$helper" "$T/ro/data.txt" security.pysbtest
+	expect_rc 0
+	expect_line "$T/out" "syscall ok shown"
+	expect_line "$T/out" "uring ok shown"
+	expect_line "$T/out" "uring-personality ok shown"
+}
+
 test_escape_opath_reopen_chroot_and_namespaces() {
 	escape_setup
 	pyapp \
