@@ -14,6 +14,7 @@
 #define FMODE_WRITE 0x2u
 #define FMODE_EXEC  0x20u
 #define O_TRUNC	    01000u
+#define __O_TMPFILE 020000000u
 
 /*
  * The sandbox of the current task: its cgroup or the nearest (deepest) ancestor that is a

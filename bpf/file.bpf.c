@@ -262,34 +262,6 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt);
 }
 
-SEC("lsm/file_open")
-int BPF_PROG(pysb_file_open, struct file *file)
-{
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
-	cfg = current_sandbox(&cgid);
-	if (!cfg)
-		return 0;
-	return check_file(cfg, cgid, PYSB_OP_OPEN, file, open_access(file->f_mode, file->f_flags));
-}
-
-SEC("lsm/file_receive")
-int BPF_PROG(pysb_file_receive, struct file *file)
-{
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
-	cfg = current_sandbox(&cgid);
-	if (!cfg)
-		return 0;
-	/* Sockets, pipes, eventfds... live on internal mounts and carry no file rights. */
-	if (on_internal_mount(&file->f_path))
-		return 0;
-	return check_file(cfg, cgid, PYSB_OP_RECEIVE_FD, file,
-			  open_access(file->f_mode, 0) & ~PYSB_ACC_EXEC);
-}
-
 #define S_IFMT	00170000
 #define S_IFREG 0100000
 #define S_IFDIR 0040000
@@ -317,6 +289,38 @@ static __always_inline int deny_setid(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 		event_send(e);
 	}
 	return deny_ret(cfg, EPERM);
+}
+
+SEC("lsm/file_open")
+int BPF_PROG(pysb_file_open, struct file *file)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	/* O_TMPFILE creates without path_mknod: its mode is judged here, as mknod's is
+	 * (linkat would then give the set-user-ID file a name in an rw tree). */
+	if ((file->f_flags & __O_TMPFILE) && setid_mode(file->f_inode->i_mode))
+		return deny_setid(cfg, cgid, file->f_path.dentry, file->f_path.mnt);
+	return check_file(cfg, cgid, PYSB_OP_OPEN, file, open_access(file->f_mode, file->f_flags));
+}
+
+SEC("lsm/file_receive")
+int BPF_PROG(pysb_file_receive, struct file *file)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	/* Sockets, pipes, eventfds... live on internal mounts and carry no file rights. */
+	if (on_internal_mount(&file->f_path))
+		return 0;
+	return check_file(cfg, cgid, PYSB_OP_RECEIVE_FD, file,
+			  open_access(file->f_mode, 0) & ~PYSB_ACC_EXEC);
 }
 
 SEC("lsm/path_mknod")
@@ -389,6 +393,16 @@ SEC("lsm/path_link")
 int BPF_PROG(pysb_path_link, struct dentry *old_dentry, const struct path *new_dir,
 	     struct dentry *new_dentry)
 {
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	/* A set-ID file never gets a new name from a sandbox, wherever it came from (an
+	 * O_TMPFILE linked in through /proc/self/fd, another owner's binary). */
+	if (setid_mode(BPF_CORE_READ(old_dentry, d_inode, i_mode))) {
+		cfg = current_sandbox(&cgid);
+		if (cfg)
+			return deny_setid(cfg, cgid, old_dentry, BPF_CORE_READ(new_dir, mnt));
+	}
 	/* link(2) cannot cross mounts: the source is on new_dir's mount. */
 	return check_move(PYSB_OP_LINK, old_dentry, BPF_CORE_READ(new_dir, mnt), new_dir,
 			  new_dentry);

@@ -497,7 +497,9 @@ test_escape_ignore_hides_files_inside_exposed_trees() {
 # A set-user-ID file planted in an rw tree runs as its owner, the sandbox's user (root
 # here), for whoever executes it outside, unconfined: the owner needs no capability to set
 # the bit. Refused however it is set (chmod, or a mode at creation), even where the policy
-# grants WRITE; a set-group-ID directory (group inheritance) and an ordinary chmod work.
+# grants WRITE, O_TMPFILE linked in through /proc/self/fd included, and no set-ID file
+# gets a new name (link); a set-group-ID directory (group inheritance), an ordinary chmod
+# and an ordinary O_TMPFILE work.
 test_escape_setuid_file_planted_in_rw_tree_refused() {
 	escape_setup
 	pyapp \
@@ -508,13 +510,29 @@ test_escape_setuid_file_planted_in_rw_tree_refused() {
 		"attempt('chmod-sgid-noexec', lambda: os.chmod('$T/rw/f', 0o2644))" \
 		"attempt('mkdir-sgid', lambda: (os.mkdir('$T/rw/d'), os.chmod('$T/rw/d', 0o2775)))" \
 		"attempt('chmod-plain', lambda: os.chmod('$T/rw/f', 0o755))" \
-		"print('suid-left', [n for n in ('f', 'g') if os.path.exists('$T/rw/' + n) and os.stat('$T/rw/' + n).st_mode & 0o4000])"
-	# unconfined, the attack works: the bit is set both ways
+		"def tmpfile_link(name, mode):" \
+		"    fd = os.open('$T/rw', os.O_TMPFILE | os.O_WRONLY, mode)" \
+		"    root = os.open('/', os.O_PATH)" \
+		"    try:  # a dir fd makes os.link call linkat(AT_SYMLINK_FOLLOW), not link(2)" \
+		"        os.link(f'/proc/self/fd/{fd}', '$T/rw/' + name, src_dir_fd=root)" \
+		"    finally:" \
+		"        os.close(fd)" \
+		"        os.close(root)" \
+		"attempt('tmpfile-suid', lambda: tmpfile_link('t', 0o4755))" \
+		"attempt('tmpfile-plain', lambda: tmpfile_link('u', 0o755))" \
+		"attempt('link-suid', lambda: os.link('$T/rw/s', '$T/rw/s2'))" \
+		"print('suid-left', [n for n in ('f', 'g', 't', 's2') if os.path.exists('$T/rw/' + n) and os.stat('$T/rw/' + n).st_mode & 0o4000])"
+	# a set-user-ID file the user put in the tree: the sandbox may not give it a new name
+	: >"$T/rw/s"
+	chmod 4755 "$T/rw/s"
+	# unconfined, the attack works: the bit is set all three ways
 	run_plain python3 "$T/app.py"
 	expect_line "$T/out" "chmod-suid ok"
 	expect_line "$T/out" "create-suid ok"
-	expect_line "$T/out" "suid-left ['g']"
-	rm -rf "$T/rw/f" "$T/rw/g" "$T/rw/d"
+	expect_line "$T/out" "tmpfile-suid ok"
+	expect_line "$T/out" "link-suid ok"
+	expect_line "$T/out" "suid-left ['g', 't', 's2']"
+	rm -rf "$T/rw/f" "$T/rw/g" "$T/rw/d" "$T/rw/t" "$T/rw/u" "$T/rw/s2"
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
 	expect_line "$T/out" "chmod-suid EPERM"
@@ -523,7 +541,11 @@ test_escape_setuid_file_planted_in_rw_tree_refused() {
 	expect_line "$T/out" "chmod-sgid-noexec ok"
 	expect_line "$T/out" "mkdir-sgid ok"
 	expect_line "$T/out" "chmod-plain ok"
+	expect_line "$T/out" "tmpfile-suid EPERM"
+	expect_line "$T/out" "tmpfile-plain ok"
+	expect_line "$T/out" "link-suid EPERM"
 	expect_line "$T/out" "suid-left []"
+	[ -f "$T/rw/u" ] || fail "the plain O_TMPFILE was not linked in"
 	expect_grep "$T/err" "^pysb-bpf: deny self setid-mode\(write\) $T/rw/f "
 }
 
