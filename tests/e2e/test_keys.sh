@@ -89,3 +89,98 @@ test_keys_user_keyring_out_of_reach_as_root() {
 test_keys_user_keyring_out_of_reach_as_nobody() {
 	keys_case nobody
 }
+
+# keyprobe.py FILE: the ctypes preamble of the key probes below, then FILE's lines.
+write_key_lib() {
+	write_file "$T/keylib.py" <<'PY'
+import ctypes, errno
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_add_key, SYS_keyctl = 248, 250
+JOIN_SESSION, SEARCH, SESSION_TO_PARENT, INVALIDATE, GET_PERSISTENT = 1, 10, 18, 21, 22
+SESSION, PROCESS = -3, -2
+
+def keyctl(*args):
+    return libc.syscall(SYS_keyctl, *args)
+
+def add_key(desc, data, ring):
+    return libc.syscall(SYS_add_key, b"user", desc, data, len(data), ring)
+
+def say(label, ok, data=""):
+    e = ctypes.get_errno()
+    print(label, ("ok " + data).strip() if ok else errno.errorcode.get(e, str(e)), flush=True)
+PY
+}
+
+# The uid's persistent keyring (KEYCTL_GET_PERSISTENT) is the uid's, not the sandbox's,
+# even when the sandbox is the first to ask for it: a key planted there would be found by
+# every process of the uid that asks for it later.
+test_keys_persistent_keyring_not_the_sandboxes() {
+	write_key_lib
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	write_file "$T/plant.py" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from keylib import *
+p = keyctl(GET_PERSISTENT, -1, PROCESS)
+say("persistent", p >= 0)
+say("plant", p >= 0 and add_key(b"pysb-planted", b"evil", p) >= 0)
+PY
+	# outside: is the planted key in the uid's persistent keyring? Then invalidated, so
+	# the next GET_PERSISTENT makes a new one (the sandbox's ask is the first)
+	write_file "$T/find.py" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from keylib import *
+p = keyctl(GET_PERSISTENT, -1, PROCESS)
+if p < 0:
+    say("persistent", False)
+    sys.exit(0)
+say("found", keyctl(SEARCH, p, b"user", b"pysb-planted", 0) >= 0)
+keyctl(INVALIDATE, p)
+PY
+	run_plain python3 "$T/find.py" "$T"
+	grep -q "^persistent EOPNOTSUPP" "$T/out" && skip "this kernel has no persistent keyrings"
+	# unconfined, the plant works and the outside finds it
+	run_plain python3 "$T/plant.py" "$T"
+	expect_line "$T/out" "plant ok"
+	run_plain python3 "$T/find.py" "$T"
+	expect_line "$T/out" "found ok"
+	run_sb "$T/policy" /usr/bin/python3 "$T/plant.py" "$T"
+	expect_rc 0
+	expect_grep "$T/out" "^plant E(ACCES|NOKEY)$"
+	expect_grep "$T/err" "^pysb-bpf: deny self key key-serial="
+	run_plain python3 "$T/find.py" "$T"
+	expect_line "$T/out" "found ENOKEY"
+}
+
+# KEYCTL_SESSION_TO_PARENT gives the caller's session keyring to its parent. To a parent
+# in the same sandbox it works; to one outside (the supervisor) it is refused,
+# or that parent would search keys the sandbox planted. Unconfined, a shell's next child
+# finds the key.
+test_keys_session_to_parent_only_inside() {
+	write_key_lib
+	printf 'expose-ro=%s\npython-api=ALLOW:process-exec\n' "$T" >"$T/policy"
+	write_file "$T/to_parent.py" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from keylib import *
+say("join", keyctl(JOIN_SESSION, None) >= 0)
+say("plant", add_key(b"pysb-planted", b"evil", SESSION) >= 0)
+say("to-parent", keyctl(SESSION_TO_PARENT) == 0)
+PY
+	write_file "$T/show.py" <<'PY'
+import sys; sys.path.insert(0, sys.argv[1]); from keylib import *
+say("found", keyctl(SEARCH, SESSION, b"user", b"pysb-planted", 0) >= 0)
+PY
+	run_plain bash -c "python3 $T/to_parent.py $T; python3 $T/show.py $T"
+	expect_line "$T/out" "to-parent ok"
+	expect_line "$T/out" "found ok"
+	# the parent is a Python running both as a shell would, in the sandbox: allowed, and
+	# it has the keyring
+	run_sb "$T/policy" /usr/bin/python3 -c "import subprocess, sys
+subprocess.run([sys.executable, '$T/to_parent.py', '$T'])
+subprocess.run([sys.executable, '$T/show.py', '$T'])"
+	expect_rc 0
+	expect_line "$T/out" "to-parent ok"
+	expect_line "$T/out" "found ok"
+	# the parent is pysb-bpf's supervisor, outside: refused in the kernel
+	run_sb "$T/policy" /usr/bin/python3 "$T/to_parent.py" "$T"
+	expect_rc 0
+	expect_line "$T/out" "plant ok"
+	expect_line "$T/out" "to-parent ENOMEM"
+	expect_grep "$T/err" "^pysb-bpf: deny self key-to-parent "
+}
