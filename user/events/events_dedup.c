@@ -29,13 +29,37 @@ static void key_of(const struct pysb_event *e, struct pysb_dedup_key *k)
 	k->hash = e->key_hash;
 }
 
+/*
+ * The key's slot. The kernel's path hash is FNV-1a a word at a time: paths that differ
+ * in their last bytes (file-0001, file-0002) differ in its high bits only, which one
+ * multiply never carries down to the bits a slot index takes: every such key fell in
+ * one slot, and each record walked the whole run. A full avalanche (the finalizer of
+ * MurmurHash3) spreads every input bit over all of them.
+ */
 static size_t slot_of(const struct events_dedup *d, const struct pysb_dedup_key *k)
 {
 	uint64_t h = k->hash ^ ((uint64_t)k->sandbox << 32 | k->pid) ^
 		     ((uint64_t)k->kind << 48 | (uint64_t)k->op << 32 | k->access);
 
-	h *= 0x9e3779b97f4a7c15ull;
-	return (size_t)(h >> 17) & (d->cap - 1);
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 33;
+	return (size_t)h & (d->cap - 1);
+}
+
+size_t events_dedup_longest_run(const struct events_dedup *d)
+{
+	size_t longest = 0, run = 0;
+
+	/* twice around: a run may wrap past the last slot */
+	for (size_t j = 0; j < 2 * d->cap; j++) {
+		run = d->slot[j & (d->cap - 1)].used ? run + 1 : 0;
+		if (run > longest)
+			longest = run;
+	}
+	return longest > d->cap ? d->cap : longest;
 }
 
 static struct dedup_entry *find(struct events_dedup *d, const struct pysb_dedup_key *k, bool add)

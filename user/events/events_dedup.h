@@ -41,6 +41,9 @@ int events_dedup_sweep(struct events_dedup *d, int map_fd, bool final, uint32_t 
 /* Removes the keys of sandbox `id` from the map (a new run under a reused id). */
 int events_dedup_clear(int map_fd, uint32_t id);
 
+/* The longest run of used slots: the most a lookup walks (tests keep it short). */
+size_t events_dedup_longest_run(const struct events_dedup *d);
+
 void events_dedup_free(struct events_dedup *d);
 
 #endif /* PYSB_EVENTS_DEDUP_H */
