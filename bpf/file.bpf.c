@@ -10,7 +10,9 @@
  *                          never a set-user-ID file or set-group-ID executable (below)
  *   lsm/path_mkdir         WRITE on the parent directory
  *   lsm/path_rmdir         WRITE on the parent directory
- *   lsm/path_unlink        WRITE on the parent directory
+ *   lsm/path_unlink        WRITE on the parent directory, and never a name the policy
+ *                          keeps (KEEP_NAME: the policy file in an rw tree, its
+ *                          directories; rename and rmdir alike)
  *   lsm/path_symlink       WRITE on the parent directory
  *   lsm/path_link          WRITE on the new parent, and the file may not gain access
  *                          through its new name (an outside file linked into an rw tree)
@@ -111,6 +113,29 @@ static __always_inline int check_path(__u16 op, __u32 want, const struct path *p
 }
 
 /* Creation and removal: WRITE on the directory; the event names the entry itself. */
+/*
+ * Does sandbox `sandbox` have a rule with KEEP_NAME on the inode of `d` (the policy file
+ * it obeys, a directory above it)? One lookup in inode_labels, a miss for almost every
+ * file: the cost of unlink and rename.
+ */
+static __always_inline bool keep_name(struct dentry *d, __u32 sandbox)
+{
+	struct pysb_file_key key = { .sandbox = sandbox };
+	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
+	struct pysb_file_rule *r;
+	__u64 *label;
+
+	if (!inode)
+		return false;
+	label = bpf_map_lookup_elem(&inode_labels, &inode);
+	if (!label)
+		return false;
+	key.label = *label;
+	r = bpf_map_lookup_elem(&file_rules, &key);
+	return r && (r->access & PYSB_ACC_KEEP_NAME);
+}
+
+/* WRITE on the directory; for a removal or a rename, also a name the policy keeps. */
 static __always_inline int check_dir_entry(__u16 op, const struct path *dir, struct dentry *entry)
 {
 	struct pysb_sandbox_cfg *cfg;
@@ -121,6 +146,11 @@ static __always_inline int check_dir_entry(__u16 op, const struct path *dir, str
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
+	if ((op == PYSB_OP_UNLINK || op == PYSB_OP_RMDIR || op == PYSB_OP_RENAME) &&
+	    keep_name(entry, cfg->id)) {
+		walk_from(&c, entry, mnt, cfg);
+		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
+	}
 	if (walk_from(&c, dir->dentry, mnt, cfg) & PYSB_ACC_WRITE)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
@@ -414,6 +444,9 @@ int BPF_PROG(pysb_path_rename, const struct path *old_dir, struct dentry *old_de
 {
 	int ret = check_dir_entry(PYSB_OP_RENAME, old_dir, old_dentry);
 
+	/* what is renamed over (or exchanged) loses its name too */
+	if (!ret && BPF_CORE_READ(new_dentry, d_inode))
+		ret = check_dir_entry(PYSB_OP_RENAME, new_dir, new_dentry);
 	if (ret)
 		return ret;
 	ret = check_move(PYSB_OP_RENAME, old_dentry, BPF_CORE_READ(old_dir, mnt), new_dir,

@@ -25,11 +25,14 @@
 #define PYSB_ABI_VERSION 1
 
 /* Access bits of a file rule, and of a request. */
-#define PYSB_ACC_READ  0x1u /* open for read, list a directory */
-#define PYSB_ACC_WRITE 0x2u /* open for write/append/truncate, create, remove, rename, attrs */
-#define PYSB_ACC_EXEC  0x4u /* execve, mmap/mprotect PROT_EXEC */
-#define PYSB_ACC_RO    (PYSB_ACC_READ | PYSB_ACC_EXEC)
-#define PYSB_ACC_RW    (PYSB_ACC_RO | PYSB_ACC_WRITE)
+#define PYSB_ACC_READ	   0x1u /* open for read, list a directory */
+#define PYSB_ACC_WRITE	   0x2u /* open for write/append/truncate, create, remove, rename, attrs */
+#define PYSB_ACC_EXEC	   0x4u /* execve, mmap/mprotect PROT_EXEC */
+/* Rules only: the entry's name stays (no unlink, no rename of it or over it), whatever
+ * its directory grants. The policy file a sandbox obeys, in a tree it may write. */
+#define PYSB_ACC_KEEP_NAME 0x8u
+#define PYSB_ACC_RO	   (PYSB_ACC_READ | PYSB_ACC_EXEC)
+#define PYSB_ACC_RW	   (PYSB_ACC_RO | PYSB_ACC_WRITE)
 
 /* sandbox_cfg.flags */
 #define PYSB_SB_AUDIT	0x1u /* report would-be denials, deny nothing */

@@ -678,3 +678,48 @@ attempt('home', lambda: read('$T/home/secret.txt'))"
 	expect_line "$T/out" "home EACCES"
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/home/secret.txt "
 }
+
+# The policy file in a tree the policy lets the program write (a project with
+# expose-rw=. and its .py-sandboxes): the next run would obey what the program wrote. The
+# program may read it, not write, remove, rename it away or over it, nor rename a
+# directory above it; everything else in the tree stays writable.
+test_escape_policy_file_in_rw_tree_kept() {
+	escape_setup
+	mkdir -p "$T/proj/sub" "$T/proj/x"
+	printf 'expose-rw=%s\nexpose-ro=%s\n' "$T/proj" "$T/lib" >"$T/proj/sub/.py-sandboxes"
+	cp "$T/proj/sub/.py-sandboxes" "$T/policy.orig"
+	pol=$T/proj/sub/.py-sandboxes
+	probe_py "$T/proj/app.py" \
+		"attempt('read', lambda: read('$pol'))" \
+		"attempt('write', lambda: write('$pol', 'expose-rw=/\n'))" \
+		"attempt('unlink', lambda: os.unlink('$pol'))" \
+		"attempt('rename-away', lambda: os.rename('$pol', '$pol.old'))" \
+		"write('$T/proj/sub/new', 'expose-rw=/\n')" \
+		"attempt('rename-over', lambda: os.rename('$T/proj/sub/new', '$pol'))" \
+		"attempt('other-write', lambda: write('$T/proj/sub/other', 'x'))" \
+		"attempt('other-unlink', lambda: os.unlink('$T/proj/sub/other'))" \
+		"attempt('other-rename-dir', lambda: os.rename('$T/proj/x', '$T/proj/y'))" \
+		"attempt('rename-dir', lambda: os.rename('$T/proj/sub', '$T/proj/sub2'))"
+	# unconfined, on a copy: every change works
+	cp -a "$T/proj" "$T/copy"
+	sed "s|$T/proj|$T/copy|g" "$T/proj/app.py" >"$T/copy/app.py"
+	run_plain python3 "$T/copy/app.py"
+	for l in write unlink other-write other-unlink other-rename-dir rename-dir; do
+		expect_line "$T/out" "$l ok"
+	done
+	run_sb "$pol" "$T/proj/app.py"
+	expect_rc 0
+	expect_line "$T/out" "read ok"
+	for l in write unlink rename-away rename-over rename-dir; do
+		expect_line "$T/out" "$l EACCES"
+	done
+	for l in other-write other-unlink other-rename-dir; do
+		expect_line "$T/out" "$l ok"
+	done
+	cmp -s "$pol" "$T/policy.orig" || fail "the policy file changed"
+	expect_grep "$T/err" "^pysb-bpf: deny file unlink\(write\) $pol "
+	# the run after it obeys the same policy
+	run_sb "$pol" /usr/bin/python3 -c "print(open('$T/other/secret.txt').read())"
+	expect_rc 1
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
+}

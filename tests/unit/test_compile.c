@@ -172,6 +172,46 @@ static void test_nested_rules(void **state)
 	done(r);
 }
 
+/* A policy file in a tree it lets the program write: read-only, its name and the names
+ * of the directories above it (up to the tree's root) kept; outside such trees, nothing. */
+static void test_policy_file_in_rw_tree_kept(void **state)
+{
+	const struct compiled_file *f;
+	struct diag_list d = { 0 };
+	struct compile_opts o = { 0 };
+	struct policy *p;
+	struct compiled c;
+	char text[PATH_MAX + 64];
+
+	(void)state;
+	mkdir(tpath("rw/sub/deeper"), 0755);
+	snprintf(text, sizeof(text), "expose-rw=%s\nexpose-ro=%s\n", tpath("rw"), tpath("ro"));
+	put("rw/sub/deeper/p.pysb", text);
+	put("ro/q.pysb", text);
+	assert_int_equal(
+		policy_parse_file(tpath("rw/sub/deeper/p.pysb"), envp, tmp, NULL, 0, &p, &d), 0);
+	assert_int_equal(policy_compile(p, &o, &c), 0);
+	f = entry_of(&c, tpath("rw/sub/deeper/p.pysb"));
+	assert_non_null(f);
+	assert_int_equal(f->access, PYSB_ACC_RO | PYSB_ACC_KEEP_NAME);
+	assert_true(f->implicit);
+	assert_int_equal(entry_of(&c, tpath("rw/sub/deeper"))->access,
+			 PYSB_ACC_RW | PYSB_ACC_KEEP_NAME);
+	assert_int_equal(entry_of(&c, tpath("rw/sub"))->access, PYSB_ACC_RW | PYSB_ACC_KEEP_NAME);
+	/* the tree's root: its parent is not writable, nothing renames it */
+	assert_int_equal(entry_of(&c, tpath("rw"))->access, PYSB_ACC_RW);
+	compiled_free(&c);
+	policy_free(p);
+
+	assert_int_equal(policy_parse_file(tpath("ro/q.pysb"), envp, tmp, NULL, 0, &p, &d), 0);
+	assert_int_equal(policy_compile(p, &o, &c), 0);
+	assert_null(entry_of(&c, tpath("ro/q.pysb")));
+	assert_int_equal(c.n_files, 2);
+	compiled_free(&c);
+	policy_free(p);
+	diag_free(&d);
+}
+
 static void test_one_inode_two_spellings(void **state)
 {
 	struct result *r;
@@ -1012,6 +1052,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_explicit_entries),
 		cmocka_unit_test(test_nested_rules),
+		cmocka_unit_test(test_policy_file_in_rw_tree_kept),
 		cmocka_unit_test(test_one_inode_two_spellings),
 		cmocka_unit_test(test_many_entries),
 		cmocka_unit_test(test_implicit_on_off),

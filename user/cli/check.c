@@ -72,10 +72,11 @@ void set_src(struct report *r, json_t *o, const struct policy_src *s)
 	set_new(r, o, "col", json_integer(s->col));
 }
 
-/* ["read", "write", "exec"] of access bits (one shared array per combination). */
+/* ["read", "write", "exec", "keep-name"] of access bits (one shared array per
+ * combination). */
 json_t *access_json(struct report *r, uint32_t acc)
 {
-	json_t **a = &r->access[acc & 7];
+	json_t **a = &r->access[acc & 15];
 
 	if (!*a) {
 		*a = json_array();
@@ -87,6 +88,8 @@ json_t *access_json(struct report *r, uint32_t acc)
 			push(r, *a, json_string("write"));
 		if (acc & PYSB_ACC_EXEC)
 			push(r, *a, json_string("exec"));
+		if (acc & PYSB_ACC_KEEP_NAME)
+			push(r, *a, json_string("keep-name"));
 	}
 	return json_incref(*a);
 }

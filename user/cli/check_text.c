@@ -73,7 +73,7 @@ static void put_rule_origin(FILE *f, const json_t *rule)
 
 static void put_access(FILE *f, const json_t *acc)
 {
-	char buf[32] = "";
+	char buf[64] = "";
 	size_t i;
 	json_t *v;
 
@@ -81,9 +81,9 @@ static void put_access(FILE *f, const json_t *acc)
 	{
 		if (i)
 			strcat(buf, ",");
-		strncat(buf, json_string_value(v) ? json_string_value(v) : "?", 8);
+		strncat(buf, json_string_value(v) ? json_string_value(v) : "?", 12);
 	}
-	fprintf(f, "%-16s", buf[0] ? buf : "none");
+	fprintf(f, "%-15s ", buf[0] ? buf : "none");
 }
 
 static void put_ports(FILE *f, const json_t *ranges)

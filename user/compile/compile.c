@@ -341,6 +341,55 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 	return policy_api_exec(p, src);
 }
 
+/*
+ * The policy files themselves (the root file and its includes), when the policy lets the
+ * program write where they lie: the next run, or the daemon's next reload, would obey
+ * what the program wrote. Each such file gets a rule of its own without WRITE and with
+ * KEEP_NAME (no unlink, no rename away or over it), and each directory between it and
+ * the first one whose parent the program may not write keeps its name too (renaming
+ * sub/ away and making a new sub/.py-sandboxes would do the same).
+ */
+static int protect_policy_files(const struct policy *p, struct compiled *out, size_t *cap,
+				struct file_index *ix)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < p->n_files && !ret; i++) {
+		char real[PATH_MAX], dir[PATH_MAX];
+		struct compiled_file proto = {
+			.implicit = true,
+			.why = "the policy file: the program it confines never changes it",
+		};
+		uint32_t acc;
+
+		if (!realpath(p->files[i], real))
+			continue;
+		snprintf(dir, sizeof(dir), "%s", real);
+		dirname(dir);
+		acc = compiled_access(out, real, false);
+		if (!((acc | compiled_access(out, dir, false)) & PYSB_ACC_WRITE))
+			continue;
+		ret = add_entry(out, cap, ix, real, 0, &proto);
+		for (size_t k = 0; k < out->n_files && !ret; k++)
+			if (!strcmp(out->files[k].path, real))
+				out->files[k].access = (acc & ~PYSB_ACC_WRITE) | PYSB_ACC_KEEP_NAME;
+		proto.why = "a directory above the policy file: it keeps its name";
+		while (!ret && strcmp(dir, "/")) {
+			char parent[PATH_MAX];
+
+			snprintf(parent, sizeof(parent), "%s", dir);
+			dirname(parent);
+			if (!(compiled_access(out, parent, false) & PYSB_ACC_WRITE))
+				break;
+			ret = add_entry(out, cap, ix, dir,
+					compiled_access(out, dir, false) | PYSB_ACC_KEEP_NAME,
+					&proto);
+			snprintf(dir, sizeof(dir), "%s", parent);
+		}
+	}
+	return ret;
+}
+
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out)
 {
 	struct implicit_path *imp = NULL;
@@ -378,6 +427,8 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && implicit; i++)
 		ret = add_links_along(out, &cap, &ix, ROOT_LINKS[i]);
 	implicit_paths_free(imp, n_imp);
+	if (!ret)
+		ret = protect_policy_files(p, out, &cap, &ix);
 	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out, o->diag);

@@ -14,7 +14,8 @@ const char *access_str(unsigned access, char *buf, size_t len)
 		const char *name;
 	} names[] = { { PYSB_ACC_READ, "read" },
 		      { PYSB_ACC_WRITE, "write" },
-		      { PYSB_ACC_EXEC, "exec" } };
+		      { PYSB_ACC_EXEC, "exec" },
+		      { PYSB_ACC_KEEP_NAME, "keep-name" } };
 	size_t off = 0;
 
 	buf[0] = '\0';
