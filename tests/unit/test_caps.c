@@ -198,7 +198,7 @@ static void test_event_and_learn(void **state)
 	e.rule = CAP_SYS_BOOT;
 	memcpy(e.comm, "python3", 8);
 	assert_non_null(f);
-	event_print_line(f, &e);
+	event_print_line(f, &e, NULL);
 	fclose(f);
 	assert_string_equal(line, "pysb-bpf: deny capability capable CAP_SYS_BOOT (not granted by "
 				  "bpf.capabilities) pid=42 tid=42 comm=python3\n");

@@ -63,7 +63,6 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		loader_sandbox_free(&d->l, 0, cfg.id);
 		return -1;
 	}
-	events_set_compiled(c); /* so net denials can name their rule */
 	cfg.flags = PYSB_SB_DAEMON | sandbox_flags(c, b->conf.audit);
 	/* A service confined in place keeps its capability sets: lsm/capable refuses every
 	 * one its policy does not grant (bpf/caps.bpf.c). */

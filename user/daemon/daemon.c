@@ -48,7 +48,9 @@ static void deliver(struct daemon *d, struct target *t, struct pysb_event *e)
 	d->ev.ev_mode = t->b->conf.audit ? "audit" : "enforce";
 	d->ev.ev_binding = t->b->conf.name;
 	d->ev.ev_target = t->path;
-	d->jrec = (struct journal_record){ .e = e, .binding = t->b->conf.name, .target = t->path };
+	d->jrec = (struct journal_record){
+		.e = e, .binding = t->b->conf.name, .target = t->path, .policy = &t->b->c
+	};
 	events_json_event(&d->ev, e);
 	d->jrec.e = NULL;
 }

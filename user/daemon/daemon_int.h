@@ -123,6 +123,7 @@ struct daemon {
 	struct journal_record {
 		const struct pysb_event *e; /* NULL: a notice, a "lost" record */
 		const char *binding, *target;
+		const struct compiled *policy; /* the binding's, for the net= rule */
 	} jrec;
 	/* systemd (daemon_notify.c): the last STATUS= sent, the watchdog's keep-alive */
 	char notify_status[128];

@@ -16,14 +16,15 @@
 #include <systemd/sd-journal.h>
 
 /* The human line of event e (without "pysb-bpf: " and the newline), into buf. */
-static const char *message_of(const struct pysb_event *e, char *buf, size_t len)
+static const char *message_of(const struct pysb_event *e, const struct compiled *policy, char *buf,
+			      size_t len)
 {
 	FILE *f = fmemopen(buf, len, "w");
 	size_t n;
 
 	if (!f)
 		return "event";
-	event_print_line(f, e);
+	event_print_line(f, e, policy);
 	fclose(f);
 	buf[len - 1] = '\0';
 	n = strlen(buf);
@@ -46,7 +47,7 @@ int journal_sink(void *ctx, const char *line, size_t len)
 				      "SYSLOG_IDENTIFIER=pysb-bpf", "PYSB_RECORD=notice",
 				      "PYSB_JSON=%.*s", (int)len, line, NULL);
 	else
-		err = sd_journal_send("MESSAGE=%s", message_of(e, msg, sizeof(msg)),
+		err = sd_journal_send("MESSAGE=%s", message_of(e, r->policy, msg, sizeof(msg)),
 				      /* a denial is a warning; an audit record, a notice */
 				      "PRIORITY=%d", e->decision == PYSB_AUDIT ? 5 : 4,
 				      "SYSLOG_IDENTIFIER=pysb-bpf", "PYSB_RECORD=event",

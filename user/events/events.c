@@ -115,13 +115,6 @@ static void print_escaped(FILE *f, const char *s)
 
 /* ---- network and unix events (bpf/net.bpf.c, bpf/unix.bpf.c) ---- */
 
-static const struct compiled *net_compiled; /* names the rule of a net denial */
-
-void events_set_compiled(const struct compiled *c)
-{
-	net_compiled = c;
-}
-
 /* "10.0.0.1:443", "[::1]:443" */
 static void print_sockaddr(FILE *f, const struct pysb_net_event *n)
 {
@@ -132,7 +125,7 @@ static void print_sockaddr(FILE *f, const struct pysb_net_event *n)
 	fprintf(f, n->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, n->port);
 }
 
-static void print_net_detail(FILE *f, const struct pysb_event *e)
+static void print_net_detail(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	const struct pysb_net_event *n = &e->net;
 	const struct compiled_net_rule *r;
@@ -161,7 +154,7 @@ static void print_net_detail(FILE *f, const struct pysb_event *e)
 	fprintf(f, "%s ", n->protocol == IPPROTO_UDP ? "udp" : "tcp");
 	print_sockaddr(f, n);
 	fprintf(f, " (%s)", n->dir == PYSB_NET_IN ? "IN" : "OUT");
-	r = net_rule_at(net_compiled, e->rule);
+	r = net_rule_at(policy, e->rule);
 	if (r && !r->implicit)
 		fprintf(f, " denied by net=%s at %s:%u", r->text, r->src.file, r->src.line);
 	else
@@ -192,14 +185,15 @@ static void print_unix_name(FILE *f, const struct pysb_event *e)
 	}
 }
 
-static void net_event_print_line(FILE *f, const struct pysb_event *e, const char *comm)
+static void net_event_print_line(FILE *f, const struct pysb_event *e, const char *comm,
+				 const struct compiled *policy)
 {
 	fprintf(f, "pysb-bpf: %s %s %s ", e->decision == PYSB_AUDIT ? "audit" : "deny",
 		kind_str(e->kind), net_op_str(e->op));
 	if (e->kind == PYSB_KIND_UNIX)
 		print_unix_name(f, e);
 	else
-		print_net_detail(f, e);
+		print_net_detail(f, e, policy);
 	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
 	print_escaped(f, comm);
 	fputc('\n', f);
@@ -207,27 +201,27 @@ static void net_event_print_line(FILE *f, const struct pysb_event *e, const char
 
 /* ---- end of network ---- */
 
-static void event_format_line(FILE *f, const struct pysb_event *e);
+static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy);
 
 /* One write(2) per line: stderr is unbuffered and shared with the program, whose own
  * output would otherwise land in the middle of the line. */
-void event_print_line(FILE *f, const struct pysb_event *e)
+void event_print_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *m = open_memstream(&buf, &len);
 
 	if (!m) {
-		event_format_line(f, e);
+		event_format_line(f, e, policy);
 		return;
 	}
-	event_format_line(m, e);
+	event_format_line(m, e, policy);
 	if (!fclose(m))
 		fwrite(buf, 1, len, f);
 	free(buf);
 }
 
-static void event_format_line(FILE *f, const struct pysb_event *e)
+static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	char acc[32];
 	char comm[PYSB_COMM_LEN + 1];
@@ -235,7 +229,7 @@ static void event_format_line(FILE *f, const struct pysb_event *e)
 	memcpy(comm, e->comm, PYSB_COMM_LEN);
 	comm[PYSB_COMM_LEN] = '\0';
 	if (e->kind == PYSB_KIND_NET || e->kind == PYSB_KIND_UNIX) {
-		net_event_print_line(f, e, comm);
+		net_event_print_line(f, e, comm, policy);
 		return;
 	}
 	const char *path = event_path(e);

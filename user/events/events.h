@@ -23,12 +23,11 @@ const char *event_path(const struct pysb_event *e);
  */
 void events_resolve_path(struct pysb_event *e);
 
-/* One readable line: decision, kind, operation, access, path, pid, tid, comm. */
-void event_print_line(FILE *f, const struct pysb_event *e);
-
-/* The compiled policy being enforced, so network denials can name their net= rule. */
+/* One readable line: decision, kind, operation, access, path, pid, tid, comm. `policy`:
+ * the compiled policy of the event's sandbox, so a network denial names its net= rule
+ * (NULL: it does not). */
 struct compiled;
-void events_set_compiled(const struct compiled *c);
+void event_print_line(FILE *f, const struct pysb_event *e, const struct compiled *policy);
 
 /* ---- the JSON event stream, --events (user/events/events_json.c, docs/events.md) ---- */
 

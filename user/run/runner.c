@@ -50,7 +50,7 @@ static void deliver(struct event_sink *sink, struct pysb_event *e)
 	events_resolve_path(e);
 	sink->delivered += e->repeat;
 	if (events_tty_allow(&tty, mono_ns(), e->repeat))
-		event_print_line(stderr, e);
+		event_print_line(stderr, e, o->compiled);
 	if (o->events)
 		events_json_event(o->events, e);
 }
@@ -497,7 +497,6 @@ int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct lo
 	stopwatch("attach cgroup");
 	if (sandbox_fill_maps(l, o->compiled, &rule_pins, cfg->id))
 		goto fail_loader;
-	events_set_compiled(o->compiled); /* so net denials can name their rule */
 	stopwatch("fill maps");
 	write_record(o, cg, cfg, owner, target);
 	err = loader_add_sandbox(l, cg->id, cfg);
