@@ -414,6 +414,8 @@ static __always_inline int check_move(__u16 op, struct dentry *obj, struct vfsmo
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, to_entry,
 				   mnt);
 	have = walk_from(&c, obj, obj_mnt, cfg);
+	/* KEEP_NAME is a mark of one inode, not an access a place grants */
+	get &= PYSB_ACC_RW;
 	if (get & ~have)
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, get & ~have, &c, obj, obj_mnt);
 	return 0;

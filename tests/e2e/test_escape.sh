@@ -699,12 +699,14 @@ test_escape_policy_file_in_rw_tree_kept() {
 		"attempt('other-write', lambda: write('$T/proj/sub/other', 'x'))" \
 		"attempt('other-unlink', lambda: os.unlink('$T/proj/sub/other'))" \
 		"attempt('other-rename-dir', lambda: os.rename('$T/proj/x', '$T/proj/y'))" \
+		"write('$T/proj/m', 'x')" \
+		"attempt('move-into-kept-dir', lambda: os.rename('$T/proj/m', '$T/proj/sub/m'))" \
 		"attempt('rename-dir', lambda: os.rename('$T/proj/sub', '$T/proj/sub2'))"
 	# unconfined, on a copy: every change works
 	cp -a "$T/proj" "$T/copy"
 	sed "s|$T/proj|$T/copy|g" "$T/proj/app.py" >"$T/copy/app.py"
 	run_plain python3 "$T/copy/app.py"
-	for l in write unlink other-write other-unlink other-rename-dir rename-dir; do
+	for l in write unlink other-write other-unlink other-rename-dir move-into-kept-dir rename-dir; do
 		expect_line "$T/out" "$l ok"
 	done
 	run_sb "$pol" "$T/proj/app.py"
@@ -713,7 +715,7 @@ test_escape_policy_file_in_rw_tree_kept() {
 	for l in write unlink rename-away rename-over rename-dir; do
 		expect_line "$T/out" "$l EACCES"
 	done
-	for l in other-write other-unlink other-rename-dir; do
+	for l in other-write other-unlink other-rename-dir move-into-kept-dir; do
 		expect_line "$T/out" "$l ok"
 	done
 	cmp -s "$pol" "$T/policy.orig" || fail "the policy file changed"
@@ -722,4 +724,18 @@ test_escape_policy_file_in_rw_tree_kept() {
 	run_sb "$pol" /usr/bin/python3 -c "print(open('$T/other/secret.txt').read())"
 	expect_rc 1
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
+	# named through a link in the tree: the link keeps its name and its target
+	ln -s sub/.py-sandboxes "$T/proj/policy-link"
+	echo 'expose-rw=/' >"$T/proj/evil"
+	probe_py "$T/proj/app2.py" \
+		"attempt('link-unlink', lambda: os.unlink('$T/proj/policy-link'))" \
+		"os.symlink('evil', '$T/proj/evil-link')" \
+		"attempt('link-over', lambda: os.rename('$T/proj/evil-link', '$T/proj/policy-link'))" \
+		"attempt('evil-write', lambda: write('$T/proj/evil', 'expose-rw=/\n'))"
+	run_sb "$T/proj/policy-link" "$T/proj/app2.py"
+	expect_rc 0
+	expect_line "$T/out" "link-unlink EACCES"
+	expect_line "$T/out" "link-over EACCES"
+	expect_line "$T/out" "evil-write ok"
+	[ "$(readlink "$T/proj/policy-link")" = sub/.py-sandboxes ] || fail "the link was re-pointed"
 }

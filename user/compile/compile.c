@@ -131,11 +131,10 @@ static const char *const ROOT_LINKS[] = {
 	"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/localtime", "/etc/resolv.conf"
 };
 
-static int add_links_along(struct compiled *c, size_t *cap, struct file_index *ix, const char *path)
+static int add_links(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
+		     uint32_t access, const char *why)
 {
-	struct compiled_file proto = { .implicit = true,
-				       .link = true,
-				       .why = "symlink leading to the runtime" };
+	struct compiled_file proto = { .implicit = true, .link = true, .why = why };
 	char prefix[PATH_MAX];
 	struct stat st, dir;
 	size_t len = strlen(path);
@@ -162,10 +161,15 @@ static int add_links_along(struct compiled *c, size_t *cap, struct file_index *i
 			if (!stat(dirname(parent), &dir))
 				st.st_dev = dir.st_dev;
 		}
-		if (add_entry_st(c, cap, ix, prefix, &st, st_dev, PYSB_ACC_READ, &proto))
+		if (add_entry_st(c, cap, ix, prefix, &st, st_dev, access, &proto))
 			return -1;
 	}
 	return 0;
+}
+
+static int add_links_along(struct compiled *c, size_t *cap, struct file_index *ix, const char *path)
+{
+	return add_links(c, cap, ix, path, PYSB_ACC_READ, "symlink leading to the runtime");
 }
 
 /* The links of the interpreter's chain, as found on PATH: /usr/bin/python3 -> python3.11. */
@@ -341,13 +345,55 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 	return policy_api_exec(p, src);
 }
 
+#define WHY_POLICY_LINK "a link naming the policy file: it keeps its name"
+
+/*
+ * Keeps the name of each directory and link on `path` (absolute: as the policy file was
+ * named, or canonical) whose parent the program may write: renamed away, with a new one
+ * put in its place, the next run would read another policy.
+ */
+static int keep_names_along(struct compiled *out, size_t *cap, struct file_index *ix,
+			    const char *path)
+{
+	struct compiled_file proto = {
+		.implicit = true,
+		.why = "a directory above the policy file: it keeps its name",
+	};
+	char prefix[PATH_MAX], parent[PATH_MAX], real[PATH_MAX];
+	size_t len = strlen(path);
+	struct stat st;
+	int ret = 0;
+
+	if (len >= sizeof(prefix) || path[0] != '/')
+		return 0;
+	for (size_t i = 1; i < len && !ret; i++) {
+		if (path[i] != '/')
+			continue;
+		memcpy(prefix, path, i);
+		prefix[i] = '\0';
+		snprintf(parent, sizeof(parent), "%s", prefix);
+		dirname(parent);
+		if (!realpath(parent, real) ||
+		    !(compiled_access(out, real, false) & PYSB_ACC_WRITE) || lstat(prefix, &st))
+			continue;
+		if (S_ISLNK(st.st_mode))
+			ret = add_links(out, cap, ix, prefix, PYSB_ACC_READ | PYSB_ACC_KEEP_NAME,
+					WHY_POLICY_LINK);
+		else if (S_ISDIR(st.st_mode) && realpath(prefix, real))
+			ret = add_entry(out, cap, ix, real,
+					compiled_access(out, real, false) | PYSB_ACC_KEEP_NAME,
+					&proto);
+	}
+	return ret;
+}
+
 /*
  * The policy files themselves (the root file and its includes), when the policy lets the
  * program write where they lie: the next run, or the daemon's next reload, would obey
  * what the program wrote. Each such file gets a rule of its own without WRITE and with
- * KEEP_NAME (no unlink, no rename away or over it), and each directory between it and
- * the first one whose parent the program may not write keeps its name too (renaming
- * sub/ away and making a new sub/.py-sandboxes would do the same).
+ * KEEP_NAME (no unlink, no rename away or over it); so do the links it was named through
+ * (re-pointed, they would name another file) and the directories on both ways to it
+ * whose parent the program may write (sub/ renamed away, a new sub/.py-sandboxes).
  */
 static int protect_policy_files(const struct policy *p, struct compiled *out, size_t *cap,
 				struct file_index *ix)
@@ -355,7 +401,7 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 	int ret = 0;
 
 	for (size_t i = 0; i < p->n_files && !ret; i++) {
-		char real[PATH_MAX], dir[PATH_MAX];
+		char real[PATH_MAX], named[PATH_MAX], dir[PATH_MAX];
 		struct compiled_file proto = {
 			.implicit = true,
 			.why = "the policy file: the program it confines never changes it",
@@ -364,6 +410,19 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 
 		if (!realpath(p->files[i], real))
 			continue;
+		if (p->files[i][0] == '/')
+			snprintf(named, sizeof(named), "%s", p->files[i]);
+		else if (!getcwd(dir, sizeof(dir)) || snprintf(named, sizeof(named), "%s/%s", dir,
+							       p->files[i]) >= (int)sizeof(named))
+			named[0] = '\0';
+		if (named[0]) {
+			ret = add_links(out, cap, ix, named, PYSB_ACC_READ | PYSB_ACC_KEEP_NAME,
+					WHY_POLICY_LINK);
+			ret = ret ?: keep_names_along(out, cap, ix, named);
+		}
+		ret = ret ?: keep_names_along(out, cap, ix, real);
+		if (ret)
+			break;
 		snprintf(dir, sizeof(dir), "%s", real);
 		dirname(dir);
 		acc = compiled_access(out, real, false);
@@ -373,19 +432,6 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 		for (size_t k = 0; k < out->n_files && !ret; k++)
 			if (!strcmp(out->files[k].path, real))
 				out->files[k].access = (acc & ~PYSB_ACC_WRITE) | PYSB_ACC_KEEP_NAME;
-		proto.why = "a directory above the policy file: it keeps its name";
-		while (!ret && strcmp(dir, "/")) {
-			char parent[PATH_MAX];
-
-			snprintf(parent, sizeof(parent), "%s", dir);
-			dirname(parent);
-			if (!(compiled_access(out, parent, false) & PYSB_ACC_WRITE))
-				break;
-			ret = add_entry(out, cap, ix, dir,
-					compiled_access(out, dir, false) | PYSB_ACC_KEEP_NAME,
-					&proto);
-			snprintf(dir, sizeof(dir), "%s", parent);
-		}
 	}
 	return ret;
 }
