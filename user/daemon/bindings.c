@@ -63,6 +63,12 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		loader_sandbox_free(&d->l, 0, cfg.id);
 		return -1;
 	}
+	if (d->test_pause_ms > 0 && d->reloading && t->id) {
+		pr_info("test: %s: sandbox %u allocated and filled for %s, pausing %ld ms "
+			"before the switch",
+			b->conf.name, cfg.id, t->path, d->test_pause_ms);
+		usleep((useconds_t)d->test_pause_ms * 1000);
+	}
 	events_set_compiled(c); /* so net denials can name their rule */
 	cfg.flags = PYSB_SB_DAEMON | sandbox_flags(c, b->conf.audit);
 	/* A service confined in place keeps its capability sets: lsm/capable refuses every

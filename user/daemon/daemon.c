@@ -200,8 +200,10 @@ void reload(struct daemon *d, const char *why, bool force)
 
 	pr_info("reloading (%s)", why);
 	notify_reloading();
+	d->reloading = true;
 	errors = read_config(d, true, force);
 	scan(d);
+	d->reloading = false;
 	notify_reloaded(d);
 	metrics_count_reload(&d->m, errors == 0);
 	if (errors)
@@ -386,6 +388,8 @@ int daemon_main(const struct daemon_opts *o)
 		probe_report_load_failure(what, err, false);
 		return 125;
 	}
+	if (getenv("PYSB_TEST_RELOAD_PAUSE_MS"))
+		d.test_pause_ms = atol(getenv("PYSB_TEST_RELOAD_PAUSE_MS"));
 	/* Blocked before any thread starts (the metrics server's): a thread that had them
 	 * unblocked would take SIGHUP's default action, death, instead of a reload. */
 	sigemptyset(&mask);

@@ -127,6 +127,10 @@ struct daemon {
 	/* systemd (daemon_notify.c): the last STATUS= sent, the watchdog's keep-alive */
 	char notify_status[128];
 	int64_t wd_period_ms, wd_next; /* 0: no watchdog */
+	/* Tests only: PYSB_TEST_RELOAD_PAUSE_MS, a pause in each reload's switch after the new
+	 * id is allocated and filled (a SIGKILL there leaves it allocated). */
+	bool reloading;
+	long test_pause_ms;
 };
 
 /* daemon.c */
