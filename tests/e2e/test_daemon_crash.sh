@@ -57,3 +57,15 @@ test_daemon_crash_kill9_during_reload_leaks_no_id() {
 	svc_cleanup
 }
 
+# A second daemon refuses to start while one runs (the lock ids_gc needs).
+test_daemon_crash_second_daemon_refused() {
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf" "$T/conf2"
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf"
+	"$PYSB" daemon --config "$T/conf2" --once >"$T/out2" 2>"$T/err2"
+	RC=$?
+	expect_rc 1
+	expect_grep "$T/err2" "another pysb-bpf daemon \(pid $DPID\) is running: it holds /run/pysb-bpf/daemon.lock"
+	svc_cleanup
+}

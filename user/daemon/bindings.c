@@ -170,7 +170,7 @@ struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 		}
 	}
 	if (t->ringbuf_fd < 0)
-		t->ringbuf_fd = loader_ringbuf_create(b->c.events_buffer);
+		t->ringbuf_fd = loader_daemon_ringbuf_create(b->c.events_buffer);
 	if (t->ringbuf_fd < 0) {
 		pr_err("%s: cannot create the event ring buffer of %s: %s", b->conf.name, path,
 		       strerror(-t->ringbuf_fd));
