@@ -63,6 +63,12 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 		loader_sandbox_free(&d->l, 0, cfg.id);
 		return -1;
 	}
+	if (d->test_pause_ms > 0 && d->reloading && t->id) {
+		pr_info("test: %s: sandbox %u allocated and filled for %s, pausing %ld ms "
+			"before the switch",
+			b->conf.name, cfg.id, t->path, d->test_pause_ms);
+		usleep((useconds_t)d->test_pause_ms * 1000);
+	}
 	cfg.flags = PYSB_SB_DAEMON | sandbox_flags(c, b->conf.audit);
 	/* A service confined in place keeps its capability sets: lsm/capable refuses every
 	 * one its policy does not grant (bpf/caps.bpf.c). */
@@ -163,7 +169,7 @@ struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 		}
 	}
 	if (t->ringbuf_fd < 0)
-		t->ringbuf_fd = loader_ringbuf_create(b->c.events_buffer);
+		t->ringbuf_fd = loader_daemon_ringbuf_create(b->c.events_buffer);
 	if (t->ringbuf_fd < 0) {
 		pr_err("%s: cannot create the event ring buffer of %s: %s", b->conf.name, path,
 		       strerror(-t->ringbuf_fd));

@@ -202,8 +202,10 @@ void reload(struct daemon *d, const char *why, bool force)
 
 	pr_info("reloading (%s)", why);
 	notify_reloading();
+	d->reloading = true;
 	errors = read_config(d, true, force);
 	scan(d);
+	d->reloading = false;
 	notify_reloaded(d);
 	metrics_count_reload(&d->m, errors == 0);
 	if (errors)
@@ -350,6 +352,108 @@ static void bindings_free(struct daemon *d)
 		close(d->pending_rb);
 }
 
+/*
+ * One daemon at a time (PYSB_DAEMON_LOCK, held until it exits; the kernel drops it when
+ * it dies, SIGKILL included). One that is stopping is waited for (a restart); one that
+ * stays holds it: refused. The lock's fd, or -1 after saying why.
+ */
+static int daemon_lock(void)
+{
+	char pid[32] = "?";
+	int fd, n;
+
+	if (mkdir("/run/pysb-bpf", 0755) && errno != EEXIST) {
+		pr_err("cannot create /run/pysb-bpf for the daemon's lock: %s", strerror(errno));
+		return -1;
+	}
+	fd = open(PYSB_DAEMON_LOCK, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		pr_err("cannot open the daemon's lock %s: %s", PYSB_DAEMON_LOCK, strerror(errno));
+		return -1;
+	}
+	for (int i = 0; flock(fd, LOCK_EX | LOCK_NB); i++) {
+		if (errno != EWOULDBLOCK) {
+			pr_err("cannot lock %s: %s", PYSB_DAEMON_LOCK, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		n = pread(fd, pid, sizeof(pid) - 1, 0);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		if (i == 0)
+			pr_warn("another pysb-bpf daemon (pid %s) holds %s: waiting up to 5 s for it "
+				"to stop",
+				pid[0] ? pid : "?", PYSB_DAEMON_LOCK);
+		if (i == 50) {
+			pr_err("another pysb-bpf daemon (pid %s) is running: it holds %s; one daemon "
+			       "per machine: stop it first (systemctl stop pysb-bpf)",
+			       pid[0] ? pid : "?", PYSB_DAEMON_LOCK);
+			close(fd);
+			return -1;
+		}
+		usleep(100 * 1000);
+	}
+	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	if (ftruncate(fd, 0) || pwrite(fd, pid, n, 0) != n)
+		pr_warn("cannot write this daemon's pid into %s: %s", PYSB_DAEMON_LOCK,
+			strerror(errno));
+	return fd;
+}
+
+/*
+ * Frees every sandbox id a previous daemon allocated (its ring is a daemon's) that
+ * neither a cgroup's entry in `sandboxes` nor a cgroup_watch slot names: those a SIGKILL
+ * left between their allocation and their switch (a reload's new policy; a retired one
+ * not yet removed). An id a cgroup still depends on, confined by a dead daemon or by the
+ * kernel at its creation, is kept whatever its record says: it stays confined until the
+ * scan adopts or releases it. Under the lock, before the first scan: no daemon can be
+ * allocating meanwhile; a `pysb-bpf run` allocates ids with rings of its own.
+ */
+static void ids_gc(struct daemon *d)
+{
+	struct sandbox_set mine, used = { 0 }, gone = { 0 };
+	uint64_t key, next, *prev = NULL;
+	char list[256] = "";
+	size_t n = 0, o = 0;
+	int err = loader_daemon_ids(&d->l, &mine);
+
+	if (err) {
+		pr_warn("cannot list the sandbox ids of previous daemons: %s; ids a daemon killed "
+			"during a reload had allocated stay allocated",
+			strerror(-err));
+		return;
+	}
+	while (!loader_sandbox_next(&d->l, prev, &next)) {
+		struct pysb_sandbox_cfg cfg;
+
+		if (!loader_sandbox_of(&d->l, next, &cfg))
+			sandbox_set_add(&used, cfg.id);
+		key = next;
+		prev = &key;
+	}
+	for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++) {
+		struct pysb_watch w;
+
+		if (!bpf_map__lookup_elem(d->l.skel->maps.cgroup_watch, &i, sizeof(i), &w,
+					  sizeof(w), 0))
+			sandbox_set_add(&used, w.cfg.id);
+	}
+	for (uint32_t id = 1; id < PYSB_MAX_SANDBOXES; id++) {
+		if (!sandbox_set_has(&mine, id) || sandbox_set_has(&used, id))
+			continue;
+		sandbox_set_add(&gone, id);
+		n++;
+		if (o < sizeof(list))
+			o += snprintf(list + o, sizeof(list) - o, "%s%u", o ? " " : "", id);
+	}
+	if (!n)
+		return;
+	pr_info("freeing %zu sandbox id(s) a previous daemon left allocated that no cgroup uses "
+		"(killed during a reload): %s%s",
+		n, list, o >= sizeof(list) ? "..." : "");
+	loader_sandboxes_free(&d->l, &gone);
+}
+
 /* The signals (a signalfd of the blocked mask) and the configuration directory (inotify:
  * every way a tool writes a file into it). 0, or -1 after saying why. */
 static int watch_config(const char *dir, const sigset_t *mask, int *sigfd, int *ino)
@@ -366,12 +470,38 @@ static int watch_config(const char *dir, const sigset_t *mask, int *sigfd, int *
 	return 0;
 }
 
+/* The kernel side ready, the lock taken, what a killed daemon left allocated freed: the
+ * lock's fd, or -1 with the exit status in *ret (after saying why). */
+static int daemon_start(struct daemon *d, int *ret)
+{
+	const char *what, *pause = getenv("PYSB_TEST_RELOAD_PAUSE_MS");
+	int err, lock;
+
+	*ret = 125;
+	if (probe_run(0))
+		return -1;
+	raise_nofile();
+	lock = daemon_lock();
+	if (lock < 0) {
+		*ret = 1;
+		return -1;
+	}
+	if (loader_start(&d->l, &what, &err)) {
+		probe_report_load_failure(what, err, false);
+		close(lock);
+		return -1;
+	}
+	ids_gc(d);
+	if (pause)
+		d->test_pause_ms = atol(pause);
+	return lock;
+}
+
 int daemon_main(const struct daemon_opts *o)
 {
 	struct daemon d = { .o = o };
-	const char *what;
 	sigset_t mask;
-	int err, ret = 1, sigfd = -1, ino = -1;
+	int ret = 1, sigfd = -1, ino = -1, lock;
 
 	if (cgroup2_mount(d.cgroot, sizeof(d.cgroot))) {
 		pr_err("no cgroup2 file system mounted: the daemon binds cgroup2 directories");
@@ -381,13 +511,9 @@ int daemon_main(const struct daemon_opts *o)
 		d.o = o;
 		return read_config(&d, false, false) ? 1 : 0;
 	}
-	if (probe_run(0))
-		return 125;
-	raise_nofile();
-	if (loader_start(&d.l, &what, &err)) {
-		probe_report_load_failure(what, err, false);
-		return 125;
-	}
+	lock = daemon_start(&d, &ret);
+	if (lock < 0)
+		return ret;
 	/* Blocked before any thread starts (the metrics server's): a thread that had them
 	 * unblocked would take SIGHUP's default action, death, instead of a reload. */
 	sigemptyset(&mask);
@@ -442,5 +568,6 @@ out:
 		close(ino);
 	d.l.sandbox_id = 0; /* nothing of ours to unpin: the targets stay confined */
 	loader_stop(&d.l);
+	close(lock); /* last: the next daemon finds nothing half done */
 	return ret;
 }

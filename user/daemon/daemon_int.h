@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -39,6 +40,10 @@
 #include "probe.h"
 #include "pysb.skel.h"
 #include "status.h"
+
+/* One daemon per machine (flock, held while it runs): ids_gc frees what no cgroup uses,
+ * which only holds while no other daemon is between an allocation and its switch. */
+#define PYSB_DAEMON_LOCK "/run/pysb-bpf/daemon.lock"
 
 struct target {
 	char path[PATH_MAX]; /* the cgroup directory */
@@ -128,6 +133,10 @@ struct daemon {
 	/* systemd (daemon_notify.c): the last STATUS= sent, the watchdog's keep-alive */
 	char notify_status[128];
 	int64_t wd_period_ms, wd_next; /* 0: no watchdog */
+	/* Tests only: PYSB_TEST_RELOAD_PAUSE_MS, a pause in each reload's switch after the new
+	 * id is allocated and filled (a SIGKILL there leaves it allocated: ids_gc). */
+	bool reloading;
+	long test_pause_ms;
 };
 
 /* daemon.c */

@@ -38,7 +38,7 @@ static int template_ensure(struct daemon *d, struct binding *b)
 		t->b = b;
 		snprintf(t->path, sizeof(t->path), "%s",
 			 b->conf.kind == TARGET_UNIT ? b->unit_path : b->conf.target);
-		t->ringbuf_fd = loader_ringbuf_create(b->c.events_buffer);
+		t->ringbuf_fd = loader_daemon_ringbuf_create(b->c.events_buffer);
 		if (t->ringbuf_fd < 0) {
 			pr_err("%s: cannot create the event ring buffer for its new cgroups: %s; "
 			       "they are confined at the next scan",
@@ -125,7 +125,7 @@ static int pending_ensure(struct daemon *d)
 
 	if (d->pending_id)
 		return 0;
-	d->pending_rb = loader_ringbuf_create(PYSB_EVENTS_BUFFER_MIN);
+	d->pending_rb = loader_daemon_ringbuf_create(PYSB_EVENTS_BUFFER_MIN);
 	if (d->pending_rb < 0)
 		return -1;
 	err = loader_id_alloc(&d->l, d->pending_rb, &d->pending_id);

@@ -87,6 +87,12 @@ void loader_pool_remove(const char *hash);
  * (fd, or -errno); a fresh id whose events go to ringbuf_fd (lost counters zeroed); the
  * ring buffer of an existing id (a new fd, or -errno). */
 int loader_ringbuf_create(uint32_t ringbuf_bytes);
+/* The daemon's rings carry a name of their own (BPF map name PYSB_DAEMON_RING_NAME): a
+ * daemon that starts tells the ids a dead daemon allocated (loader_daemon_ids: every id
+ * whose ring has that name) from those of `pysb-bpf run` sessions, which it never frees. */
+#define PYSB_DAEMON_RING_NAME "pysb_daemon"
+int loader_daemon_ringbuf_create(uint32_t ringbuf_bytes);
+int loader_daemon_ids(const struct loader *l, struct sandbox_set *set);
 int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id);
 int loader_ringbuf_of(const struct loader *l, uint32_t id);
 /* map_ids[id]: the map id of the ring `events` holds for sandbox `id`, 0 if none; read in

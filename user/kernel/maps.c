@@ -53,12 +53,50 @@ int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id)
 	return -ENOSPC;
 }
 
-int loader_ringbuf_create(uint32_t ringbuf_bytes)
+static int ringbuf_create(const char *name, uint32_t ringbuf_bytes)
 {
-	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "pysb_events", 0, 0,
+	int fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, name, 0, 0,
 				ringbuf_bytes ? ringbuf_bytes : PYSB_RINGBUF_BYTES, NULL);
 
 	return fd < 0 ? -errno : fd;
+}
+
+int loader_ringbuf_create(uint32_t ringbuf_bytes)
+{
+	return ringbuf_create("pysb_events", ringbuf_bytes);
+}
+
+int loader_daemon_ringbuf_create(uint32_t ringbuf_bytes)
+{
+	return ringbuf_create(PYSB_DAEMON_RING_NAME, ringbuf_bytes);
+}
+
+int loader_daemon_ids(const struct loader *l, struct sandbox_set *set)
+{
+	static uint32_t table[PYSB_MAX_SANDBOXES];
+	int err = loader_events_table(l, table);
+
+	memset(set, 0, sizeof(*set));
+	if (err)
+		return err;
+	for (uint32_t id = 1; id < PYSB_MAX_SANDBOXES; id++) {
+		struct bpf_map_info info = { 0 };
+		uint32_t len = sizeof(info);
+		int fd;
+
+		if (!table[id])
+			continue;
+		fd = bpf_map_get_fd_by_id(table[id]);
+		if (fd < 0)
+			continue; /* gone meanwhile: its id with it */
+		/* The name is the ring's own, given at its creation: a run's ring never
+		 * carries the daemon's. */
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
+		    !strncmp(info.name, PYSB_DAEMON_RING_NAME, sizeof(info.name)))
+			sandbox_set_add(set, id);
+		close(fd);
+	}
+	return 0;
 }
 
 int loader_ringbuf_of(const struct loader *l, uint32_t id)
