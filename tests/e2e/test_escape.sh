@@ -739,3 +739,28 @@ test_escape_policy_file_in_rw_tree_kept() {
 	expect_line "$T/out" "evil-write ok"
 	[ "$(readlink "$T/proj/policy-link")" = sub/.py-sandboxes ] || fail "the link was re-pointed"
 }
+
+# The program's script is granted READ as it was named. A run that may write its tree
+# replaces app.py with a link to a file outside (/etc/shadow, or /): the next run of
+# app.py must not grant what the link names.
+test_escape_relinked_script_grants_nothing_outside() {
+	escape_setup
+	echo "TOPSECRET-7731" >"$T/other/secret.txt"
+	probe_py "$T/rw/app.py" \
+		"attempt('allowed', lambda: read('$T/ro/data.txt'))" \
+		"os.unlink(__file__); os.symlink('$T/other/secret.txt', __file__)" \
+		"print('relinked', flush=True)"
+	# unconfined, the target is readable: what the link is after
+	run_plain cat "$T/other/secret.txt"
+	expect_line "$T/out" "TOPSECRET-7731"
+	run_sb "$T/policy" "$T/rw/app.py"
+	expect_rc 0
+	expect_line "$T/out" "allowed ok"
+	expect_line "$T/out" "relinked"
+	[ -L "$T/rw/app.py" ] || fail "run one did not relink its script"
+	run_sb "$T/policy" "$T/rw/app.py"
+	[ "$RC" -ne 0 ] || fail "run two ran the link's target as its script"
+	expect_no_grep "$T/err" "TOPSECRET"
+	expect_grep "$T/err" "app.py is reached through the link $T/rw/app.py, in a directory the program may write"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
+}

@@ -266,6 +266,8 @@ static bool compile_checked(struct report *r, struct policy *p, struct program *
 						   : r->prog	  ? prog->interp
 								  : NULL,
 				    .script = r->prog && prog->has_script ? prog->script : NULL,
+				    .script_named = r->prog && prog->has_script ? prog->script_named
+										: NULL,
 				    .implicit = true, /* unless bpf.implicit=false */
 				    .resolve = o->resolve,
 				    .resolv_conf = o->resolv_conf,

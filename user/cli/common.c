@@ -36,6 +36,7 @@ int compile_for(const struct policy *p, const struct program *prog, struct compi
 	struct compile_opts co = {
 		.interpreter = prog && prog->interp[0] ? prog->interp : NULL,
 		.script = prog && prog->has_script ? prog->script : NULL,
+		.script_named = prog && prog->has_script ? prog->script_named : NULL,
 	};
 	co.implicit = true; /* unless the policy says bpf.implicit=false */
 	return policy_compile(p, &co, out);

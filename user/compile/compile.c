@@ -345,6 +345,46 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 	return policy_api_exec(p, src);
 }
 
+/*
+ * May the program's script be granted READ as implicit? Only a regular file, and only
+ * when no link on the way to it, as it was named, lies in a directory the program may
+ * write: a run could have made app.py a link to /etc/shadow, or to /, and the next run
+ * would grant what the link names. (In an rw tree the script is readable anyway.)
+ */
+static bool script_grantable(const struct compiled *out, const char *named, const char *script,
+			     struct diag_list *d)
+{
+	char prefix[PATH_MAX], parent[PATH_MAX], real[PATH_MAX];
+	size_t len = strlen(named);
+	struct stat st;
+
+	if (stat(script, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if (named[0] != '/' || len >= sizeof(prefix))
+		return true;
+	for (size_t i = 1; i <= len; i++) {
+		if (i < len && named[i] != '/')
+			continue;
+		memcpy(prefix, named, i);
+		prefix[i] = '\0';
+		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
+			continue;
+		snprintf(parent, sizeof(parent), "%s", prefix);
+		dirname(parent);
+		if (realpath(parent, real) &&
+		    (compiled_access(out, real, false) & PYSB_ACC_WRITE)) {
+			diag_add(
+				d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
+				"%s is reached through the link %s, in a directory the program may "
+				"write: its target (%s) is not granted as the program's script. Name "
+				"the file itself, or expose it",
+				named, prefix, script);
+			return false;
+		}
+	}
+	return true;
+}
+
 #define WHY_POLICY_LINK "a link naming the policy file: it keeps its name"
 
 /*
@@ -454,7 +494,11 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 		ret = add_entry(out, &cap, &ix, p->paths[i].path, acc, &proto);
 	}
 	if (!ret && implicit) {
-		ret = implicit_paths(o->interpreter, o->script, &imp, &n_imp);
+		const char *script = o->script;
+
+		if (script && !script_grantable(out, o->script_named ?: script, script, o->diag))
+			script = NULL;
+		ret = implicit_paths(o->interpreter, script, &imp, &n_imp);
 		if (ret)
 			diag_add(o->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
 				 "out of memory listing the implicit paths");

@@ -98,8 +98,9 @@ struct compiled {
 };
 
 struct compile_opts {
-	const char *interpreter; /* absolute path of the program executed first, or NULL */
-	const char *script;	 /* the .py file run by it, or NULL */
+	const char *interpreter;  /* absolute path of the program executed first, or NULL */
+	const char *script;	  /* the .py file run by it, or NULL */
+	const char *script_named; /* the same as named, links kept (NULL: script) */
 	bool implicit; /* add the implicit paths, unless the policy says bpf.implicit=false */
 	/* network: where the resolvers are (NULL: /etc/resolv.conf) and how host names are
 	 * resolved (NULL: getaddrinfo); tests replace both. */

@@ -267,6 +267,7 @@ static int binding_compile(const struct binding_conf *conf, struct compiled *out
 	struct compile_opts co = {
 		.interpreter = conf->interpreter[0] ? conf->interpreter : NULL,
 		.script = conf->script[0] ? conf->script : NULL,
+		.script_named = conf->script[0] ? conf->script : NULL,
 		.implicit = true, /* unless the policy says bpf.implicit=false */
 	};
 	int ret;

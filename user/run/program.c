@@ -33,7 +33,7 @@ struct chain {
 	int n, cap;
 	char *how;
 	size_t how_len;
-	char script[PATH_MAX];
+	char script[PATH_MAX], script_named[PATH_MAX];
 	bool has_script;
 };
 
@@ -576,6 +576,7 @@ script:
 			pr_err("cannot resolve %s: %s", file, strerror(errno));
 			ret = EXIT_NOT_FOUND;
 		}
+		snprintf(c->script_named, sizeof(c->script_named), "%s", file);
 		c->has_script = !ret;
 	}
 out:
@@ -631,6 +632,7 @@ int program_resolve(char *const *args, int n, const struct program_opts *o, stru
 		c.words = NULL;
 		snprintf(out->interp, sizeof(out->interp), "%s", c.exe);
 		snprintf(out->script, sizeof(out->script), "%s", c.script);
+		snprintf(out->script_named, sizeof(out->script_named), "%s", c.script_named);
 		out->has_script = c.has_script;
 		out->needs_exec = program_exec_reason(c.exe);
 	}

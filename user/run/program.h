@@ -30,9 +30,10 @@ struct program_opts {
 };
 
 struct program {
-	char interp[PATH_MAX]; /* what execve runs: absolute, symlinks kept; it decides the
+	char interp[PATH_MAX];	     /* what execve runs: absolute, symlinks kept; it decides the
 				* implicit paths (the real interpreter, never a shim) */
-	char script[PATH_MAX]; /* the script it reads, canonical, when has_script */
+	char script[PATH_MAX];	     /* the script it reads, canonical, when has_script */
+	char script_named[PATH_MAX]; /* the same, absolute as named (links kept) */
 	bool has_script;
 	char **argv;	/* argv[0] as typed (a binary), or as the kernel / env / the shim set it */
 	char how[2048]; /* "python3 -> /usr/bin/python3 (PATH)", the chain followed */
