@@ -194,7 +194,7 @@ bench-native: all $(OUTPUT)/bench/bench_parse
 FUZZ_SECONDS ?= 600
 # (the parser alone: diff.c, which writes JSON, is not part of it)
 POLICY_SRCS := $(filter-out user/policy/diff.c,$(wildcard user/policy/*.c)) user/lib/strindex.c user/lib/utf8.c \
-	user/lib/diag.c user/lib/log.c
+	user/lib/diag.c user/lib/log.c user/lib/secret_paths.c
 $(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy/policy.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus

@@ -59,6 +59,9 @@ static int setup(void **state)
 	mk("home/.config/app", true);
 	mk("home/.config/app/c.ini", false);
 	mk("home/.bashrc", false);
+	mk("home/.ssh", true);
+	mk("home/.ssh/known_hosts", false);
+	mk("home/.ssh/id_ed25519", false);
 	mk("venv/lib/site", true);
 	mk("venv/lib/site/m.py", false);
 	mk("tmp/w", true);
@@ -149,6 +152,14 @@ static const struct gen_case gen_cases[] = {
 	  { { "file", "open", "@/home/.bashrc", "read" },
 	    { "file", "open", "@/home/.config/app/c.ini", "read" } },
 	  { "expose-ro=~/.bashrc", "expose-ro=~/.config/app" } },
+	{ "a file in ~/.ssh is itself, never ~/.ssh (the keys are next to it)",
+	  { { "file", "open", "@/home/.ssh/known_hosts", "read" } },
+	  { "expose-ro=~/.ssh/known_hosts" } },
+	{ "a name with a newline is never learned: it would be two policy lines",
+	  { { "file", "open", "@/proj/z\nexpose-rw=..", "read" },
+	    { "file", "mkdir", "@/proj/z\nbpf.capabilities=CAP_SYS_ADMIN/d", "write" },
+	    { "file", "open", "@/proj/cfg/app.conf", "read" } },
+	  { "expose-ro=./cfg" } },
 	{ "a file in /etc is itself, never /etc (/etc/shadow is next to it)",
 	  { { "file", "open", "/etc/hostname", "read" } },
 	  { "expose-ro=/etc/hostname" } },
@@ -250,7 +261,14 @@ static void test_never_widened(void **state)
 		{ "/sys", true },
 		{ "/dev", true },
 		{ "/srv/home", true }, /* $HOME */
-		{ "/etc/ssl", false },
+		{ "/etc/ssl", true },  /* private/: TLS keys */
+		{ "/etc/ssh", true },  /* the host keys */
+		{ "/srv/home/.ssh", true },
+		{ "/home/alice/.aws", true },
+		{ "/root/.kube/cache", true },
+		{ "/srv/home/.config", true }, /* gcloud */
+		{ "/srv/home/.cache/pip", false },
+		{ "/etc/ssl/certs", false },
 		{ "/home/alice/proj", false },
 		{ "/var/lib/app", false },
 		{ "/var", false },

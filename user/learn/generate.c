@@ -3,6 +3,7 @@
  * Learning: needs -> lines, the rules to add, in py-sandboxes text layout (generalised paths, never widened in /etc, ~, ...). See learn.c.
  */
 #include "learn_int.h"
+#include "secret_paths.h"
 
 /* ---------------- needs -> lines */
 
@@ -135,7 +136,11 @@ bool learn_never_widened(const char *dir, const char *home)
 	/* /home/<user> (any user's home directory), and $HOME wherever it is */
 	if (slash && slash > dir && (size_t)(slash - dir) == 5 && !strncmp(dir, "/home", 5))
 		return true;
-	return home && *home && !strcmp(dir, home);
+	if (home && *home && !strcmp(dir, home))
+		return true;
+	/* a directory that holds a well-known secret (~/.ssh for ~/.ssh/known_hosts, /etc/ssh
+	 * with its host keys, /etc/ssl with private/): user/lib/secret_paths.c */
+	return secret_paths_under(dir, home);
 }
 
 /* The directory (or file) a rule must expose for p (malloc'd), or NULL: nothing to write.

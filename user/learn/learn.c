@@ -242,6 +242,14 @@ static int add_family(struct learn_set *s, const json_t *rec)
 	return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
 }
 
+static bool has_control(const char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 int learn_add_record(struct learn_set *s, const json_t *rec)
 {
 	const char *r = json_string_value(json_object_get(rec, "record"));
@@ -282,8 +290,10 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 				"bpf.unix-abstract=allow");
 	path = json_object_get_bytes(rec, "path");
 	reason = json_string_value(json_object_get(rec, "reason"));
+	/* A name with a control character (a newline above all) has no policy line: written
+	 * as it is, "z\nexpose-rw=/" would be two lines, the second one the program's. */
 	if (!path || path[0] != '/' || json_is_true(json_object_get(rec, "path_truncated")) ||
-	    !strcmp(kind, "self") || (reason && strstr(reason, "anonymous"))) {
+	    !strcmp(kind, "self") || (reason && strstr(reason, "anonymous")) || has_control(path)) {
 		s->unlearned++;
 		free(path);
 		return 0;

@@ -36,7 +36,8 @@ struct learn_set {
 	size_t n_socket, cap_socket;
 	bool exec;		 /* python-api=ALLOW:process-exec */
 	unsigned long records;	 /* denials read (an aggregated record counts its "count") */
-	unsigned long unlearned; /* records no rule can allow (self-protection, memfd exec) */
+	unsigned long unlearned; /* records no rule can allow (self-protection, memfd exec, a
+				  * name with a control character) */
 	uint64_t lost;		 /* events the kernel could not deliver */
 	unsigned long dotenv;	 /* accesses to a file named .env (a library's upward search) */
 	char dotenv_example[4096];

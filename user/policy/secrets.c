@@ -11,25 +11,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "secret_paths.h"
 #include "secrets.h"
-
-/* What each is, for the reader of the warning; under "~": in every home directory. */
-static const struct {
-	const char *path, *what;
-} secrets[] = {
-	{ "/etc/shadow", "password hashes" },
-	{ "/etc/gshadow", "group password hashes" },
-	{ "/etc/ssh/*key*", "SSH host keys" },
-	{ "/etc/ssl/private", "TLS private keys" },
-	{ "/etc/pki/tls/private", "TLS private keys" },
-	{ "~/.ssh", "SSH keys" },
-	{ "~/.aws", "AWS credentials" },
-	{ "~/.config/gcloud", "Google Cloud credentials" },
-	{ "~/.kube", "Kubernetes credentials" },
-	{ "~/.docker/config.json", "registry credentials" },
-	{ "~/.netrc", "FTP/HTTP passwords" },
-	{ "~/.pgpass", "PostgreSQL passwords" },
-};
 
 /* The next name of a path at *p ('/' skipped), into name; false at the end. */
 static bool next_name(const char **p, char *name, size_t len)
@@ -44,22 +27,6 @@ static bool next_name(const char **p, char *name, size_t len)
 	snprintf(name, len, "%.*s", (int)n, *p);
 	*p += n;
 	return true;
-}
-
-/* Does the tree of `rule` hold (a match of) `pattern`, or lie inside one? */
-static bool reaches(const char *rule, const char *pattern)
-{
-	char r[256], q[256];
-
-	for (;;) {
-		bool more_r = next_name(&rule, r, sizeof(r));
-		bool more_q = next_name(&pattern, q, sizeof(q));
-
-		if (!more_r || !more_q)
-			return true;
-		if (fnmatch(q, r, 0))
-			return false;
-	}
 }
 
 /* Is `path` (a secret, maybe a pattern) hidden by an ignore= line? */
@@ -111,8 +78,8 @@ size_t secrets_reached(const struct policy *p, const char *path, const char *hom
 	struct stat st;
 
 	out[0] = '\0';
-	for (size_t i = 0; i < sizeof(secrets) / sizeof(secrets[0]); i++) {
-		const char *s = secrets[i].path;
+	for (size_t i = 0; i < N_SECRET_PATHS; i++) {
+		const char *s = SECRET_PATHS[i].path;
 
 		if (s[0] == '~') {
 			/* the program's home (written ~), /root, and every /home/<user>: named
@@ -127,19 +94,19 @@ size_t secrets_reached(const struct policy *p, const char *path, const char *hom
 				    (!strcmp(home, homes[h]) || inside(path, home)))
 					continue;
 				snprintf(full, sizeof(full), "%s%s", homes[h], s + 1);
-				if (!reaches(path, full) || hidden(p, full))
+				if (!secret_path_reaches(path, full) || hidden(p, full))
 					continue;
 				if (!named)
-					n = add(out, len, n, h ? full : s, secrets[i].what);
+					n = add(out, len, n, h ? full : s, SECRET_PATHS[i].what);
 				named = true;
 				in_homes |= 1u << h;
 			}
 			found += named;
 			continue;
 		}
-		if (!reaches(path, s) || hidden(p, s))
+		if (!secret_path_reaches(path, s) || hidden(p, s))
 			continue;
-		n = add(out, len, n, s, secrets[i].what);
+		n = add(out, len, n, s, SECRET_PATHS[i].what);
 		found++;
 	}
 	if (in_homes & (in_homes - 1)) {
