@@ -23,8 +23,7 @@ const struct secret_path SECRET_PATHS[] = {
 };
 const size_t N_SECRET_PATHS = sizeof(SECRET_PATHS) / sizeof(SECRET_PATHS[0]);
 
-/* The next name of a path at *p ('/' skipped), into name; false at the end. */
-static bool next_name(const char **p, char *name, size_t len)
+bool path_next_name(const char **p, char *name, size_t len)
 {
 	size_t n;
 
@@ -43,8 +42,8 @@ bool secret_path_reaches(const char *rule, const char *pattern)
 	char r[256], q[256];
 
 	for (;;) {
-		bool more_r = next_name(&rule, r, sizeof(r));
-		bool more_q = next_name(&pattern, q, sizeof(q));
+		bool more_r = path_next_name(&rule, r, sizeof(r));
+		bool more_q = path_next_name(&pattern, q, sizeof(q));
 
 		if (!more_r || !more_q)
 			return true;

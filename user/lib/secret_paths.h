@@ -18,6 +18,9 @@ struct secret_path {
 extern const struct secret_path SECRET_PATHS[];
 extern const size_t N_SECRET_PATHS;
 
+/* The next name of a path at *p ('/' skipped), into name; false at the end. */
+bool path_next_name(const char **p, char *name, size_t len);
+
 /* Does the tree of `rule` (canonical) hold a match of `pattern`, or lie inside one? */
 bool secret_path_reaches(const char *rule, const char *pattern);
 

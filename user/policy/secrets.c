@@ -14,21 +14,6 @@
 #include "secret_paths.h"
 #include "secrets.h"
 
-/* The next name of a path at *p ('/' skipped), into name; false at the end. */
-static bool next_name(const char **p, char *name, size_t len)
-{
-	size_t n;
-
-	while (**p == '/')
-		(*p)++;
-	if (!**p)
-		return false;
-	n = strcspn(*p, "/");
-	snprintf(name, len, "%.*s", (int)n, *p);
-	*p += n;
-	return true;
-}
-
 /* Is `path` (a secret, maybe a pattern) hidden by an ignore= line? */
 static bool hidden(const struct policy *p, const char *path)
 {
@@ -37,7 +22,7 @@ static bool hidden(const struct policy *p, const char *path)
 		char name[256], prefix[4096];
 		size_t n = 0;
 
-		while (next_name(&s, name, sizeof(name))) {
+		while (path_next_name(&s, name, sizeof(name))) {
 			n += (size_t)snprintf(prefix + n, sizeof(prefix) - n, "/%s", name);
 			if (n >= sizeof(prefix))
 				break;
