@@ -185,8 +185,15 @@ $(OUTPUT)/bench/bench_parse: tests/bench/bench_parse.c $(USER_OBJS) | $(OUTPUT)/
 	$(call msg,BENCH-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
 
-bench-native: all $(OUTPUT)/bench/bench_parse
+# The event dedup's table (user/events/events_dedup.c): records/s and its longest probe
+# run for flood-like path shapes.
+$(OUTPUT)/bench/bench_dedup: tests/bench/bench_dedup.c $(USER_OBJS) | $(OUTPUT)/bench
+	$(call msg,BENCH-CC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(USER_OBJS) $(LDLIBS) -o $@
+
+bench-native: all $(OUTPUT)/bench/bench_parse $(OUTPUT)/bench/bench_dedup
 	$(Q)$(OUTPUT)/bench/bench_parse -b $(OUTPUT)/pysb-bpf $(BENCH_ARGS)
+	$(Q)$(OUTPUT)/bench/bench_dedup
 
 # Fuzzing the policy parser: libFuzzer + ASan + UBSan, seeded from the policy corpus;
 # new inputs go to build/fuzz/corpus, crashes to build/fuzz/crash-*. Inputs are capped at
