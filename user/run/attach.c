@@ -113,10 +113,10 @@ static bool signal_detaches(int sigfd, const char *cgpath, const char *home, pid
 
 /* Events until the process exits or a signal from outside detaches it. 0, or
  * EXIT_PYSB_ERROR when poll failed. */
-static int attach_loop(const struct run_opts *o, struct loader *l, struct ring_buffer *rb,
-		       int pidfd, int sigfd, pid_t target, const char *cgpath, const char *home,
-		       bool *release)
+static int attach_loop(struct event_sink *sink, struct loader *l, struct ring_buffer *rb, int pidfd,
+		       int sigfd, pid_t target, const char *cgpath, const char *home, bool *release)
 {
+	const struct run_opts *o = sink->o;
 	for (;;) {
 		struct pollfd fds[3] = {
 			{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
@@ -131,7 +131,7 @@ static int attach_loop(const struct run_opts *o, struct loader *l, struct ring_b
 			ring_buffer__consume(rb);
 		if (n == 0 && o->events)
 			events_json_flush(o->events);
-		batch_done(o, l, true);
+		batch_done(sink, l, true);
 		if (n > 0 && fds[1].revents)
 			return 0; /* it exited: its children go with the cgroup, as under run */
 		if (n > 0 && (fds[2].revents & POLLIN) &&
@@ -167,7 +167,6 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 	sink_init(o);
 	/* keys a run before under the same id left (killed before its end) */
 	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
-	the_sink = &sink;
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -192,7 +191,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		target, cg.path);
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
-	ret = attach_loop(o, &l, rb, pidfd, sigfd, target, cg.path, home, &release);
+	ret = attach_loop(&sink, &l, rb, pidfd, sigfd, target, cg.path, home, &release);
 	ring_buffer__consume(rb);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);

@@ -10,9 +10,6 @@
 #include "runner_int.h"
 
 /* ---------------- events: stderr line, JSON stream (--events), learning (--learn) */
-/* The sink of this process's run (one per process), swept each second. */
-struct event_sink *the_sink;
-
 /* The terminal gets a bounded number of lines (one run per process: one bucket). */
 static struct events_tty tty;
 
@@ -279,12 +276,13 @@ static void forward_signal(pid_t pid, int pidfd, const struct signalfd_siginfo *
 /* The end of a batch read from the ring buffer: one write of the lines and records it
  * made (stderr is fully buffered while the program runs), and, at most once a second,
  * "lost" records for events the kernel could not deliver since the last ones. */
-void batch_done(const struct run_opts *o, const struct loader *l, bool tick)
+void batch_done(struct event_sink *sink, const struct loader *l, bool tick)
 {
+	const struct run_opts *o = sink->o;
 	uint64_t lost[PYSB_LOST_MAX];
 
 	if (tick) {
-		sweep(the_sink, l, false);
+		sweep(sink, l, false);
 		tty_summary(o);
 	}
 	fflush(stderr);
@@ -295,9 +293,10 @@ void batch_done(const struct run_opts *o, const struct loader *l, bool tick)
 	events_json_sync(o->events);
 }
 
-static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pid, int pidfd,
+static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid, int pidfd,
 		      int sigfd, struct ring_buffer *rb, struct pty_relay *pty)
 {
+	const struct run_opts *o = sink->o;
 	struct pollfd fds[5] = {
 		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
 		{ .fd = pidfd, .events = POLLIN },
@@ -333,7 +332,7 @@ static int wait_child(const struct run_opts *o, const struct loader *l, pid_t pi
 			events_json_flush(o->events);
 		if (n > 0 && fds[0].revents)
 			ring_buffer__consume(rb);
-		batch_done(o, l, tick);
+		batch_done(sink, l, tick);
 		if (n > 0 && (fds[3].revents || fds[4].revents))
 			pty_relay(pty, fds[3].revents, fds[4].revents);
 		if (n > 0 && (fds[2].revents & POLLIN)) {
@@ -378,7 +377,6 @@ void report_lost(const struct run_opts *o, const struct loader *l, struct event_
 	if (known)
 		lost[PYSB_LOST_RINGBUF_FULL] += sink->unseen;
 	events_dedup_free(&sink->dedup);
-	the_sink = NULL;
 	if (o->events)
 		events_json_flush(o->events); /* the held event: to learning too */
 	tty_summary(o);
@@ -535,7 +533,6 @@ int sandbox_run(const struct run_opts *o)
 	sink_init(o);
 	/* keys a run before under the same id left (killed before its end) */
 	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
-	the_sink = &sink;
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	if (!rb) {
 		pr_err("cannot open the event ring buffer: %s", strerror(errno));
@@ -571,7 +568,7 @@ int sandbox_run(const struct run_opts *o)
 	/* One write per batch of denial lines, not one per piece of a line. */
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
-	ret = wait_child(o, &l, pid, pidfd, sigfd, rb, &pty);
+	ret = wait_child(&sink, &l, pid, pidfd, sigfd, rb, &pty);
 	pty_close(&pty);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);

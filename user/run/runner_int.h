@@ -42,14 +42,11 @@ struct event_sink {
 	uint64_t unseen; /* counted by the kernel, no record of them arrived: lost */
 };
 
-/* The sink of this process's run (runner.c; run and attach set it). */
-extern struct event_sink *the_sink;
-
 /* runner.c */
 void sink_init(const struct run_opts *o);
 int on_event(void *ctx, void *data, size_t len);
 bool sent_by_a_process(const struct signalfd_siginfo *si);
-void batch_done(const struct run_opts *o, const struct loader *l, bool tick);
+void batch_done(struct event_sink *sink, const struct loader *l, bool tick);
 void report_lost(const struct run_opts *o, const struct loader *l, struct event_sink *sink);
 void sandbox_gc(struct loader *l);
 int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
