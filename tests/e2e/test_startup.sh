@@ -83,6 +83,9 @@ test_run_implicit_cache_follows_a_repointed_venv() {
 	mkdir -p "$T/py-a/bin" "$T/py-b/bin" "$T/venv/bin"
 	ln -s /usr/bin/python3 "$T/py-a/bin/python3"
 	ln -s /usr/bin/python3 "$T/py-b/bin/python3"
+	# two venvs: a pyvenv.cfg is what makes a prefix granted (user/compile/implicit.c)
+	printf 'home = /usr/bin\n' >"$T/py-a/pyvenv.cfg"
+	printf 'home = /usr/bin\n' >"$T/py-b/pyvenv.cfg"
 	ln -s "$T/py-a/bin/python3" "$T/venv/bin/python"
 	probe_py "$T/lib/app.py" "print('ran')"
 	for run in 1 2; do
