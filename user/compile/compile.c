@@ -345,6 +345,16 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 	return policy_api_exec(p, src);
 }
 
+/* May the program write the directory `path` lies in (rename or replace its entry)? */
+static bool parent_writable(const struct compiled *out, const char *path)
+{
+	char parent[PATH_MAX], real[PATH_MAX];
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	dirname(parent);
+	return realpath(parent, real) && (compiled_access(out, real, false) & PYSB_ACC_WRITE);
+}
+
 /*
  * May the program's script be granted READ as implicit? Only a regular file, and only
  * when no link on the way to it, as it was named, lies in a directory the program may
@@ -354,7 +364,7 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 static bool script_grantable(const struct compiled *out, const char *named, const char *script,
 			     struct diag_list *d)
 {
-	char prefix[PATH_MAX], parent[PATH_MAX], real[PATH_MAX];
+	char prefix[PATH_MAX];
 	size_t len = strlen(named);
 	struct stat st;
 
@@ -369,10 +379,7 @@ static bool script_grantable(const struct compiled *out, const char *named, cons
 		prefix[i] = '\0';
 		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
 			continue;
-		snprintf(parent, sizeof(parent), "%s", prefix);
-		dirname(parent);
-		if (realpath(parent, real) &&
-		    (compiled_access(out, real, false) & PYSB_ACC_WRITE)) {
+		if (parent_writable(out, prefix)) {
 			diag_add(
 				d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
 				"%s is reached through the link %s, in a directory the program may "
@@ -399,7 +406,7 @@ static int keep_names_along(struct compiled *out, size_t *cap, struct file_index
 		.implicit = true,
 		.why = "a directory above the policy file: it keeps its name",
 	};
-	char prefix[PATH_MAX], parent[PATH_MAX], real[PATH_MAX];
+	char prefix[PATH_MAX], real[PATH_MAX];
 	size_t len = strlen(path);
 	struct stat st;
 	int ret = 0;
@@ -411,10 +418,7 @@ static int keep_names_along(struct compiled *out, size_t *cap, struct file_index
 			continue;
 		memcpy(prefix, path, i);
 		prefix[i] = '\0';
-		snprintf(parent, sizeof(parent), "%s", prefix);
-		dirname(parent);
-		if (!realpath(parent, real) ||
-		    !(compiled_access(out, real, false) & PYSB_ACC_WRITE) || lstat(prefix, &st))
+		if (!parent_writable(out, prefix) || lstat(prefix, &st))
 			continue;
 		if (S_ISLNK(st.st_mode))
 			ret = add_links(out, cap, ix, prefix, PYSB_ACC_READ | PYSB_ACC_KEEP_NAME,
@@ -441,18 +445,20 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 	int ret = 0;
 
 	for (size_t i = 0; i < p->n_files && !ret; i++) {
-		char real[PATH_MAX], named[PATH_MAX], dir[PATH_MAX];
+		char real[PATH_MAX], named[PATH_MAX], cwd[PATH_MAX];
 		struct compiled_file proto = {
 			.implicit = true,
 			.why = "the policy file: the program it confines never changes it",
 		};
+		struct stat st;
+		uint64_t st_dev;
 		uint32_t acc;
 
 		if (!realpath(p->files[i], real))
 			continue;
 		if (p->files[i][0] == '/')
 			snprintf(named, sizeof(named), "%s", p->files[i]);
-		else if (!getcwd(dir, sizeof(dir)) || snprintf(named, sizeof(named), "%s/%s", dir,
+		else if (!getcwd(cwd, sizeof(cwd)) || snprintf(named, sizeof(named), "%s/%s", cwd,
 							       p->files[i]) >= (int)sizeof(named))
 			named[0] = '\0';
 		if (named[0]) {
@@ -463,15 +469,16 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 		ret = ret ?: keep_names_along(out, cap, ix, real);
 		if (ret)
 			break;
-		snprintf(dir, sizeof(dir), "%s", real);
-		dirname(dir);
 		acc = compiled_access(out, real, false);
-		if (!((acc | compiled_access(out, dir, false)) & PYSB_ACC_WRITE))
+		if (!((acc & PYSB_ACC_WRITE) || parent_writable(out, real)) ||
+		    stat_kernel(real, &st, &st_dev))
 			continue;
-		ret = add_entry(out, cap, ix, real, 0, &proto);
-		for (size_t k = 0; k < out->n_files && !ret; k++)
-			if (!strcmp(out->files[k].path, real))
-				out->files[k].access = (acc & ~PYSB_ACC_WRITE) | PYSB_ACC_KEEP_NAME;
+		/* its entry, wherever add_entry put it (another spelling of the inode merges
+		 * into one entry): never WRITE, whatever the union said */
+		ret = add_entry_st(out, cap, ix, real, &st, st_dev, 0, &proto);
+		if (!ret)
+			out->files[*file_slot(out, ix, st_dev, st.st_ino) - 1].access =
+				(acc & ~PYSB_ACC_WRITE) | PYSB_ACC_KEEP_NAME;
 	}
 	return ret;
 }
