@@ -23,7 +23,10 @@ CFLAGS ?= -O2 -g
 # keep their names, so every folder is on the include path.
 USER_DIRS := $(sort $(dir $(wildcard user/*/*.c user/*/*.h)))
 CFLAGS += $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude $(patsubst %/,-I%,$(USER_DIRS)) -I$(OUTPUT)
-LDLIBS := -lbpf -lelf -lz -ljansson -lsystemd -lpthread
+# libbpf, libelf, zlib and jansson linked in (every start of `run` would otherwise load
+# and relocate them); libsystemd and libmicrohttpd are opened by the daemon when it needs
+# them (user/daemon/systemd_lib.c, daemon_metrics.c).
+LDLIBS := -Wl,-Bstatic -lbpf -lelf -lz -ljansson -Wl,-Bdynamic -ldl -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-unused-parameter \
 	-Iinclude -Ivmlinux
 
@@ -31,7 +34,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) -Wno-u
 # maps.bpf.c first: the linker resolves the other files' extern maps against it.
 BPF_SRCS := bpf/maps.bpf.c $(filter-out bpf/maps.bpf.c,$(wildcard bpf/*.bpf.c))
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
-SKELS := $(OUTPUT)/pysb.skel.h
+SKELS := $(OUTPUT)/pysb.skel.h $(OUTPUT)/pysb_progs.h
 USER_SRCS := $(filter-out user/cli/main.c,$(wildcard user/*/*.c))
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/obj/%.o,$(USER_SRCS))
 
@@ -69,6 +72,14 @@ $(OUTPUT)/pysb.bpf.o: $(BPF_OBJS)
 $(OUTPUT)/pysb.skel.h: $(OUTPUT)/pysb.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name pysb_bpf > $@
+
+# The programs of the object as a table (a pinned instance's runs never parse the object).
+$(OUTPUT)/prog_table: scripts/prog_table.c | $(OUTPUT)
+	$(call msg,HOSTCC,$@)
+	$(Q)$(CC) $(CFLAGS) $< $(LDLIBS) -o $@
+$(OUTPUT)/pysb_progs.h: $(OUTPUT)/pysb.bpf.o $(OUTPUT)/prog_table
+	$(call msg,GEN,$@)
+	$(Q)$(OUTPUT)/prog_table $< > $@.tmp && mv $@.tmp $@
 
 # Header dependencies as the compiler finds them (-MMD -MP: a .d file beside each object);
 # only the files that include the skeleton wait for it (and are rebuilt when it changes).

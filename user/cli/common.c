@@ -3,6 +3,7 @@
  * What the commands share: loading and compiling the policy, the program's identity, the --events stream. See main.c.
  */
 #include "main_int.h"
+#include "stopwatch.h"
 
 /* ---------------- policy, program, identity, events: what the commands share */
 
@@ -11,10 +12,12 @@ struct policy *load_policy(const struct cli *c)
 	struct diag_list diag = { 0 };
 	struct policy *p = NULL;
 
+	stopwatch("start");
 	if (policy_parse_file(c->policy, environ, NULL, c->overrides, c->n_overrides, &p, &diag))
 		p = NULL;
 	diag_print(stderr, &diag);
 	diag_free(&diag);
+	stopwatch("policy parsed");
 	return p;
 }
 
@@ -38,8 +41,13 @@ int compile_for(const struct policy *p, const struct program *prog, struct compi
 		.script = prog && prog->has_script ? prog->script : NULL,
 		.script_named = prog && prog->has_script ? prog->script_named : NULL,
 	};
+	int ret;
+
 	co.implicit = true; /* unless the policy says bpf.implicit=false */
-	return policy_compile(p, &co, out);
+	stopwatch("program resolved");
+	ret = policy_compile(p, &co, out);
+	stopwatch("policy compiled");
+	return ret;
 }
 
 void print_compiled(const struct compiled *c)

@@ -14,6 +14,7 @@
 #include "caps.h"
 #include "compile.h"
 #include "policy_api.h"
+#include "stopwatch.h"
 
 uint32_t kernel_dev(uint64_t st_dev)
 {
@@ -500,6 +501,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 
 		ret = add_entry(out, &cap, &ix, p->paths[i].path, acc, &proto);
 	}
+	stopwatch("compile: the policy's paths");
 	if (!ret && implicit) {
 		const char *script = o->script;
 
@@ -509,6 +511,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 		if (ret)
 			diag_add(o->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
 				 "out of memory listing the implicit paths");
+		stopwatch("compile: implicit paths listed");
 	}
 	for (size_t i = 0; i < n_imp && !ret; i++) {
 		struct compiled_file proto = { .implicit = true, .why = imp[i].why };
@@ -524,11 +527,13 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && implicit; i++)
 		ret = add_links_along(out, &cap, &ix, ROOT_LINKS[i]);
 	implicit_paths_free(imp, n_imp);
+	stopwatch("compile: implicit paths added");
 	if (!ret)
 		ret = protect_policy_files(p, out, &cap, &ix);
 	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out, o->diag);
+	stopwatch("compile: policy files, mounts");
 	if (!ret)
 		ret = net_compile(p, o, out); /* network: user/compile/compile_net.c */
 	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);

@@ -14,6 +14,7 @@
  * are removed. A hook sees the old policy or the new one, never a mix, and never none.
  */
 #include "daemon_int.h"
+#include "systemd_lib.h"
 
 /* cgroup_born: the kernel confined a cgroup at its creation; the loop scans at once. */
 static int on_born(void *ctx, void *data, size_t len)
@@ -219,6 +220,8 @@ static int open_output(struct daemon *d)
 
 	bool journal = o->events && !strcmp(o->events, "journal");
 
+	if (journal && !systemd_lib("--events journal cannot write to the journal"))
+		return -1;
 	d->out = !o->events || !strcmp(o->events, "-") || journal ? stdout : fopen(o->events, "ae");
 	if (!d->out) {
 		pr_err("cannot open the event file %s: %s", o->events, strerror(errno));
@@ -434,8 +437,7 @@ static void ids_gc(struct daemon *d)
 	for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++) {
 		struct pysb_watch w;
 
-		if (!bpf_map__lookup_elem(d->l.skel->maps.cgroup_watch, &i, sizeof(i), &w,
-					  sizeof(w), 0))
+		if (!bpf_map_lookup_elem(d->l.fd.cgroup_watch, &i, &w))
 			sandbox_set_add(&used, w.cfg.id);
 	}
 	for (uint32_t id = 1; id < PYSB_MAX_SANDBOXES; id++) {
@@ -536,7 +538,7 @@ int daemon_main(const struct daemon_opts *o)
 	/* Told at once of a cgroup confined at its creation: scanned then, not a second
 	 * later (its socket programs and its own id; bpf/watch.bpf.c). Without, the scan
 	 * finds it. */
-	d.born = ring_buffer__new(bpf_map__fd(d.l.skel->maps.cgroup_born), on_born, &d, NULL);
+	d.born = ring_buffer__new(d.l.fd.cgroup_born, on_born, &d, NULL);
 	if (!d.born)
 		pr_warn("cannot read cgroup_born: %s; cgroups confined at their creation are "
 			"completed at the next scan",

@@ -6,14 +6,13 @@
  * docs/events.md rides along whole in PYSB_JSON; MESSAGE is the line `run` prints.
  */
 #include <stdio.h>
+#include <errno.h>
 #include <string.h>
 
 #include "abi_names.h"
 #include "daemon_int.h"
-
 /* After log.h: syslog.h, which sd-journal.h includes, defines LOG_INFO as a macro. */
-#define SD_JOURNAL_SUPPRESS_LOCATION /* CODE_FILE= and friends say nothing to an operator */
-#include <systemd/sd-journal.h>
+#include "systemd_lib.h"
 
 /* The human line of event e (without "pysb-bpf: " and the newline), into buf. */
 static const char *message_of(const struct pysb_event *e, const struct compiled *policy, char *buf,
@@ -39,27 +38,33 @@ int journal_sink(void *ctx, const char *line, size_t len)
 	const struct daemon *d = ctx;
 	const struct journal_record *r = &d->jrec;
 	const struct pysb_event *e = r->e;
+	const struct systemd_lib *sd = systemd_lib("--events journal writes nothing");
 	char msg[PYSB_PATH_LEN + 512];
 	int err;
 
+	if (!sd) {
+		errno = ENOSYS;
+		return -1;
+	}
 	if (!e) /* a notice, a "lost" record: what it says is its JSON */
-		err = sd_journal_send("MESSAGE=%.*s", (int)len, line, "PRIORITY=5",
-				      "SYSLOG_IDENTIFIER=pysb-bpf", "PYSB_RECORD=notice",
-				      "PYSB_JSON=%.*s", (int)len, line, NULL);
+		err = sd->journal_send("MESSAGE=%.*s", (int)len, line, "PRIORITY=5",
+				       "SYSLOG_IDENTIFIER=pysb-bpf", "PYSB_RECORD=notice",
+				       "PYSB_JSON=%.*s", (int)len, line, NULL);
 	else
-		err = sd_journal_send("MESSAGE=%s", message_of(e, r->policy, msg, sizeof(msg)),
-				      /* a denial is a warning; an audit record, a notice */
-				      "PRIORITY=%d", e->decision == PYSB_AUDIT ? 5 : 4,
-				      "SYSLOG_IDENTIFIER=pysb-bpf", "PYSB_RECORD=event",
-				      "PYSB_BINDING=%s", r->binding, "PYSB_CGROUP=%s", r->target,
-				      "PYSB_DECISION=%s",
-				      e->decision == PYSB_AUDIT ? "audit" : "deny", "PYSB_KIND=%s",
-				      kind_str(e->kind), "PYSB_OP=%s",
-				      e->kind == PYSB_KIND_NET ? net_op_str(e->op) : op_str(e->op),
-				      "PYSB_PATH=%s", e->kind == PYSB_KIND_NET ? "" : event_path(e),
-				      "PYSB_PID=%u", e->pid, "PYSB_REPEAT=%llu",
-				      (unsigned long long)(e->repeat ? e->repeat : 1),
-				      "PYSB_JSON=%.*s", (int)len, line, NULL);
+		err = sd->journal_send("MESSAGE=%s", message_of(e, r->policy, msg, sizeof(msg)),
+				       /* a denial is a warning; an audit record, a notice */
+				       "PRIORITY=%d", e->decision == PYSB_AUDIT ? 5 : 4,
+				       "SYSLOG_IDENTIFIER=pysb-bpf", "PYSB_RECORD=event",
+				       "PYSB_BINDING=%s", r->binding, "PYSB_CGROUP=%s", r->target,
+				       "PYSB_DECISION=%s",
+				       e->decision == PYSB_AUDIT ? "audit" : "deny", "PYSB_KIND=%s",
+				       kind_str(e->kind), "PYSB_OP=%s",
+				       e->kind == PYSB_KIND_NET ? net_op_str(e->op) : op_str(e->op),
+				       "PYSB_PATH=%s",
+				       e->kind == PYSB_KIND_NET ? "" : event_path(e), "PYSB_PID=%u",
+				       e->pid, "PYSB_REPEAT=%llu",
+				       (unsigned long long)(e->repeat ? e->repeat : 1),
+				       "PYSB_JSON=%.*s", (int)len, line, NULL);
 	if (err < 0) {
 		errno = -err;
 		return -1;

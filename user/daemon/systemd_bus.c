@@ -16,9 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <systemd/sd-bus.h>
-
 #include "daemon.h"
+#include "systemd_lib.h"
 
 #define SYSTEMD_PRIVATE "/run/systemd/private"
 #define CALL_TIMEOUT_US (2 * 1000 * 1000) /* within a scan period's order of magnitude */
@@ -28,32 +27,33 @@ static sd_bus *systemd_conn;
 
 static sd_bus *systemd_bus(void)
 {
+	const struct systemd_lib *sd = systemd_lib("units cannot be asked their cgroup");
 	sd_bus *b = NULL;
 	int r;
 
-	if (systemd_conn)
+	if (systemd_conn || !sd)
 		return systemd_conn;
 	if (geteuid() == 0 && !access(SYSTEMD_PRIVATE, F_OK)) {
-		r = sd_bus_new(&b);
+		r = sd->bus_new(&b);
 		if (r >= 0)
-			r = sd_bus_set_address(b, "unix:path=" SYSTEMD_PRIVATE);
+			r = sd->bus_set_address(b, "unix:path=" SYSTEMD_PRIVATE);
 		if (r >= 0)
-			r = sd_bus_start(b);
+			r = sd->bus_start(b);
 	} else {
-		r = sd_bus_open_system(&b);
+		r = sd->bus_open_system(&b);
 	}
 	if (r < 0) {
-		sd_bus_unref(b);
+		sd->bus_unref(b);
 		return NULL;
 	}
-	sd_bus_set_method_call_timeout(b, CALL_TIMEOUT_US);
+	sd->bus_set_method_call_timeout(b, CALL_TIMEOUT_US);
 	systemd_conn = b;
 	return b;
 }
 
 static void systemd_drop(void)
 {
-	systemd_conn = sd_bus_flush_close_unref(systemd_conn);
+	systemd_conn = systemd_lib("")->bus_flush_close_unref(systemd_conn); /* opened */
 }
 
 /* The D-Bus interface that carries a unit type's cgroup properties; NULL: a type that
@@ -83,6 +83,7 @@ int systemd_unit_property(const char *unit, const char *prop, char *out, size_t 
 	sd_bus_error err = SD_BUS_ERROR_NULL;
 	sd_bus_message *reply = NULL;
 	const char *iface = cgroup_interface(unit), *path;
+	const struct systemd_lib *sd;
 	char *v = NULL;
 	sd_bus *b;
 	int r;
@@ -93,18 +94,19 @@ int systemd_unit_property(const char *unit, const char *prop, char *out, size_t 
 	b = systemd_bus();
 	if (!b)
 		return -1;
+	sd = systemd_lib(""); /* opened: systemd_bus() has a connection */
 	/* LoadUnit, as `systemctl show` does: a unit not loaded yet is loaded (an inactive
 	 * one answers an empty ControlGroup) */
-	r = sd_bus_call_method(b, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
-			       "org.freedesktop.systemd1.Manager", "LoadUnit", &err, &reply, "s",
-			       unit);
+	r = sd->bus_call_method(b, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+				"org.freedesktop.systemd1.Manager", "LoadUnit", &err, &reply, "s",
+				unit);
 	if (r >= 0)
-		r = sd_bus_message_read(reply, "o", &path);
+		r = sd->bus_message_read(reply, "o", &path);
 	if (r >= 0)
-		r = sd_bus_get_property_string(b, "org.freedesktop.systemd1", path, iface, prop,
-					       &err, &v);
-	sd_bus_message_unref(reply);
-	sd_bus_error_free(&err);
+		r = sd->bus_get_property_string(b, "org.freedesktop.systemd1", path, iface, prop,
+						&err, &v);
+	sd->bus_message_unref(reply);
+	sd->bus_error_free(&err);
 	if (r < 0) {
 		systemd_drop();
 		return -1;

@@ -196,12 +196,12 @@ static void want_slots(struct daemon *d, struct pysb_watch *want, bool *need_pen
  * keeps the kernel's (its cgroups are then confined at the scan). */
 static void write_slots(struct daemon *d, struct pysb_watch *want)
 {
-	struct bpf_map *map = d->l.skel->maps.cgroup_watch;
+	int map = d->l.fd.cgroup_watch;
 
 	for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++) {
 		if (!memcmp(&want[i], &d->watch[i], sizeof(want[i])))
 			continue;
-		if (bpf_map__update_elem(map, &i, sizeof(i), &want[i], sizeof(want[i]), BPF_ANY)) {
+		if (bpf_map_update_elem(map, &i, &want[i], BPF_ANY)) {
 			pr_err("cannot write cgroup_watch slot %u (%s): %s; its cgroups are confined "
 			       "at the scan",
 			       i, want[i].glob, strerror(errno));
@@ -261,8 +261,7 @@ void watch_sync(struct daemon *d)
 			return;
 		}
 		for (uint32_t i = 0; i < PYSB_MAX_WATCH; i++)
-			bpf_map__lookup_elem(d->l.skel->maps.cgroup_watch, &i, sizeof(i),
-					     &d->watch[i], sizeof(d->watch[i]), 0);
+			bpf_map_lookup_elem(d->l.fd.cgroup_watch, &i, &d->watch[i]);
 	}
 	want_slots(d, want, &need_pending);
 	write_slots(d, want);

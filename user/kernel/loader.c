@@ -3,7 +3,7 @@
 
 /* ---------------- opening and adapting the object */
 
-int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG && log_level < LOG_DEBUG)
 		return 0;
@@ -15,19 +15,17 @@ int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return vfprintf(stderr, fmt, ap);
 }
 
-static int hooks_of(struct pysb_bpf *skel, char *buf, size_t len)
+static int hooks_of(const bool prog_on[LOADER_MAX_PROGS], char *buf, size_t len)
 {
-	struct bpf_program *prog;
 	size_t off = 0;
 	int n = 0;
 
 	buf[0] = '\0';
-	bpf_object__for_each_program(prog, skel->obj)
-	{
-		if (!bpf_program__autoload(prog))
+	for (size_t i = 0; i < loader_n_progs; i++) {
+		if (!prog_on[i])
 			continue; /* not for this kernel (adapt_to_kernel) */
 		off += snprintf(buf + off, off < len ? len - off : 0, "%s%s", n ? " " : "",
-				bpf_program__section_name(prog));
+				loader_progs[i].sec);
 		n++;
 	}
 	return n;
@@ -107,7 +105,7 @@ static int adapt_to_kernel(struct pysb_bpf *skel)
 
 int loader_hooks(const struct loader *l, char *buf, size_t len)
 {
-	return hooks_of(l->skel, buf, len);
+	return hooks_of(l->prog_on, buf, len);
 }
 
 /* Opens the object and fits it to this kernel; nothing is loaded yet. */
@@ -116,7 +114,7 @@ static struct pysb_bpf *open_adapted(const char **what, int *err)
 	struct bpf_program *prog;
 	struct pysb_bpf *skel;
 
-	libbpf_set_print(libbpf_print);
+	libbpf_set_print(libbpf_log);
 	*what = "open";
 	skel = pysb_bpf__open();
 	if (!skel) {
@@ -153,20 +151,20 @@ static int load_and_attach(struct pysb_bpf *skel, const char **what, int *err)
 }
 
 /* The label of the inode `fd` holds, given by lsm/sb_statfs at this thread's request. */
-int label_fd(struct bpf_map *reqs, int fd, uint64_t *label)
+int label_fd(int reqs, int fd, uint64_t *label)
 {
 	struct pysb_label_req r = { .state = PYSB_LABEL_PENDING };
 	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 	struct statfs sfs;
 	int err = 0;
 
-	if (bpf_map__update_elem(reqs, &tid, sizeof(tid), &r, sizeof(r), BPF_ANY))
+	if (bpf_map_update_elem(reqs, &tid, &r, BPF_ANY))
 		return -errno;
 	if (fstatfs(fd, &sfs))
 		err = -errno;
-	if (bpf_map__lookup_elem(reqs, &tid, sizeof(tid), &r, sizeof(r), 0))
+	if (bpf_map_lookup_elem(reqs, &tid, &r))
 		r.state = 0;
-	bpf_map__delete_elem(reqs, &tid, sizeof(tid), 0);
+	bpf_map_delete_elem(reqs, &tid);
 	if (err)
 		return err;
 	if (r.state == PYSB_LABEL_FULL)
@@ -178,7 +176,7 @@ int label_fd(struct bpf_map *reqs, int fd, uint64_t *label)
 }
 
 /* Labels two descriptors of "/" and one of another inode: one label per inode object. */
-static int probe_labels(struct pysb_bpf *skel)
+static int probe_labels(int reqs)
 {
 	int fd[3] = { open("/", O_PATH | O_CLOEXEC), open("/", O_PATH | O_CLOEXEC),
 		      open("/proc/self", O_PATH | O_CLOEXEC | O_NOFOLLOW) };
@@ -186,7 +184,7 @@ static int probe_labels(struct pysb_bpf *skel)
 	int err = 0;
 
 	for (int i = 0; i < 3 && !err; i++)
-		err = fd[i] < 0 ? -errno : label_fd(skel->maps.label_reqs, fd[i], &label[i]);
+		err = fd[i] < 0 ? -errno : label_fd(reqs, fd[i], &label[i]);
 	for (int i = 0; i < 3; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);
@@ -236,30 +234,33 @@ static void note_overlays(void)
 int loader_probe(bool fresh, bool *pinned, const char **what, int *err, char *hooks, size_t len)
 {
 	struct pysb_bpf *skel = NULL;
+	struct loader_maps maps;
+	bool prog_on[LOADER_MAX_PROGS];
 	char dir[PATH_MAX];
 	int ret;
 
 	*pinned = false;
+	loader_maps_init(&maps);
 	pin_dir_of(dir, sizeof(dir));
-	if (!fresh && !access(dir, F_OK)) {
-		skel = open_pinned(dir, what, err);
-		*pinned = skel != NULL;
-	}
-	if (!skel) {
+	if (!fresh && !access(dir, F_OK))
+		*pinned = !open_pinned(dir, &maps, prog_on, what, err);
+	if (!*pinned) {
 		skel = open_adapted(what, err);
 		if (!skel)
 			return -1;
 		ret = load_and_attach(skel, what, err);
 		if (ret)
 			goto out;
+		progs_of_skel(skel, prog_on);
 	}
-	hooks_of(skel, hooks, len);
-	ret = probe_labels(skel);
+	hooks_of(prog_on, hooks, len);
+	ret = probe_labels(*pinned ? maps.label_reqs : bpf_map__fd(skel->maps.label_reqs));
 	if (ret) {
 		*what = "labelling a rule inode (lsm/sb_statfs)";
 		*err = -ret;
 	}
 out:
+	loader_maps_close(&maps);
 	pysb_bpf__destroy(skel);
 	return ret ? -1 : 0;
 }
@@ -271,6 +272,7 @@ int loader_start(struct loader *l, const char **what, int *err)
 
 	memset(l, 0, sizeof(*l));
 	l->ringbuf_fd = -1;
+	loader_maps_init(&l->fd);
 	*what = "bpffs";
 	*err = EIO;
 	if (ensure_bpffs())
@@ -287,18 +289,22 @@ int loader_start(struct loader *l, const char **what, int *err)
 	remove_idle_instances(l->pin_dir);
 	stopwatch("loader: lock + stale");
 	if (!access(l->pin_dir, F_OK)) {
-		l->skel = open_pinned(l->pin_dir, what, err);
+		ret = open_pinned(l->pin_dir, &l->fd, l->prog_on, what, err);
 		stopwatch("loader: open pinned");
-		if (l->skel) {
-			ret = 0;
+		if (!ret)
 			pr_info("using the pysb-bpf programs pinned in %s", l->pin_dir);
-		}
 		goto out;
 	}
 	l->skel = open_adapted(what, err);
 	if (!l->skel)
 		goto out;
 	ret = load_and_attach(l->skel, what, err);
+	progs_of_skel(l->skel, l->prog_on);
+	if (!ret) {
+		*what = "maps";
+		ret = loader_maps_of(&l->fd, l->skel);
+		*err = -ret;
+	}
 	if (ret)
 		goto out;
 	l->loaded = true;
@@ -319,25 +325,26 @@ out:
 	if (lock >= 0)
 		close(lock);
 	if (ret) {
+		loader_maps_close(&l->fd);
 		pysb_bpf__destroy(l->skel);
 		l->skel = NULL;
 	}
+	l->started = !ret;
 	return ret ? -1 : 0;
 }
 
 void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 {
-	struct bpf_map *map = l->skel->maps.sandboxes;
+	int map = l->fd.sandboxes;
 	uint64_t key, next, *prev = NULL;
 
-	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
+	while (!bpf_map_get_next_key(map, prev, &next)) {
 		struct pysb_sandbox_cfg cfg;
 		bool found = false;
 
 		for (size_t i = 0; i < n_alive && !found; i++)
 			found = alive[i] == next;
-		if (!found &&
-		    !bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
+		if (!found && !bpf_map_lookup_elem(map, &next, &cfg) &&
 		    !(cfg.flags & PYSB_SB_DAEMON)) { /* the daemon's are its own to keep */
 			char prefix[32];
 
@@ -360,30 +367,29 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin_prefix,
 				int *link_fds, int *n_links, int max_links)
 {
-	struct bpf_program *prog;
 	char p[PATH_MAX];
 
-	bpf_object__for_each_program(prog, l->skel->obj)
-	{
+	for (size_t i = 0; i < loader_n_progs; i++) {
+		const struct pysb_prog_info *pi = &loader_progs[i];
 		int prog_fd, link_fd;
 
-		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
-		    !bpf_program__autoload(prog))
+		if (strncmp(pi->sec, "cgroup/", 7) || !l->prog_on[i])
 			continue;
 		if (link_fds && *n_links == max_links)
 			return -E2BIG;
-		pin_path(p, sizeof(p), l->pin_dir, "prog", bpf_program__name(prog));
-		prog_fd = l->loaded ? bpf_program__fd(prog) : bpf_obj_get(p);
+		pin_path(p, sizeof(p), l->pin_dir, "prog", pi->name);
+		prog_fd = l->loaded ? bpf_program__fd(bpf_object__find_program_by_name(l->skel->obj,
+										       pi->name))
+				    : bpf_obj_get(p);
 		if (prog_fd < 0)
 			return -errno;
-		link_fd = bpf_link_create(prog_fd, cgroup_fd,
-					  bpf_program__expected_attach_type(prog), NULL);
+		link_fd = bpf_link_create(prog_fd, cgroup_fd, pi->attach_type, NULL);
 		if (!l->loaded)
 			close(prog_fd);
 		if (link_fd < 0)
 			return -errno;
 		/* Pinned too: a SIGKILLed supervisor leaves its sandbox's sockets confined. */
-		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, bpf_program__name(prog));
+		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, pi->name);
 		if (bpf_obj_pin(link_fd, p)) {
 			int err = -errno;
 
@@ -400,16 +406,13 @@ int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin
 
 int loader_links_pinned(const struct loader *l, const char *pin_prefix)
 {
-	struct bpf_program *prog;
 	char p[PATH_MAX];
 	int n = 0;
 
-	bpf_object__for_each_program(prog, l->skel->obj)
-	{
-		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
-		    !bpf_program__autoload(prog))
+	for (size_t i = 0; i < loader_n_progs; i++) {
+		if (strncmp(loader_progs[i].sec, "cgroup/", 7) || !l->prog_on[i])
 			continue;
-		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, bpf_program__name(prog));
+		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, loader_progs[i].name);
 		if (access(p, F_OK))
 			return 0;
 		n++;
@@ -419,14 +422,12 @@ int loader_links_pinned(const struct loader *l, const char *pin_prefix)
 
 void loader_unpin_links(const struct loader *l, const char *pin_prefix)
 {
-	struct bpf_program *prog;
 	char p[PATH_MAX];
 
-	bpf_object__for_each_program(prog, l->skel->obj)
-	{
-		if (strncmp(bpf_program__section_name(prog), "cgroup/", 7))
+	for (size_t i = 0; i < loader_n_progs; i++) {
+		if (strncmp(loader_progs[i].sec, "cgroup/", 7))
 			continue; /* only the socket programs are attached per cgroup */
-		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, bpf_program__name(prog));
+		snprintf(p, sizeof(p), "%s/%s-%s", l->pin_dir, pin_prefix, loader_progs[i].name);
 		unlink(p);
 	}
 }
@@ -482,7 +483,7 @@ int loader_attach_runs(struct loader *l, const char *run_cgroup)
 
 void loader_stop(struct loader *l)
 {
-	if (l->skel && l->sandbox_id) {
+	if (l->started && l->sandbox_id) {
 		char prefix[32];
 
 		snprintf(prefix, sizeof(prefix), "sb%u", l->sandbox_id);
@@ -497,6 +498,9 @@ void loader_stop(struct loader *l)
 	loader_pool_release(l);
 	/* Destroying the skeleton drops this process's references only: the pins keep the
 	 * shared instance attached. */
+	if (l->started)
+		loader_maps_close(&l->fd);
+	l->started = false;
 	pysb_bpf__destroy(l->skel);
 	l->skel = NULL;
 }

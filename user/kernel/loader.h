@@ -18,9 +18,36 @@
 
 struct pysb_bpf;
 
+/*
+ * The maps user space reads and writes (bpf/maps.bpf.h), by name. A run of a pinned
+ * instance opens just these from their pins, one bpf(BPF_OBJ_GET) each, instead of handing
+ * every map of the skeleton to libbpf (six system calls a map, ~70 ms of each start under
+ * emulation). The programs' own maps are never opened by user space.
+ */
+/* clang-format off */
+#define LOADER_MAPS(X)                                                                     \
+	X(sandboxes) X(sandbox_gen) X(events) X(lost) X(event_count) X(event_dedup)        \
+	X(file_rules) X(mount_access) X(label_reqs) X(ignores) X(exec_pending)             \
+	X(ipc_owner) X(key_owner) X(net4_rules) X(net6_rules) X(net_ports) X(net_cfg)      \
+	X(cgroup_watch) X(cgroup_born)
+/* clang-format on */
+
+struct loader_maps {
+#define LOADER_MAP_FD(name) int name;
+	LOADER_MAPS(LOADER_MAP_FD)
+#undef LOADER_MAP_FD
+};
+
+#define LOADER_MAX_PROGS 128
+
 struct loader {
-	struct pysb_bpf *skel; /* opened; loaded only by the process that created the pins */
-	bool loaded;
+	struct pysb_bpf *skel; /* only in the process that loads and pins the instance */
+	bool loaded;	       /* (then true) */
+	bool started;	       /* loader_start succeeded */
+	struct loader_maps fd; /* descriptors of this process's own, -1 until opened */
+	/* by the index of the object's program table (build/pysb_progs.h): attached on
+	 * this kernel (loaded here, or found pinned) */
+	bool prog_on[LOADER_MAX_PROGS];
 	char pin_dir[64];    /* PIN_ROOT/<16 hex digits> */
 	uint32_t sandbox_id; /* 0 until loader_sandbox_alloc */
 	uint32_t last_id;    /* the last id this process allocated: the next search starts there */
@@ -65,9 +92,9 @@ static inline bool sandbox_set_has(const struct sandbox_set *s, uint32_t id)
 	return id < PYSB_MAX_SANDBOXES && (s->bits[id / 64] >> (id % 64) & 1);
 }
 
-/* Deletes every key of `map` whose u32 at offset `off` is in `set`. */
-struct bpf_map;
-void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off,
+/* Deletes every key of map `fd` (named `name` in messages) whose u32 at offset `off` is in
+ * `set`. */
+void loader_forget_keys(int fd, const char *name, size_t klen, size_t off,
 			const struct sandbox_set *set);
 
 /* Forgets the sandboxes whose cgroup is not in `alive` (left by a pysb-bpf that died). */

@@ -44,9 +44,9 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 
 /* loader.c */
-int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap);
+int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
 bool is_optional(const char *hook);
-int label_fd(struct bpf_map *reqs, int fd, uint64_t *label);
+int label_fd(int reqs, int fd, uint64_t *label);
 
 /* pinned.c */
 void pin_dir_of(char *buf, size_t len);
@@ -56,7 +56,21 @@ void unpin_dir(const char *dir);
 int pin_all(struct pysb_bpf *skel, const char *dir);
 void remove_stale_tmp(void);
 void remove_idle_instances(const char *keep);
-struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err);
+/* The object's programs, as scripts/prog_table.c lists them (build/pysb_progs.h). */
+struct pysb_prog_info {
+	const char *name, *sec;
+	int attach_type;
+};
+extern const struct pysb_prog_info *const loader_progs;
+extern const size_t loader_n_progs;
+int open_pinned(const char *dir, struct loader_maps *maps, bool prog_on[LOADER_MAX_PROGS],
+		const char **what, int *err);
+/* prog_on[] of an opened (adapted) skeleton: the programs it loads. */
+void progs_of_skel(const struct pysb_bpf *skel, bool prog_on[LOADER_MAX_PROGS]);
+void loader_maps_init(struct loader_maps *m);
+void loader_maps_close(struct loader_maps *m);
+/* Descriptors of the loaded skeleton's maps, this process's own (dup). */
+int loader_maps_of(struct loader_maps *m, const struct pysb_bpf *skel);
 
 /* maps.c */
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);

@@ -16,14 +16,13 @@
 #include "compile.h"
 #include "loader.h"
 #include "log.h"
-#include "pysb.skel.h"
+#include <bpf/bpf.h>
 
-static int put(struct bpf_map *map, const void *key, size_t klen, const void *val, size_t vlen,
-	       const char *what)
+static int put(int map, const char *name, const void *key, const void *val, const char *what)
 {
-	if (!bpf_map__update_elem(map, key, klen, val, vlen, BPF_NOEXIST))
+	if (!bpf_map_update_elem(map, key, val, BPF_NOEXIST))
 		return 0;
-	pr_err("cannot add %s to the BPF map %s: %s%s", what, bpf_map__name(map), strerror(errno),
+	pr_err("cannot add %s to the BPF map %s: %s%s", what, name, strerror(errno),
 	       errno == E2BIG || errno == ENOMEM ? " (the map is full: too many sandboxes with "
 						   "large net= policies at once)"
 						 : "");
@@ -32,22 +31,19 @@ static int put(struct bpf_map *map, const void *key, size_t klen, const void *va
 
 void loader_net_forget(struct loader *l, const struct sandbox_set *set)
 {
-	struct pysb_bpf *skel = l->skel;
-
-	loader_forget_keys(skel->maps.net4_rules, sizeof(struct pysb_net4_key),
+	loader_forget_keys(l->fd.net4_rules, "net4_rules", sizeof(struct pysb_net4_key),
 			   offsetof(struct pysb_net4_key, sandbox), set);
-	loader_forget_keys(skel->maps.net6_rules, sizeof(struct pysb_net6_key),
+	loader_forget_keys(l->fd.net6_rules, "net6_rules", sizeof(struct pysb_net6_key),
 			   offsetof(struct pysb_net6_key, sandbox), set);
-	loader_forget_keys(skel->maps.net_ports, sizeof(struct pysb_net_ports_key),
+	loader_forget_keys(l->fd.net_ports, "net_ports", sizeof(struct pysb_net_ports_key),
 			   offsetof(struct pysb_net_ports_key, sandbox), set);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
 		if (sandbox_set_has(set, id))
-			bpf_map__delete_elem(skel->maps.net_cfg, &id, sizeof(id), 0);
+			bpf_map_delete_elem(l->fd.net_cfg, &id);
 }
 
 int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox)
 {
-	struct pysb_bpf *skel = l->skel;
 	char text[INET6_ADDRSTRLEN + 8];
 	struct sandbox_set one = { 0 };
 
@@ -57,8 +53,7 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 	for (uint32_t i = 0; i < c->n_net_ports; i++) {
 		struct pysb_net_ports_key k = { .sandbox = sandbox, .id = i };
 
-		if (put(skel->maps.net_ports, &k, sizeof(k), &c->net_ports[i],
-			sizeof(c->net_ports[i]), "a port set"))
+		if (put(l->fd.net_ports, "net_ports", &k, &c->net_ports[i], "a port set"))
 			return -1;
 	}
 	for (size_t i = 0; i < c->n_net_prefixes; i++) {
@@ -72,14 +67,12 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 			struct pysb_net4_key k = { .prefixlen = 32 + e->plen, .sandbox = sandbox };
 
 			memcpy(k.addr, e->addr, sizeof(k.addr));
-			ret = put(skel->maps.net4_rules, &k, sizeof(k), &e->value, sizeof(e->value),
-				  text);
+			ret = put(l->fd.net4_rules, "net4_rules", &k, &e->value, text);
 		} else {
 			struct pysb_net6_key k = { .prefixlen = 32 + e->plen, .sandbox = sandbox };
 
 			memcpy(k.addr, e->addr, sizeof(k.addr));
-			ret = put(skel->maps.net6_rules, &k, sizeof(k), &e->value, sizeof(e->value),
-				  text);
+			ret = put(l->fd.net6_rules, "net6_rules", &k, &e->value, text);
 		}
 		if (ret)
 			return -1;
@@ -89,8 +82,7 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 			 e->value.ports[PYSB_NET_TCP_IN], e->value.ports[PYSB_NET_UDP_OUT],
 			 e->value.ports[PYSB_NET_UDP_IN]);
 	}
-	if (put(skel->maps.net_cfg, &sandbox, sizeof(sandbox), &c->net_cfg, sizeof(c->net_cfg),
-		"the socket settings"))
+	if (put(l->fd.net_cfg, "net_cfg", &sandbox, &c->net_cfg, "the socket settings"))
 		return -1;
 	pr_info("%zu net rules -> %zu prefixes, %zu port sets", c->n_net_rules, c->n_net_prefixes,
 		c->n_net_ports);

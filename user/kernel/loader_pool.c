@@ -32,7 +32,6 @@
 #include "cgroup.h"
 #include "loader.h"
 #include "log.h"
-#include "pysb.skel.h"
 
 /* Rings kept when no run uses them: 4 MiB of kernel memory each. */
 #define PYSB_POOL_KEEP 4
@@ -99,14 +98,13 @@ static int ring_drain(int fd, uint64_t *dropped)
 /* Is a sandbox with this id registered (a run that died, whose tasks live on)? */
 static bool id_registered(struct loader *l, uint32_t id)
 {
-	struct bpf_map *map = l->skel->maps.sandboxes;
+	int map = l->fd.sandboxes;
 	uint64_t key, next, *prev = NULL;
 
-	while (!bpf_map__get_next_key(map, prev, &next, sizeof(next))) {
+	while (!bpf_map_get_next_key(map, prev, &next)) {
 		struct pysb_sandbox_cfg cfg;
 
-		if (!bpf_map__lookup_elem(map, &next, sizeof(next), &cfg, sizeof(cfg), 0) &&
-		    cfg.id == id)
+		if (!bpf_map_lookup_elem(map, &next, &cfg) && cfg.id == id)
 			return true;
 		key = next;
 		prev = &key;
@@ -319,8 +317,7 @@ void loader_pool_release(struct loader *l)
 		snprintf(p + strlen(p), sizeof(p) - strlen(p), "/%u", l->sandbox_id);
 		write_state(l->pool_fd, 'x', l->pool_map_id);
 		unlink(p);
-		bpf_map__delete_elem(l->skel->maps.events, &l->sandbox_id, sizeof(l->sandbox_id),
-				     0);
+		bpf_map_delete_elem(l->fd.events, &l->sandbox_id);
 	} else if (l->pool_freed) {
 		write_state(l->pool_fd, 'c', l->pool_map_id);
 	}

@@ -9,7 +9,7 @@
 int loader_events_table(const struct loader *l, uint32_t map_ids[PYSB_MAX_SANDBOXES])
 {
 	static uint32_t keys[PYSB_MAX_SANDBOXES], vals[PYSB_MAX_SANDBOXES];
-	int outer = bpf_map__fd(l->skel->maps.events);
+	int outer = l->fd.events;
 	uint32_t batch, count = PYSB_MAX_SANDBOXES;
 	int err;
 
@@ -28,7 +28,7 @@ int loader_events_table(const struct loader *l, uint32_t map_ids[PYSB_MAX_SANDBO
 int loader_id_alloc(struct loader *l, int ringbuf_fd, uint32_t *id)
 {
 	static uint32_t table[PYSB_MAX_SANDBOXES];
-	int outer = bpf_map__fd(l->skel->maps.events);
+	int outer = l->fd.events;
 	uint32_t start = l->last_id ? l->last_id : (uint32_t)getpid() % (PYSB_MAX_SANDBOXES - 1);
 	bool known = !loader_events_table(l, table);
 
@@ -104,7 +104,7 @@ int loader_ringbuf_of(const struct loader *l, uint32_t id)
 	uint32_t map_id;
 	int fd;
 
-	if (bpf_map_lookup_elem(bpf_map__fd(l->skel->maps.events), &id, &map_id))
+	if (bpf_map_lookup_elem(l->fd.events, &id, &map_id))
 		return -errno;
 	fd = bpf_map_get_fd_by_id(map_id);
 	return fd < 0 ? -errno : fd;
@@ -146,12 +146,10 @@ void loader_reset_lost_id(struct loader *l, uint32_t id)
 	for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
 		slots[r] = id * PYSB_LOST_MAX + r;
 	/* One batch (a start-up cost: one syscall, not one per reason). */
-	if (bpf_map_update_batch(bpf_map__fd(l->skel->maps.lost), slots, zero, &count, NULL))
+	if (bpf_map_update_batch(l->fd.lost, slots, zero, &count, NULL))
 		for (uint32_t r = 0; r < PYSB_LOST_MAX; r++)
-			bpf_map__update_elem(l->skel->maps.lost, &slots[r], sizeof(slots[r]), zero,
-					     sizeof(*zero) * ncpu, 0);
-	bpf_map__update_elem(l->skel->maps.event_count, &id, sizeof(id), zero, sizeof(*zero) * ncpu,
-			     0);
+			bpf_map_update_elem(l->fd.lost, &slots[r], zero, 0);
+	bpf_map_update_elem(l->fd.event_count, &id, zero, 0);
 	free(zero);
 }
 
@@ -160,7 +158,7 @@ void loader_reset_lost_id(struct loader *l, uint32_t id)
  * value when `vlen` is not 0) is in `set`. Keys are collected first: deleting while
  * walking would restart the walk.
  */
-static void forget_entries(struct bpf_map *map, size_t klen, size_t vlen, size_t off,
+static void forget_entries(int map, const char *name, size_t klen, size_t vlen, size_t off,
 			   const struct sandbox_set *set)
 {
 	size_t n = 0, cap = 0;
@@ -170,12 +168,12 @@ static void forget_entries(struct bpf_map *map, size_t klen, size_t vlen, size_t
 
 	if (klen > sizeof(key) || vlen > sizeof(val))
 		return;
-	for (err = bpf_map__get_next_key(map, NULL, next, klen); !err;
-	     err = bpf_map__get_next_key(map, key, next, klen)) {
+	for (err = bpf_map_get_next_key(map, NULL, next); !err;
+	     err = bpf_map_get_next_key(map, key, next)) {
 		uint32_t id;
 
 		memcpy(key, next, klen);
-		if (vlen && bpf_map__lookup_elem(map, key, klen, val, vlen, 0))
+		if (vlen && bpf_map_lookup_elem(map, key, val))
 			continue;
 		memcpy(&id, (vlen ? val : key) + off, sizeof(id));
 		if (!sandbox_set_has(set, id))
@@ -184,8 +182,7 @@ static void forget_entries(struct bpf_map *map, size_t klen, size_t vlen, size_t
 			cap = cap ? cap * 2 : 64;
 			nk = realloc(keys, cap * klen);
 			if (!nk) {
-				pr_err("out of memory removing sandbox entries from %s",
-				       bpf_map__name(map));
+				pr_err("out of memory removing sandbox entries from %s", name);
 				break;
 			}
 			keys = nk;
@@ -193,39 +190,40 @@ static void forget_entries(struct bpf_map *map, size_t klen, size_t vlen, size_t
 		memcpy(keys + n++ * klen, key, klen);
 	}
 	for (size_t i = 0; i < n; i++)
-		bpf_map__delete_elem(map, keys + i * klen, klen, 0);
+		bpf_map_delete_elem(map, keys + i * klen);
 	free(keys);
 }
 
-void loader_forget_keys(struct bpf_map *map, size_t klen, size_t off, const struct sandbox_set *set)
+void loader_forget_keys(int map, const char *name, size_t klen, size_t off,
+			const struct sandbox_set *set)
 {
-	forget_entries(map, klen, 0, off, set);
+	forget_entries(map, name, klen, 0, off, set);
 }
 
 /* SysV IPC objects and keys of retired sandboxes may stay (in the host's IPC namespace,
  * for a daemon binding); their record goes, so no later sandbox that reuses the id
  * reaches them. `map` holds address -> sandbox id. */
-static void forget_owners(struct bpf_map *map, const struct sandbox_set *set)
+static void forget_owners(int map, const char *name, const struct sandbox_set *set)
 {
-	forget_entries(map, sizeof(uint64_t), sizeof(uint32_t), 0, set);
+	forget_entries(map, name, sizeof(uint64_t), sizeof(uint32_t), 0, set);
 }
 
 void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set)
 {
-	loader_forget_keys(l->skel->maps.file_rules, sizeof(struct pysb_file_key),
+	loader_forget_keys(l->fd.file_rules, "file_rules", sizeof(struct pysb_file_key),
 			   offsetof(struct pysb_file_key, sandbox), set);
-	loader_forget_keys(l->skel->maps.mount_access, sizeof(struct pysb_mount_key),
+	loader_forget_keys(l->fd.mount_access, "mount_access", sizeof(struct pysb_mount_key),
 			   offsetof(struct pysb_mount_key, sandbox), set);
 	loader_net_forget(l, set);
-	forget_owners(l->skel->maps.ipc_owner, set);
-	forget_owners(l->skel->maps.key_owner, set);
+	forget_owners(l->fd.ipc_owner, "ipc_owner", set);
+	forget_owners(l->fd.key_owner, "key_owner", set);
 	/* counts of repeated events (a run's own end removes its keys; this is for the
 	 * killed ones, and for a pooled id a later run reclaims) */
-	loader_forget_keys(l->skel->maps.event_dedup, sizeof(struct pysb_dedup_key),
+	loader_forget_keys(l->fd.event_dedup, "event_dedup", sizeof(struct pysb_dedup_key),
 			   offsetof(struct pysb_dedup_key, sandbox), set);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
 		if (sandbox_set_has(set, id))
-			bpf_map__delete_elem(l->skel->maps.ignores, &id, sizeof(id), 0);
+			bpf_map_delete_elem(l->fd.ignores, &id);
 }
 
 void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
@@ -237,7 +235,7 @@ void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
 		/* A pooled id keeps its ring: the next run takes it without this update,
 		 * which waits an RCU grace period (map of maps). */
 		if (!(l->pooled && id == l->sandbox_id) && !loader_pool_has(id))
-			bpf_map__delete_elem(l->skel->maps.events, &id, sizeof(id), 0);
+			bpf_map_delete_elem(l->fd.events, &id);
 	}
 }
 
@@ -247,7 +245,7 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 
 	/* The switch first: from here on the cgroup is not a sandbox any more. */
 	if (cgid) {
-		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
+		bpf_map_delete_elem(l->fd.sandboxes, &cgid);
 		loader_bump_sandbox_gen(l);
 	}
 	sandbox_set_add(&one, id);
@@ -332,7 +330,7 @@ int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, boo
 				       : "");
 		return err;
 	}
-	err = label_fd(l->skel->maps.label_reqs, fd, &label);
+	err = label_fd(l->fd.label_reqs, fd, &label);
 	if (err) {
 		pr_err("cannot label the inode of %s for its rule: %s", path,
 		       err == -ENOSPC	 ? "every label is in use (too many rule paths on this "
@@ -362,13 +360,11 @@ int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
 {
 	struct pysb_file_rule r = *rule, have;
 
-	if (union_ && !bpf_map__lookup_elem(l->skel->maps.file_rules, key, sizeof(*key), &have,
-					    sizeof(have), 0)) {
+	if (union_ && !bpf_map_lookup_elem(l->fd.file_rules, key, &have)) {
 		r.access |= have.access;
 		r.rule = have.rule; /* the first path named it */
 	}
-	if (bpf_map__update_elem(l->skel->maps.file_rules, key, sizeof(*key), &r, sizeof(r),
-				 BPF_ANY))
+	if (bpf_map_update_elem(l->fd.file_rules, key, &r, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -383,7 +379,7 @@ int loader_bump_sandbox_gen(struct loader *l)
 	 * value. Seq-cst: the change of `sandboxes` before it is visible to whoever reads
 	 * the new value. */
 	gen = mmap(NULL, page > 0 ? page : 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   bpf_map__fd(l->skel->maps.sandbox_gen), 0);
+		   l->fd.sandbox_gen, 0);
 	if (gen == MAP_FAILED) {
 		int err = -errno;
 
@@ -399,8 +395,7 @@ int loader_bump_sandbox_gen(struct loader *l)
 
 int loader_switch_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg)
 {
-	if (bpf_map__update_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), cfg, sizeof(*cfg),
-				 BPF_ANY))
+	if (bpf_map_update_elem(l->fd.sandboxes, &cgid, cfg, BPF_ANY))
 		return -errno;
 	loader_bump_sandbox_gen(l); /* the key stays: a stale cache names the same entry */
 	return 0;
@@ -408,8 +403,7 @@ int loader_switch_sandbox(struct loader *l, uint64_t cgid, const struct pysb_san
 
 int loader_remove_sandbox(struct loader *l, uint64_t cgid)
 {
-	int err = bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0) ? -errno
-											: 0;
+	int err = bpf_map_delete_elem(l->fd.sandboxes, &cgid) ? -errno : 0;
 
 	loader_bump_sandbox_gen(l);
 	return err;
@@ -417,45 +411,38 @@ int loader_remove_sandbox(struct loader *l, uint64_t cgid)
 
 int loader_sandbox_of(const struct loader *l, uint64_t cgid, struct pysb_sandbox_cfg *cfg)
 {
-	return bpf_map__lookup_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), cfg, sizeof(*cfg),
-				    0)
-		       ? -errno
-		       : 0;
+	return bpf_map_lookup_elem(l->fd.sandboxes, &cgid, cfg) ? -errno : 0;
 }
 
 int loader_sandbox_next(const struct loader *l, const uint64_t *prev, uint64_t *next)
 {
-	return bpf_map__get_next_key(l->skel->maps.sandboxes, prev, next, sizeof(*next)) ? -errno
-											 : 0;
+	return bpf_map_get_next_key(l->fd.sandboxes, prev, next) ? -errno : 0;
 }
 
 int loader_add_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg)
 {
 	int err;
 
-	if (bpf_map__update_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), cfg, sizeof(*cfg),
-				 BPF_ANY))
+	if (bpf_map_update_elem(l->fd.sandboxes, &cgid, cfg, BPF_ANY))
 		return -errno;
 	/* Before anyone is told the cgroup is confined: tasks that cached "not sandboxed"
 	 * look again. Without it, the entry goes (the caller reports the failure). */
 	err = loader_bump_sandbox_gen(l);
 	if (err)
-		bpf_map__delete_elem(l->skel->maps.sandboxes, &cgid, sizeof(cgid), 0);
+		bpf_map_delete_elem(l->fd.sandboxes, &cgid);
 	return err;
 }
 
 int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access)
 {
-	if (bpf_map__update_elem(l->skel->maps.mount_access, key, sizeof(*key), &access,
-				 sizeof(access), BPF_ANY))
+	if (bpf_map_update_elem(l->fd.mount_access, key, &access, BPF_ANY))
 		return -errno;
 	return 0;
 }
 
 int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_set *set)
 {
-	if (bpf_map__update_elem(l->skel->maps.ignores, &id, sizeof(id), set, sizeof(*set),
-				 BPF_ANY))
+	if (bpf_map_update_elem(l->fd.ignores, &id, set, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -466,27 +453,27 @@ int loader_exec_pending(struct loader *l, uint32_t tgid, bool add)
 	int ret;
 
 	if (add)
-		ret = bpf_map__update_elem(l->skel->maps.exec_pending, &tgid, sizeof(tgid), &one,
-					   sizeof(one), BPF_ANY);
+		ret = bpf_map_update_elem(l->fd.exec_pending, &tgid, &one, BPF_ANY);
 	else
-		ret = bpf_map__delete_elem(l->skel->maps.exec_pending, &tgid, sizeof(tgid), 0);
+		ret = bpf_map_delete_elem(l->fd.exec_pending, &tgid);
 	return ret ? -errno : 0;
 }
 
 void loader_print_maps(const struct loader *l)
 {
-	struct bpf_map *map;
-
-	bpf_object__for_each_map(map, l->skel->obj)
-	{
-		const char *name = bpf_map__name(map);
-
-		if (strchr(name, '.'))
-			continue; /* .bss, .rodata: the programs' own variables */
-		pr_info("map %-16s %-14s max %u entries, key %u B, value %u B", name,
-			libbpf_bpf_map_type_str(bpf_map__type(map)), bpf_map__max_entries(map),
-			bpf_map__key_size(map), bpf_map__value_size(map));
+	/* the maps user space writes: the programs' own are not opened here */
+#define MAP_PRINT(name)                                                                        \
+	{                                                                                      \
+		struct bpf_map_info info = { 0 };                                              \
+		uint32_t len = sizeof(info);                                                   \
+                                                                                               \
+		if (!bpf_obj_get_info_by_fd(l->fd.name, &info, &len))                          \
+			pr_info("map %-16s %-14s max %u entries, key %u B, value %u B", #name, \
+				libbpf_bpf_map_type_str(info.type), info.max_entries,          \
+				info.key_size, info.value_size);                               \
 	}
+	LOADER_MAPS(MAP_PRINT)
+#undef MAP_PRINT
 }
 
 int loader_events_fd(const struct loader *l)
@@ -496,7 +483,7 @@ int loader_events_fd(const struct loader *l)
 
 int loader_dedup_fd(const struct loader *l)
 {
-	return bpf_map__fd(l->skel->maps.event_dedup);
+	return l->fd.event_dedup;
 }
 
 int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX])
@@ -518,8 +505,7 @@ int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_
 		uint32_t slot = id * PYSB_LOST_MAX + r;
 
 		lost[r] = 0;
-		if (bpf_map__lookup_elem(l->skel->maps.lost, &slot, sizeof(slot), vals,
-					 sizeof(*vals) * ncpu, 0))
+		if (bpf_map_lookup_elem(l->fd.lost, &slot, vals))
 			continue;
 		for (int c = 0; c < ncpu; c++)
 			lost[r] += vals[c];

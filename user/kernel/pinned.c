@@ -104,27 +104,58 @@ int pin_all(struct pysb_bpf *skel, const char *dir)
 	return 0;
 }
 
-/* Opens the pinned maps of a complete instance into the (opened) skeleton. */
-static int reuse_pinned(struct pysb_bpf *skel, const char *dir)
+void loader_maps_init(struct loader_maps *m)
 {
-	struct bpf_map *map;
+#define MAP_INIT(name) m->name = -1;
+	LOADER_MAPS(MAP_INIT)
+#undef MAP_INIT
+}
+
+void loader_maps_close(struct loader_maps *m)
+{
+#define MAP_CLOSE(name)         \
+	if (m->name >= 0)       \
+		close(m->name); \
+	m->name = -1;
+	LOADER_MAPS(MAP_CLOSE)
+#undef MAP_CLOSE
+}
+
+/* The maps user space uses, from the pins of a complete instance in `dir`; -errno, said. */
+static int open_pinned_maps(struct loader_maps *m, const char *dir)
+{
 	char p[PATH_MAX];
 
-	bpf_object__for_each_map(map, skel->obj)
-	{
-		int fd, err;
-
-		if (bpf_map__is_internal(map))
-			continue;
-		pin_path(p, sizeof(p), dir, "map", bpf_map__name(map));
-		fd = bpf_obj_get(p);
-		if (fd < 0)
-			return -errno;
-		err = bpf_map__reuse_fd(map, fd);
-		close(fd);
-		if (err)
-			return err;
+	loader_maps_init(m);
+#define MAP_GET(name)                                                           \
+	pin_path(p, sizeof(p), dir, "map", #name);                              \
+	m->name = bpf_obj_get(p);                                               \
+	if (m->name < 0) {                                                      \
+		int err = -errno;                                               \
+                                                                                \
+		pr_err("cannot open the pinned map %s: %s", p, strerror(-err)); \
+		loader_maps_close(m);                                           \
+		return err;                                                     \
 	}
+	LOADER_MAPS(MAP_GET)
+#undef MAP_GET
+	return 0;
+}
+
+int loader_maps_of(struct loader_maps *m, const struct pysb_bpf *skel)
+{
+	loader_maps_init(m);
+#define MAP_DUP(name)                                                        \
+	m->name = fcntl(bpf_map__fd(skel->maps.name), F_DUPFD_CLOEXEC, 3);   \
+	if (m->name < 0) {                                                   \
+		int err = -errno;                                            \
+                                                                             \
+		pr_err("cannot hold the map " #name ": %s", strerror(-err)); \
+		loader_maps_close(m);                                        \
+		return err;                                                  \
+	}
+	LOADER_MAPS(MAP_DUP)
+#undef MAP_DUP
 	return 0;
 }
 
@@ -224,56 +255,60 @@ static bool has_name(const char *names, size_t len, const char *name)
 	return false;
 }
 
-struct pysb_bpf *open_pinned(const char *dir, const char **what, int *err)
+#include "pysb_progs.h"
+
+const struct pysb_prog_info *const loader_progs = pysb_progs;
+const size_t loader_n_progs = sizeof(pysb_progs) / sizeof(pysb_progs[0]);
+_Static_assert(sizeof(pysb_progs) / sizeof(pysb_progs[0]) <= LOADER_MAX_PROGS,
+	       "more BPF programs than LOADER_MAX_PROGS");
+
+void progs_of_skel(const struct pysb_bpf *skel, bool prog_on[LOADER_MAX_PROGS])
 {
-	struct bpf_program *prog;
-	struct pysb_bpf *skel;
+	for (size_t i = 0; i < loader_n_progs; i++) {
+		struct bpf_program *prog =
+			bpf_object__find_program_by_name(skel->obj, loader_progs[i].name);
+
+		prog_on[i] = prog && bpf_program__autoload(prog);
+	}
+}
+
+/* A pinned instance without its object: the programs from the table built with this
+ * binary (the same object the instance was loaded from: the pin directory is named by its
+ * hash), the maps from their pins. */
+int open_pinned(const char *dir, struct loader_maps *maps, bool prog_on[LOADER_MAX_PROGS],
+		const char **what, int *err)
+{
 	char p[PATH_MAX], *names;
 	size_t n_names = 0;
 
-	libbpf_set_print(libbpf_print);
 	*what = "open";
-	skel = pysb_bpf__open();
-	stopwatch("loader: skeleton opened");
-	if (!skel) {
-		*err = errno;
-		return NULL;
-	}
 	names = pin_names(dir, &n_names);
 	if (!names) {
 		*err = errno ? errno : ENOMEM;
-		pysb_bpf__destroy(skel);
-		return NULL;
+		return -1;
 	}
-	bpf_object__for_each_program(prog, skel->obj)
-	{
-		const char *sec = bpf_program__section_name(prog);
-		bool cg = !strncmp(sec, "cgroup/", 7), pinned;
+	for (size_t i = 0; i < loader_n_progs; i++) {
+		const char *sec = loader_progs[i].sec, *name = loader_progs[i].name;
+		bool cg = !strncmp(sec, "cgroup/", 7);
 
-		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", bpf_program__name(prog));
-		pinned = has_name(names, n_names, p + strlen(dir) + 1);
-		bpf_program__set_autoload(prog, pinned);
+		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", name);
+		prog_on[i] = has_name(names, n_names, p + strlen(dir) + 1);
 		/* Only a hook this kernel lacks, or the other inode_setattr signature, may be
 		 * missing: anything else would be a hole in the sandbox. */
-		if (!pinned && (cg || !is_optional(sec + 4)) &&
-		    prog != skel->progs.pysb_inode_setattr &&
-		    prog != skel->progs.pysb_inode_setattr_idmap) {
+		if (!prog_on[i] && (cg || !is_optional(sec + 4)) &&
+		    strcmp(name, "pysb_inode_setattr") &&
+		    strcmp(name, "pysb_inode_setattr_idmap")) {
 			pr_err("the pinned pysb-bpf instance %s lacks %s; remove it (rm -r %s) "
 			       "once no sandbox runs, and run again",
 			       dir, p, dir);
 			*err = ENOENT;
 			free(names);
-			pysb_bpf__destroy(skel);
-			return NULL;
+			return -1;
 		}
 	}
 	free(names);
 	stopwatch("loader: programs checked");
 	*what = "reuse pinned";
-	*err = -reuse_pinned(skel, dir);
-	if (*err) {
-		pysb_bpf__destroy(skel);
-		return NULL;
-	}
-	return skel;
+	*err = -open_pinned_maps(maps, dir);
+	return *err ? -1 : 0;
 }

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "stopwatch.h"
+
+void stopwatch(const char *step)
+{
+	static int on = -1;
+	static struct timespec t0, prev;
+	struct timespec now;
+
+	if (on < 0) {
+		on = getenv("PYSB_BPF_TIMING") != NULL;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		prev = t0;
+	}
+	if (!on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	fprintf(stderr, "pysb-bpf: timing: %8.2f ms (+%7.2f) %s\n",
+		(now.tv_sec - t0.tv_sec) * 1e3 + (now.tv_nsec - t0.tv_nsec) / 1e6,
+		(now.tv_sec - prev.tv_sec) * 1e3 + (now.tv_nsec - prev.tv_nsec) / 1e6, step);
+	prev = now;
+}
