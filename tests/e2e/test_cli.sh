@@ -51,6 +51,63 @@ test_cli_no_cgroup_left_behind() {
 	! pgrep -x sleep >/dev/null || fail "a sandboxed child survived the sandbox"
 }
 
+# A run removes the entries it wrote to the shared maps when it ends, and only its own
+# (the keys read in batches and deleted in one; net4_rules is an LPM trie, which has no
+# batch operations: its keys one by one): a second sandbox running meanwhile keeps its.
+test_cli_run_removes_its_map_entries_only() {
+	# (mount_access last: a policy has entries there only for the mounts it reaches)
+	local pin maps=(file_rules net4_rules net_ports net_cfg mount_access) m
+	mkdir -p "$T/a" "$T/b"
+	count() { # the entries of each map in $maps, on one line
+		for m in "${maps[@]}"; do
+			bpftool map dump pinned "$pin/map-$m" -j 2>/dev/null |
+				python3 -c 'import json,sys; print(len(json.load(sys.stdin)), end=" ")'
+		done
+	}
+	waiter='import os, time
+while not os.path.exists(os.path.dirname(__file__) + "/stop"):
+    time.sleep(0.1)'
+	echo "$waiter" >"$T/a/app.py"
+	echo "$waiter" >"$T/b/app.py"
+	printf 'expose-ro=%s\nnet=ALLOW|tcp|10.9.0.0/16|443|OUT\n' "$T/a" >"$T/pa"
+	printf 'expose-ro=%s\nnet=ALLOW|tcp|10.8.0.0/16|80,8080|OUT\n' "$T/b" >"$T/pb"
+	"$PYSB" run --policy "$T/pb" -- "$T/b/app.py" >"$T/outb" 2>"$T/errb" &
+	local pb=$!
+	for _ in $(seq 300); do
+		[ -n "$(ls -d /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+	sleep 1
+	pin=$(ls -d /sys/fs/bpf/pysb-bpf/*/ | grep -v _tmp_ | head -1)
+	local with_b=$(count)
+	"$PYSB" run --policy "$T/pa" -- "$T/a/app.py" >"$T/outa" 2>"$T/erra" &
+	local pa=$!
+	for _ in $(seq 300); do
+		[ "$(ls -d /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null | wc -l)" -ge 2 ] && break
+		sleep 0.1
+	done
+	sleep 1
+	local with_ab=$(count)
+	touch "$T/a/stop"
+	wait "$pa"
+	RC=$?
+	cp "$T/erra" "$T/err"
+	expect_rc 0
+	local after_a=$(count)
+	touch "$T/b/stop"
+	wait "$pb"
+	local after_b=$(count)
+	echo "entries of ${maps[*]}: B running: $with_b; A too: $with_ab; A ended: $after_a; B ended: $after_b" >&2
+	# each run wrote to each of the first four maps...
+	python3 - "$with_b" "$with_ab" "$after_b" <<'EOF' || fail "a run did not add entries to each map"
+import sys
+b, ab, none = (list(map(int, a.split())) for a in sys.argv[1:])
+sys.exit(0 if all(x < y < z for x, y, z in list(zip(none, b, ab))[:4]) else 1)
+EOF
+	# ...and removed exactly those at its end, not the other run's
+	[ "$after_a" = "$with_b" ] || fail "after A ended: $after_a entries, B alone had $with_b"
+}
+
 # Issue 10 item 3: a running process (a notebook kernel between two cells) is put under a
 # policy from then on; what it opened before stays open; only the administrator detaches
 # it (interrupting pysb-bpf), never the process itself.

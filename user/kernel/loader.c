@@ -265,6 +265,14 @@ out:
 	return ret ? -1 : 0;
 }
 
+bool loader_pinned(void)
+{
+	char dir[PATH_MAX];
+
+	pin_dir_of(dir, sizeof(dir));
+	return !access(dir, F_OK);
+}
+
 int loader_start(struct loader *l, const char **what, int *err)
 {
 	char tmp[128];

@@ -68,6 +68,9 @@ struct loader {
  * pin, ...) and `err` the errno, for probe's report.
  */
 int loader_start(struct loader *l, const char **what, int *err);
+/* Is this build's instance pinned? Then this kernel (pins do not survive a reboot) loaded
+ * and attached its programs: the BPF LSM is active, with BTF and cgroup v2. */
+bool loader_pinned(void);
 /* FNV-1a of the BPF object this binary carries: the name of its pinned instance. */
 uint64_t loader_object_hash(void);
 
@@ -174,10 +177,10 @@ struct compiled;
 int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
 		      uint32_t sandbox_id);
 
-/* Puts `rule` on (label, sandbox); union: add its access to an entry already there (one
- * inode named by two paths, hard links), else replace it. */
-int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
-			 const struct pysb_file_rule *rule, bool union_);
+/* Puts rules[i] on keys[i] (label, sandbox), in this order: a later key replaces an
+ * earlier equal one. 0 or -errno. */
+int loader_put_file_rules(struct loader *l, const struct pysb_file_key *keys,
+			  const struct pysb_file_rule *rules, uint32_t n);
 int loader_add_mount_access(struct loader *l, const struct pysb_mount_key *key, uint32_t access);
 int loader_set_ignores(struct loader *l, uint32_t id, const struct pysb_ignore_set *set);
 /* The switch that puts a cgroup under its rules; call it last. It bumps the generation

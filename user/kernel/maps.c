@@ -153,22 +153,88 @@ void loader_reset_lost_id(struct loader *l, uint32_t id)
 	free(zero);
 }
 
-/*
- * Deletes every entry of `map` whose sandbox id (a u32 at `off` of the key, or of the
- * value when `vlen` is not 0) is in `set`. Keys are collected first: deleting while
- * walking would restart the walk.
- */
-static void forget_entries(int map, const char *name, size_t klen, size_t vlen, size_t off,
-			   const struct sandbox_set *set)
+/* Keys collected for deletion (deleting while walking would restart the walk). */
+struct key_list {
+	unsigned char *keys;
+	size_t n, cap, klen;
+};
+
+static int keep_key(struct key_list *kl, const void *key)
 {
-	size_t n = 0, cap = 0;
-	unsigned char *keys = NULL, *nk;
+	if (kl->n == kl->cap) {
+		size_t cap = kl->cap ? kl->cap * 2 : 64;
+		unsigned char *nk = realloc(kl->keys, cap * kl->klen);
+
+		if (!nk)
+			return -ENOMEM;
+		kl->keys = nk;
+		kl->cap = cap;
+	}
+	memcpy(kl->keys + kl->n++ * kl->klen, key, kl->klen);
+	return 0;
+}
+
+#define BATCH 256 /* entries a batch lookup reads */
+
+/* The keys of `map` whose sandbox id (a u32 at `off` of the key, or of the value when
+ * `in_value`) is in `set`, read BATCH entries a system call. -errno where the map has no
+ * batch lookup (an LPM trie) or one of its buckets holds more (ENOSPC). */
+static int collect_batch(int map, size_t off, bool in_value, const struct sandbox_set *set,
+			 struct key_list *kl)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+	unsigned char *kb = NULL, *vb = NULL;
+	uint64_t in = 0, out = 0;
+	bool first = true;
+	int ret = 0;
+
+	if (bpf_obj_get_info_by_fd(map, &info, &len))
+		return -errno;
+	if (info.key_size != kl->klen ||
+	    off + sizeof(uint32_t) > (in_value ? info.value_size : info.key_size))
+		return -EINVAL;
+	kb = malloc((size_t)BATCH * info.key_size);
+	vb = malloc((size_t)BATCH * info.value_size);
+	while (kb && vb) {
+		uint32_t count = BATCH;
+		int err = bpf_map_lookup_batch(map, first ? NULL : &in, &out, kb, vb, &count, NULL);
+
+		if (err && errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+		for (uint32_t i = 0; i < count && !ret; i++) {
+			const unsigned char *at = in_value ? vb + (size_t)i * info.value_size
+							   : kb + (size_t)i * info.key_size;
+			uint32_t id;
+
+			memcpy(&id, at + off, sizeof(id));
+			if (sandbox_set_has(set, id))
+				ret = keep_key(kl, kb + (size_t)i * info.key_size);
+		}
+		if (err || ret)
+			break; /* ENOENT: that was the last batch */
+		in = out;
+		first = false;
+	}
+	if (!kb || !vb)
+		ret = -ENOMEM;
+	free(kb);
+	free(vb);
+	return ret;
+}
+
+/* The same, one get_next_key (and lookup) a key. */
+static int collect_walk(int map, size_t klen, size_t vlen, size_t off,
+			const struct sandbox_set *set, struct key_list *kl)
+{
 	unsigned char key[64], next[64], val[64];
-	int err;
+	int err, ret = 0;
 
 	if (klen > sizeof(key) || vlen > sizeof(val))
-		return;
-	for (err = bpf_map_get_next_key(map, NULL, next); !err;
+		return -EINVAL;
+	for (err = bpf_map_get_next_key(map, NULL, next); !err && !ret;
 	     err = bpf_map_get_next_key(map, key, next)) {
 		uint32_t id;
 
@@ -176,22 +242,37 @@ static void forget_entries(int map, const char *name, size_t klen, size_t vlen, 
 		if (vlen && bpf_map_lookup_elem(map, key, val))
 			continue;
 		memcpy(&id, (vlen ? val : key) + off, sizeof(id));
-		if (!sandbox_set_has(set, id))
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 64;
-			nk = realloc(keys, cap * klen);
-			if (!nk) {
-				pr_err("out of memory removing sandbox entries from %s", name);
-				break;
-			}
-			keys = nk;
-		}
-		memcpy(keys + n++ * klen, key, klen);
+		if (sandbox_set_has(set, id))
+			ret = keep_key(kl, key);
 	}
-	for (size_t i = 0; i < n; i++)
-		bpf_map_delete_elem(map, keys + i * klen);
-	free(keys);
+	return ret;
+}
+
+/*
+ * Deletes every entry of `map` whose sandbox id (a u32 at `off` of the key, or of the
+ * value when `vlen` is not 0) is in `set`: the keys read in batches (a map of 10,000 rules
+ * costs ~40 system calls, not 10,000), then deleted in one.
+ */
+static void forget_entries(int map, const char *name, size_t klen, size_t vlen, size_t off,
+			   const struct sandbox_set *set)
+{
+	struct key_list kl = { .klen = klen };
+	uint32_t count;
+	int err = collect_batch(map, off, vlen != 0, set, &kl);
+
+	if (err && err != -ENOMEM) {
+		kl.n = 0;
+		err = collect_walk(map, klen, vlen, off, set, &kl);
+	}
+	if (err)
+		pr_err("cannot list the entries of the BPF map %s to remove: %s", name,
+		       strerror(-err));
+	count = (uint32_t)kl.n;
+	if (kl.n && bpf_map_delete_batch(map, kl.keys, &count, NULL))
+		/* no batch for this map, or a key gone meanwhile: the rest one by one */
+		for (size_t i = count; i < kl.n; i++)
+			bpf_map_delete_elem(map, kl.keys + i * klen);
+	free(kl.keys);
 }
 
 void loader_forget_keys(int map, const char *name, size_t klen, size_t off,
@@ -355,17 +436,20 @@ void file_pins_release(struct file_pins *p)
 	*p = (struct file_pins){ 0 };
 }
 
-int loader_add_file_rule(struct loader *l, const struct pysb_file_key *key,
-			 const struct pysb_file_rule *rule, bool union_)
+int loader_put_file_rules(struct loader *l, const struct pysb_file_key *keys,
+			  const struct pysb_file_rule *rules, uint32_t n)
 {
-	struct pysb_file_rule r = *rule, have;
+	uint32_t count = n;
 
-	if (union_ && !bpf_map_lookup_elem(l->fd.file_rules, key, &have)) {
-		r.access |= have.access;
-		r.rule = have.rule; /* the first path named it */
-	}
-	if (bpf_map_update_elem(l->fd.file_rules, key, &r, BPF_ANY))
+	/* One system call for all (a later key of the batch replaces an earlier one); one
+	 * each where the kernel has no batch for the map. */
+	if (!n || !bpf_map_update_batch(l->fd.file_rules, keys, rules, &count, NULL))
+		return 0;
+	if (errno != EINVAL && errno != ENOTSUP && errno != EOPNOTSUPP)
 		return -errno;
+	for (uint32_t i = count; i < n; i++)
+		if (bpf_map_update_elem(l->fd.file_rules, &keys[i], &rules[i], BPF_ANY))
+			return -errno;
 	return 0;
 }
 

@@ -5,6 +5,7 @@
  * attach and the daemon all go through sandbox_fill_maps().
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "abi_names.h"
@@ -24,10 +25,66 @@ static int pin_rule_paths(struct loader *l, const struct compiled *c, struct fil
 	return 0;
 }
 
+/* Rule indexes by label, then by index: the rules of one inode side by side. */
+static const uint64_t *sort_labels;
+static int by_label(const void *a, const void *b)
+{
+	size_t x = *(const size_t *)a, y = *(const size_t *)b;
+
+	if (sort_labels[x] != sort_labels[y])
+		return sort_labels[x] < sort_labels[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The file_rules entries of the compiled files and hidden files, written in one batch.
+ * Paths of one inode (two spellings, hard links) have one label: their entry is the union
+ * of their access, named by the first of them. A hidden file's empty grant comes after,
+ * and replaces any other.
+ */
+static int put_file_rules(struct loader *l, const struct compiled *c, const struct file_pins *pins,
+			  uint32_t sandbox_id)
+{
+	size_t n = c->n_files + c->n_hidden, m = 0, *order = calloc(c->n_files + 1, sizeof(*order));
+	struct pysb_file_key *keys = calloc(n + 1, sizeof(*keys));
+	struct pysb_file_rule *rules = calloc(n + 1, sizeof(*rules));
+	int err = -ENOMEM;
+
+	if (!order || !keys || !rules)
+		goto out;
+	for (size_t i = 0; i < c->n_files; i++)
+		order[i] = i;
+	sort_labels = pins->label;
+	qsort(order, c->n_files, sizeof(*order), by_label);
+	for (size_t k = 0; k < c->n_files; k++) {
+		size_t i = order[k];
+
+		if (m && keys[m - 1].label == pins->label[i]) {
+			rules[m - 1].access |= c->files[i].access; /* named by the first */
+			continue;
+		}
+		keys[m] = (struct pysb_file_key){ .label = pins->label[i], .sandbox = sandbox_id };
+		rules[m++] = (struct pysb_file_rule){ .access = c->files[i].access,
+						      .rule = (uint32_t)i + 1 };
+	}
+	for (size_t i = 0; i < c->n_hidden; i++) {
+		keys[m] = (struct pysb_file_key){ .label = pins->label[c->n_files + i],
+						  .sandbox = sandbox_id };
+		rules[m++] = (struct pysb_file_rule){ .access = 0 };
+	}
+	err = loader_put_file_rules(l, keys, rules, (uint32_t)m);
+out:
+	free(order);
+	free(keys);
+	free(rules);
+	return err;
+}
+
 int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
 		      uint32_t sandbox_id)
 {
 	char acc[32];
+	int err;
 
 	if (!pins->n && pin_rule_paths(l, c, pins)) {
 		file_pins_release(pins);
@@ -38,40 +95,25 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pi
 		       c->n_files + c->n_hidden);
 		return -1;
 	}
-	for (size_t i = 0; i < c->n_files; i++) {
-		const struct compiled_file *f = &c->files[i];
-		struct pysb_file_key key = { .label = pins->label[i], .sandbox = sandbox_id };
-		struct pysb_file_rule rule = { .access = f->access, .rule = (uint32_t)i + 1 };
-		int err = loader_add_file_rule(l, &key, &rule, true);
-
-		if (err) {
-			pr_err("cannot add the file rule for %s to the BPF map: %s", f->path,
-			       strerror(-err));
-			return -1;
-		}
+	err = put_file_rules(l, c, pins, sandbox_id);
+	if (err) {
+		pr_err("cannot add the %zu file rules to the BPF map file_rules: %s%s", c->n_files,
+		       strerror(-err),
+		       err == -E2BIG || err == -ENOMEM ? " (the map is full: too many rules of "
+							 "sandboxes at once)"
+						       : "");
+		return -1;
+	}
+	for (size_t i = 0; i < c->n_files; i++)
 		pr_debug("map file_rules: label %llu (dev %u:%u ino %llu) -> %s  %s",
-			 (unsigned long long)key.label, f->dev >> 20, f->dev & 0xfffff,
-			 (unsigned long long)f->ino, access_str(f->access, acc, sizeof(acc)),
-			 f->path);
-	}
-	/* After the file rules: a hidden file's empty grant replaces any other. */
-	for (size_t i = 0; i < c->n_hidden; i++) {
-		const struct compiled_hidden *h = &c->hidden[i];
-		struct pysb_file_key key = { .label = pins->label[c->n_files + i],
-					     .sandbox = sandbox_id };
-		struct pysb_file_rule rule = { .access = 0 };
-		int err = loader_add_file_rule(l, &key, &rule, false);
-
-		if (err) {
-			pr_err("cannot add the ignore= rule for %s: %s", h->path, strerror(-err));
-			return -1;
-		}
-		pr_debug("map file_rules: %s hidden (ignore=, %s:%u)", h->path, h->src.file,
-			 h->src.line);
-	}
+			 (unsigned long long)pins->label[i], c->files[i].dev >> 20,
+			 c->files[i].dev & 0xfffff, (unsigned long long)c->files[i].ino,
+			 access_str(c->files[i].access, acc, sizeof(acc)), c->files[i].path);
+	for (size_t i = 0; i < c->n_hidden; i++)
+		pr_debug("map file_rules: %s hidden (ignore=, %s:%u)", c->hidden[i].path,
+			 c->hidden[i].src.file, c->hidden[i].src.line);
 	if (c->ignores.count) {
-		int err = loader_set_ignores(l, sandbox_id, &c->ignores);
-
+		err = loader_set_ignores(l, sandbox_id, &c->ignores);
 		if (err) {
 			pr_err("cannot add the ignore= patterns: %s", strerror(-err));
 			return -1;
@@ -79,7 +121,6 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pi
 	}
 	for (size_t i = 0; i < c->n_mounts; i++) {
 		struct pysb_mount_key key = { .dev = c->mounts[i].dev, .sandbox = sandbox_id };
-		int err;
 
 		if (!c->mounts[i].access)
 			continue; /* absent = nothing granted */
