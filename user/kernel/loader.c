@@ -3,7 +3,7 @@
 
 /* ---------------- opening and adapting the object */
 
-int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
+static int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (level == LIBBPF_DEBUG && log_level < LOG_DEBUG)
 		return 0;
@@ -127,8 +127,9 @@ static struct pysb_bpf *open_adapted(const char **what, int *err)
 		pysb_bpf__destroy(skel);
 		return NULL;
 	}
-	/* cgroup/ programs (socket hooks) attach to each sandbox's cgroup, not globally:
-	 * loader_attach_cgroup() does that once the cgroup exists. */
+	/* cgroup/ programs (socket hooks) attach to cgroups, not globally: once to the
+	 * parent of the runs' cgroups (loader_attach_runs), and by the daemon to each cgroup
+	 * it confines (loader_attach_cgroup_pinned). */
 	bpf_object__for_each_program(prog, skel->obj) if (!strncmp(bpf_program__section_name(prog),
 								   "cgroup/", 7))
 		bpf_program__set_autoattach(prog, false);
@@ -440,18 +441,6 @@ void loader_unpin_links(const struct loader *l, const char *pin_prefix)
 	}
 }
 
-int loader_attach_cgroup(struct loader *l, int cgroup_fd)
-{
-	char prefix[32];
-
-	/* The id is ours alone (allocated with BPF_NOEXIST): pins under its name are left
-	 * by a run that died with that id, and would make the pinning fail. */
-	snprintf(prefix, sizeof(prefix), "sb%u", l->sandbox_id);
-	loader_unpin_links(l, prefix);
-	return loader_attach_cgroup_pinned(l, cgroup_fd, prefix, l->cg_link_fds, &l->n_cg_links,
-					   sizeof(l->cg_link_fds) / sizeof(l->cg_link_fds[0]));
-}
-
 int loader_attach_runs(struct loader *l, const char *run_cgroup)
 {
 	char parent[PATH_MAX], *slash;
@@ -497,9 +486,6 @@ void loader_stop(struct loader *l)
 		snprintf(prefix, sizeof(prefix), "sb%u", l->sandbox_id);
 		loader_unpin_links(l, prefix);
 	}
-	for (int i = 0; i < l->n_cg_links; i++)
-		close(l->cg_link_fds[i]);
-	l->n_cg_links = 0;
 	if (l->ringbuf_fd >= 0)
 		close(l->ringbuf_fd);
 	l->ringbuf_fd = -1;

@@ -52,8 +52,6 @@ struct loader {
 	uint32_t sandbox_id; /* 0 until loader_sandbox_alloc */
 	uint32_t last_id;    /* the last id this process allocated: the next search starts there */
 	int ringbuf_fd;	     /* this sandbox's events */
-	int cg_link_fds[32]; /* cgroup/ programs attached to the sandbox cgroup */
-	int n_cg_links;
 	/* A sandbox id (and ring) taken from the pool (user/kernel/loader_pool.c): its file,
 	 * flock()ed while this process lives; pool_freed once its rules are removed. */
 	bool pooled, pool_freed;
@@ -135,17 +133,15 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
 void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set);
 void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set);
 /* Zeroes the id's counters (`lost`, `event_count`). */
-void loader_reset_lost(struct loader *l);
 void loader_reset_lost_id(struct loader *l, uint32_t id);
 
 /* Attaches every `cgroup/` program (socket hooks) once to the parent of run cgroup
  * `run_cgroup` (<cgroup2>/pysb-bpf), pinned with the instance; nothing when done already.
  * They act on the tasks of registered sandboxes only. 0 or -errno. */
 int loader_attach_runs(struct loader *l, const char *run_cgroup);
-/* Attaches every `cgroup/` program (socket hooks) to the cgroup; undone by loader_stop. */
-int loader_attach_cgroup(struct loader *l, int cgroup_fd);
-/* The same with the links pinned as <pin dir>/<pin_prefix>-<program>; their fds are kept
- * in link_fds (NULL: closed, the pins hold them). How many of those pins exist (0 unless
+/* Attaches every `cgroup/` program (socket hooks) to a cgroup, the links pinned as
+ * <pin dir>/<pin_prefix>-<program>; their fds are kept in link_fds (NULL: closed, the pins
+ * hold them). How many of those pins exist (0 unless
  * all do), and their removal (which detaches them once no fd is left). */
 int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin_prefix,
 				int *link_fds, int *n_links, int max_links);

@@ -44,7 +44,6 @@
 #define BPF_FS_MAGIC 0xcafe4a11
 
 /* loader.c */
-int libbpf_log(enum libbpf_print_level level, const char *fmt, va_list ap);
 bool is_optional(const char *hook);
 int label_fd(int reqs, int fd, uint64_t *label);
 

@@ -130,11 +130,6 @@ int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes)
 	return err;
 }
 
-void loader_reset_lost(struct loader *l)
-{
-	loader_reset_lost_id(l, l->sandbox_id);
-}
-
 void loader_reset_lost_id(struct loader *l, uint32_t id)
 {
 	int ncpu = libbpf_num_possible_cpus();
