@@ -172,6 +172,15 @@ struct compiled;
  * when empty). Returns 0, or -1 after saying what failed. (sandbox_maps.c) */
 int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
 		      uint32_t sandbox_id);
+/*
+ * The file_rules entries of c's files and hidden files, whose labels are labels[] (files,
+ * then hidden files), into keys[] and rules[] (room for both counts): paths of one inode
+ * (two spellings, hard links) have one label and one entry, the union of their access,
+ * named by the first of them; a hidden file's empty grant comes after, and replaces any
+ * other. How many, or (size_t)-1 out of memory. (sandbox_maps.c)
+ */
+size_t file_rules_entries(const struct compiled *c, const uint64_t *labels, uint32_t sandbox_id,
+			  struct pysb_file_key *keys, struct pysb_file_rule *rules);
 
 /* Puts rules[i] on keys[i] (label, sandbox), in this order: a later key replaces an
  * earlier equal one. 0 or -errno. */

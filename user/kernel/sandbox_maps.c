@@ -26,55 +26,60 @@ static int pin_rule_paths(struct loader *l, const struct compiled *c, struct fil
 }
 
 /* Rule indexes by label, then by index: the rules of one inode side by side. */
-static const uint64_t *sort_labels;
-static int by_label(const void *a, const void *b)
+static int by_label(const void *a, const void *b, void *labels)
 {
+	const uint64_t *label = labels;
 	size_t x = *(const size_t *)a, y = *(const size_t *)b;
 
-	if (sort_labels[x] != sort_labels[y])
-		return sort_labels[x] < sort_labels[y] ? -1 : 1;
+	if (label[x] != label[y])
+		return label[x] < label[y] ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
-/*
- * The file_rules entries of the compiled files and hidden files, written in one batch.
- * Paths of one inode (two spellings, hard links) have one label: their entry is the union
- * of their access, named by the first of them. A hidden file's empty grant comes after,
- * and replaces any other.
- */
-static int put_file_rules(struct loader *l, const struct compiled *c, const struct file_pins *pins,
-			  uint32_t sandbox_id)
+size_t file_rules_entries(const struct compiled *c, const uint64_t *labels, uint32_t sandbox_id,
+			  struct pysb_file_key *keys, struct pysb_file_rule *rules)
 {
-	size_t n = c->n_files + c->n_hidden, m = 0, *order = calloc(c->n_files + 1, sizeof(*order));
-	struct pysb_file_key *keys = calloc(n + 1, sizeof(*keys));
-	struct pysb_file_rule *rules = calloc(n + 1, sizeof(*rules));
-	int err = -ENOMEM;
+	size_t m = 0, *order = calloc(c->n_files + 1, sizeof(*order));
 
-	if (!order || !keys || !rules)
-		goto out;
+	if (!order)
+		return (size_t)-1;
 	for (size_t i = 0; i < c->n_files; i++)
 		order[i] = i;
-	sort_labels = pins->label;
-	qsort(order, c->n_files, sizeof(*order), by_label);
+	qsort_r(order, c->n_files, sizeof(*order), by_label, (void *)labels);
 	for (size_t k = 0; k < c->n_files; k++) {
 		size_t i = order[k];
 
-		if (m && keys[m - 1].label == pins->label[i]) {
+		if (m && keys[m - 1].label == labels[i]) {
 			rules[m - 1].access |= c->files[i].access; /* named by the first */
 			continue;
 		}
-		keys[m] = (struct pysb_file_key){ .label = pins->label[i], .sandbox = sandbox_id };
+		keys[m] = (struct pysb_file_key){ .label = labels[i], .sandbox = sandbox_id };
 		rules[m++] = (struct pysb_file_rule){ .access = c->files[i].access,
 						      .rule = (uint32_t)i + 1 };
 	}
 	for (size_t i = 0; i < c->n_hidden; i++) {
-		keys[m] = (struct pysb_file_key){ .label = pins->label[c->n_files + i],
+		keys[m] = (struct pysb_file_key){ .label = labels[c->n_files + i],
 						  .sandbox = sandbox_id };
 		rules[m++] = (struct pysb_file_rule){ .access = 0 };
 	}
-	err = loader_put_file_rules(l, keys, rules, (uint32_t)m);
-out:
 	free(order);
+	return m;
+}
+
+/* The entries, written in one batch. */
+static int put_file_rules(struct loader *l, const struct compiled *c, const struct file_pins *pins,
+			  uint32_t sandbox_id)
+{
+	size_t n = c->n_files + c->n_hidden, m;
+	struct pysb_file_key *keys = calloc(n + 1, sizeof(*keys));
+	struct pysb_file_rule *rules = calloc(n + 1, sizeof(*rules));
+	int err = -ENOMEM;
+
+	if (keys && rules) {
+		m = file_rules_entries(c, pins->label, sandbox_id, keys, rules);
+		if (m != (size_t)-1)
+			err = loader_put_file_rules(l, keys, rules, (uint32_t)m);
+	}
 	free(keys);
 	free(rules);
 	return err;
