@@ -57,11 +57,65 @@ static void deliver_swept(void *ctx, struct pysb_event *e)
 	deliver(ctx, e);
 }
 
+/*
+ * make bench's measure of the consumer (scripts/bench, events section): with
+ * PYSB_BENCH_EVENTS=hold the ring is left unread while the program runs, and drained,
+ * timed, once it has exited; =bare drains it the same way with a consumer that only counts
+ * the records. The consumer against a bare drain of the same records: one stderr line,
+ * "pysb-bpf: bench: drained N records in T ms".
+ */
+enum bench_events { BENCH_OFF, BENCH_HOLD, BENCH_BARE };
+static unsigned long bench_records;
+
+static enum bench_events bench_events(void)
+{
+	static int mode = -1;
+	const char *v;
+
+	if (mode < 0) {
+		v = getenv("PYSB_BENCH_EVENTS");
+		mode = !v ? BENCH_OFF : !strcmp(v, "bare") ? BENCH_BARE : BENCH_HOLD;
+	}
+	return (enum bench_events)mode;
+}
+
+static int count_record(void *ctx, void *data, size_t len)
+{
+	(void)ctx;
+	(void)data;
+	(void)len;
+	bench_records++;
+	return 0;
+}
+
+ring_buffer_sample_fn event_consumer(void)
+{
+	return bench_events() == BENCH_BARE ? count_record : on_event;
+}
+
+/* The held ring drained, timed (the events written to the stream included). */
+static void bench_drain(struct event_sink *sink, struct ring_buffer *rb)
+{
+	struct timespec t0, t1;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do
+		n = ring_buffer__consume(rb);
+	while (n > 0);
+	if (sink->o->events)
+		events_json_flush(sink->o->events);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "pysb-bpf: bench: drained %lu records in %.3f ms\n", bench_records,
+		(t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+}
+
 int on_event(void *ctx, void *data, size_t len)
 {
 	struct event_sink *sink = ctx;
 	static struct pysb_event e; /* records come at their real size: the rest zeroed */
 
+	bench_records++;
 	if (len < PYSB_EVENT_HEAD_LEN) {
 		pr_warn("an event record of %zu bytes, less than its header: ignored", len);
 		return 0;
@@ -298,7 +352,7 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 {
 	const struct run_opts *o = sink->o;
 	struct pollfd fds[5] = {
-		{ .fd = ring_buffer__epoll_fd(rb), .events = POLLIN },
+		{ .fd = bench_events() ? -1 : ring_buffer__epoll_fd(rb), .events = POLLIN },
 		{ .fd = pidfd, .events = POLLIN },
 		{ .fd = sigfd, .events = POLLIN },
 		{ .events = POLLIN }, /* the caller's terminal, relayed to the pty */
@@ -355,6 +409,8 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 		pr_err("waitpid: %s", strerror(errno));
 		return EXIT_PYSB_ERROR;
 	}
+	if (bench_events())
+		bench_drain(sink, rb);
 	ring_buffer__consume(rb);
 	fflush(stderr);
 	if (WIFEXITED(status))
@@ -534,7 +590,7 @@ int sandbox_run(const struct run_opts *o)
 	sink_init(o);
 	/* keys a run before under the same id left (killed before its end) */
 	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
-	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
+	rb = ring_buffer__new(loader_events_fd(&l), event_consumer(), &sink, NULL);
 	if (!rb) {
 		pr_err("cannot open the event ring buffer: %s", strerror(errno));
 		goto out_loader;

@@ -45,6 +45,8 @@ struct event_sink {
 /* runner.c */
 void sink_init(const struct run_opts *o);
 int on_event(void *ctx, void *data, size_t len);
+/* on_event, or make bench's counting consumer (PYSB_BENCH_EVENTS=bare). */
+ring_buffer_sample_fn event_consumer(void);
 bool sent_by_a_process(const struct signalfd_siginfo *si);
 void batch_done(struct event_sink *sink, const struct loader *l, bool tick);
 void report_lost(const struct run_opts *o, const struct loader *l, struct event_sink *sink);
