@@ -400,7 +400,11 @@ def render(r, rep, plots):
               "events that do not fit are counted per reason and reported (summary record, "
               "stderr), never dropped silently. The rate is bounded by the flood program "
               "itself (Python creating files under TCG), not by the event pipeline: read it "
-              "as \"keeps up with\", not as a ceiling.", ""]
+              "as \"keeps up with\", not as a ceiling. The consumer's own ceiling is the "
+              "target below: the same flood's records held in a 64 MiB ring while the program "
+              "runs, then drained once it has exited (`PYSB_BENCH_EVENTS=hold`: each record "
+              "decoded, resolved, deduplicated, written as a JSON line), against a drain of "
+              "the same ring that only counts them (`=bare`).", ""]
     if r.d.get("memory"):
         p = rep.per_1000(r)
         o += ["## Memory", "", "Peak RSS of the loader (`pysb-bpf run ... -- /bin/true`):", "",

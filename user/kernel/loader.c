@@ -355,15 +355,10 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 			found = alive[i] == next;
 		if (!found && !bpf_map_lookup_elem(map, &next, &cfg) &&
 		    !(cfg.flags & PYSB_SB_DAEMON)) { /* the daemon's are its own to keep */
-			char prefix[32];
-
 			pr_info("removing sandbox %u: its cgroup (id %llu) is gone", cfg.id,
 				(unsigned long long)next);
 			loader_sandbox_free(l, next, cfg.id);
 			sandbox_record_remove(next);
-			/* its supervisor died before unpinning the socket links */
-			snprintf(prefix, sizeof(prefix), "sb%u", cfg.id);
-			loader_unpin_links(l, prefix);
 			continue;
 		}
 		key = next;
@@ -480,12 +475,8 @@ int loader_attach_runs(struct loader *l, const char *run_cgroup)
 
 void loader_stop(struct loader *l)
 {
-	if (l->started && l->sandbox_id) {
-		char prefix[32];
-
-		snprintf(prefix, sizeof(prefix), "sb%u", l->sandbox_id);
-		loader_unpin_links(l, prefix);
-	}
+	/* (a run attaches no link of its own: the socket programs are attached once above
+	 * the runs' cgroups, loader_attach_runs) */
 	if (l->ringbuf_fd >= 0)
 		close(l->ringbuf_fd);
 	l->ringbuf_fd = -1;
