@@ -58,13 +58,16 @@ test_cli_run_removes_its_map_entries_only() {
 	# (mount_access last: a policy has entries there only for the mounts it reaches)
 	local pin maps=(file_rules net4_rules net_ports net_cfg mount_access) m
 	mkdir -p "$T/a" "$T/b"
+	trap 'touch "$T/a/stop" "$T/b/stop"' EXIT # a failed assertion stops both runs
 	count() { # the entries of each map in $maps, on one line
 		for m in "${maps[@]}"; do
 			bpftool map dump pinned "$pin/map-$m" -j 2>/dev/null |
 				python3 -c 'import json,sys; print(len(json.load(sys.stdin)), end=" ")'
 		done
 	}
+	# (it starts once its rules are in the maps: "ready" says they are)
 	waiter='import os, time
+print("ready", flush=True)
 while not os.path.exists(os.path.dirname(__file__) + "/stop"):
     time.sleep(0.1)'
 	echo "$waiter" >"$T/a/app.py"
@@ -73,20 +76,20 @@ while not os.path.exists(os.path.dirname(__file__) + "/stop"):
 	printf 'expose-ro=%s\nnet=ALLOW|tcp|10.8.0.0/16|80,8080|OUT\n' "$T/b" >"$T/pb"
 	"$PYSB" run --policy "$T/pb" -- "$T/b/app.py" >"$T/outb" 2>"$T/errb" &
 	local pb=$!
-	for _ in $(seq 300); do
-		[ -n "$(ls -d /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null)" ] && break
+	for _ in $(seq 600); do
+		grep -q ready "$T/outb" && break
 		sleep 0.1
 	done
-	sleep 1
+	grep -q ready "$T/outb" || fail "run B did not start: $(tail -3 "$T/errb")"
 	pin=$(ls -d /sys/fs/bpf/pysb-bpf/*/ | grep -v _tmp_ | head -1)
 	local with_b=$(count)
 	"$PYSB" run --policy "$T/pa" -- "$T/a/app.py" >"$T/outa" 2>"$T/erra" &
 	local pa=$!
-	for _ in $(seq 300); do
-		[ "$(ls -d /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null | wc -l)" -ge 2 ] && break
+	for _ in $(seq 600); do
+		grep -q ready "$T/outa" && break
 		sleep 0.1
 	done
-	sleep 1
+	grep -q ready "$T/outa" || fail "run A did not start: $(tail -3 "$T/erra")"
 	local with_ab=$(count)
 	touch "$T/a/stop"
 	wait "$pa"
