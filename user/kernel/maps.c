@@ -180,20 +180,22 @@ static int collect_batch(int map, size_t off, bool in_value, const struct sandbo
 	struct bpf_map_info info = { 0 };
 	uint32_t len = sizeof(info);
 	unsigned char *kb = NULL, *vb = NULL;
-	uint64_t in = 0, out = 0;
+	/* the batch token: a bucket number for a hash, a whole key for the generic batch (an
+	 * LPM trie's on later kernels) */
+	unsigned char in[64] = { 0 }, out[64] = { 0 };
 	bool first = true;
 	int ret = 0;
 
 	if (bpf_obj_get_info_by_fd(map, &info, &len))
 		return -errno;
-	if (info.key_size != kl->klen ||
+	if (info.key_size != kl->klen || info.key_size > sizeof(in) ||
 	    off + sizeof(uint32_t) > (in_value ? info.value_size : info.key_size))
 		return -EINVAL;
 	kb = malloc((size_t)BATCH * info.key_size);
 	vb = malloc((size_t)BATCH * info.value_size);
 	while (kb && vb) {
 		uint32_t count = BATCH;
-		int err = bpf_map_lookup_batch(map, first ? NULL : &in, &out, kb, vb, &count, NULL);
+		int err = bpf_map_lookup_batch(map, first ? NULL : in, out, kb, vb, &count, NULL);
 
 		if (err && errno != ENOENT) {
 			ret = -errno;
@@ -210,7 +212,7 @@ static int collect_batch(int map, size_t off, bool in_value, const struct sandbo
 		}
 		if (err || ret)
 			break; /* ENOENT: that was the last batch */
-		in = out;
+		memcpy(in, out, sizeof(in));
 		first = false;
 	}
 	if (!kb || !vb)
