@@ -76,20 +76,12 @@ while not os.path.exists(os.path.dirname(__file__) + "/stop"):
 	printf 'expose-ro=%s\nnet=ALLOW|tcp|10.8.0.0/16|80,8080|OUT\n' "$T/b" >"$T/pb"
 	"$PYSB" run --policy "$T/pb" -- "$T/b/app.py" >"$T/outb" 2>"$T/errb" &
 	local pb=$!
-	for _ in $(seq 600); do
-		grep -q ready "$T/outb" && break
-		sleep 0.1
-	done
-	grep -q ready "$T/outb" || fail "run B did not start: $(tail -3 "$T/errb")"
+	wait_for "$T/outb" '^ready$' 1 60 # (test_daemon.sh's)
 	pin=$(ls -d /sys/fs/bpf/pysb-bpf/*/ | grep -v _tmp_ | head -1)
 	local with_b=$(count)
 	"$PYSB" run --policy "$T/pa" -- "$T/a/app.py" >"$T/outa" 2>"$T/erra" &
 	local pa=$!
-	for _ in $(seq 600); do
-		grep -q ready "$T/outa" && break
-		sleep 0.1
-	done
-	grep -q ready "$T/outa" || fail "run A did not start: $(tail -3 "$T/erra")"
+	wait_for "$T/outa" '^ready$' 1 60 # (test_daemon.sh's)
 	local with_ab=$(count)
 	touch "$T/a/stop"
 	wait "$pa"
