@@ -29,6 +29,7 @@
 #define PYSB_ANCESTOR_ID(cg, level) \
 	((cg) ? pysb_ancestor_id(cg, level) : bpf_get_current_ancestor_cgroup_id(level))
 #define PYSB_SANDBOX_LOOKUP(idp) ((struct pysb_sandbox_cfg *)bpf_map_lookup_elem(&sandboxes, idp))
+#define PYSB_LOOP(n, fn, ctx)	 bpf_loop(n, fn, ctx, 0)
 #define PYSB_CURRENT_CGROUP()	 BPF_CORE_READ(bpf_get_current_task_btf(), cgroups, dfl_cgrp)
 #define PYSB_CGROUP_ID(cg)	 BPF_CORE_READ(cg, kn, id)
 #define PYSB_CURRENT_CGROUP_ID() bpf_get_current_cgroup_id()
@@ -86,9 +87,40 @@ static __always_inline void count_lost(__u32 sandbox, __u32 reason)
 		(*n)++;
 }
 
+static long event_buf_try(__u32 n, void *data)
+{
+	__u32 key = 2 * n, *taken = data;
+	struct pysb_event_buf *b = bpf_map_lookup_elem(&event_buf, &key);
+
+	if (!b)
+		return 1;
+	if (__sync_lock_test_and_set(&b->busy, 1))
+		return 0;
+	*taken = n;
+	return 1;
+}
+
+/* This CPU's first free pair of event buffers (maps.bpf.h, event_buf), taken; NULL when
+ * every pair is held by a preempted hook. The search in a bpf_loop and out of line: the
+ * verifier checks one try, and the hooks go on from one state, not one per pair. */
+static __noinline __attribute__((unused)) struct pysb_event_buf *event_buf_take(void)
+{
+	__u32 n = PYSB_EVENT_NEST, key;
+	struct pysb_event_buf *b;
+
+	bpf_loop(PYSB_EVENT_NEST, event_buf_try, &n, 0);
+	if (n >= PYSB_EVENT_NEST)
+		return NULL;
+	key = 2 * n;
+	b = bpf_map_lookup_elem(&event_buf, &key);
+	if (b)
+		b->pair = n;
+	return b;
+}
+
 /* Starts an event with the fields every kind shares filled in (counted in event_count);
- * NULL (counted as lost) if the sandbox has no reader or this CPU's buffer is taken.
- * Every non-NULL result must be passed to event_send(). */
+ * NULL (counted as lost) if the sandbox has no reader or this CPU's buffers are all
+ * taken. Every non-NULL result must be passed to event_send(). */
 static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_cfg *cfg,
 						      __u64 cgid, __u16 kind, __u16 op,
 						      __u32 access, __u32 decision)
@@ -97,7 +129,6 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 	struct task_struct *task;
 	struct pysb_event *e;
 	__u64 pid_tgid;
-	__u32 zero = 0;
 	__u64 *count = bpf_map_lookup_elem(&event_count, &cfg->id);
 
 	if (count) /* every event, whether it is delivered or lost */
@@ -106,10 +137,8 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 		count_lost(cfg->id, PYSB_LOST_NO_READER);
 		return NULL;
 	}
-	b = bpf_map_lookup_elem(&event_buf, &zero);
-	if (!b)
-		return NULL;
-	if (__sync_lock_test_and_set(&b->busy, 1)) {
+	b = event_buf_take();
+	if (!b) {
 		count_lost(cfg->id, PYSB_LOST_PREEMPTED);
 		return NULL;
 	}
@@ -142,26 +171,39 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
 
 #define PYSB_EVENT_HEAD __builtin_offsetof(struct pysb_event, path)
 
+struct dedup_hash_ctx {
+	const char *p;
+	__u64 h;
+};
+
+static long dedup_hash_word(__u32 i, void *data)
+{
+	struct dedup_hash_ctx *c = data;
+
+	c->h = (c->h ^ *(const __u64 *)(c->p + ((i * 8) & (PYSB_PATH_LEN - 8)))) * 0x100000001b3ull;
+	return 0;
+}
+
 /* FNV-1a over the first `len` bytes of p, a word at a time, then the last bytes (those
  * of their word beyond len masked: the buffer holds an older event's bytes there). The
- * loop's only branch leaves it: a branch inside would have the verifier walk the rest of
- * the loop from each one (quadratic; too large for lsm/capable). */
+ * words in a bpf_loop: the verifier checks its body once, where a loop of 512 words was
+ * walked word by word at each event_send call of each program (a third of the
+ * instructions it checked for most hooks). */
 static __always_inline __u64 dedup_hash(const char *p, __u32 len)
 {
-	__u64 h = 0xcbf29ce484222325ull, w;
+	struct dedup_hash_ctx c = { .p = p, .h = 0xcbf29ce484222325ull };
 	__u32 rem = len & 7, off;
+	__u64 w;
 
-	for (__u32 i = 0; i < PYSB_PATH_LEN / 8; i++) {
-		if (i * 8 + 8 > len)
-			break;
-		h = (h ^ *(const __u64 *)(p + i * 8)) * 0x100000001b3ull;
-	}
+	if (len > PYSB_PATH_LEN)
+		len = PYSB_PATH_LEN;
+	bpf_loop(len / 8, dedup_hash_word, &c, 0);
 	if (rem) {
 		off = (len - rem) & (PYSB_PATH_LEN - 8);
 		w = *(const __u64 *)(p + off) & ((1ull << (rem * 8)) - 1);
-		h = (h ^ w) * 0x100000001b3ull;
+		c.h = (c.h ^ w) * 0x100000001b3ull;
 	}
-	return h;
+	return c.h;
 }
 
 /*
@@ -173,14 +215,15 @@ static __always_inline __u64 dedup_hash(const char *p, __u32 len)
  */
 static __noinline __attribute__((unused)) void event_send(struct pysb_event *e)
 {
-	struct pysb_event_buf *b, *out;
+	struct pysb_event_buf *b = (void *)e - __builtin_offsetof(struct pysb_event_buf, e), *out;
 	struct pysb_dedup_key *k;
 	struct pysb_dedup_val *v;
-	__u32 zero = 0, one = 1, hlen = sizeof(struct pysb_net_event);
+	__u32 pair = 2 * (b->pair & (PYSB_EVENT_NEST - 1)) + 1,
+	      hlen = sizeof(struct pysb_net_event);
 	__u64 size = PYSB_EVENT_HEAD + sizeof(struct pysb_net_event), idx, last, now;
 	void *rb = bpf_map_lookup_elem(&events, &e->sandbox);
 
-	out = bpf_map_lookup_elem(&event_buf, &one);
+	out = bpf_map_lookup_elem(&event_buf, &pair);
 	if (!rb || !out) {
 		count_lost(e->sandbox, PYSB_LOST_NO_READER);
 		goto done;
@@ -249,9 +292,8 @@ static __noinline __attribute__((unused)) void event_send(struct pysb_event *e)
 		v->first_ns = 0;
 	}
 done:
-	b = bpf_map_lookup_elem(&event_buf, &zero);
-	if (b) /* same CPU: a plain store after the copy is enough */
-		*(volatile __u32 *)&b->busy = 0;
+	/* same CPU: a plain store after the copy is enough */
+	*(volatile __u32 *)&b->busy = 0;
 }
 
 /* The verdict for a denied request: -errno in enforce mode, 0 (allow) in audit mode. */

@@ -16,6 +16,9 @@
  *                                past that cgroup's own level
  *   PYSB_SANDBOX_LOOKUP(idp)     the sandbox registered for cgroup *idp, or NULL
  *   PYSB_CGROUP                  the type of `cg` (a pointer)
+ *   PYSB_LOOP(n, fn, ctx)        calls fn(i, ctx) for i from 0 until n or until it
+ *                                returns non-zero (bpf_loop: the verifier checks fn once,
+ *                                not once a level and a copy of the walk)
  * and, for the cache only (without PYSB_CACHE_GET, no cache is compiled):
  *   PYSB_CURRENT_CGROUP()        the current task's cgroup, read once (NULL: unknown)
  *   PYSB_CGROUP_ID(cg)           its id
@@ -34,28 +37,43 @@
 #ifndef PYSB_NEAREST_H
 #define PYSB_NEAREST_H
 
-#if !defined(PYSB_ANCESTOR_ID) || !defined(PYSB_SANDBOX_LOOKUP) || !defined(PYSB_CGROUP)
-#error "define PYSB_ANCESTOR_ID, PYSB_SANDBOX_LOOKUP and PYSB_CGROUP before including nearest.h"
+#if !defined(PYSB_ANCESTOR_ID) || !defined(PYSB_SANDBOX_LOOKUP) || !defined(PYSB_CGROUP) || \
+	!defined(PYSB_LOOP)
+#error "define PYSB_ANCESTOR_ID, PYSB_SANDBOX_LOOKUP, PYSB_CGROUP and PYSB_LOOP before including nearest.h"
 #endif
+
+struct pysb_nearest_walk {
+	PYSB_CGROUP cg;
+	struct pysb_sandbox_cfg *found;
+	__u64 found_id;
+};
+
+/* One level of the walk: level i + 1 (1 = just below the root); 1 ends it. */
+static long pysb_nearest_level(__u32 i, void *data)
+{
+	struct pysb_nearest_walk *w = data;
+	__u64 id = PYSB_ANCESTOR_ID(w->cg, (int)i + 1);
+	struct pysb_sandbox_cfg *cfg;
+
+	if (!id)
+		return 1;
+	cfg = PYSB_SANDBOX_LOOKUP(&id);
+	if (cfg) {
+		w->found_id = id;
+		w->found = cfg; /* a deeper level may still hold a nearer one */
+	}
+	return 0;
+}
 
 /* The walk over cgroup `cg` (NULL: the current task's, read level by level). */
 static __always_inline struct pysb_sandbox_cfg *pysb_nearest_of(PYSB_CGROUP cg, __u64 *cgid)
 {
-	struct pysb_sandbox_cfg *found = NULL;
+	struct pysb_nearest_walk w = { .cg = cg };
 
-	for (int level = 1; level <= PYSB_MAX_CGROUP_LEVEL; level++) {
-		__u64 id = PYSB_ANCESTOR_ID(cg, level);
-		struct pysb_sandbox_cfg *cfg;
-
-		if (!id)
-			break;
-		cfg = PYSB_SANDBOX_LOOKUP(&id);
-		if (cfg) {
-			*cgid = id;
-			found = cfg; /* a deeper level may still hold a nearer one */
-		}
-	}
-	return found;
+	PYSB_LOOP(PYSB_MAX_CGROUP_LEVEL, pysb_nearest_level, &w);
+	if (w.found)
+		*cgid = w.found_id;
+	return w.found;
 }
 
 /* The walk alone, for programs that cannot use the cache (cgroup/ socket programs). */
@@ -68,30 +86,18 @@ static __always_inline struct pysb_sandbox_cfg *pysb_nearest_sandbox(__u64 *cgid
 /* cgid of an entry being written: no cgroup has it (ids are kernfs ids, never ~0). */
 #define PYSB_CACHE_WRITING (~0ULL)
 
-/* struct pysb_sandbox_cache (pysb_abi.h): the walk's answer while the task stays in cgroup
- * `cgid` and `sandboxes` at generation `gen`. */
-static __always_inline struct pysb_sandbox_cfg *pysb_cached_sandbox(__u64 *cgid)
+/* The cache missed (or is unusable): the walk, and its answer stored. Out of line: the
+ * hit below stays a few instructions in every hook, and the walk's state sits in a frame
+ * of its own, not in the stack of every hook that calls deeper functions. */
+static __noinline __attribute__((unused)) struct pysb_sandbox_cfg *pysb_sandbox_miss(
+	volatile struct pysb_sandbox_cache *c, __u64 *genp, __u64 *cgid)
 {
-	volatile struct pysb_sandbox_cache *c = PYSB_CACHE_GET();
-	__u64 *genp = PYSB_GEN_GET();
 	struct pysb_sandbox_cfg *cfg;
 	PYSB_CGROUP cg;
 	__u64 own, gen, sb = 0;
 
 	if (!c || !genp)
 		return pysb_nearest_sandbox(cgid);
-	if (c->cgid == PYSB_CURRENT_CGROUP_ID() && c->gen == *(volatile __u64 *)genp) {
-		sb = c->sandbox;
-		if (!sb)
-			return NULL;
-		cfg = PYSB_SANDBOX_LOOKUP(&sb);
-		if (cfg) {
-			*cgid = sb;
-			return cfg;
-		}
-		/* Unbound since, its generation not bumped yet: an ancestor may still be
-		 * bound. The walk decides. */
-	}
 	/* The generation first, with a barrier: every change of `sandboxes` made before
 	 * the bump read here is seen by the walk below. */
 	gen = PYSB_GEN_READ_ORDERED(genp);
@@ -101,7 +107,6 @@ static __always_inline struct pysb_sandbox_cfg *pysb_cached_sandbox(__u64 *cgid)
 	if (!cg)
 		return pysb_nearest_sandbox(cgid);
 	own = PYSB_CGROUP_ID(cg);
-	sb = 0;
 	cfg = pysb_nearest_of(cg, &sb);
 	/* Only this task writes its entry, but a hook run by an interrupt on its CPU may
 	 * read or write it while it does: marked as being written, the entry matches no
@@ -116,6 +121,30 @@ static __always_inline struct pysb_sandbox_cfg *pysb_cached_sandbox(__u64 *cgid)
 	if (cfg)
 		*cgid = sb;
 	return cfg;
+}
+
+/* struct pysb_sandbox_cache (pysb_abi.h): the walk's answer while the task stays in cgroup
+ * `cgid` and `sandboxes` at generation `gen`. */
+static __always_inline struct pysb_sandbox_cfg *pysb_cached_sandbox(__u64 *cgid)
+{
+	volatile struct pysb_sandbox_cache *c = PYSB_CACHE_GET();
+	__u64 *genp = PYSB_GEN_GET();
+	struct pysb_sandbox_cfg *cfg;
+	__u64 sb;
+
+	if (c && genp && c->cgid == PYSB_CURRENT_CGROUP_ID() && c->gen == *(volatile __u64 *)genp) {
+		sb = c->sandbox;
+		if (!sb)
+			return NULL;
+		cfg = PYSB_SANDBOX_LOOKUP(&sb);
+		if (cfg) {
+			*cgid = sb;
+			return cfg;
+		}
+		/* Unbound since, its generation not bumped yet: an ancestor may still be
+		 * bound. The walk decides. */
+	}
+	return pysb_sandbox_miss(c, genp, cgid);
 }
 #endif /* PYSB_CACHE_GET */
 

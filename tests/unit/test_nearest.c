@@ -19,6 +19,9 @@
 #ifndef __always_inline
 #define __always_inline inline __attribute__((always_inline))
 #endif
+#ifndef __noinline
+#define __noinline __attribute__((noinline))
+#endif
 
 /* The current task's cgroup path: path[level - 1] is the id at `level`; 0 ends it. */
 static __u64 path[PYSB_MAX_CGROUP_LEVEL + 1];
@@ -91,6 +94,12 @@ static __u64 fake_gen_ordered(__u64 *p)
 #define PYSB_CACHE_GET()	    (cache_available ? &cache_entry : NULL)
 #define PYSB_GEN_GET()		    (&gen)
 #define PYSB_GEN_READ_ORDERED(p)    fake_gen_ordered(p)
+#define PYSB_LOOP(n, fn, ctx)                   \
+	do {                                    \
+		for (__u32 i = 0; i < (n); i++) \
+			if ((fn)(i, ctx))       \
+				break;          \
+	} while (0)
 #include "../../bpf/nearest.h"
 
 /* set_path(ids..., 0): the task's cgroup, from the top level down. */
