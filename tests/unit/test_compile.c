@@ -443,7 +443,7 @@ static void test_bpf_params_valid(void **state)
 			"bpf.events-buffer=8M\nbpf.events-buffer=32M\n", false, NULL);
 
 		assert_int_equal(r->ret, 0); /* the last line wins */
-		assert_int_equal(policy_events_buffer(r->p), 32u << 20);
+		assert_int_equal(r->c.events_buffer, 32u << 20);
 		done(r);
 	}
 	assert_int_equal(policy_bpf_bool("True"), 1);
@@ -747,6 +747,38 @@ static void test_check_exec_only_api(void **state)
 				     "decided_by"),
 		     "line"),
 		1);
+	check_done(run);
+}
+
+/* Wide capabilities are warned of, one warning each, with their line (the bpf.* table's
+ * warning of bpf.capabilities); a narrow one is not. */
+static void test_check_warns_of_wide_capabilities(void **state)
+{
+	struct check_run *run;
+	const json_t *v;
+	size_t i;
+	int admin = 0, module = 0, chown = 0;
+
+	(void)state;
+	put("caps.pysb", "expose-ro=/usr\nbpf.capabilities=CAP_CHOWN\n"
+			 "bpf.capabilities=CAP_SYS_ADMIN,sys_module\n");
+	run = check("caps.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	json_array_foreach(json_object_get(run->doc, "warnings"), i, v)
+	{
+		const char *m = sget(v, "message");
+
+		admin += strstr(m, "bpf.capabilities grants CAP_SYS_ADMIN: the program reaches "
+				   "namespaces") &&
+			 iget(v, "line") == 3;
+		module += strstr(m, "grants CAP_SYS_MODULE: the program reaches loading kernel "
+				    "code") &&
+			  iget(v, "line") == 3;
+		chown += strstr(m, "CAP_CHOWN") != NULL;
+	}
+	assert_int_equal(admin, 1);
+	assert_int_equal(module, 1);
+	assert_int_equal(chown, 0);
 	check_done(run);
 }
 
@@ -1063,6 +1095,7 @@ int main(void)
 		cmocka_unit_test(test_bpf_params_errors),
 		cmocka_unit_test(test_check_json),
 		cmocka_unit_test(test_check_exec_only_api),
+		cmocka_unit_test(test_check_warns_of_wide_capabilities),
 		cmocka_unit_test(test_check_invalid),
 		cmocka_unit_test(test_check_json_diagnostics),
 		cmocka_unit_test(test_check_text),

@@ -102,12 +102,14 @@ struct result {
 	char err[8192]; /* what the compiler printed on stderr */
 };
 
-/* Parses `text` (must be valid) and compiles its net part, capturing stderr. */
+/* Parses `text` (must be valid) and compiles its net part, capturing stderr: its bpf.*
+ * keys as policy_compile reads them (compile_params), then its net= rules. */
 static struct result *compile_text(const char *text)
 {
 	struct result *r = calloc(1, sizeof(*r));
 	struct diag_list d = { 0 };
 	struct compile_opts o = { .resolv_conf = resolv, .resolve = fake_resolve };
+	bool implicit;
 	int saved, fd;
 	FILE *f;
 	size_t n;
@@ -124,7 +126,9 @@ static struct result *compile_text(const char *text)
 	assert_true(saved >= 0 && fd >= 0);
 	dup2(fd, 2);
 	close(fd);
-	r->ret = net_compile(r->p, &o, &r->c);
+	r->ret = compile_params(r->p, &o, &r->c, &implicit);
+	if (!r->ret)
+		r->ret = net_compile(r->p, &o, &r->c);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);

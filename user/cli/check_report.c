@@ -383,48 +383,6 @@ int add_environment(struct report *r, json_t *root)
 
 /* ---------------- bpf.* parameters */
 
-/* Capabilities that reach past what the other rules confine: said, not refused. */
-static void warn_capabilities(struct report *r, const struct policy_kv *kv)
-{
-	static const struct {
-		const char *name, *why;
-	} wide[] = {
-		{ "CAP_SYS_ADMIN",
-		  "namespaces, mount_setattr/fspick, fanotify, quotas, and much else" },
-		{ "CAP_SYS_MODULE", "loading kernel code" },
-		{ "CAP_SYS_RAWIO", "raw I/O ports and device access" },
-		{ "CAP_MKNOD", "device nodes in an expose-rw directory, then raw reads of disks" },
-		{ "CAP_BPF", "BPF programs (pysb-bpf still refuses bpf(2) in the sandbox)" },
-		{ "CAP_PERFMON", "system-wide performance monitoring" },
-		{ "CAP_SYS_PTRACE", "other processes' memory" },
-		{ "CAP_NET_ADMIN", "the machine's network configuration" },
-		{ "CAP_SYS_BOOT", "reboot" },
-		{ "CAP_DAC_READ_SEARCH", "open_by_handle_at" },
-		{ "CAP_SETUID", "any uid" },
-		{ "CAP_SETGID", "any gid" },
-		{ "CAP_SETFCAP",
-		  "file capabilities on a file in an expose-rw tree, for whoever runs it "
-		  "outside" },
-		{ "CAP_FSETID",
-		  "set-user-ID bits kept on writes (the sandbox still refuses to set them)" },
-	};
-	struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
-	uint64_t m = 0;
-
-	if (policy_capabilities(&one, &m, NULL)) /* compiled already: no error to say */
-		return;
-	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++) {
-		int cap = cap_from_name(wide[i].name);
-
-		if (cap < 0 || !(m & (1ull << cap)))
-			continue;
-		warn(r, &kv->src,
-		     "bpf.capabilities grants %s: the program reaches %s, beyond "
-		     "what the policy's other rules confine",
-		     wide[i].name, wide[i].why);
-	}
-}
-
 /* Grants that reach well-known secrets (user/policy/secrets.c): said, not refused. */
 void warn_secrets(struct report *r)
 {
@@ -483,10 +441,13 @@ void add_bpf_params(struct report *r, json_t *root)
 				  later ? "superseded by a later line (the last one wins)"
 					: bp->effect(kv, buf, sizeof(buf)));
 			push(r, arr, o);
-			if (!later && bp->warning && bp->warning(kv))
-				warn(r, &kv->src, "%s", bp->warning(kv));
-			if (!strcmp(key, "bpf.capabilities"))
-				warn_capabilities(r, kv);
+			for (unsigned w = 0; !later && bp->warning; w++) {
+				const char *msg = bp->warning(kv, w, buf, sizeof(buf));
+
+				if (!msg)
+					break;
+				warn(r, &kv->src, "%s", msg);
+			}
 		}
 		if (!seen) {
 			json_t *o = json_pack("{s:s,s:s,s:b,s:s}", "key", key, "value", bp->def,

@@ -110,8 +110,46 @@ const char *caps_str(uint64_t mask, char *buf, size_t len)
 	return buf;
 }
 
-/* One bpf.capabilities= line into *mask. */
-static int caps_line(const struct policy_kv *kv, uint64_t *mask, struct diag_list *d)
+const char *caps_wide(uint64_t mask, unsigned i, char *buf, size_t len)
+{
+	static const struct {
+		const char *name, *why;
+	} wide[] = {
+		{ "CAP_SYS_ADMIN",
+		  "namespaces, mount_setattr/fspick, fanotify, quotas, and much else" },
+		{ "CAP_SYS_MODULE", "loading kernel code" },
+		{ "CAP_SYS_RAWIO", "raw I/O ports and device access" },
+		{ "CAP_MKNOD", "device nodes in an expose-rw directory, then raw reads of disks" },
+		{ "CAP_BPF", "BPF programs (pysb-bpf still refuses bpf(2) in the sandbox)" },
+		{ "CAP_PERFMON", "system-wide performance monitoring" },
+		{ "CAP_SYS_PTRACE", "other processes' memory" },
+		{ "CAP_NET_ADMIN", "the machine's network configuration" },
+		{ "CAP_SYS_BOOT", "reboot" },
+		{ "CAP_DAC_READ_SEARCH", "open_by_handle_at" },
+		{ "CAP_SETUID", "any uid" },
+		{ "CAP_SETGID", "any gid" },
+		{ "CAP_SETFCAP",
+		  "file capabilities on a file in an expose-rw tree, for whoever runs it "
+		  "outside" },
+		{ "CAP_FSETID",
+		  "set-user-ID bits kept on writes (the sandbox still refuses to set them)" },
+	};
+
+	for (size_t k = 0; k < sizeof(wide) / sizeof(wide[0]); k++) {
+		int cap = cap_from_name(wide[k].name);
+
+		if (cap < 0 || !(mask & (1ull << cap)) || i--)
+			continue;
+		snprintf(buf, len,
+			 "bpf.capabilities grants %s: the program reaches %s, beyond what the "
+			 "policy's other rules confine",
+			 wide[k].name, wide[k].why);
+		return buf;
+	}
+	return NULL;
+}
+
+int caps_value(const struct policy_kv *kv, uint64_t *mask, struct diag_list *d)
 {
 	const char *v = kv->value, *item = v;
 	int ret = 0;
@@ -154,18 +192,6 @@ static int caps_line(const struct policy_kv *kv, uint64_t *mask, struct diag_lis
 			break;
 		item++;
 	}
-	return ret;
-}
-
-int policy_capabilities(const struct policy *p, uint64_t *mask, struct diag_list *d)
-{
-	int ret = 0;
-
-	*mask = 0;
-	for (size_t i = 0; i < p->n_params; i++)
-		if (!strcmp(p->params[i].key, "bpf.capabilities") &&
-		    caps_line(&p->params[i], mask, d))
-			ret = -1;
 	return ret;
 }
 

@@ -19,12 +19,17 @@ int cap_from_name(const char *name);
 const char *cap_name(unsigned cap);
 
 /*
- * The capabilities the policy's bpf.capabilities= lines grant, as a mask (bit N:
- * capability N). Lines add up. An empty value grants nothing; an empty or unknown item
- * is an error said as file:line:col. Returns 0, or -1 after reporting every error into d
- * (NULL: on stderr).
+ * The capabilities one bpf.capabilities= line grants, added to *mask (bit N: capability
+ * N). An empty value grants nothing; an empty or unknown item is an error said as
+ * file:line:col. Returns 0, or -1 after reporting every error into d (NULL: on stderr).
+ * The whole policy's: policy_capabilities (compile.h, the bpf.* table).
  */
-int policy_capabilities(const struct policy *p, uint64_t *mask, struct diag_list *d);
+int caps_value(const struct policy_kv *kv, uint64_t *mask, struct diag_list *d);
+
+/* The i-th (from 0) capability of `mask` that reaches past what the other rules
+ * confine (CAP_SYS_ADMIN, CAP_SYS_MODULE, ...), said as check's warning into buf; NULL
+ * past the last. */
+const char *caps_wide(uint64_t mask, unsigned i, char *buf, size_t len);
 
 /* "CAP_CHOWN,CAP_NET_BIND_SERVICE" (or "none") into buf. */
 const char *caps_str(uint64_t mask, char *buf, size_t len);

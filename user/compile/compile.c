@@ -493,8 +493,11 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	int ret = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (compile_params(p, o, out, &implicit)) /* bpf.*: params.c */
+	/* bpf.*: params.c, every key; on an error, never a partial policy */
+	if (compile_params(p, o, out, &implicit)) {
+		compiled_free(out);
 		return -1;
+	}
 	for (size_t i = 0; i < p->n_paths && !ret; i++) {
 		struct compiled_file proto = { .src = p->paths[i].src };
 		uint32_t acc = p->paths[i].access == POLICY_RW ? PYSB_ACC_RW : PYSB_ACC_RO;
@@ -537,8 +540,6 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	if (!ret)
 		ret = net_compile(p, o, out); /* network: user/compile/compile_net.c */
 	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
-	if (!ret)
-		ret = policy_capabilities(p, &out->caps, o->diag); /* user/compile/caps.c */
 	if (!ret)
 		ret = compile_ignores(p, out, o->diag);
 	if (ret)

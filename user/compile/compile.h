@@ -130,19 +130,28 @@ struct bpf_param {
 	const char *key, *def, *def_effect;
 	bool accumulates;
 	int (*check)(const struct policy_kv *kv, struct diag_list *d);
+	/* The value into `out` (a bad one said with its file:line:col): 0 or -1. */
+	int (*apply)(const struct policy_kv *kv, struct compiled *out, struct diag_list *d);
 	const char *(*effect)(const struct policy_kv *kv, char *buf, size_t len);
-	const char *(*warning)(const struct policy_kv *kv); /* what check warns of, or NULL */
+	/* What check warns of a line: its i-th warning (from 0), NULL past the last. */
+	const char *(*warning)(const struct policy_kv *kv, unsigned i, char *buf, size_t len);
 };
 extern const struct bpf_param BPF_PARAMS[];
 extern const size_t N_BPF_PARAMS;
 const struct bpf_param *bpf_param_find(const char *key);
 /*
- * Are the policy's bpf.<key>= parameters ones pysb-bpf knows, with valid values (bpf.mode,
- * bpf.implicit, bpf.capabilities; the network ones are checked by net_compile)? Returns 0,
+ * Are the policy's bpf.<key>= parameters ones pysb-bpf knows, with valid values? Returns 0,
  * or -1 after reporting each bad line with its file:line:col into d (NULL: stderr).
- * policy_compile() calls it first.
+ * policy_compile() reads them the same way (compile_params).
  */
 int policy_check_bpf_params(const struct policy *p, struct diag_list *d);
+/*
+ * The capabilities the policy's bpf.capabilities= lines grant, as a mask (bit N:
+ * capability N). Lines add up. An empty value grants nothing; an empty or unknown item
+ * is an error said as file:line:col. Returns 0, or -1 after reporting every error into d
+ * (NULL: on stderr).
+ */
+int policy_capabilities(const struct policy *p, uint64_t *mask, struct diag_list *d);
 /* policy_compile's reading of the bpf.* keys into out (audit_mode, events_buffer) and
  * *implicit (o->implicit and the policy's bpf.implicit). 0, or -1 after saying why. */
 /* The PYSB_SB_* flags of a sandbox under `c` (audit: report, deny nothing); the daemon adds
@@ -154,8 +163,6 @@ int compile_params(const struct policy *p, const struct compile_opts *o, struct 
 int policy_bpf_bool(const char *v);
 /* "4M", "64MiB", "1G", "262144" in bytes (K, M, G: powers of 1024); 0 when malformed. */
 uint64_t parse_size(const char *v);
-/* bpf.events-buffer in bytes (checked by policy_check_bpf_params), 0 when not set. */
-uint64_t policy_events_buffer(const struct policy *p);
 
 /* May the program exec after its start? py-sandboxes' python-api resolution (by specificity,
  * DENY winning at equal specificity; policy_api.h); *src: the deciding line. */
@@ -163,6 +170,11 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src);
 
 /* net= rules and the bpf.socket-family / bpf.unix-abstract parameters (compile_net.c). */
 int net_compile(const struct policy *p, const struct compile_opts *o, struct compiled *c);
+/* The values of bpf.unix-abstract= (allow or deny: the last line wins) and of
+ * bpf.socket-family= (families that add up) into cfg; 0, or -1 after saying why. */
+int net_unix_abstract_value(const struct policy_kv *kv, struct pysb_net_cfg *cfg,
+			    struct diag_list *d);
+int net_families_value(const struct policy_kv *kv, struct pysb_net_cfg *cfg, struct diag_list *d);
 void net_compiled_free(struct compiled *c);
 /* The rule a denial names (pysb_event.rule of a NET event), or NULL. */
 const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t rule);

@@ -124,41 +124,37 @@ static int socket_family_item(struct pysb_net_cfg *cfg, const struct policy_kv *
 			"%s=%s: unknown socket family '%s'", kv->key, kv->value, item);
 }
 
-static int net_params(const struct policy *p, struct pysb_net_cfg *cfg, struct diag_list *d)
+int net_unix_abstract_value(const struct policy_kv *kv, struct pysb_net_cfg *cfg,
+			    struct diag_list *d)
 {
-	for (size_t i = 0; i < p->n_params; i++) {
-		const struct policy_kv *kv = &p->params[i];
-
-		if (!strcmp(kv->key, "bpf.unix-abstract")) {
-			if (!strcasecmp(kv->value, "allow")) {
-				cfg->flags |= PYSB_NET_UNIX_ABSTRACT;
-			} else if (!strcasecmp(kv->value, "deny")) {
-				cfg->flags &= ~PYSB_NET_UNIX_ABSTRACT;
-			} else {
-				return diag_add(d, DIAG_ERROR,
-						(struct diag_at){ kv->src.file, kv->src.line, 0 },
-						NULL, "%s=%s: expected allow or deny", kv->key,
-						kv->value);
-			}
-		} else if (!strcmp(kv->key, "bpf.socket-family")) {
-			char *list = strdup(kv->value), *tok, *next;
-			int ret = 0;
-
-			if (!list)
-				return -1;
-			/* strsep, not strtok: "a,,b" has an empty item, which is an error */
-			for (next = list; next && !ret;) {
-				tok = strsep(&next, ",");
-				tok += strspn(tok, " \t");
-				tok[strcspn(tok, " \t")] = '\0';
-				ret = socket_family_item(cfg, kv, d, tok);
-			}
-			free(list);
-			if (ret)
-				return -1;
-		}
+	if (!strcasecmp(kv->value, "allow")) {
+		cfg->flags |= PYSB_NET_UNIX_ABSTRACT;
+		return 0;
 	}
-	return 0;
+	if (!strcasecmp(kv->value, "deny")) {
+		cfg->flags &= ~PYSB_NET_UNIX_ABSTRACT;
+		return 0;
+	}
+	return diag_add(d, DIAG_ERROR, (struct diag_at){ kv->src.file, kv->src.line, 0 }, NULL,
+			"%s=%s: expected allow or deny", kv->key, kv->value);
+}
+
+int net_families_value(const struct policy_kv *kv, struct pysb_net_cfg *cfg, struct diag_list *d)
+{
+	char *list = strdup(kv->value), *tok, *next;
+	int ret = 0;
+
+	if (!list)
+		return -1;
+	/* strsep, not strtok: "a,,b" has an empty item, which is an error */
+	for (next = list; next && !ret;) {
+		tok = strsep(&next, ",");
+		tok += strspn(tok, " \t");
+		tok[strcspn(tok, " \t")] = '\0';
+		ret = socket_family_item(cfg, kv, d, tok);
+	}
+	free(list);
+	return ret ? -1 : 0;
 }
 
 /* ---------------- entry points */
@@ -170,8 +166,6 @@ int net_compile(const struct policy *p, const struct compile_opts *o, struct com
 	size_t n4 = 0;
 	int ret = -1;
 
-	if (net_params(p, &c->net_cfg, b.diag))
-		return -1;
 	c->net_ports = calloc(16, sizeof(*c->net_ports));
 	if (!c->net_ports)
 		goto nomem;

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The bpf.<key>= parameters (docs/policy.md), in one table: each key's default, what the
- * default does, how a value is checked and what it does. policy_compile() reads them
- * (struct compiled: audit_mode, events_buffer, implicit paths, the network and the
- * capabilities), `check` documents them from the same rows; nobody else reads a bpf.* key.
+ * default does, how a value is checked, read and what it does. policy_compile() reads them
+ * through the rows (struct compiled: audit_mode, events_buffer, implicit paths, net_cfg,
+ * caps), `check` documents them from the same rows; nobody else reads a bpf.* key. The
+ * rows' readers of the network and capability values live with what they compile
+ * (compile_net.c, caps.c).
  */
 #include <ctype.h>
 #include <errno.h>
@@ -43,6 +45,35 @@ static int check_buffer(const struct policy_kv *kv, struct diag_list *d)
 			kv->value);
 }
 
+static int apply_mode(const struct policy_kv *kv, struct compiled *out, struct diag_list *d)
+{
+	(void)d;
+	out->audit_mode = !strcmp(kv->value, "audit"); /* the last line wins */
+	return 0;
+}
+
+static int apply_buffer(const struct policy_kv *kv, struct compiled *out, struct diag_list *d)
+{
+	(void)d;
+	out->events_buffer = (uint32_t)parse_size(kv->value); /* the last line wins */
+	return 0;
+}
+
+static int apply_families(const struct policy_kv *kv, struct compiled *out, struct diag_list *d)
+{
+	return net_families_value(kv, &out->net_cfg, d);
+}
+
+static int apply_abstract(const struct policy_kv *kv, struct compiled *out, struct diag_list *d)
+{
+	return net_unix_abstract_value(kv, &out->net_cfg, d);
+}
+
+static int apply_caps(const struct policy_kv *kv, struct compiled *out, struct diag_list *d)
+{
+	return caps_value(kv, &out->caps, d);
+}
+
 static const char *effect_mode(const struct policy_kv *kv, char *buf, size_t len)
 {
 	(void)buf, (void)len;
@@ -80,11 +111,10 @@ static const char *effect_buffer(const struct policy_kv *kv, char *buf, size_t l
 
 static const char *effect_caps(const struct policy_kv *kv, char *buf, size_t len)
 {
-	struct policy one = { .params = (struct policy_kv *)kv, .n_params = 1 };
 	char names[400];
 	uint64_t m = 0;
 
-	if (policy_capabilities(&one, &m, NULL) || !m)
+	if (caps_value(kv, &m, NULL) || !m)
 		return "grants no capability";
 	snprintf(buf, len,
 		 "the program keeps %s (bpf.capabilities lines add up); every other capability "
@@ -93,46 +123,60 @@ static const char *effect_caps(const struct policy_kv *kv, char *buf, size_t len
 	return buf;
 }
 
-static const char *warn_mode(const struct policy_kv *kv)
+static const char *warn_mode(const struct policy_kv *kv, unsigned i, char *buf, size_t len)
 {
-	return strcmp(kv->value, "audit") ? NULL
-					  : "bpf.mode=audit: the kernel denies NOTHING for this "
-					    "policy; it only reports what it would deny";
+	(void)buf, (void)len;
+	return i || strcmp(kv->value, "audit")
+		       ? NULL
+		       : "bpf.mode=audit: the kernel denies NOTHING for this "
+			 "policy; it only reports what it would deny";
 }
 
-static const char *warn_implicit(const struct policy_kv *kv)
+static const char *warn_implicit(const struct policy_kv *kv, unsigned i, char *buf, size_t len)
 {
-	return policy_bpf_bool(kv->value)
+	(void)buf, (void)len;
+	return i || policy_bpf_bool(kv->value)
 		       ? NULL
 		       : "bpf.implicit=false: the interpreter, its libraries and "
 			 "the dynamic loader must be exposed by the policy itself, "
 			 "or the program cannot start";
 }
 
-/* The order is the documentation's (check --json lists them so). The network keys'
- * values are checked where they are compiled (compile_net.c), the capabilities' names by
- * policy_capabilities (caps.c). */
+/* Capabilities that reach past what the other rules confine: said, not refused. */
+static const char *warn_caps(const struct policy_kv *kv, unsigned i, char *buf, size_t len)
+{
+	uint64_t m = 0;
+
+	if (caps_value(kv, &m, NULL)) /* compiled already: no error to say */
+		return NULL;
+	return caps_wide(m, i, buf, len);
+}
+
+/* The order is the documentation's (check --json lists them so). A row's apply reads a
+ * value already checked by its check (when it has one) and reports the errors only it
+ * can see: the network keys' names (compile_net.c), the capabilities' (caps.c).
+ * bpf.implicit is read by compile_params (it needs compile_opts too). */
 const struct bpf_param BPF_PARAMS[] = {
 	{ "bpf.mode", "enforce", "denials are enforced (the operation fails) and reported", false,
-	  check_mode, effect_mode, warn_mode },
+	  check_mode, apply_mode, effect_mode, warn_mode },
 	{ "bpf.implicit", "true",
 	  "the implicit paths the interpreter and the C library need are added (marked "
 	  "implicit among the file entries)",
-	  false, check_bool, effect_implicit, warn_implicit },
+	  false, check_bool, NULL, effect_implicit, warn_implicit },
 	{ "bpf.socket-family", "",
 	  "no socket family besides unix (file rules), TCP/UDP over IPv4/IPv6 (net= rules) and "
 	  "read-only NETLINK_ROUTE",
-	  true, NULL, effect_families, NULL },
+	  true, NULL, apply_families, effect_families, NULL },
 	{ "bpf.unix-abstract", "deny", "abstract unix sockets are denied", false, NULL,
-	  effect_abstract, NULL },
+	  apply_abstract, effect_abstract, NULL },
 	{ "bpf.events-buffer", "4M",
 	  "each sandbox's event ring buffer holds 4 MiB (64 MiB under --learn); events that do "
 	  "not fit are counted as lost",
-	  false, check_buffer, effect_buffer, NULL },
+	  false, check_buffer, apply_buffer, effect_buffer, NULL },
 	{ "bpf.capabilities", "",
 	  "no capability: the program starts with empty capability sets (root included) and "
 	  "lsm/capable refuses every capability check",
-	  true, NULL, effect_caps, NULL },
+	  true, NULL, apply_caps, effect_caps, warn_caps },
 };
 const size_t N_BPF_PARAMS = sizeof(BPF_PARAMS) / sizeof(BPF_PARAMS[0]);
 
@@ -188,18 +232,14 @@ uint64_t parse_size(const char *v)
 	return *end ? 0 : n;
 }
 
-uint64_t policy_events_buffer(const struct policy *p)
-{
-	const char *v = policy_get(p, "bpf.events-buffer");
-
-	return v ? parse_size(v) : 0;
-}
-
-int policy_check_bpf_params(const struct policy *p, struct diag_list *d)
+/* Every bpf.* line of the policy (only those of key `only`, when not NULL), in order:
+ * an unknown key, a value its row's check refuses, or one its apply cannot read is
+ * reported; the values go into out. 0, or -1 once every line has been seen. */
+static int read_params(const struct policy *p, const char *only, struct compiled *out,
+		       struct diag_list *d)
 {
 	char known[160];
 	size_t off = 0;
-	uint64_t caps;
 	int ret = 0;
 
 	for (size_t i = 0; i < N_BPF_PARAMS; i++)
@@ -209,7 +249,7 @@ int policy_check_bpf_params(const struct policy *p, struct diag_list *d)
 		const struct policy_kv *kv = &p->params[i];
 		const struct bpf_param *bp;
 
-		if (strncmp(kv->key, "bpf.", 4))
+		if (strncmp(kv->key, "bpf.", 4) || (only && strcmp(kv->key, only)))
 			continue; /* another provider's parameter: the Python layer's */
 		bp = bpf_param_find(kv->key);
 		if (!bp) {
@@ -224,10 +264,26 @@ int policy_check_bpf_params(const struct policy *p, struct diag_list *d)
 				kv->key, known);
 		} else if (bp->check && bp->check(kv, d)) {
 			ret = -1;
+		} else if (bp->apply && bp->apply(kv, out, d)) {
+			ret = -1;
 		}
 	}
-	if (policy_capabilities(p, &caps, d)) /* each bad name with its file:line:col */
-		ret = -1;
+	return ret;
+}
+
+int policy_check_bpf_params(const struct policy *p, struct diag_list *d)
+{
+	struct compiled scratch = { 0 };
+
+	return read_params(p, NULL, &scratch, d);
+}
+
+int policy_capabilities(const struct policy *p, uint64_t *mask, struct diag_list *d)
+{
+	struct compiled scratch = { 0 };
+	int ret = read_params(p, "bpf.capabilities", &scratch, d);
+
+	*mask = scratch.caps;
 	return ret;
 }
 
@@ -236,13 +292,10 @@ int compile_params(const struct policy *p, const struct compile_opts *o, struct 
 {
 	const char *v;
 
-	if (policy_check_bpf_params(p, o->diag))
+	if (read_params(p, NULL, out, o->diag))
 		return -1;
 	v = policy_get(p, "bpf.implicit");
 	*implicit = o->implicit && (!v || policy_bpf_bool(v) != 0);
-	v = policy_get(p, "bpf.mode");
-	out->audit_mode = v && !strcmp(v, "audit");
-	out->events_buffer = (uint32_t)policy_events_buffer(p);
 	return 0;
 }
 
