@@ -45,14 +45,16 @@ def section_targets(r, rep):
 def why_overhead(r, rep):
     out = []
     reasons = {
-        "open": "every open runs `pysb_file_open`: the cgroup-to-sandbox lookup, then a walk "
-                "from the file's dentry up to the nearest rule, one `file_rules` hash lookup "
-                "(and an ignore= name check) per level, inside `bpf_loop` (docs/design.md, "
-                "\"Matching files\"). The benchmark's file "
+        "open": "every open runs `pysb_file_open`: the cgroup-to-sandbox lookup (cached per "
+                "task), the file's own label, then the task's cached answer for the file's "
+                "directory, or on a miss a walk from there up to the nearest rule, one probe "
+                "read and one `inode_labels` lookup per level (docs/design.md, \"The cost of "
+                "the walk\" and \"The directory verdict cache\"). The benchmark's file "
                 "`/tmp/pysb-bench/data/a/b/c/d/file` lies 5 levels below its rule "
-                "`expose-ro=/tmp/pysb-bench/data` (6 dentries walked, the rule's own "
-                "included). The cost follows that depth, not the number of rules (see "
-                "Scaling and the depth sweep of the hot-path section)",
+                "`expose-ro=/tmp/pysb-bench/data`; the loop opens it again and again, so its "
+                "directory's answer is cached after the first open, and the cost does not "
+                "follow the number of rules (see Scaling and the depth sweep of the hot-path "
+                "section)",
         "connect": "each connection runs `pysb_socket_create` (on `socket()`) and "
                    "`pysb_connect4` (`cgroup/connect4`: the sandbox lookup, one LPM-trie lookup, "
                    "one port-set lookup and a binary search of at most 7 steps)",
@@ -124,34 +126,38 @@ def why_startup(r, rep):
         out.append("")
         facts = ""
         if pysb and bwrap:
-            facts = (f" `build/pysb-bpf` is {pysb[0]:,} KiB and loads {pysb[1]} shared libraries "
-                     f"(libbpf, libelf, zlib, jansson, libc; libmicrohttpd is opened only by the "
-                     f"daemon's `--metrics`); `bwrap` is {bwrap[0]:,} KiB with "
-                     f"{bwrap[1]}. Each is read through the VM's 9p root and relocated under "
-                     f"emulation.")
+            facts = (f" `build/pysb-bpf` is {pysb[0]:,} KiB and loads {pysb[1]} shared "
+                     f"{'library' if pysb[1] == 1 else 'libraries'} (libbpf, libelf, zlib and "
+                     f"jansson are linked in; libsystemd and libmicrohttpd are opened by the "
+                     f"daemon alone); `bwrap` is {bwrap[0]:,} KiB with {bwrap[1]}. Each is read "
+                     f"through the VM's 9p root and relocated under emulation.")
         out.append(f"- about {h:.0f} ms: the loader's own process start.{facts}")
-        out.append(f"- about {c - h:.0f} ms: the policy. `expose-ro=/` plus the implicit paths "
-                   "(interpreter, libraries, locale, certificates...) are resolved with `stat(2)` "
-                   "and directory reads; in this VM each uncached lookup is a round trip to the "
-                   "host over 9p. On a local disk this part shrinks; natively the parser and "
-                   "compiler take milliseconds (see \"Parse + compile\").")
-        out.append(f"- about {run - c:.0f} ms: the sandbox itself. Per run, the loader opens the "
-                   "BPF object and the pinned programs and maps (the kernel's BTF is read only by "
-                   "the run that first loads the programs, not by later ones), creates the "
-                   "cgroup, attaches six per-cgroup network programs to it and pins their links, "
-                   "fills the maps, creates a 4 MiB ring buffer, starts the program with "
-                   "`clone3(CLONE_INTO_CGROUP)`, and at exit removes all of it. This run cannot "
-                   "split that further.")
+        out.append(f"- about {c - h:.0f} ms: the policy, and `check`'s report. `expose-ro=/` plus "
+                   "the implicit paths (interpreter, libraries, locale, certificates...) are "
+                   "resolved with `stat(2)` and directory reads, and `check` also describes each "
+                   "file system the rules are on; in this VM each uncached lookup is a round "
+                   "trip to the host over 9p, and code run once is translated by the emulator "
+                   "before it runs. Natively the parser and compiler take milliseconds (see "
+                   "\"Parse + compile\").")
+        out.append(f"- about {run - c:.0f} ms: the sandbox itself (`run` does not print the "
+                   "report: part of `check`'s figure is not in `run`'s). Per run, the loader "
+                   "opens the pinned instance's maps (no BPF object is parsed once the programs "
+                   "are pinned), takes a sandbox id with its ring buffer from the pool kept "
+                   "across runs, creates the cgroup (the socket programs are attached once, "
+                   "above every run's cgroup), opens and labels each rule path and writes the "
+                   "rules in one batch, starts the program with `clone3(CLONE_INTO_CGROUP)`, "
+                   "and at exit kills and removes the cgroup and deletes its entries. "
+                   "`PYSB_BPF_TIMING=1 pysb-bpf run ...` prints each step's time.")
         out.append("")
     out.append("bwrap's cost is a few namespace and mount calls; firejail's a setuid binary "
                "that sets up namespaces and mounts and forks a monitor. pysb-bpf creates no "
                "namespace but does more work per start, most of it independent of the policy "
-               "size. Two cuts are made already (0.4.0): a run that finds the programs pinned "
-               "no longer parses the kernel's BTF, and libmicrohttpd (with GnuTLS) is no longer "
-               "loaded by `run`; together they took about 0.45 s off every start in this VM. "
-               "What is left to cut: the six socket-program attachments per sandbox cgroup "
-               "(one cgroup for all sandboxes would need the hooks to find the sandbox "
-               "another way), and the policy's path resolution.")
+               "size. The cuts made so far: no BTF parsed once the programs are pinned and no "
+               "libmicrohttpd loaded by `run` (0.4.0); no BPF object opened by a run, the ring "
+               "buffers pooled, the socket programs attached once, the libraries linked in "
+               "and the rules written in batches (0.6.0). What is left: the policy's path "
+               "resolution and labelling (one open and one statfs a rule path), and the exit's "
+               "clean-up, which the caller waits for.")
     out.append("")
     return out
 
