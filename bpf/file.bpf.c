@@ -53,7 +53,8 @@
  *   lsm/sb_statfs          (also: labels the inode of a rule path, at the loader's request)
  *   lsm/inode_free_security
  *                          (denies nothing: a freed inode's label goes with it; a freed
- *                          directory inode makes every cached directory verdict stale)
+ *                          directory inode of a cacheable file system (path.bpf.h)
+ *                          makes every cached directory verdict stale)
  *   fentry/vfs_rename, fexit/vfs_rename
  *                          (deny nothing: a directory renamed makes every cached
  *                          directory verdict stale, and none is kept while it moves)
@@ -753,8 +754,14 @@ SEC("lsm/inode_free_security")
 int BPF_PROG(pysb_inode_free_security, struct inode *inode)
 {
 	forget_freed(&inode_labels, (__u64)inode);
-	/* Its address may come back as another directory's (bpf/walk.bpf.c, dir_hit) */
-	if ((inode->i_mode & S_IFMT) == S_IFDIR)
+	/*
+	 * Its address may come back as another directory's (bpf/walk.bpf.c, dir_hit). Only
+	 * answers about directories of cacheable file systems are kept, and such an answer
+	 * can go stale only once its own directory inode has been freed: the frees of other
+	 * directories (/proc/<pid> as processes exit, sysfs, cgroups, overlay and network
+	 * file systems) leave every cached answer valid, whatever reuses their memory.
+	 */
+	if ((inode->i_mode & S_IFMT) == S_IFDIR && cacheable_magic(inode->i_sb->s_magic))
 		fs_gen_add(1);
 	return 0;
 }

@@ -227,4 +227,33 @@ static __always_inline void event_set_dentry_path(struct pysb_event *e, struct d
 	e->path_len = PYSB_PATH_LEN - c.pos;
 }
 
+#define TMPFS_MAGIC	  0x01021994
+#define RAMFS_MAGIC	  0x858458f6
+#define EXT4_SUPER_MAGIC  0xEF53 /* ext2 and ext3 too */
+#define XFS_SUPER_MAGIC	  0x58465342
+#define BTRFS_SUPER_MAGIC 0x9123683E
+#define F2FS_SUPER_MAGIC  0xF2F52010
+
+/*
+ * The file systems whose directory verdicts the walk caches (bpf/walk.bpf.c, dir_cache):
+ * those that move a dentry only in vfs_rename, which fs_gen counts: local file systems
+ * without d_revalidate. Network file systems, FUSE, overlayfs, /proc and sysfs can move
+ * or replace a directory's dentry during a lookup (d_splice_alias after a change the
+ * kernel learnt from elsewhere), with no hook: their files are walked every time. Only a
+ * directory inode of these freed makes cached answers stale (lsm/inode_free_security).
+ */
+static __always_inline bool cacheable_magic(__u64 magic)
+{
+	switch (magic) {
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
 #endif /* PYSB_PATH_BPF_H */

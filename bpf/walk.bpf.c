@@ -175,19 +175,9 @@ static __always_inline __u64 inode_of(__u64 dentry)
 	return inode;
 }
 
-#define TMPFS_MAGIC	  0x01021994
-#define RAMFS_MAGIC	  0x858458f6
-#define EXT4_SUPER_MAGIC  0xEF53 /* ext2 and ext3 too */
-#define XFS_SUPER_MAGIC	  0x58465342
-#define BTRFS_SUPER_MAGIC 0x9123683E
-#define F2FS_SUPER_MAGIC  0xF2F52010
-
 /*
  * May answers for the mount `vfsmnt` be cached? Its file system must move a dentry only
- * in vfs_rename, which fs_gen counts: local file systems without d_revalidate. Network
- * file systems, FUSE, overlayfs, /proc and sysfs can move or replace a directory's dentry
- * during a lookup (d_splice_alias after a change the kernel learnt from elsewhere), with
- * no hook: their files are walked every time.
+ * in vfs_rename, which fs_gen counts (path.bpf.h, cacheable_magic).
  */
 static __always_inline bool cacheable_fs(__u64 vfsmnt)
 {
@@ -199,24 +189,15 @@ static __always_inline bool cacheable_fs(__u64 vfsmnt)
 		return false;
 	bpf_probe_read_kernel(&magic, sizeof(magic),
 			      (void *)(sb + bpf_core_field_offset(struct super_block, s_magic)));
-	switch (magic) {
-	case TMPFS_MAGIC:
-	case RAMFS_MAGIC:
-	case EXT4_SUPER_MAGIC:
-	case XFS_SUPER_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case F2FS_SUPER_MAGIC:
-		return true;
-	}
-	return false;
+	return cacheable_magic(magic);
 }
 
 /*
  * The slot of the task's cache for directory `dir`, or NULL when nothing may be cached.
  * An answer found there is the walk's own, by this argument (docs/design.md): it read
  * only dentries of `dir`'s mount between `dir` and the rule, and that mount's root. The
- * same directory object at the same address (its inode unchanged: a directory inode
- * freed bumps fs_gen) on a mount with the same root, with no directory renamed since
+ * same directory object at the same address (its inode unchanged: a directory inode of
+ * a cacheable file system freed bumps fs_gen) on a mount with the same root, with no directory renamed since
  * (fs_gen), reads the same dentries; the rules are those of the same generation of
  * `sandboxes`, which user space bumps after every change of a sandbox's maps.
  */

@@ -165,3 +165,34 @@ test_dircache_hard_links_judged_by_their_directory() {
 		"$T/allowed/sub/g-link" "$T/denied/g"
 	dc_done
 }
+
+# fs_gen, the count that makes every cached answer stale (the pinned map of this build's
+# instance: a little-endian u64).
+dc_fs_gen() {
+	bpftool map dump pinned /sys/fs/bpf/pysb-bpf/*/map-fs_gen -j | python3 -c '
+import json, sys
+v = json.load(sys.stdin)[0]["value"]
+print(int.from_bytes(bytes(int(b, 16) for b in v), "little") if isinstance(v, list) else v)'
+}
+
+# Only a freed directory of a cacheable file system can make a cached answer stale: the
+# /proc/<pid> directories freed as processes exit (every `ps`, every monitoring agent
+# reading /proc on a server) no longer wipe every sandboxed task's cache, while a directory
+# removed on the tmpfs still counts. (Before, each of the 50 processes below added about
+# eight: the cache was empty again after any process that looked into /proc.)
+test_dircache_proc_directories_freed_keep_answers() {
+	local g0 g1 g2 i
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	"$PYSB" run --policy "$T/policy" -- /bin/true || fail "the instance did not load"
+	g0=$(dc_fs_gen)
+	for i in $(seq 50); do ls /proc/self/ /proc/self/fd/ /proc/self/task/ >/dev/null; done
+	g1=$(dc_fs_gen)
+	# a few for whatever else the machine frees meanwhile (another tmpfs directory)
+	[ $((g1 - g0)) -lt 10 ] ||
+		fail "50 processes reading /proc moved fs_gen by $((g1 - g0)) (from $g0 to $g1)"
+	for i in $(seq 20); do mkdir "$T/gone$i" && rmdir "$T/gone$i"; done
+	g2=$(dc_fs_gen)
+	[ $((g2 - g1)) -ge 20 ] ||
+		fail "20 tmpfs directories removed moved fs_gen by $((g2 - g1)) only: a freed" \
+			"cacheable directory must make cached answers stale"
+}
