@@ -354,8 +354,9 @@ PYSB_MAP struct {
  * [0]: the file system tree's generation, for the directory verdict cache. The low 48
  * bits count changes that can alter a walk's answer: a directory renamed (counted when
  * vfs_rename starts and again when it returns) and a directory inode of a cacheable file
- * system freed (its address may come back as another directory). The high 16 bits count the renames in progress:
- * no answer is cached or used while one runs (its d_move is between the two counts).
+ * system freed (its address may come back as another directory). The high 16 bits count
+ * the renames in progress: no answer is cached or used while one runs (its d_move is
+ * between the two counts).
  */
 #define PYSB_FS_BUSY_SHIFT 48
 #define PYSB_FS_BUSY_ONE   (1ULL << PYSB_FS_BUSY_SHIFT)

@@ -197,8 +197,8 @@ static __always_inline bool cacheable_fs(__u64 vfsmnt)
  * An answer found there is the walk's own, by this argument (docs/design.md): it read
  * only dentries of `dir`'s mount between `dir` and the rule, and that mount's root. The
  * same directory object at the same address (its inode unchanged: a directory inode of
- * a cacheable file system freed bumps fs_gen) on a mount with the same root, with no directory renamed since
- * (fs_gen), reads the same dentries; the rules are those of the same generation of
+ * a cacheable file system freed bumps fs_gen) on a mount with the same root, with no
+ * directory renamed since (fs_gen), reads the same dentries; the rules are those of the same generation of
  * `sandboxes`, which user space bumps after every change of a sandbox's maps.
  */
 static __always_inline struct pysb_dir_slot *dir_slot(struct walk_state *c)
