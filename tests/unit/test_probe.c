@@ -12,7 +12,9 @@
 #include <bpf/btf.h>
 
 #include "capture.h"
+#include "loader.h"
 #include "probe.h"
+#include "pysb.skel.h"
 
 /* A BTF with the three enums, holding every value named in `values` (NULL-terminated). */
 static struct btf *kernel_btf(const char *const *values)
@@ -123,10 +125,27 @@ static void kernel_without_lsm_attach_type_is_refused(void **state)
 	btf__free(btf);
 }
 
+/* The hash naming the pinned instance is computed at build time (scripts/prog_table.c):
+ * it must be that of the object the skeleton embeds, or two builds would share a pin
+ * directory, or one build would not find its own instance. */
+static void object_hash_is_that_of_the_embedded_object(void **state)
+{
+	size_t sz;
+	const unsigned char *p = pysb_bpf__elf_bytes(&sz);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	(void)state;
+	assert_true(sz > 0);
+	for (size_t i = 0; i < sz; i++)
+		h = (h ^ p[i]) * 0x100000001b3ull;
+	assert_true(loader_object_hash() == h);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kernel_with_everything_passes),
+		cmocka_unit_test(object_hash_is_that_of_the_embedded_object),
 		cmocka_unit_test(kernel_without_bpf_loop_is_refused_by_name),
 		cmocka_unit_test(kernel_without_lsm_attach_type_is_refused),
 	};

@@ -480,7 +480,9 @@ void loader_stop(struct loader *l)
 	if (l->ringbuf_fd >= 0)
 		close(l->ringbuf_fd);
 	l->ringbuf_fd = -1;
+	stopwatch("stop: ring fd closed");
 	loader_pool_release(l);
+	stopwatch("stop: pool released");
 	/* Destroying the skeleton drops this process's references only: the pins keep the
 	 * shared instance attached. */
 	if (l->started)

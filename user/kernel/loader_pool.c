@@ -32,6 +32,7 @@
 #include "cgroup.h"
 #include "loader.h"
 #include "log.h"
+#include "stopwatch.h"
 
 /* Rings kept when no run uses them: 4 MiB of kernel memory each. */
 #define PYSB_POOL_KEEP 4
@@ -321,6 +322,7 @@ void loader_pool_release(struct loader *l)
 	} else if (l->pool_freed) {
 		write_state(l->pool_fd, 'c', l->pool_map_id);
 	}
+	stopwatch("pool: state written");
 	close(l->pool_fd);
 	l->pooled = false;
 }

@@ -290,15 +290,20 @@ void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set
 {
 	loader_forget_keys(l->fd.file_rules, "file_rules", sizeof(struct pysb_file_key),
 			   offsetof(struct pysb_file_key, sandbox), set);
+	stopwatch("free: file_rules");
 	loader_forget_keys(l->fd.mount_access, "mount_access", sizeof(struct pysb_mount_key),
 			   offsetof(struct pysb_mount_key, sandbox), set);
+	stopwatch("free: mount_access");
 	loader_net_forget(l, set);
+	stopwatch("free: net");
 	forget_owners(l->fd.ipc_owner, "ipc_owner", set);
 	forget_owners(l->fd.key_owner, "key_owner", set);
+	stopwatch("free: ipc, key owners");
 	/* counts of repeated events (a run's own end removes its keys; this is for the
 	 * killed ones, and for a pooled id a later run reclaims) */
 	loader_forget_keys(l->fd.event_dedup, "event_dedup", sizeof(struct pysb_dedup_key),
 			   offsetof(struct pysb_dedup_key, sandbox), set);
+	stopwatch("free: dedup");
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
 		if (sandbox_set_has(set, id))
 			bpf_map_delete_elem(l->fd.ignores, &id);

@@ -6,17 +6,6 @@
 
 /* ---------------- the pinned instance */
 
-uint64_t loader_object_hash(void)
-{
-	size_t sz;
-	const unsigned char *p = pysb_bpf__elf_bytes(&sz);
-	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
-
-	for (size_t i = 0; i < sz; i++)
-		h = (h ^ p[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* Where this build's instance is pinned: named by the object's hash. */
 void pin_dir_of(char *buf, size_t len)
 {
@@ -258,6 +247,12 @@ static bool has_name(const char *names, size_t len, const char *name)
 #include "pysb_progs.h"
 
 const struct pysb_prog_info *const loader_progs = pysb_progs;
+
+/* FNV-1a of the embedded object, computed when it was built (scripts/prog_table.c). */
+uint64_t loader_object_hash(void)
+{
+	return PYSB_OBJECT_HASH;
+}
 const size_t loader_n_progs = sizeof(pysb_progs) / sizeof(pysb_progs[0]);
 _Static_assert(sizeof(pysb_progs) / sizeof(pysb_progs[0]) <= LOADER_MAX_PROGS,
 	       "more BPF programs than LOADER_MAX_PROGS");

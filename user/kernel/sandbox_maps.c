@@ -12,6 +12,7 @@
 #include "compile.h"
 #include "loader.h"
 #include "log.h"
+#include "stopwatch.h"
 
 /* Holds the inode of every rule path (files, then hidden files) open and labelled. */
 static int pin_rule_paths(struct loader *l, const struct compiled *c, struct file_pins *pins)
@@ -100,7 +101,9 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pi
 		       c->n_files + c->n_hidden);
 		return -1;
 	}
+	stopwatch("fill: rule paths held");
 	err = put_file_rules(l, c, pins, sandbox_id);
+	stopwatch("fill: file_rules");
 	if (err) {
 		pr_err("cannot add the %zu file rules to the BPF map file_rules: %s%s", c->n_files,
 		       strerror(-err),
@@ -141,6 +144,7 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pi
 	/* network: net= prefixes, port sets, socket settings (user/kernel/loader_net.c) */
 	if (loader_net_fill(l, c, sandbox_id))
 		return -1;
+	stopwatch("fill: net");
 	/* A sandbox id whose maps changed in place (a daemon relabelling its rules on
 	 * adoption): its tasks' cached directory verdicts are stale (bpf/walk.bpf.c). */
 	return loader_bump_sandbox_gen(l) ? -1 : 0;

@@ -509,6 +509,7 @@ int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct lo
 	cfg->flags = sandbox_flags(o->compiled, o->audit);
 	cfg->caps = o->compiled->caps;
 	caps_check_granted(o);
+	stopwatch("caps checked");
 	/* the kernel's checks, unless its own pinned instance already answered them */
 	if (!loader_pinned() && probe_run(0))
 		return -1;
@@ -647,6 +648,7 @@ out_loader:
 	}
 	stopwatch("sandbox freed");
 	ring_buffer__free(rb);
+	stopwatch("ring closed");
 	loader_stop(&l);
 	stopwatch("teardown");
 	return ret;
