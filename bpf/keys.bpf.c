@@ -59,21 +59,19 @@ int BPF_PROG(pysb_key_alloc, struct key *key, const struct cred *cred, unsigned 
 	__u32 id;
 
 	cfg = current_sandbox(&cgid);
-	if (!cfg || (flags & KEY_ALLOC_UID_KEYRING) || persistent_keyring(key)) {
-		bpf_map_delete_elem(&key_owner, &addr);
+	/* a record left at this address (a kernel without key_free) goes, counted off */
+	owner_forget(&key_owner, PYSB_OWNER_KEY, addr);
+	if (!cfg || (flags & KEY_ALLOC_UID_KEYRING) || persistent_keyring(key))
 		return 0;
-	}
 	id = cfg->id;
-	bpf_map_update_elem(&key_owner, &addr, &id, BPF_ANY);
+	owner_record(&key_owner, PYSB_OWNER_KEY, addr, id);
 	return 0;
 }
 
 SEC("lsm/key_free")
 int BPF_PROG(pysb_key_free, struct key *key)
 {
-	__u64 addr = (__u64)key;
-
-	bpf_map_delete_elem(&key_owner, &addr);
+	owner_forget(&key_owner, PYSB_OWNER_KEY, (__u64)key);
 	return 0;
 }
 

@@ -176,6 +176,59 @@ PYSB_MAP struct {
 } key_owner SEC(".maps");
 
 /*
+ * Records of a sandbox id in `ipc_owner` ([id]) and in `key_owner` ([PYSB_MAX_SANDBOXES +
+ * id]), never fewer than there are: +1 before a record is written, -1 after one is
+ * deleted (by the kernel side here, by user space through the mapping for the records it
+ * removes). A record replaced or evicted without its -1 leaves the count above, never
+ * below. A run whose tasks are all gone and whose count is 0 has no record in that table:
+ * its end skips reading it (65,536 buckets). Never reset: a late -1 cannot land on a later
+ * user of the id.
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2 * PYSB_MAX_SANDBOXES);
+	__type(key, __u32);
+	__type(value, __u32);
+} owner_records SEC(".maps");
+
+static __always_inline void owner_count(__u32 table, __u32 id, int delta)
+{
+	__u32 slot = table + id, *n;
+
+	if (id >= PYSB_MAX_SANDBOXES)
+		return;
+	n = bpf_map_lookup_elem(&owner_records, &slot);
+	if (n)
+		__sync_fetch_and_add(n, delta);
+}
+
+/* Writes the record addr -> id of `map` (ipc_owner with PYSB_OWNER_IPC, key_owner with
+ * PYSB_OWNER_KEY), counted first. 0 or the update's error (the count taken back). */
+static __always_inline int owner_record(void *map, __u32 table, __u64 addr, __u32 id)
+{
+	int err;
+
+	owner_count(table, id, 1);
+	err = bpf_map_update_elem(map, &addr, &id, BPF_ANY);
+	if (err)
+		owner_count(table, id, -1);
+	return err;
+}
+
+/* Deletes the record at addr of `map`, if any, and counts it off its sandbox. */
+static __always_inline void owner_forget(void *map, __u32 table, __u64 addr)
+{
+	__u32 *id = bpf_map_lookup_elem(map, &addr), owner;
+
+	if (!id)
+		return;
+	owner = *id;
+	if (!bpf_map_delete_elem(map, &addr))
+		owner_count(table, owner, -1);
+}
+
+/*
  * Events: one ring buffer per sandbox (each `pysb-bpf run` reads only its own), found
  * by sandbox id. The loader creates it and inserts it with BPF_NOEXIST, which is also
  * how sandbox ids are allocated among concurrent runs.

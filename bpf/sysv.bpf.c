@@ -37,16 +37,14 @@ static __always_inline int ipc_record(struct kern_ipc_perm *perm)
 	if (!cfg)
 		return 0;
 	id = cfg->id;
-	if (bpf_map_update_elem(&ipc_owner, &key, &id, BPF_ANY))
+	if (owner_record(&ipc_owner, PYSB_OWNER_IPC, key, id))
 		return -ENOSPC;
 	return 0;
 }
 
 static __always_inline int ipc_forget(struct kern_ipc_perm *perm)
 {
-	__u64 key = (__u64)perm;
-
-	bpf_map_delete_elem(&ipc_owner, &key);
+	owner_forget(&ipc_owner, PYSB_OWNER_IPC, (__u64)perm);
 	return 0;
 }
 

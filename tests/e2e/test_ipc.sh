@@ -161,3 +161,49 @@ PY
 	ipcs -m -i "$SHM" >/dev/null 2>&1 || fail "the host's segment was removed"
 	remove_sysv_victims
 }
+
+# The records of a run's objects in ipc_owner (their address -> sandbox id): objects that
+# outlive the run (its IPC namespace held open from outside) keep theirs only until its
+# end, which reads them back only when `owner_records` counts any (user/kernel/maps.c):
+# with a count too low, the records would stay for the next sandbox to take the id.
+test_ipc_run_end_removes_the_records_of_objects_that_outlive_it() {
+	write_file "$T/app.py" <<PY
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+made = [libc.shmget(0, 4096, 0o1000 | 0o600) for _ in range(3)]
+made += [libc.msgget(0, 0o1000 | 0o600)]
+print("made", *made, os.getpid(), flush=True)
+while not os.path.exists("$T/stop"):
+    time.sleep(0.05)
+PY
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	# records of sandbox $1 in ipc_owner (each value a little-endian u32)
+	records_of() {
+		bpftool map dump pinned /sys/fs/bpf/pysb-bpf/*/map-ipc_owner -j | python3 -c '
+import json, sys
+print(sum(1 for e in json.load(sys.stdin)
+          if int.from_bytes(bytes(int(b, 16) for b in e["value"][:4]), "little") == int(sys.argv[1])))' "$1"
+	}
+	PYSB_BPF_LOG=info "$PYSB" run --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err" &
+	local sup=$! id pid
+	wait_for "$T/out" '^made' 1 60
+	id=$(sed -n 's/^pysb-bpf: sandbox \([0-9]*\): its event ring buffer holds.*/\1/p' "$T/err")
+	pid=$(awk '/^made/ {print $NF}' "$T/out")
+	[ -n "$id" ] && [ -n "$pid" ] || fail "no sandbox id or pid: $(head -c 2000 "$T/err")"
+	expect_no_grep "$T/out" "^made.* -1 "
+	exec 9<"/proc/$pid/ns/ipc"
+	# the objects and their records exist: what a later sandbox with this id would reach
+	[ "$(records_of "$id")" -ge 4 ] || fail "ipc_owner holds $(records_of "$id") records of sandbox $id, not 4"
+	touch "$T/stop"
+	wait "$sup"
+	RC=$?
+	expect_rc 0
+	# (counted while the namespace is held: closing it frees the objects, and their
+	# records with them)
+	local left records
+	left=$(nsenter --ipc=/proc/self/fd/9 ipcs -m -q | grep -c '^0x')
+	records=$(records_of "$id")
+	exec 9<&-
+	[ "$left" -ge 4 ] || fail "the run's objects did not outlive it ($left): nothing shown"
+	[ "$records" = 0 ] || fail "$records records of sandbox $id left in ipc_owner after its end"
+}

@@ -3,7 +3,6 @@
  * pysb-bpf run and pysb-bpf attach. See main.c.
  */
 #include "main_int.h"
-#include "stopwatch.h"
 
 /* ---------------- run */
 
@@ -98,15 +97,12 @@ int cmd_run(struct cli *cli)
 	audit = c.audit || c.learn || compiled.audit_mode;
 	if (ready_to_run(&c, &prog, &compiled, audit))
 		goto out;
-	stopwatch("ready_to_run");
 	if (policy_build_env(p, environ, &envp) || (c.learn && learn_extend_env(p, &envp))) {
 		pr_err("cannot build the program's environment");
 		goto out;
 	}
-	stopwatch("env built");
 	if (open_events(&c, audit, &compiled, &ev, &ev_out))
 		goto out;
-	stopwatch("events opened");
 	if (os_none && ev.out)
 		events_json_notice(&ev, "os-sandbox=none: py-sandboxes' @sandbox isolation is off; "
 					"the kernel confinement of this policy is on");
@@ -182,10 +178,8 @@ int cmd_attach(struct cli *cli)
 	if (compile_for(p, &prog, &compiled))
 		goto out;
 	audit = c.audit || compiled.audit_mode;
-	stopwatch("env built");
 	if (open_events(&c, audit, &compiled, &ev, &ev_out))
 		goto out;
-	stopwatch("events opened");
 	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled,
 						 .audit = audit,
 						 .policy = c.policy,

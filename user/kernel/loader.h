@@ -28,8 +28,8 @@ struct pysb_bpf;
 #define LOADER_MAPS(X)                                                                     \
 	X(sandboxes) X(sandbox_gen) X(events) X(lost) X(event_count) X(event_dedup)        \
 	X(file_rules) X(mount_access) X(label_reqs) X(ignores) X(exec_pending)             \
-	X(ipc_owner) X(key_owner) X(net4_rules) X(net6_rules) X(net_ports) X(net_cfg)      \
-	X(cgroup_watch) X(cgroup_born)
+	X(ipc_owner) X(key_owner) X(owner_records) X(net4_rules) X(net6_rules) X(net_ports) \
+	X(net_cfg) X(cgroup_watch) X(cgroup_born)
 /* clang-format on */
 
 struct loader_maps {
@@ -50,8 +50,11 @@ struct loader {
 	bool prog_on[LOADER_MAX_PROGS];
 	char pin_dir[64];    /* PIN_ROOT/<16 hex digits> */
 	uint32_t sandbox_id; /* 0 until loader_sandbox_alloc */
-	uint32_t last_id;    /* the last id this process allocated: the next search starts there */
-	int ringbuf_fd;	     /* this sandbox's events */
+	/* sandbox_id was just allocated, with no entry in any rule map (an id's last user
+	 * or the gc removed them before it was free): its fill skips looking for leftovers */
+	bool id_clean;
+	uint32_t last_id; /* the last id this process allocated: the next search starts there */
+	int ringbuf_fd;	  /* this sandbox's events */
 	/* A sandbox id (and ring) taken from the pool (user/kernel/loader_pool.c): its file,
 	 * flock()ed while this process lives; pool_freed once its rules are removed. */
 	bool pooled, pool_freed;
@@ -128,6 +131,14 @@ int loader_ringbuf_of(const struct loader *l, uint32_t id);
 int loader_events_table(const struct loader *l, uint32_t map_ids[PYSB_MAX_SANDBOXES]);
 /* Removes everything of sandbox `id` (and cgroup `cgid` if not 0) from the maps. */
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
+/* The same for a sandbox none of whose tasks is left (its cgroup destroyed), whose rule
+ * entries (file_rules, mount_access, the network's) the caller deleted by key
+ * (sandbox_free_maps): the entries one per id and those the kernel side wrote, the owner
+ * records only if `owner_records` counts any. */
+void loader_sandbox_free_gone(struct loader *l, uint64_t cgid, uint32_t id);
+/* Deletes `n` keys of `klen` bytes from `map`: in one call where the kernel has a batch
+ * for it, else one by one; a key already absent is no error. 0 or the first -errno. */
+int loader_delete_keys(int map, const void *keys, size_t klen, uint32_t n);
 /* The same for every sandbox of `set` (their cgroups already switched away). The `events`
  * entry of a pooled id stays (its ring is the pool's). _rules: all but `events`. */
 void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set);
@@ -181,6 +192,12 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pi
  */
 size_t file_rules_entries(const struct compiled *c, const uint64_t *labels, uint32_t sandbox_id,
 			  struct pysb_file_key *keys, struct pysb_file_rule *rules);
+/* The end of a run's sandbox, whose cgroup is destroyed (no task left): its entries out of
+ * every map, those sandbox_fill_maps wrote for `c` deleted by key rather than looked for
+ * in maps shared with every other sandbox (loader_sandbox_free_gone); if that fails,
+ * looked for (loader_sandbox_free). (sandbox_maps.c) */
+void sandbox_free_maps(struct loader *l, const struct compiled *c, const struct file_pins *pins,
+		       uint64_t cgid, uint32_t sandbox_id);
 
 /* Puts rules[i] on keys[i] (label, sandbox), in this order: a later key replaces an
  * earlier equal one. 0 or -errno. */
@@ -208,10 +225,12 @@ int loader_bump_sandbox_gen(struct loader *l);
 int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
 
 /* Network maps of one sandbox (user/kernel/loader_net.c): fill (after removing any stale entry
- * of that id), and remove. */
+ * of that id, unless it is l->id_clean), remove (every entry of the ids of `set`), and
+ * clear (the entries the fill of `c` wrote, by key; net_cfg stays: 0 or -errno). */
 struct compiled;
 int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox);
 void loader_net_forget(struct loader *l, const struct sandbox_set *set);
+int loader_net_clear(struct loader *l, const struct compiled *c, uint32_t sandbox);
 
 int loader_events_fd(const struct loader *l);
 /* One pr_info line per map of the shared instance: type, entries, key and value sizes. */

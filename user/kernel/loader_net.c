@@ -29,6 +29,22 @@ static int put(int map, const char *name, const void *key, const void *val, cons
 	return -1;
 }
 
+static struct pysb_net4_key net4_key(const struct compiled_net_prefix *e, uint32_t sandbox)
+{
+	struct pysb_net4_key k = { .prefixlen = 32 + e->plen, .sandbox = sandbox };
+
+	memcpy(k.addr, e->addr, sizeof(k.addr));
+	return k;
+}
+
+static struct pysb_net6_key net6_key(const struct compiled_net_prefix *e, uint32_t sandbox)
+{
+	struct pysb_net6_key k = { .prefixlen = 32 + e->plen, .sandbox = sandbox };
+
+	memcpy(k.addr, e->addr, sizeof(k.addr));
+	return k;
+}
+
 void loader_net_forget(struct loader *l, const struct sandbox_set *set)
 {
 	loader_forget_keys(l->fd.net4_rules, "net4_rules", sizeof(struct pysb_net4_key),
@@ -47,9 +63,11 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 	char text[INET6_ADDRSTRLEN + 8];
 	struct sandbox_set one = { 0 };
 
-	/* Whatever a sandbox that had this id before left behind must not apply here. */
+	/* Whatever a sandbox that had this id before left behind must not apply here (a
+	 * fresh id has nothing: the insertions below would fail on a leftover key). */
 	sandbox_set_add(&one, sandbox);
-	loader_net_forget(l, &one);
+	if (!(l->id_clean && l->sandbox_id == sandbox))
+		loader_net_forget(l, &one);
 	for (uint32_t i = 0; i < c->n_net_ports; i++) {
 		struct pysb_net_ports_key k = { .sandbox = sandbox, .id = i };
 
@@ -64,14 +82,12 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 		inet_ntop(e->af, e->addr, addr, sizeof(addr));
 		snprintf(text, sizeof(text), "%s/%u", addr, e->plen);
 		if (e->af == AF_INET) {
-			struct pysb_net4_key k = { .prefixlen = 32 + e->plen, .sandbox = sandbox };
+			struct pysb_net4_key k = net4_key(e, sandbox);
 
-			memcpy(k.addr, e->addr, sizeof(k.addr));
 			ret = put(l->fd.net4_rules, "net4_rules", &k, &e->value, text);
 		} else {
-			struct pysb_net6_key k = { .prefixlen = 32 + e->plen, .sandbox = sandbox };
+			struct pysb_net6_key k = net6_key(e, sandbox);
 
-			memcpy(k.addr, e->addr, sizeof(k.addr));
 			ret = put(l->fd.net6_rules, "net6_rules", &k, &e->value, text);
 		}
 		if (ret)
@@ -87,4 +103,38 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 	pr_info("%zu net rules -> %zu prefixes, %zu port sets", c->n_net_rules, c->n_net_prefixes,
 		c->n_net_ports);
 	return 0;
+}
+
+int loader_net_clear(struct loader *l, const struct compiled *c, uint32_t sandbox)
+{
+	size_t n = c->n_net_ports > c->n_net_prefixes ? c->n_net_ports : c->n_net_prefixes;
+	struct pysb_net_ports_key *pk = calloc(n + 1, sizeof(*pk));
+	struct pysb_net4_key *k4 = calloc(n + 1, sizeof(*k4));
+	struct pysb_net6_key *k6 = calloc(n + 1, sizeof(*k6));
+	uint32_t n4 = 0, n6 = 0;
+	int err = -ENOMEM;
+
+	if (pk && k4 && k6) {
+		for (size_t i = 0; i < c->n_net_ports; i++)
+			pk[i] = (struct pysb_net_ports_key){ .sandbox = sandbox,
+							     .id = (uint32_t)i };
+		for (size_t i = 0; i < c->n_net_prefixes; i++) {
+			const struct compiled_net_prefix *e = &c->net_prefixes[i];
+
+			if (e->af == AF_INET)
+				k4[n4++] = net4_key(e, sandbox);
+			else
+				k6[n6++] = net6_key(e, sandbox);
+		}
+		err = loader_delete_keys(l->fd.net_ports, pk, sizeof(*pk),
+					 (uint32_t)c->n_net_ports);
+		if (!err)
+			err = loader_delete_keys(l->fd.net4_rules, k4, sizeof(*k4), n4);
+		if (!err)
+			err = loader_delete_keys(l->fd.net6_rules, k6, sizeof(*k6), n6);
+	}
+	free(pk);
+	free(k4);
+	free(k6);
+	return err;
 }

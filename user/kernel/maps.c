@@ -116,6 +116,7 @@ int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes)
 
 	if (!ringbuf_bytes || ringbuf_bytes == PYSB_RINGBUF_BYTES) {
 		err = loader_pool_claim(l, id);
+		l->id_clean = !err;
 		if (!err)
 			return 0;
 		pr_debug("ring pool unavailable (%s): a ring of this run's own", strerror(-err));
@@ -127,6 +128,7 @@ int loader_sandbox_alloc(struct loader *l, uint32_t *id, uint32_t ringbuf_bytes)
 	err = loader_id_alloc(l, l->ringbuf_fd, id);
 	if (!err)
 		l->sandbox_id = *id;
+	l->id_clean = !err;
 	return err;
 }
 
@@ -254,7 +256,6 @@ static void forget_entries(int map, const char *name, size_t klen, size_t vlen, 
 			   const struct sandbox_set *set)
 {
 	struct key_list kl = { .klen = klen };
-	uint32_t count;
 	int err = collect_batch(map, off, vlen != 0, set, &kl);
 
 	if (err && err != -ENOMEM) {
@@ -264,11 +265,8 @@ static void forget_entries(int map, const char *name, size_t klen, size_t vlen, 
 	if (err)
 		pr_err("cannot list the entries of the BPF map %s to remove: %s", name,
 		       strerror(-err));
-	count = (uint32_t)kl.n;
-	if (kl.n && bpf_map_delete_batch(map, kl.keys, &count, NULL))
-		/* no batch for this map, or a key gone meanwhile: the rest one by one */
-		for (size_t i = count; i < kl.n; i++)
-			bpf_map_delete_elem(map, kl.keys + i * klen);
+	/* (a key gone meanwhile, or no batch for this map: the rest one by one) */
+	loader_delete_keys(map, kl.keys, klen, (uint32_t)kl.n);
 	free(kl.keys);
 }
 
@@ -280,10 +278,56 @@ void loader_forget_keys(int map, const char *name, size_t klen, size_t off,
 
 /* SysV IPC objects and keys of retired sandboxes may stay (in the host's IPC namespace,
  * for a daemon binding); their record goes, so no later sandbox that reuses the id
- * reaches them. `map` holds address -> sandbox id. */
-static void forget_owners(int map, const char *name, const struct sandbox_set *set)
+ * reaches them. `map` holds address -> sandbox id; each record deleted here is counted
+ * off its sandbox in `owner_records` (bpf/maps.bpf.h), through its mapping: an atomic
+ * subtraction, as the kernel side's. */
+static void forget_owners(struct loader *l, int map, const char *name, uint32_t table,
+			  const struct sandbox_set *set)
 {
-	forget_entries(map, name, sizeof(uint64_t), sizeof(uint32_t), 0, set);
+	struct key_list kl = { .klen = sizeof(uint64_t) };
+	size_t len = 2 * PYSB_MAX_SANDBOXES * sizeof(uint32_t);
+	uint32_t *count;
+	int err = collect_batch(map, 0, true, set, &kl);
+
+	if (err && err != -ENOMEM) {
+		kl.n = 0;
+		err = collect_walk(map, sizeof(uint64_t), sizeof(uint32_t), 0, set, &kl);
+	}
+	if (err)
+		pr_err("cannot list the entries of the BPF map %s to remove: %s", name,
+		       strerror(-err));
+	count = kl.n ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd.owner_records, 0)
+		     : MAP_FAILED;
+	for (size_t i = 0; i < kl.n; i++) {
+		const void *key = kl.keys + i * kl.klen;
+		uint32_t id;
+
+		/* one by one: only a record deleted here is counted off here */
+		if (bpf_map_lookup_elem(map, key, &id) || bpf_map_delete_elem(map, key))
+			continue;
+		if (count != MAP_FAILED && id < PYSB_MAX_SANDBOXES)
+			__atomic_sub_fetch(&count[table + id], 1, __ATOMIC_SEQ_CST);
+	}
+	if (count != MAP_FAILED)
+		munmap(count, len);
+	free(kl.keys);
+}
+
+/* What the kernel side wrote for the sandboxes of `set`: the owner records (unless the
+ * caller knows there are none) and the counts of repeated events (a run's own end
+ * removes its keys; this is for the killed ones, a pooled id a later run reclaims, and
+ * tasks that outlived the last read). */
+static void forget_kernel_entries(struct loader *l, const struct sandbox_set *set, bool ipc,
+				  bool keys)
+{
+	if (ipc)
+		forget_owners(l, l->fd.ipc_owner, "ipc_owner", PYSB_OWNER_IPC, set);
+	if (keys)
+		forget_owners(l, l->fd.key_owner, "key_owner", PYSB_OWNER_KEY, set);
+	stopwatch("free: ipc, key owners");
+	loader_forget_keys(l->fd.event_dedup, "event_dedup", sizeof(struct pysb_dedup_key),
+			   offsetof(struct pysb_dedup_key, sandbox), set);
+	stopwatch("free: dedup");
 }
 
 void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set)
@@ -296,22 +340,15 @@ void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set
 	stopwatch("free: mount_access");
 	loader_net_forget(l, set);
 	stopwatch("free: net");
-	forget_owners(l->fd.ipc_owner, "ipc_owner", set);
-	forget_owners(l->fd.key_owner, "key_owner", set);
-	stopwatch("free: ipc, key owners");
-	/* counts of repeated events (a run's own end removes its keys; this is for the
-	 * killed ones, and for a pooled id a later run reclaims) */
-	loader_forget_keys(l->fd.event_dedup, "event_dedup", sizeof(struct pysb_dedup_key),
-			   offsetof(struct pysb_dedup_key, sandbox), set);
-	stopwatch("free: dedup");
+	forget_kernel_entries(l, set, true, true);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
 		if (sandbox_set_has(set, id))
 			bpf_map_delete_elem(l->fd.ignores, &id);
 }
 
-void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
+/* The `events` entries of the sandboxes of `set`, but a pooled id's. */
+static void forget_rings(struct loader *l, const struct sandbox_set *set)
 {
-	loader_sandboxes_free_rules(l, set);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++) {
 		if (!sandbox_set_has(set, id))
 			continue;
@@ -320,6 +357,12 @@ void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
 		if (!(l->pooled && id == l->sandbox_id) && !loader_pool_has(id))
 			bpf_map_delete_elem(l->fd.events, &id);
 	}
+}
+
+void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set)
+{
+	loader_sandboxes_free_rules(l, set);
+	forget_rings(l, set);
 }
 
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
@@ -335,6 +378,51 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 	loader_sandboxes_free(l, &one);
 	if (l->pooled && id == l->sandbox_id)
 		l->pool_freed = true;
+}
+
+/* Are records of `id` counted in table PYSB_OWNER_IPC or PYSB_OWNER_KEY (or is it unreadable)? */
+static bool owns_records(const struct loader *l, uint32_t table, uint32_t id)
+{
+	uint32_t slot = table + id, n = 1;
+
+	bpf_map_lookup_elem(l->fd.owner_records, &slot, &n);
+	return n != 0;
+}
+
+void loader_sandbox_free_gone(struct loader *l, uint64_t cgid, uint32_t id)
+{
+	struct sandbox_set one = { 0 };
+
+	if (cgid) {
+		bpf_map_delete_elem(l->fd.sandboxes, &cgid);
+		loader_bump_sandbox_gen(l);
+	}
+	sandbox_set_add(&one, id);
+	/* No task left to make a record after this read: 0 stays 0. */
+	forget_kernel_entries(l, &one, owns_records(l, PYSB_OWNER_IPC, id),
+			      owns_records(l, PYSB_OWNER_KEY, id));
+	bpf_map_delete_elem(l->fd.ignores, &id);
+	bpf_map_delete_elem(l->fd.net_cfg, &id);
+	forget_rings(l, &one);
+	if (l->pooled && id == l->sandbox_id)
+		l->pool_freed = true;
+}
+
+int loader_delete_keys(int map, const void *keys, size_t klen, uint32_t n)
+{
+	uint32_t count = n;
+
+	/* A batch stops at the first key it cannot delete (absent: ENOENT); the rest, from
+	 * there, one by one; all of them where the map has no batch (count not written). */
+	if (!n || !bpf_map_delete_batch(map, keys, &count, NULL))
+		return 0;
+	if (errno != ENOENT)
+		count = 0;
+	for (uint32_t i = count; i < n; i++)
+		if (bpf_map_delete_elem(map, (const char *)keys + (size_t)i * klen) &&
+		    errno != ENOENT)
+			return -errno;
+	return 0;
 }
 
 /* ---------------- rule paths held open, and map entries */

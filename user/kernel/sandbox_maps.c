@@ -86,6 +86,57 @@ static int put_file_rules(struct loader *l, const struct compiled *c, const stru
 	return err;
 }
 
+/* The file_rules and mount_access entries sandbox_fill_maps wrote for `c`, by key. */
+static int clear_file_maps(struct loader *l, const struct compiled *c, const struct file_pins *pins,
+			   uint32_t sandbox_id)
+{
+	size_t n = c->n_files + c->n_hidden, m;
+	struct pysb_file_key *keys = calloc(n + 1, sizeof(*keys));
+	struct pysb_file_rule *rules = calloc(n + 1, sizeof(*rules));
+	struct pysb_mount_key *mounts = calloc(c->n_mounts + 1, sizeof(*mounts));
+	uint32_t n_mounts = 0;
+	int err = -ENOMEM;
+
+	if (keys && rules && mounts && pins->n == n) {
+		m = file_rules_entries(c, pins->label, sandbox_id, keys, rules);
+		err = m == (size_t)-1 ? -ENOMEM
+				      : loader_delete_keys(l->fd.file_rules, keys, sizeof(*keys),
+							   (uint32_t)m);
+		for (size_t i = 0; i < c->n_mounts; i++)
+			if (c->mounts[i].access)
+				mounts[n_mounts++] =
+					(struct pysb_mount_key){ .dev = c->mounts[i].dev,
+								 .sandbox = sandbox_id };
+		if (!err)
+			err = loader_delete_keys(l->fd.mount_access, mounts, sizeof(*mounts),
+						 n_mounts);
+	}
+	free(keys);
+	free(rules);
+	free(mounts);
+	return err;
+}
+
+void sandbox_free_maps(struct loader *l, const struct compiled *c, const struct file_pins *pins,
+		       uint64_t cgid, uint32_t sandbox_id)
+{
+	int err;
+
+	/* The switch first: from here on the cgroup is not a sandbox any more. */
+	loader_remove_sandbox(l, cgid);
+	err = clear_file_maps(l, c, pins, sandbox_id);
+	if (!err)
+		err = loader_net_clear(l, c, sandbox_id);
+	stopwatch("free: rules by key");
+	if (err) {
+		pr_debug("sandbox %u: its rules deleted by key: %s; looked for instead", sandbox_id,
+			 strerror(-err));
+		loader_sandbox_free(l, 0, sandbox_id);
+		return;
+	}
+	loader_sandbox_free_gone(l, 0, sandbox_id);
+}
+
 int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
 		      uint32_t sandbox_id)
 {
@@ -145,6 +196,7 @@ int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pi
 	if (loader_net_fill(l, c, sandbox_id))
 		return -1;
 	stopwatch("fill: net");
+	l->id_clean = false; /* (filled now) */
 	/* A sandbox id whose maps changed in place (a daemon relabelling its rules on
 	 * adoption): its tasks' cached directory verdicts are stale (bpf/walk.bpf.c). */
 	return loader_bump_sandbox_gen(l) ? -1 : 0;

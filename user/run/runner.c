@@ -643,7 +643,7 @@ out_loader:
 	 * runs unconfined. Only then are its rules removed from the shared maps. */
 	if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
 		stopwatch("cgroup destroyed");
-		loader_sandbox_free(&l, cg.id, cfg.id);
+		sandbox_free_maps(&l, o->compiled, &rule_pins, cg.id, cfg.id);
 		sandbox_record_remove(cg.id);
 	}
 	stopwatch("sandbox freed");
