@@ -42,18 +42,19 @@ static bool path_under(const char *path, const char *dir)
  */
 int stat_kernel(const char *path, struct stat *st, uint64_t *raw_dev)
 {
-	struct statfs sfs;
 	struct stat dir;
 	char parent[PATH_MAX];
+	long f_type;
 
-	if (stat(path, st))
+	if (memo_stat(path, st))
 		return -1;
 	if (raw_dev)
 		*raw_dev = st->st_dev;
-	if (S_ISDIR(st->st_mode) || statfs(path, &sfs) || sfs.f_type != OVERLAYFS_SUPER_MAGIC)
+	if (S_ISDIR(st->st_mode) || memo_statfs_type(path, &f_type) ||
+	    f_type != OVERLAYFS_SUPER_MAGIC)
 		return 0;
 	snprintf(parent, sizeof(parent), "%s", path);
-	if (stat(dirname(parent), &dir))
+	if (memo_stat(dirname(parent), &dir))
 		return -1;
 	st->st_dev = dir.st_dev;
 	return 0;
@@ -148,18 +149,18 @@ static int add_links(struct compiled *c, size_t *cap, struct file_index *ix, con
 			continue;
 		memcpy(prefix, path, i);
 		prefix[i] = '\0';
-		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
+		if (memo_lstat(prefix, &st) || !S_ISLNK(st.st_mode))
 			continue;
 		st_dev = st.st_dev;
 		/* as stat_kernel: on overlayfs a non-directory reports a per-layer device */
 		if (!strrchr(prefix, '/') || strrchr(prefix, '/') == prefix) {
-			if (!stat("/", &dir))
+			if (!memo_stat("/", &dir))
 				st.st_dev = dir.st_dev;
 		} else {
 			char parent[PATH_MAX];
 
 			snprintf(parent, sizeof(parent), "%s", prefix);
-			if (!stat(dirname(parent), &dir))
+			if (!memo_stat(dirname(parent), &dir))
 				st.st_dev = dir.st_dev;
 		}
 		if (add_entry_st(c, cap, ix, prefix, &st, st_dev, access, &proto))
@@ -498,6 +499,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 		compiled_free(out);
 		return -1;
 	}
+	memo_begin();
 	for (size_t i = 0; i < p->n_paths && !ret; i++) {
 		struct compiled_file proto = { .src = p->paths[i].src };
 		uint32_t acc = p->paths[i].access == POLICY_RW ? PYSB_ACC_RW : PYSB_ACC_RO;
@@ -542,6 +544,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	out->exec_allowed = policy_exec_allowed(p, &out->exec_src);
 	if (!ret)
 		ret = compile_ignores(p, out, o->diag);
+	memo_end();
 	if (ret)
 		compiled_free(out);
 	return ret;

@@ -189,6 +189,14 @@ void compiled_hidden_free(struct compiled *c);
 struct stat;
 int stat_kernel(const char *path, struct stat *st, uint64_t *raw_dev);
 
+/* stat(2), lstat(2), statfs(2)'s f_type, answered once per path between memo_begin and
+ * memo_end (one policy_compile); straight calls outside (user/compile/stat_memo.c). */
+void memo_begin(void);
+void memo_end(void);
+int memo_stat(const char *path, struct stat *st);
+int memo_lstat(const char *path, struct stat *st);
+int memo_statfs_type(const char *path, long *f_type);
+
 /* Kernel dev_t of a user-space st_dev. */
 uint32_t kernel_dev(uint64_t st_dev);
 

@@ -43,7 +43,7 @@ static void dep_stat(struct dep *d)
 {
 	struct stat st;
 
-	d->err = lstat(d->path, &st) ? errno : 0;
+	d->err = memo_lstat(d->path, &st) ? errno : 0;
 	if (d->err) {
 		d->dev = d->ino = d->mtime_ns = d->ctime_ns = 0;
 		d->mode = 0;
@@ -70,7 +70,7 @@ static void depend(struct implicit_set *s, const char *path)
 	if (slash && (size_t)(slash - path) < sizeof(top)) {
 		memcpy(top, path, slash - path);
 		top[slash - path] = '\0';
-		if (!lstat(top, &st) && S_ISLNK(st.st_mode))
+		if (!memo_lstat(top, &st) && S_ISLNK(st.st_mode))
 			depend(s, top);
 	}
 	for (size_t i = 0; i < s->n_deps; i++)

@@ -151,23 +151,23 @@ static int load_and_attach(struct pysb_bpf *skel, const char **what, int *err)
 	return ret;
 }
 
-/* The label of the inode `fd` holds, given by lsm/sb_statfs at this thread's request. */
-int label_fd(int reqs, int fd, uint64_t *label)
+/*
+ * The label of the inode `fd` holds, given by lsm/sb_statfs at the request of thread
+ * `tid` (the caller's). The request stays in `label_reqs`, answered (the hook acts on a
+ * pending one only): a series of labels re-arms it, and label_end removes it; two system
+ * calls a label fewer than a request of its own each.
+ */
+int label_fd(int reqs, uint32_t tid, int fd, uint64_t *label)
 {
 	struct pysb_label_req r = { .state = PYSB_LABEL_PENDING };
-	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 	struct statfs sfs;
-	int err = 0;
 
 	if (bpf_map_update_elem(reqs, &tid, &r, BPF_ANY))
 		return -errno;
 	if (fstatfs(fd, &sfs))
-		err = -errno;
+		return -errno;
 	if (bpf_map_lookup_elem(reqs, &tid, &r))
 		r.state = 0;
-	bpf_map_delete_elem(reqs, &tid);
-	if (err)
-		return err;
 	if (r.state == PYSB_LABEL_FULL)
 		return -ENOSPC;
 	if (r.state != PYSB_LABEL_DONE || !r.label)
@@ -176,16 +176,23 @@ int label_fd(int reqs, int fd, uint64_t *label)
 	return 0;
 }
 
+void label_end(int reqs, uint32_t tid)
+{
+	bpf_map_delete_elem(reqs, &tid);
+}
+
 /* Labels two descriptors of "/" and one of another inode: one label per inode object. */
 static int probe_labels(int reqs)
 {
 	int fd[3] = { open("/", O_PATH | O_CLOEXEC), open("/", O_PATH | O_CLOEXEC),
 		      open("/proc/self", O_PATH | O_CLOEXEC | O_NOFOLLOW) };
 	uint64_t label[3] = { 0 };
+	uint32_t tid = (uint32_t)syscall(SYS_gettid);
 	int err = 0;
 
 	for (int i = 0; i < 3 && !err; i++)
-		err = fd[i] < 0 ? -errno : label_fd(reqs, fd[i], &label[i]);
+		err = fd[i] < 0 ? -errno : label_fd(reqs, tid, fd[i], &label[i]);
+	label_end(reqs, tid);
 	for (int i = 0; i < 3; i++)
 		if (fd[i] >= 0)
 			close(fd[i]);

@@ -169,11 +169,14 @@ struct file_pins {
 	int *fd;
 	uint64_t *label;
 	size_t n, cap;
+	uint32_t tid; /* the thread whose label request is pending (0: none) */
 };
 /* Opens `path` (O_PATH; nofollow: a symbolic link itself), labels its inode and keeps the
  * descriptor in `p`; 0 or -errno (-ENOSPC: no label left; -EMFILE: RLIMIT_NOFILE's hard
- * limit reached), after saying what failed (pr_err). */
+ * limit reached), after saying what failed (pr_err). A series of them ends with
+ * loader_pins_labelled, which removes the label request. */
 int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, bool nofollow);
+void loader_pins_labelled(struct loader *l, struct file_pins *p);
 /* Closes every descriptor of `p` and empties it. */
 void file_pins_release(struct file_pins *p);
 

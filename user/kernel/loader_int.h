@@ -45,7 +45,8 @@
 
 /* loader.c */
 bool is_optional(const char *hook);
-int label_fd(int reqs, int fd, uint64_t *label);
+int label_fd(int reqs, uint32_t tid, int fd, uint64_t *label);
+void label_end(int reqs, uint32_t tid);
 
 /* pinned.c */
 void pin_dir_of(char *buf, size_t len);

@@ -501,7 +501,9 @@ int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, boo
 				       : "");
 		return err;
 	}
-	err = label_fd(l->fd.label_reqs, fd, &label);
+	if (!p->tid)
+		p->tid = (uint32_t)syscall(SYS_gettid);
+	err = label_fd(l->fd.label_reqs, p->tid, fd, &label);
 	if (err) {
 		pr_err("cannot label the inode of %s for its rule: %s", path,
 		       err == -ENOSPC	 ? "every label is in use (too many rule paths on this "
@@ -515,6 +517,13 @@ int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, boo
 	p->fd[p->n] = fd;
 	p->label[p->n++] = label;
 	return 0;
+}
+
+void loader_pins_labelled(struct loader *l, struct file_pins *p)
+{
+	if (p->tid)
+		label_end(l->fd.label_reqs, p->tid);
+	p->tid = 0;
 }
 
 void file_pins_release(struct file_pins *p)

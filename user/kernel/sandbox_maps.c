@@ -17,13 +17,14 @@
 /* Holds the inode of every rule path (files, then hidden files) open and labelled. */
 static int pin_rule_paths(struct loader *l, const struct compiled *c, struct file_pins *pins)
 {
-	for (size_t i = 0; i < c->n_files; i++)
-		if (loader_pin_path(l, pins, c->files[i].path, c->files[i].link))
-			return -1;
-	for (size_t i = 0; i < c->n_hidden; i++)
-		if (loader_pin_path(l, pins, c->hidden[i].path, false))
-			return -1;
-	return 0;
+	int ret = 0;
+
+	for (size_t i = 0; i < c->n_files && !ret; i++)
+		ret = loader_pin_path(l, pins, c->files[i].path, c->files[i].link);
+	for (size_t i = 0; i < c->n_hidden && !ret; i++)
+		ret = loader_pin_path(l, pins, c->hidden[i].path, false);
+	loader_pins_labelled(l, pins);
+	return ret ? -1 : 0;
 }
 
 /* Rule indexes by label, then by index: the rules of one inode side by side. */

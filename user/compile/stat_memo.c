@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stat(2), lstat(2) and statfs(2) answers kept for the length of one policy_compile: the
+ * implicit paths and the links along them ask about the same directories again and again
+ * (/etc, /usr, /usr/lib for each of their entries), ~170 calls for `run -- /bin/true`, half
+ * of them repeats; each costs a system call and a pass through the file hooks. Outside a
+ * compile (memo_begin .. memo_end) every call goes to the kernel. No threads share it.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+
+#include "compile.h"
+
+enum memo_kind { MEMO_STAT, MEMO_LSTAT, MEMO_STATFS };
+
+struct memo_entry {
+	char *path; /* NULL: empty slot */
+	enum memo_kind kind;
+	int err; /* errno of the call, 0 when it succeeded */
+	struct stat st;
+	long f_type;
+};
+
+static struct memo {
+	struct memo_entry *v;
+	size_t size, n; /* size: a power of two, at most half full */
+} * memo;
+
+void memo_begin(void)
+{
+	memo_end();
+	memo = calloc(1, sizeof(*memo));
+}
+
+void memo_end(void)
+{
+	if (!memo)
+		return;
+	for (size_t i = 0; i < memo->size; i++)
+		free(memo->v[i].path);
+	free(memo->v);
+	free(memo);
+	memo = NULL;
+}
+
+static size_t slot_of(const struct memo_entry *v, size_t size, const char *path,
+		      enum memo_kind kind)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ kind;
+
+	for (const char *p = path; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	for (size_t i = (size_t)h & (size - 1);; i = (i + 1) & (size - 1))
+		if (!v[i].path || (v[i].kind == kind && !strcmp(v[i].path, path)))
+			return i;
+}
+
+static int grow(void)
+{
+	size_t size = memo->size ? memo->size * 2 : 256;
+	struct memo_entry *v = calloc(size, sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (size_t i = 0; i < memo->size; i++)
+		if (memo->v[i].path)
+			v[slot_of(v, size, memo->v[i].path, memo->v[i].kind)] = memo->v[i];
+	free(memo->v);
+	memo->v = v;
+	memo->size = size;
+	return 0;
+}
+
+/* The kept answer to (kind, path), asked now if it is not there; NULL without a memo
+ * (or out of memory): then the caller asks the kernel itself. */
+static const struct memo_entry *lookup(const char *path, enum memo_kind kind)
+{
+	struct memo_entry *e;
+	struct statfs sfs;
+
+	if (!memo || (2 * (memo->n + 1) > memo->size && grow()))
+		return NULL;
+	e = &memo->v[slot_of(memo->v, memo->size, path, kind)];
+	if (e->path)
+		return e;
+	e->path = strdup(path);
+	if (!e->path)
+		return NULL;
+	e->kind = kind;
+	if (kind == MEMO_STATFS) {
+		e->err = statfs(path, &sfs) ? errno : 0;
+		e->f_type = e->err ? 0 : (long)sfs.f_type;
+	} else {
+		e->err = (kind == MEMO_STAT ? stat(path, &e->st) : lstat(path, &e->st)) ? errno : 0;
+	}
+	memo->n++;
+	return e;
+}
+
+static int answer(const struct memo_entry *e, struct stat *st)
+{
+	if (e->err) {
+		errno = e->err;
+		return -1;
+	}
+	*st = e->st;
+	return 0;
+}
+
+int memo_stat(const char *path, struct stat *st)
+{
+	const struct memo_entry *e = lookup(path, MEMO_STAT);
+
+	return e ? answer(e, st) : stat(path, st);
+}
+
+int memo_lstat(const char *path, struct stat *st)
+{
+	const struct memo_entry *e = lookup(path, MEMO_LSTAT);
+
+	return e ? answer(e, st) : lstat(path, st);
+}
+
+int memo_statfs_type(const char *path, long *f_type)
+{
+	const struct memo_entry *e = lookup(path, MEMO_STATFS);
+	struct statfs sfs;
+
+	if (!e) {
+		if (statfs(path, &sfs))
+			return -1;
+		*f_type = (long)sfs.f_type;
+		return 0;
+	}
+	if (e->err) {
+		errno = e->err;
+		return -1;
+	}
+	*f_type = e->f_type;
+	return 0;
+}
