@@ -19,18 +19,18 @@
  *   PYSB_LOOP(n, fn, ctx)        calls fn(i, ctx) for i from 0 until n or until it
  *                                returns non-zero (bpf_loop: the verifier checks fn once,
  *                                not once a level and a copy of the walk)
+ *   PYSB_CGROUP_ID(cg)           the id of cgroup `cg`
+ *   PYSB_CURRENT_CGROUP_ID()     the current task's cgroup id, read now
  * and, for the cache only (without PYSB_CACHE_GET, no cache is compiled):
  *   PYSB_CURRENT_CGROUP()        the current task's cgroup, read once (NULL: unknown)
- *   PYSB_CGROUP_ID(cg)           its id
- *   PYSB_CURRENT_CGROUP_ID()     the current task's cgroup id, read now
  *   PYSB_CACHE_GET()             the current task's struct pysb_sandbox_cache (created
  *                                zeroed on first use), or NULL
  *   PYSB_GEN_GET()               pointer to the generation of `sandboxes`, or NULL
  *   PYSB_GEN_READ_ORDERED(p)     *p read with a full memory barrier: nothing after it is
  *                                read before it
  *
- * Cost: the walk is one lookup per level of the task's cgroup (it goes down from the root
- * and remembers the last hit); with the cache, a task pays it once per cgroup it runs in
+ * Cost: one lookup when the task's own cgroup is registered; else the walk, one lookup
+ * per level of the task's cgroup (it goes down from the root and remembers the last hit); with the cache, a task pays it once per cgroup it runs in
  * and per change of `sandboxes`, and otherwise two loads and two compares (plus one
  * lookup, its sandbox's entry, when it is sandboxed).
  */
@@ -38,8 +38,8 @@
 #define PYSB_NEAREST_H
 
 #if !defined(PYSB_ANCESTOR_ID) || !defined(PYSB_SANDBOX_LOOKUP) || !defined(PYSB_CGROUP) || \
-	!defined(PYSB_LOOP)
-#error "define PYSB_ANCESTOR_ID, PYSB_SANDBOX_LOOKUP, PYSB_CGROUP and PYSB_LOOP before including nearest.h"
+	!defined(PYSB_LOOP) || !defined(PYSB_CGROUP_ID) || !defined(PYSB_CURRENT_CGROUP_ID)
+#error "define PYSB_ANCESTOR_ID, PYSB_SANDBOX_LOOKUP, PYSB_CGROUP, PYSB_LOOP, PYSB_CGROUP_ID and PYSB_CURRENT_CGROUP_ID before including nearest.h"
 #endif
 
 struct pysb_nearest_walk {
@@ -65,11 +65,19 @@ static long pysb_nearest_level(__u32 i, void *data)
 	return 0;
 }
 
-/* The walk over cgroup `cg` (NULL: the current task's, read level by level). */
+/* The walk over cgroup `cg` (NULL: the current task's, read level by level). The cgroup
+ * itself first: registered, it is the nearest (no cgroup is deeper), one lookup where the
+ * walk makes one a level; a run's tasks, and a bound service's main process, are there. */
 static __always_inline struct pysb_sandbox_cfg *pysb_nearest_of(PYSB_CGROUP cg, __u64 *cgid)
 {
 	struct pysb_nearest_walk w = { .cg = cg };
+	__u64 own = cg ? PYSB_CGROUP_ID(cg) : PYSB_CURRENT_CGROUP_ID();
+	struct pysb_sandbox_cfg *cfg = own ? PYSB_SANDBOX_LOOKUP(&own) : NULL;
 
+	if (cfg) {
+		*cgid = own;
+		return cfg;
+	}
 	PYSB_LOOP(PYSB_MAX_CGROUP_LEVEL, pysb_nearest_level, &w);
 	if (w.found)
 		*cgid = w.found_id;

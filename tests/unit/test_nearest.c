@@ -159,7 +159,7 @@ static void test_unregistered_task_has_no_sandbox(void **state)
 	reg(99, 1, 0);
 	assert_null(pysb_nearest_sandbox(&cgid));
 	assert_int_equal(cgid, 777);  /* untouched */
-	assert_int_equal(lookups, 3); /* one per level, as before the fix */
+	assert_int_equal(lookups, 4); /* its own cgroup, then one per level */
 }
 
 static void test_single_registered_ancestor(void **state)
@@ -245,10 +245,16 @@ static void test_deepest_searched_level(void **state)
 	ids[PYSB_MAX_CGROUP_LEVEL] = 0;
 	set_path(ids);
 	reg(100, 1, 0);
-	reg(100 + PYSB_MAX_CGROUP_LEVEL - 1, 2, 0);
+	reg(100 + PYSB_MAX_CGROUP_LEVEL - 2, 2, 0);
 	assert_int_equal(pysb_nearest_sandbox(&cgid)->id, 2);
+	assert_int_equal(cgid, 100 + PYSB_MAX_CGROUP_LEVEL - 2);
+	assert_int_equal(lookups, 1 + PYSB_MAX_CGROUP_LEVEL); /* its own, then every level */
+	/* its own cgroup registered: the nearest there is, found by the first lookup */
+	reg(100 + PYSB_MAX_CGROUP_LEVEL - 1, 3, 0);
+	lookups = 0;
+	assert_int_equal(pysb_nearest_sandbox(&cgid)->id, 3);
 	assert_int_equal(cgid, 100 + PYSB_MAX_CGROUP_LEVEL - 1);
-	assert_int_equal(lookups, PYSB_MAX_CGROUP_LEVEL);
+	assert_int_equal(lookups, 1);
 }
 
 /* ---- the per-task cache (pysb_cached_sandbox) ---- */
@@ -274,7 +280,7 @@ static void test_cache_unsandboxed_walks_once(void **state)
 	set_path(ids);
 	reg(99, 1, 0);
 	assert_int_equal(ask(&cgid), 0);
-	assert_int_equal(lookups, 3);
+	assert_int_equal(lookups, 4);
 	assert_int_equal(ordered_reads, 1);
 	assert_int_equal(cache_entry.cgid, 12);
 	assert_int_equal(cache_entry.gen, 7);
@@ -393,7 +399,7 @@ static void test_cache_reload_seen_at_once(void **state)
  * the walk, which the bump made old: the next hook looks again. */
 static void bind_during_walk(int n)
 {
-	if (n == 2) {
+	if (n == 3) { /* (1: its own cgroup, 2: level 10, 3: level 11) */
 		reg(10, 6, 0);
 		bump();
 	}
@@ -453,7 +459,7 @@ static void test_cache_unusable_entry_walks(void **state)
 	reg(11, 2, 0);
 	cache_entry = (struct pysb_sandbox_cache){ .cgid = PYSB_CACHE_WRITING, .gen = 7 };
 	assert_int_equal(ask(&cgid), 2);
-	assert_int_equal(lookups, 2);
+	assert_int_equal(lookups, 1); /* its own cgroup is the sandbox */
 	assert_true(cache_entry.cgid == PYSB_CACHE_WRITING);
 	assert_int_equal(cache_entry.sandbox, 0);
 	cache_entry = (struct pysb_sandbox_cache){ .cgid = 0, .gen = 7, .sandbox = 0 };
@@ -462,7 +468,7 @@ static void test_cache_unusable_entry_walks(void **state)
 	cache_available = false;
 	for (int i = 0; i < 2; i++) {
 		assert_int_equal(ask(&cgid), 2);
-		assert_int_equal(lookups, 2);
+		assert_int_equal(lookups, 1);
 	}
 }
 
