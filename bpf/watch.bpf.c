@@ -159,13 +159,24 @@ int BPF_PROG(pysb_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	return 0;
 }
 
-/* An inet socket request in a cgroup confined at creation and not yet by the daemon. */
-static __always_inline int born_net(struct socket *sock, struct sockaddr *addr, __u16 op, __u16 dir)
+/* The sandbox of a cgroup confined at creation and not yet by the daemon, or NULL: asked
+ * first, before anything is read of the socket or the message. Every inet send with a
+ * destination of every process on the machine comes here, almost all of them outside
+ * such a cgroup: the task's cached lookup answers them alone (the reads cost them more
+ * than the socket program of a sandbox did, in bpf_stats under emulation). */
+static __always_inline struct pysb_sandbox_cfg *born_sandbox(__u64 *cgid)
+{
+	struct pysb_sandbox_cfg *cfg = current_sandbox(cgid);
+
+	return cfg && (cfg->flags & PYSB_SB_KERNEL) ? cfg : NULL;
+}
+
+/* An inet socket request in such a cgroup (cfg, cgid: born_sandbox's). */
+static __always_inline int born_net(struct pysb_sandbox_cfg *cfg, __u64 cgid, struct socket *sock,
+				    struct sockaddr *addr, __u16 op, __u16 dir)
 {
 	__u16 family = BPF_CORE_READ(sock, sk, __sk_common.skc_family), af = 0;
-	struct pysb_sandbox_cfg *cfg;
 	struct pysb_event *e;
-	__u64 cgid;
 
 	if (family != AF_INET && family != AF_INET6)
 		return 0;
@@ -173,9 +184,6 @@ static __always_inline int born_net(struct socket *sock, struct sockaddr *addr, 
 		bpf_probe_read_kernel(&af, sizeof(af), &addr->sa_family);
 	if (af != AF_INET && af != AF_INET6)
 		return 0; /* AF_UNSPEC: a disconnect */
-	cfg = current_sandbox(&cgid);
-	if (!cfg || !(cfg->flags & PYSB_SB_KERNEL))
-		return 0;
 	e = event_start(cfg, cgid, PYSB_KIND_NET, op, 0, decision_of(cfg));
 	if (e) {
 		__builtin_memset(&e->net, 0, sizeof(e->net));
@@ -248,19 +256,37 @@ int BPF_PROG(pysb_born_exec, struct linux_binprm *bprm)
 SEC("lsm/socket_connect")
 int BPF_PROG(pysb_born_connect, struct socket *sock, struct sockaddr *address, int addrlen)
 {
-	return born_net(sock, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT, PYSB_NET_OUT);
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = born_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	return born_net(cfg, cgid, sock, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT,
+			PYSB_NET_OUT);
 }
 
 SEC("lsm/socket_bind")
 int BPF_PROG(pysb_born_bind, struct socket *sock, struct sockaddr *address, int addrlen)
 {
-	return born_net(sock, addrlen >= 2 ? address : NULL, PYSB_OP_BIND, PYSB_NET_IN);
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = born_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	return born_net(cfg, cgid, sock, addrlen >= 2 ? address : NULL, PYSB_OP_BIND, PYSB_NET_IN);
 }
 
 SEC("lsm/socket_sendmsg")
 int BPF_PROG(pysb_born_sendmsg, struct socket *sock, struct msghdr *msg, int size)
 {
-	if (BPF_CORE_READ(msg, msg_namelen) < 2)
-		return 0; /* no destination: connected, judged at connect() */
-	return born_net(sock, BPF_CORE_READ(msg, msg_name), PYSB_OP_SENDMSG, PYSB_NET_OUT);
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = born_sandbox(&cgid);
+	if (!cfg || BPF_CORE_READ(msg, msg_namelen) < 2)
+		return 0; /* (no destination: connected, judged at connect()) */
+	return born_net(cfg, cgid, sock, BPF_CORE_READ(msg, msg_name), PYSB_OP_SENDMSG,
+			PYSB_NET_OUT);
 }
