@@ -131,11 +131,11 @@ int loader_ringbuf_of(const struct loader *l, uint32_t id);
 int loader_events_table(const struct loader *l, uint32_t map_ids[PYSB_MAX_SANDBOXES]);
 /* Removes everything of sandbox `id` (and cgroup `cgid` if not 0) from the maps. */
 void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id);
-/* The same for a sandbox none of whose tasks is left (its cgroup destroyed), whose rule
- * entries (file_rules, mount_access, the network's) the caller deleted by key
- * (sandbox_free_maps): the entries one per id and those the kernel side wrote, the owner
- * records only if `owner_records` counts any. */
-void loader_sandbox_free_gone(struct loader *l, uint64_t cgid, uint32_t id);
+/* The same for a sandbox none of whose tasks is left (its cgroup destroyed and
+ * unregistered), whose rule entries (file_rules, mount_access, the network's) the caller
+ * deleted by key (sandbox_free_maps): the entries one per id and those the kernel side
+ * wrote, the owner records only if `owner_records` counts any. */
+void loader_sandbox_free_gone(struct loader *l, uint32_t id);
 /* Deletes `n` keys of `klen` bytes from `map`: in one call where the kernel has a batch
  * for it, else one by one; a key already absent is no error. 0 or the first -errno. */
 int loader_delete_keys(int map, const void *keys, size_t klen, uint32_t n);

@@ -389,14 +389,10 @@ static bool owns_records(const struct loader *l, uint32_t table, uint32_t id)
 	return n != 0;
 }
 
-void loader_sandbox_free_gone(struct loader *l, uint64_t cgid, uint32_t id)
+void loader_sandbox_free_gone(struct loader *l, uint32_t id)
 {
 	struct sandbox_set one = { 0 };
 
-	if (cgid) {
-		bpf_map_delete_elem(l->fd.sandboxes, &cgid);
-		loader_bump_sandbox_gen(l);
-	}
 	sandbox_set_add(&one, id);
 	/* No task left to make a record after this read: 0 stays 0. */
 	forget_kernel_entries(l, &one, owns_records(l, PYSB_OWNER_IPC, id),

@@ -135,7 +135,7 @@ void sandbox_free_maps(struct loader *l, const struct compiled *c, const struct 
 		loader_sandbox_free(l, 0, sandbox_id);
 		return;
 	}
-	loader_sandbox_free_gone(l, 0, sandbox_id);
+	loader_sandbox_free_gone(l, sandbox_id);
 }
 
 int sandbox_fill_maps(struct loader *l, const struct compiled *c, struct file_pins *pins,
