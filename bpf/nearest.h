@@ -30,9 +30,10 @@
  *                                read before it
  *
  * Cost: one lookup when the task's own cgroup is registered; else the walk, one lookup
- * per level of the task's cgroup (it goes down from the root and remembers the last hit); with the cache, a task pays it once per cgroup it runs in
- * and per change of `sandboxes`, and otherwise two loads and two compares (plus one
- * lookup, its sandbox's entry, when it is sandboxed).
+ * per level of the task's cgroup (it goes down from the root and remembers the last
+ * hit); with the cache, a task pays it once per cgroup it runs in and per change of
+ * `sandboxes`, and otherwise two loads and two compares (plus one lookup, its sandbox's
+ * entry, when it is sandboxed).
  */
 #ifndef PYSB_NEAREST_H
 #define PYSB_NEAREST_H

@@ -75,21 +75,11 @@ static int grow(void)
 	return 0;
 }
 
-/* The kept answer to (kind, path), asked now if it is not there; NULL without a memo
- * (or out of memory): then the caller asks the kernel itself. */
-static const struct memo_entry *lookup(const char *path, enum memo_kind kind)
+/* Asks the kernel about (kind, path), into e. */
+static void ask(struct memo_entry *e, const char *path, enum memo_kind kind)
 {
-	struct memo_entry *e;
 	struct statfs sfs;
 
-	if (!memo || (2 * (memo->n + 1) > memo->size && grow()))
-		return NULL;
-	e = &memo->v[slot_of(memo->v, memo->size, path, kind)];
-	if (e->path)
-		return e;
-	e->path = strdup(path);
-	if (!e->path)
-		return NULL;
 	e->kind = kind;
 	if (kind == MEMO_STATFS) {
 		e->err = statfs(path, &sfs) ? errno : 0;
@@ -97,8 +87,29 @@ static const struct memo_entry *lookup(const char *path, enum memo_kind kind)
 	} else {
 		e->err = (kind == MEMO_STAT ? stat(path, &e->st) : lstat(path, &e->st)) ? errno : 0;
 	}
+}
+
+/* The kept answer to (kind, path), asked now if it is not there; without a memo (or out
+ * of memory), asked into `scratch` and not kept. */
+static const struct memo_entry *lookup(const char *path, enum memo_kind kind,
+				       struct memo_entry *scratch)
+{
+	struct memo_entry *e;
+
+	if (!memo || (2 * (memo->n + 1) > memo->size && grow()))
+		goto unkept;
+	e = &memo->v[slot_of(memo->v, memo->size, path, kind)];
+	if (e->path)
+		return e;
+	e->path = strdup(path);
+	if (!e->path)
+		goto unkept;
+	ask(e, path, kind);
 	memo->n++;
 	return e;
+unkept:
+	ask(scratch, path, kind);
+	return scratch;
 }
 
 static int answer(const struct memo_entry *e, struct stat *st)
@@ -107,39 +118,33 @@ static int answer(const struct memo_entry *e, struct stat *st)
 		errno = e->err;
 		return -1;
 	}
+	if (e->kind == MEMO_STATFS)
+		return 0;
 	*st = e->st;
 	return 0;
 }
 
 int memo_stat(const char *path, struct stat *st)
 {
-	const struct memo_entry *e = lookup(path, MEMO_STAT);
+	struct memo_entry scratch;
 
-	return e ? answer(e, st) : stat(path, st);
+	return answer(lookup(path, MEMO_STAT, &scratch), st);
 }
 
 int memo_lstat(const char *path, struct stat *st)
 {
-	const struct memo_entry *e = lookup(path, MEMO_LSTAT);
+	struct memo_entry scratch;
 
-	return e ? answer(e, st) : lstat(path, st);
+	return answer(lookup(path, MEMO_LSTAT, &scratch), st);
 }
 
 int memo_statfs_type(const char *path, long *f_type)
 {
-	const struct memo_entry *e = lookup(path, MEMO_STATFS);
-	struct statfs sfs;
+	struct memo_entry scratch;
+	const struct memo_entry *e = lookup(path, MEMO_STATFS, &scratch);
 
-	if (!e) {
-		if (statfs(path, &sfs))
-			return -1;
-		*f_type = (long)sfs.f_type;
-		return 0;
-	}
-	if (e->err) {
-		errno = e->err;
+	if (answer(e, NULL))
 		return -1;
-	}
 	*f_type = e->f_type;
 	return 0;
 }

@@ -252,19 +252,27 @@ static int collect_walk(int map, size_t klen, size_t vlen, size_t off,
  * value when `vlen` is not 0) is in `set`: the keys read in batches (a map of 10,000 rules
  * costs ~40 system calls, not 10,000), then deleted in one.
  */
-static void forget_entries(int map, const char *name, size_t klen, size_t vlen, size_t off,
-			   const struct sandbox_set *set)
+/* The keys to remove, into kl: in batches, else (no batch lookup) walked; a failure said. */
+static void collect_keys(int map, const char *name, size_t vlen, size_t off,
+			 const struct sandbox_set *set, struct key_list *kl)
 {
-	struct key_list kl = { .klen = klen };
-	int err = collect_batch(map, off, vlen != 0, set, &kl);
+	int err = collect_batch(map, off, vlen != 0, set, kl);
 
 	if (err && err != -ENOMEM) {
-		kl.n = 0;
-		err = collect_walk(map, klen, vlen, off, set, &kl);
+		kl->n = 0;
+		err = collect_walk(map, kl->klen, vlen, off, set, kl);
 	}
 	if (err)
 		pr_err("cannot list the entries of the BPF map %s to remove: %s", name,
 		       strerror(-err));
+}
+
+static void forget_entries(int map, const char *name, size_t klen, size_t vlen, size_t off,
+			   const struct sandbox_set *set)
+{
+	struct key_list kl = { .klen = klen };
+
+	collect_keys(map, name, vlen, off, set, &kl);
 	/* (a key gone meanwhile, or no batch for this map: the rest one by one) */
 	loader_delete_keys(map, kl.keys, klen, (uint32_t)kl.n);
 	free(kl.keys);
@@ -287,15 +295,8 @@ static void forget_owners(struct loader *l, int map, const char *name, uint32_t 
 	struct key_list kl = { .klen = sizeof(uint64_t) };
 	size_t len = 2 * PYSB_MAX_SANDBOXES * sizeof(uint32_t);
 	uint32_t *count;
-	int err = collect_batch(map, 0, true, set, &kl);
 
-	if (err && err != -ENOMEM) {
-		kl.n = 0;
-		err = collect_walk(map, sizeof(uint64_t), sizeof(uint32_t), 0, set, &kl);
-	}
-	if (err)
-		pr_err("cannot list the entries of the BPF map %s to remove: %s", name,
-		       strerror(-err));
+	collect_keys(map, name, sizeof(uint32_t), 0, set, &kl);
 	count = kl.n ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd.owner_records, 0)
 		     : MAP_FAILED;
 	for (size_t i = 0; i < kl.n; i++) {

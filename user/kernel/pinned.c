@@ -247,15 +247,15 @@ static bool has_name(const char *names, size_t len, const char *name)
 #include "pysb_progs.h"
 
 const struct pysb_prog_info *const loader_progs = pysb_progs;
+const size_t loader_n_progs = sizeof(pysb_progs) / sizeof(pysb_progs[0]);
+_Static_assert(sizeof(pysb_progs) / sizeof(pysb_progs[0]) <= LOADER_MAX_PROGS,
+	       "more BPF programs than LOADER_MAX_PROGS");
 
 /* FNV-1a of the embedded object, computed when it was built (scripts/prog_table.c). */
 uint64_t loader_object_hash(void)
 {
 	return PYSB_OBJECT_HASH;
 }
-const size_t loader_n_progs = sizeof(pysb_progs) / sizeof(pysb_progs[0]);
-_Static_assert(sizeof(pysb_progs) / sizeof(pysb_progs[0]) <= LOADER_MAX_PROGS,
-	       "more BPF programs than LOADER_MAX_PROGS");
 
 void progs_of_skel(const struct pysb_bpf *skel, bool prog_on[LOADER_MAX_PROGS])
 {
