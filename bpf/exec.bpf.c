@@ -4,7 +4,9 @@
  *
  * Hooks (global `lsm/` programs, sandboxed tasks only):
  *   lsm/bprm_check_security   every execve/execveat, and each interpreter of a #! chain
- *   lsm/bprm_committed_creds  the first exec of the sandboxed program has succeeded
+ *   lsm/bprm_committed_creds  the first exec of the sandboxed program has succeeded (the
+ *                             hook's one program: it also arms a held cgroup's sandbox,
+ *                             bpf/born_exec.bpf.h)
  *
  * Default: the program pysb-bpf starts may exec once (its own start, marked in
  * `exec_pending` by the loader before the child is released); every later exec is denied
@@ -13,7 +15,7 @@
  * kernel's exec open). Anonymous code is denied whatever the policy: memfd files, files
  * deleted or unlinked before exec.
  */
-#include "path.bpf.h"
+#include "born_exec.bpf.h"
 
 static __always_inline bool anonymous_file(struct file *file)
 {
@@ -56,9 +58,11 @@ int BPF_PROG(pysb_bprm_check_security, struct linux_binprm *bprm)
 SEC("lsm/bprm_committed_creds")
 int BPF_PROG(pysb_bprm_committed_creds, struct linux_binprm *bprm)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
 
 	/* The start is done (all #! interpreters included): later execs follow the policy. */
 	bpf_map_delete_elem(&exec_pending, &tgid);
+	born_exec_commit(bprm, (__u32)id);
 	return 0;
 }

@@ -26,13 +26,15 @@
  *                          program that may only read /etc/passwd could lock out every
  *                          outside program that locks it. Shared locks stay allowed (readers
  *                          of a SQLite database take them)
- *   lsm/file_ioctl         the inode flags and extended attributes of ext4, xfs, btrfs,
+ *   lsm/file_ioctl, lsm/file_ioctl_compat (32-bit tasks, 6.8+ and Debian's 6.1)
+ *                          the inode flags and extended attributes of ext4, xfs, btrfs,
  *                          tmpfs (FS_IOC_SETFLAGS: append-only, no-atime, no-dump...;
  *                          FS_IOC_FSSETXATTR; FS_IOC_SETVERSION): WRITE on the file. The
- *                          owner may set them through a read-only descriptor
+ *                          owner may set them through a read-only descriptor. The same
+ *                          programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/file_fcntl         F_SETLEASE (read or write lease): WRITE on the file. A lease
  *                          makes every outside open for writing wait for its holder (up to
- *                          /proc/sys/fs/lease-break-time)
+ *                          /proc/sys/fs/lease-break-time). (And F_SETOWN: bpf/signal.bpf.c)
  *   lsm/path_chown         WRITE on the file
  *   lsm/path_truncate      truncate(2) (and ftruncate(2) before 6.2): WRITE
  *   lsm/file_truncate      ftruncate(2) from 6.2 on (optional hook): WRITE
@@ -67,6 +69,7 @@
  */
 #include "path.bpf.h"
 #include "task.bpf.h"
+#include "tty.bpf.h"
 
 #define PROT_EXEC 0x4
 #define S_IFMT	  00170000
@@ -504,9 +507,8 @@ static __always_inline int check_lock(struct file *file)
 #define FS_IOC_SETVERSION   0x40087602
 #define FS_IOC32_SETVERSION 0x40047602
 
-/* bpf/tty.bpf.c has the other file_ioctl program (terminals, SIGIO owners). */
-SEC("lsm/file_ioctl")
-int BPF_PROG(pysb_file_ioctl_attrs, struct file *file, unsigned int cmd, unsigned long arg)
+/* File attributes set by ioctl (chattr: immutable, append-only, ...): WRITE. */
+static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd)
 {
 	struct pysb_sandbox_cfg *cfg;
 	__u64 cgid;
@@ -521,6 +523,29 @@ int BPF_PROG(pysb_file_ioctl_attrs, struct file *file, unsigned int cmd, unsigne
 		     file->f_path.mnt);
 }
 
+/* One program a hook, for both concerns: the terminal's (bpf/tty.bpf.h) and the file
+ * attributes'. The 32-bit ioctls of a compat task come through file_ioctl_compat since
+ * 6.8 (and in Debian's 6.1): the same checks, or a 32-bit program's FS_IOC32_SETFLAGS
+ * would change a read-only file's attributes. */
+static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
+{
+	int err = check_tty_ioctl(file, cmd);
+
+	return err ? err : check_attrs_ioctl(file, cmd);
+}
+
+SEC("lsm/file_ioctl")
+int BPF_PROG(pysb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return check_ioctl(file, cmd);
+}
+
+SEC("lsm/file_ioctl_compat")
+int BPF_PROG(pysb_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg)
+{
+	return check_ioctl(file, cmd);
+}
+
 /* flock(2), fcntl(F_SETLK*) and leases all come here with F_RDLCK, F_WRLCK or F_UNLCK. */
 SEC("lsm/file_lock")
 int BPF_PROG(pysb_file_lock, struct file *file, unsigned int cmd)
@@ -530,11 +555,17 @@ int BPF_PROG(pysb_file_lock, struct file *file, unsigned int cmd)
 	return check_lock(file);
 }
 
-/* A lease of either kind, set by fcntl before it reaches file_lock as F_RDLCK/F_WRLCK.
- * (bpf/signal.bpf.c has the other file_fcntl program: F_SETOWN.) */
+#define F_SETOWN    8
+#define F_SETOWN_EX 15
+
+/* One program for both concerns: the SIGIO owner's record must fit (bpf/signal.bpf.c,
+ * sigio_owner_reserve); a lease of either kind, set by fcntl before it reaches file_lock
+ * as F_RDLCK/F_WRLCK, is a lock. */
 SEC("lsm/file_fcntl")
-int BPF_PROG(pysb_file_fcntl_lease, struct file *file, unsigned int cmd, unsigned long arg)
+int BPF_PROG(pysb_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg)
 {
+	if (cmd == F_SETOWN || cmd == F_SETOWN_EX)
+		return sigio_owner_reserve(file);
 	if (cmd != F_SETLEASE || arg == F_UNLCK)
 		return 0;
 	return check_lock(file);

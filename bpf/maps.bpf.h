@@ -143,7 +143,7 @@ PYSB_MAP struct {
  * at the same address never keeps a stale owner; removed when the file is freed. Up to
  * PYSB_MAX_SIGIO_OWNERS files with an owner set from inside sandboxes at once; when it is
  * full, F_SETOWN, FIOSETOWN and SIOCSPGRP fail in sandboxes (ENOSPC) rather than set an
- * owner no rule would judge (bpf/signal.bpf.c, bpf/tty.bpf.c).
+ * owner no rule would judge (bpf/signal.bpf.c, bpf/tty.bpf.h).
  */
 #define PYSB_MAX_SIGIO_OWNERS 16384
 

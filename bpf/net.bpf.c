@@ -25,6 +25,7 @@
  * kernel sends to loopback) is judged as 127.0.0.1 or ::1.
  */
 #include "common.bpf.h"
+#include "source_route.bpf.h"
 #include <bpf/bpf_endian.h>
 
 #define AF_UNIX	       1
@@ -374,109 +375,14 @@ int BPF_PROG(pysb_netlink_send, struct sock *sk, struct sk_buff *skb)
 	return deny_ret(cfg, EPERM);
 }
 
-/*
- * Source routing (issue 16): an IPv4 LSRR/SSRR option or an IPv6 routing header sends the
- * packet to its first hop, while connect/sendmsg judged only the final destination: the
- * packets reached hosts no net= rule allows. The options are refused outright, wherever
- * they come from:
- *   lsm/socket_setsockopt  IP_OPTIONS (the LSM hook does not see the option bytes, so any
- *                          IP options), IPV6_RTHDR, IPV6_2292RTHDR, IPV6_2292PKTOPTIONS
- *                          (which may carry a routing header)            -> -EPERM
- *                          This covers TCP and TCP Fast Open, whose SYN follows the
- *                          socket's options.
- *   lsm/socket_sendmsg     control messages IP_RETOPTS, IPV6_RTHDR, IPV6_2292RTHDR: the
- *                          hook reads the kernel's own copy of the control buffer (made
- *                          by sendmsg before the hook runs; the one the protocol parses),
- *                          so the program cannot change it after the check  -> -EPERM
- * On any IPv4 or IPv6 socket (an IPv6 socket sends IPv4-mapped traffic with SOL_IP
- * options), whatever bpf.socket-family allows.
- */
-#define SOL_IP		    0
-#define SOL_IPV6	    41
-#define IP_OPTIONS	    4
-#define IP_RETOPTS	    7
-#define IPV6_2292RTHDR	    5
-#define IPV6_2292PKTOPTIONS 6
-#define IPV6_RTHDR	    57
-/* Control messages looked at in one sendmsg; more than that is refused (fail closed). */
-#define CMSG_MAX	    16
-
-static __always_inline bool is_source_route(int level, int name, bool cmsg)
-{
-	if (level == SOL_IP)
-		return name == (cmsg ? IP_RETOPTS : IP_OPTIONS);
-	if (level == SOL_IPV6)
-		return name == IPV6_RTHDR || name == IPV6_2292RTHDR ||
-		       (!cmsg && name == IPV6_2292PKTOPTIONS);
-	return false;
-}
-
-static __always_inline bool inet_socket(struct socket *sock)
-{
-	__u16 family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
-
-	return family == AF_INET || family == AF_INET6;
-}
-
-static __always_inline int source_route_denied(struct socket *sock, int level, int name, __u16 dir)
-{
-	struct pysb_sandbox_cfg *cfg;
-	struct pysb_event *e;
-	__u64 cgid;
-
-	cfg = current_sandbox(&cgid);
-	if (!cfg)
-		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_NET, PYSB_OP_SOURCE_ROUTE, 0, decision_of(cfg));
-	if (e) {
-		__builtin_memset(&e->net, 0, sizeof(e->net));
-		e->net.family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
-		e->net.type = BPF_CORE_READ(sock, type);
-		e->net.protocol = level;
-		e->net.port = name;
-		e->net.dir = dir;
-		event_send(e);
-	}
-	return deny_ret(cfg, EPERM);
-}
-
 SEC("lsm/socket_setsockopt")
 int BPF_PROG(pysb_socket_setsockopt, struct socket *sock, int level, int optname)
 {
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
 	if (!is_source_route(level, optname, false) || !inet_socket(sock))
 		return 0;
-	return source_route_denied(sock, level, optname, 0);
-}
-
-struct kcmsghdr {
-	__u64 len;
-	int level;
-	int type;
-};
-
-SEC("lsm/socket_sendmsg")
-int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
-{
-	__u64 len = BPF_CORE_READ(msg, msg_controllen), off = 0;
-	void *ctl;
-
-	if (len < sizeof(struct kcmsghdr) || !inet_socket(sock))
-		return 0;
-	ctl = BPF_CORE_READ(msg, msg_control);
-	for (int i = 0; i < CMSG_MAX; i++) {
-		struct kcmsghdr h;
-
-		if (off + sizeof(h) > len)
-			return 0;
-		if (bpf_probe_read_kernel(&h, sizeof(h), ctl + off))
-			return source_route_denied(sock, -1, -1, PYSB_NET_OUT); /* unreadable */
-		if (is_source_route(h.level, h.type, true))
-			return source_route_denied(sock, h.level, h.type, PYSB_NET_OUT);
-		if (h.len < sizeof(h))
-			return 0; /* the kernel refuses the message (EINVAL) */
-		off += (h.len + 7) & ~7ULL;
-	}
-	return off + sizeof(struct kcmsghdr) > len
-		       ? 0
-		       : source_route_denied(sock, -1, -1, PYSB_NET_OUT);
+	cfg = current_sandbox(&cgid);
+	return cfg ? source_route_denied(cfg, cgid, sock, level, optname, 0) : 0;
 }

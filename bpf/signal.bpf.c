@@ -10,8 +10,9 @@
  *   lsm/file_send_sigiotask  SIGIO, SIGURG, or the F_SETSIG signal of a file whose owner a
  *                            sandboxed task set, to a task outside that sandbox: not sent
  *   lsm/file_fcntl           F_SETOWN, F_SETOWN_EX from a sandboxed task: its record must
- *                            fit in `sigio_owners`, else -ENOSPC (FIOSETOWN and SIOCSPGRP:
- *                            bpf/tty.bpf.c's file_ioctl)
+ *                            fit in `sigio_owners`, else -ENOSPC (the hook's one program,
+ *                            in bpf/file.bpf.c; FIOSETOWN and SIOCSPGRP: bpf/tty.bpf.h,
+ *                            by its file_ioctl program)
  *   lsm/file_free_security   forgets a file that had an owner
  *   lsm/task_setnice         setpriority(2) of a task outside              -> -EPERM
  *   lsm/task_setioprio       ioprio_set(2) of a task outside               -> -EPERM
@@ -58,17 +59,6 @@ int BPF_PROG(pysb_file_set_fowner, struct file *file)
 	else
 		bpf_map_delete_elem(&sigio_owners, &key);
 	return 0;
-}
-
-#define F_SETOWN    8
-#define F_SETOWN_EX 15
-
-SEC("lsm/file_fcntl")
-int BPF_PROG(pysb_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg)
-{
-	if (cmd != F_SETOWN && cmd != F_SETOWN_EX)
-		return 0;
-	return sigio_owner_reserve(file);
 }
 
 SEC("lsm/file_free_security")

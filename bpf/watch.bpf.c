@@ -13,7 +13,8 @@
  *                        this matcher. The daemon's scan then gives the cgroup an id
  *                        of its own and its socket programs (it is told at once,
  *                        through `cgroup_born`).
- *   lsm/bprm_creds_for_exec, lsm/bprm_committed_creds
+ *   lsm/bprm_creds_for_exec, lsm/bprm_committed_creds (bpf/born_exec.bpf.h, in the
+ *                        hook's one program, bpf/exec.bpf.c)
  *                        a binding's default ("confine_at": "exec"): the slot's sandbox
  *                        is put on the cgroup held (PYSB_SB_HOLD: not enforced), and
  *                        the first execve of a file a task of the cgroup commits arms
@@ -25,7 +26,8 @@
  *                        workload under the policy from its start (the moment at which
  *                        `pysb-bpf run` starts enforcing too). "creation": enforced at
  *                        the mkdir already.
- *   lsm/socket_connect, lsm/socket_bind, lsm/socket_sendmsg
+ *   lsm/socket_connect, lsm/socket_bind, lsm/socket_sendmsg (bpf/born_net.bpf.h, in
+ *                        the one program of each hook, bpf/socket.bpf.c)
  *                        until then the cgroup's socket programs (bpf/net.bpf.c,
  *                        attached per cgroup) are not there: in a cgroup confined at
  *                        its creation and not yet by the daemon, connect() and bind()
@@ -39,11 +41,7 @@
  * are never reused): `sandbox_gen` is not bumped. A tracing program is not an LSM
  * program: it takes none of the kernel's ten lsm_cgroup slots.
  */
-#include "path.bpf.h"
-#include <bpf/bpf_endian.h>
-
-#define AF_INET	 2
-#define AF_INET6 10
+#include "born_exec.bpf.h"
 
 #define GLOB_NONE  0xffffffffu
 #define GLOB_MASK  (PYSB_WATCH_LEN - 1)
@@ -101,13 +99,6 @@ static long glob_step(__u64 i, void *ctx)
 	return 1;
 }
 
-/* Tells the daemon a cgroup was confined at its creation: it confines it for good (own
- * id, socket programs) now rather than at its next scan. */
-static __always_inline void tell_daemon(__u64 cgid)
-{
-	bpf_ringbuf_output(&cgroup_born, &cgid, sizeof(cgid), 0);
-}
-
 /* Whether slot `slot` matches the path in cgroup_new_path: 1 or 0. A global function,
  * verified once on its own: a bpf_loop called from a loop is refused as an infinite
  * loop by 6.1's verifier. */
@@ -159,53 +150,6 @@ int BPF_PROG(pysb_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	return 0;
 }
 
-/* The sandbox of a cgroup confined at creation and not yet by the daemon, or NULL: asked
- * first, before anything is read of the socket or the message. Every inet send with a
- * destination of every process on the machine comes here, almost all of them outside
- * such a cgroup: the task's cached lookup answers them alone (the reads cost them more
- * than the socket program of a sandbox did, in bpf_stats under emulation). */
-static __always_inline struct pysb_sandbox_cfg *born_sandbox(__u64 *cgid)
-{
-	struct pysb_sandbox_cfg *cfg = current_sandbox(cgid);
-
-	return cfg && (cfg->flags & PYSB_SB_KERNEL) ? cfg : NULL;
-}
-
-/* An inet socket request in such a cgroup (cfg, cgid: born_sandbox's). */
-static __always_inline int born_net(struct pysb_sandbox_cfg *cfg, __u64 cgid, struct socket *sock,
-				    struct sockaddr *addr, __u16 op, __u16 dir)
-{
-	__u16 family = BPF_CORE_READ(sock, sk, __sk_common.skc_family), af = 0;
-	struct pysb_event *e;
-
-	if (family != AF_INET && family != AF_INET6)
-		return 0;
-	if (addr)
-		bpf_probe_read_kernel(&af, sizeof(af), &addr->sa_family);
-	if (af != AF_INET && af != AF_INET6)
-		return 0; /* AF_UNSPEC: a disconnect */
-	e = event_start(cfg, cgid, PYSB_KIND_NET, op, 0, decision_of(cfg));
-	if (e) {
-		__builtin_memset(&e->net, 0, sizeof(e->net));
-		e->net.family = af;
-		e->net.type = BPF_CORE_READ(sock, type);
-		e->net.dir = dir;
-		if (af == AF_INET) {
-			struct sockaddr_in *in = (void *)addr;
-
-			e->net.port = bpf_ntohs(BPF_CORE_READ(in, sin_port));
-			bpf_probe_read_kernel(e->net.addr, 4, &in->sin_addr);
-		} else {
-			struct sockaddr_in6 *in6 = (void *)addr;
-
-			e->net.port = bpf_ntohs(BPF_CORE_READ(in6, sin6_port));
-			bpf_probe_read_kernel(e->net.addr, 16, &in6->sin6_addr);
-		}
-		event_send(e);
-	}
-	return deny_ret(cfg, EPERM);
-}
-
 /* Before the point of no return the task still runs its old program: an execve of the same
  * file (inode) is the runtime re-executing itself, noted for bprm_committed_creds. */
 SEC("lsm/bprm_creds_for_exec")
@@ -224,69 +168,4 @@ int BPF_PROG(pysb_born_exec_check, struct linux_binprm *bprm)
 	else if (bpf_map_lookup_elem(&born_reexec, &tid))
 		bpf_map_delete_elem(&born_reexec, &tid);
 	return 0;
-}
-
-SEC("lsm/bprm_committed_creds")
-int BPF_PROG(pysb_born_exec, struct linux_binprm *bprm)
-{
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
-	struct file *file = BPF_CORE_READ(bprm, file);
-	struct inode *inode = BPF_CORE_READ(file, f_path.dentry, d_inode);
-
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-
-	if (bpf_map_lookup_elem(&born_reexec, &tid)) {
-		bpf_map_delete_elem(&born_reexec, &tid);
-		return 0;
-	}
-	cfg = pysb_cached_sandbox(&cgid); /* held ones too */
-	if (!cfg || !(cfg->flags & PYSB_SB_HOLD))
-		return 0;
-	/* A memfd (internal mount) or a deleted file: the runtime's own copy of itself. */
-	if (on_internal_mount(&file->f_path) || !inode || BPF_CORE_READ(inode, __i_nlink) == 0)
-		return 0;
-	/* In place: every hook after this one, of every task of the cgroup, enforces. */
-	__sync_fetch_and_and(&cfg->flags, ~PYSB_SB_HOLD);
-	tell_daemon(cgid);
-	return 0;
-}
-
-SEC("lsm/socket_connect")
-int BPF_PROG(pysb_born_connect, struct socket *sock, struct sockaddr *address, int addrlen)
-{
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
-	cfg = born_sandbox(&cgid);
-	if (!cfg)
-		return 0;
-	return born_net(cfg, cgid, sock, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT,
-			PYSB_NET_OUT);
-}
-
-SEC("lsm/socket_bind")
-int BPF_PROG(pysb_born_bind, struct socket *sock, struct sockaddr *address, int addrlen)
-{
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
-	cfg = born_sandbox(&cgid);
-	if (!cfg)
-		return 0;
-	return born_net(cfg, cgid, sock, addrlen >= 2 ? address : NULL, PYSB_OP_BIND, PYSB_NET_IN);
-}
-
-SEC("lsm/socket_sendmsg")
-int BPF_PROG(pysb_born_sendmsg, struct socket *sock, struct msghdr *msg, int size)
-{
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
-	cfg = born_sandbox(&cgid);
-	if (!cfg || BPF_CORE_READ(msg, msg_namelen) < 2)
-		return 0; /* (no destination: connected, judged at connect()) */
-	return born_net(cfg, cgid, sock, BPF_CORE_READ(msg, msg_name), PYSB_OP_SENDMSG,
-			PYSB_NET_OUT);
 }

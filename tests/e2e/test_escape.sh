@@ -644,6 +644,32 @@ test_escape_inode_flags_of_read_only_file_need_write() {
 	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/ext/ro/f "
 }
 
+# A 32-bit program's ioctls take the kernel's compat path and, since 6.8 (and in Debian's
+# 6.1), its own LSM hook, file_ioctl_compat: FS_IOC32_SETFLAGS on a read-only file must
+# need WRITE there as on the 64-bit path (a 64-bit process reaches the path too, through
+# int $0x80).
+test_escape_inode_flags_by_32bit_ioctl_need_write() {
+	escape_setup
+	helper="$REPO/build/e2e/compat_ioctl"
+	[ -x "$helper" ] || fail "build/e2e/compat_ioctl missing (make e2e builds it)"
+	identity_ext4 "$T/ext"
+	mkdir "$T/ext/ro" "$T/ext/rw"
+	echo data >"$T/ext/ro/f"
+	echo data >"$T/ext/rw/f"
+	printf 'expose-ro=%s\nexpose-rw=%s\nexpose-ro=%s\n' "$T/ext/ro" "$T/ext/rw" \
+		"$REPO/build/e2e" >>"$T/policy"
+	run_plain "$helper" "$T/ext/ro/f"
+	grep -qx "compat-setflags no-ia32" "$T/out" && skip "this kernel has no 32-bit system calls"
+	expect_line "$T/out" "compat-setflags ok"
+	run_sb "$T/policy" "$helper" "$T/ext/ro/f"
+	expect_rc 0
+	expect_line "$T/out" "compat-setflags errno=13"
+	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/ext/ro/f "
+	run_sb "$T/policy" "$helper" "$T/ext/rw/f"
+	expect_rc 0
+	expect_line "$T/out" "compat-setflags ok"
+}
+
 # A run may write its project, and so its venv's links. It re-points .venv/bin/python
 # through a link named bin (A/bin -> a home's bin) to the same python3: the next run of
 # `.venv/bin/python` must not grant that home as the "venv" the link seems to live in.

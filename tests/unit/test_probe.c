@@ -10,6 +10,7 @@
 
 #include <cmocka.h>
 #include <bpf/btf.h>
+#include <bpf/libbpf.h>
 
 #include "capture.h"
 #include "loader.h"
@@ -141,11 +142,48 @@ static void object_hash_is_that_of_the_embedded_object(void **state)
 	assert_true(loader_object_hash() == h);
 }
 
+/*
+ * One program on each LSM hook: every program a hook carries is one more call through its
+ * trampoline, on every such operation of every process on the machine, sandboxed or not
+ * (bpf/socket.bpf.c). Concerns that share a hook share its program. The exception is a
+ * program written twice for two signatures of the hook, of which the loader loads one
+ * (user/kernel/loader.c: pysb_inode_setattr, and pysb_inode_setattr_idmap from 6.3 on).
+ */
+static void each_lsm_hook_carries_one_program(void **state)
+{
+	struct bpf_object *obj;
+	struct bpf_program *p, *q;
+	const unsigned char *bytes;
+	size_t sz, n = 0;
+
+	(void)state;
+	bytes = pysb_bpf__elf_bytes(&sz);
+	obj = bpf_object__open_mem(bytes, sz, NULL);
+	assert_non_null(obj);
+	bpf_object__for_each_program(p, obj)
+	{
+		const char *sec = bpf_program__section_name(p);
+
+		if (strncmp(sec, "lsm/", 4) || strstr(bpf_program__name(p), "_idmap"))
+			continue;
+		n++;
+		q = p;
+		while ((q = bpf_object__next_program(obj, q)))
+			if (!strcmp(sec, bpf_program__section_name(q)) &&
+			    !strstr(bpf_program__name(q), "_idmap"))
+				fail_msg("%s and %s both on %s", bpf_program__name(p),
+					 bpf_program__name(q), sec);
+	}
+	assert_true(n > 20);
+	bpf_object__close(obj);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kernel_with_everything_passes),
 		cmocka_unit_test(object_hash_is_that_of_the_embedded_object),
+		cmocka_unit_test(each_lsm_hook_carries_one_program),
 		cmocka_unit_test(kernel_without_bpf_loop_is_refused_by_name),
 		cmocka_unit_test(kernel_without_lsm_attach_type_is_refused),
 	};

@@ -2,9 +2,9 @@
 /*
  * Terminal ioctls that act on what is outside the sandbox, whatever the file.
  *
- * Hooks (global `lsm/` programs; the command is compared first, so the machine's other
- * ioctls cost one comparison):
- *   lsm/file_ioctl, lsm/file_ioctl_compat (6.8+, optional)
+ * Checked by the one program of lsm/file_ioctl and of lsm/file_ioctl_compat (6.8+ and
+ * Debian's 6.1, optional), bpf/file.bpf.c (the command is compared first, so the
+ * machine's other ioctls cost one comparison):
  *     TIOCSTI   pushes input into the terminal: commands for the shell that ran the program
  *     TIOCLINUX console selection and paste (the same, on a virtual console)
  *     TIOCSETD  changes the line discipline: kernel code most programs never reach
@@ -12,7 +12,9 @@
  *     FIOSETOWN, SIOCSPGRP (any file): the SIGIO owner's record must fit (signal.bpf.c)
  * The terminal itself is the program's own pty (user/ side); this is the second wall.
  */
-#pragma clang diagnostic ignored "-Wunused-function" /* path.bpf.h's walk: not used here */
+#ifndef PYSB_TTY_BPF_H
+#define PYSB_TTY_BPF_H
+
 #include "path.bpf.h"
 
 #define TIOCSTI	  0x5412
@@ -43,14 +45,4 @@ static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 	return deny_ret(cfg, EPERM);
 }
 
-SEC("lsm/file_ioctl")
-int BPF_PROG(pysb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg)
-{
-	return check_tty_ioctl(file, cmd);
-}
-
-SEC("lsm/file_ioctl_compat")
-int BPF_PROG(pysb_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg)
-{
-	return check_tty_ioctl(file, cmd);
-}
+#endif /* PYSB_TTY_BPF_H */

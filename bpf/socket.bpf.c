@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The socket hooks three concerns share, one program a hook:
+ *   lsm/socket_connect  unix: the implicit autobind, connect(AF_UNSPEC) of an abstract
+ *                       name (bpf/unix_autobind.bpf.h); inet, in a cgroup confined at
+ *                       its creation and not yet by the daemon (bpf/born_net.bpf.h)
+ *   lsm/socket_bind     unix: an abstract name or an explicit autobind; inet: the same
+ *                       cgroups confined at creation
+ *   lsm/socket_sendmsg  unix: the implicit autobind; inet: source routing control
+ *                       messages (bpf/source_route.bpf.h), then sends with a
+ *                       destination in the cgroups confined at creation
+ *
+ * Every connect, bind and send of every process on the machine runs these programs, and
+ * almost none of those processes is sandboxed. A program of its own for each concern
+ * made each of them pay for two or three: every program a hook carries is one more call
+ * through the trampoline (its entry and exit, its statistics), and each read the socket
+ * or the message before it knew whether the task was sandboxed. Here the task's sandbox
+ * (current_sandbox: the per-task cache, bpf/nearest.h) is asked once, first; the checks
+ * of the concerns run for sandboxed tasks only, in the order of their severity. Each
+ * returns 0 when it allows, or denies (deny_ret: 0 too in audit mode, which then goes
+ * on to report the next concern's denial as well, as separate programs did).
+ * Default: deny, -EPERM, with an event (`unix` or `net`).
+ */
+#include "common.bpf.h"
+#include "born_net.bpf.h"
+#include "source_route.bpf.h"
+#include "unix_autobind.bpf.h"
+
+static __always_inline __u16 sock_family(struct sock *sk)
+{
+	return sk ? BPF_CORE_READ(sk, __sk_common.skc_family) : 0;
+}
+
+SEC("lsm/socket_connect")
+int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct sock *sk;
+	__u16 family;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	sk = BPF_CORE_READ(sock, sk);
+	family = sock_family(sk);
+	if (family == AF_UNIX)
+		return unix_connect_check(cfg, cgid, sock, sk, address, addrlen);
+	return born_net(cfg, cgid, sock, family, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT,
+			PYSB_NET_OUT);
+}
+
+SEC("lsm/socket_bind")
+int BPF_PROG(pysb_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg || addrlen < (int)sizeof(__u16))
+		return 0; /* too short: the kernel refuses it (EINVAL) */
+	/* The address's family, not the socket's: bind(AF_UNIX name) is judged as one. */
+	if (BPF_CORE_READ(address, sa_family) == AF_UNIX)
+		return unix_bind_check(cfg, cgid, address, addrlen);
+	return born_net(cfg, cgid, sock, sock_family(BPF_CORE_READ(sock, sk)), address,
+			PYSB_OP_BIND, PYSB_NET_IN);
+}
+
+SEC("lsm/socket_sendmsg")
+int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int size)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct sock *sk;
+	__u16 family;
+	__u64 cgid;
+	int err;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	sk = BPF_CORE_READ(sock, sk);
+	family = sock_family(sk);
+	if (family == AF_UNIX)
+		return unix_sendmsg_check(cfg, cgid, sock, sk, msg);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	err = source_route_cmsg_check(cfg, cgid, sock, msg);
+	if (err)
+		return err;
+	if (!(cfg->flags & PYSB_SB_KERNEL) || BPF_CORE_READ(msg, msg_namelen) < 2)
+		return 0; /* no destination: connected, judged at connect() */
+	return born_net(cfg, cgid, sock, family, BPF_CORE_READ(msg, msg_name), PYSB_OP_SENDMSG,
+			PYSB_NET_OUT);
+}
