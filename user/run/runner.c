@@ -93,15 +93,60 @@ ring_buffer_sample_fn event_consumer(void)
 	return bench_events() == BENCH_BARE ? count_record : on_event;
 }
 
+/*
+ * The event ring, mapped at its first record. A run of a policy that fits its program has
+ * none, and mapping the ring (its data pages twice, for records that wrap around) then
+ * unmapping it cost ~4 and ~3 ms of each start and end under emulation. Until then the
+ * loop polls the ring's own descriptor, readable once a record is there.
+ */
+struct event_ring {
+	int fd; /* -1: not polled (it could not be mapped) */
+	struct ring_buffer *rb;
+	struct event_sink *sink;
+};
+
+static bool ring_mapped(struct event_ring *r)
+{
+	if (r->rb)
+		return true;
+	if (r->fd < 0)
+		return false;
+	r->rb = ring_buffer__new(r->fd, event_consumer(), r->sink, NULL);
+	if (!r->rb) {
+		/* Still enforced; the kernel counts what the full ring loses (report_lost). */
+		pr_err("cannot map the event ring buffer: %s; this run's events are not read",
+		       strerror(errno));
+		r->fd = -1;
+	}
+	return r->rb;
+}
+
+static void ring_consume(struct event_ring *r)
+{
+	if (ring_mapped(r))
+		ring_buffer__consume(r->rb);
+}
+
+/* At the end: what is left, if anything ever came. */
+static void ring_drain(struct event_ring *r)
+{
+	struct pollfd p = { .fd = r->fd, .events = POLLIN };
+
+	if (r->rb || (r->fd >= 0 && poll(&p, 1, 0) > 0))
+		ring_consume(r);
+}
+
 /* The held ring drained, timed (the events written to the stream included). */
-static void bench_drain(struct event_sink *sink, struct ring_buffer *rb)
+static void bench_drain(struct event_sink *sink, struct event_ring *ring)
 {
 	struct timespec t0, t1;
 	int n;
 
+	if (!ring_mapped(ring))
+		return;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do
-		n = ring_buffer__consume(rb);
+		n = ring_buffer__consume(ring->rb);
 	while (n > 0);
 	if (sink->o->events)
 		events_json_flush(sink->o->events);
@@ -348,11 +393,11 @@ void batch_done(struct event_sink *sink, const struct loader *l, bool tick)
 }
 
 static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid, int pidfd,
-		      int sigfd, struct ring_buffer *rb, struct pty_relay *pty)
+		      int sigfd, struct event_ring *ring, struct pty_relay *pty)
 {
 	const struct run_opts *o = sink->o;
 	struct pollfd fds[5] = {
-		{ .fd = bench_events() ? -1 : ring_buffer__epoll_fd(rb), .events = POLLIN },
+		{ .fd = bench_events() ? -1 : ring->fd, .events = POLLIN },
 		{ .fd = pidfd, .events = POLLIN },
 		{ .fd = sigfd, .events = POLLIN },
 		{ .events = POLLIN }, /* the caller's terminal, relayed to the pty */
@@ -384,8 +429,10 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 			last = now;
 		if (n == 0 && o->events)
 			events_json_flush(o->events);
-		if (n > 0 && fds[0].revents)
-			ring_buffer__consume(rb);
+		if (n > 0 && fds[0].revents) {
+			ring_consume(ring);
+			fds[0].fd = ring->fd;
+		}
 		batch_done(sink, l, tick);
 		if (n > 0 && (fds[3].revents || fds[4].revents))
 			pty_relay(pty, fds[3].revents, fds[4].revents);
@@ -410,8 +457,8 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 		return EXIT_PYSB_ERROR;
 	}
 	if (bench_events())
-		bench_drain(sink, rb);
-	ring_buffer__consume(rb);
+		bench_drain(sink, ring);
+	ring_drain(ring);
 	fflush(stderr);
 	if (WIFEXITED(status))
 		return WEXITSTATUS(status);
@@ -579,8 +626,8 @@ int sandbox_run(const struct run_opts *o)
 	struct sandbox_cgroup cg = { .fd = -1 };
 	struct pysb_sandbox_cfg cfg = { 0 };
 	struct loader l = { 0 };
-	struct ring_buffer *rb = NULL;
 	struct event_sink sink = { .o = o };
+	struct event_ring ring = { .fd = -1, .sink = &sink };
 	struct pty_relay pty;
 	sigset_t mask, old;
 	int ret = EXIT_PYSB_ERROR, pidfd = -1, sigfd = -1;
@@ -591,11 +638,7 @@ int sandbox_run(const struct run_opts *o)
 	sink_init(o);
 	/* keys a run before under the same id left (killed before its end) */
 	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
-	rb = ring_buffer__new(loader_events_fd(&l), event_consumer(), &sink, NULL);
-	if (!rb) {
-		pr_err("cannot open the event ring buffer: %s", strerror(errno));
-		goto out_loader;
-	}
+	ring.fd = loader_events_fd(&l);
 
 	/* Signals become events of the loop; the child gets the old mask back. */
 	sigemptyset(&mask);
@@ -626,7 +669,7 @@ int sandbox_run(const struct run_opts *o)
 	/* One write per batch of denial lines, not one per piece of a line. */
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
-	ret = wait_child(&sink, &l, pid, pidfd, sigfd, rb, &pty);
+	ret = wait_child(&sink, &l, pid, pidfd, sigfd, &ring, &pty);
 	pty_close(&pty);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);
@@ -638,7 +681,6 @@ out_signals:
 	if (sigfd >= 0)
 		close(sigfd);
 	sigprocmask(SIG_SETMASK, &old, NULL);
-out_loader:
 	/* Kill and remove the cgroup while it is still a sandbox: nothing left in it ever
 	 * runs unconfined. Only then are its rules removed from the shared maps. */
 	if (sandbox_cgroup_destroy(&cg) == 0 && cfg.id) {
@@ -647,7 +689,7 @@ out_loader:
 		sandbox_record_remove(cg.id);
 	}
 	stopwatch("sandbox freed");
-	ring_buffer__free(rb);
+	ring_buffer__free(ring.rb);
 	stopwatch("ring closed");
 	loader_stop(&l);
 	stopwatch("teardown");
