@@ -31,6 +31,19 @@ static __always_inline __u16 sock_family(struct sock *sk)
 	return sk ? BPF_CORE_READ(sk, __sk_common.skc_family) : 0;
 }
 
+/* The task's sandbox, or NULL (nothing to check); and then the socket's sock and family. */
+static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *sock, __u64 *cgid,
+								 struct sock **sk, __u16 *family)
+{
+	struct pysb_sandbox_cfg *cfg = current_sandbox(cgid);
+
+	if (cfg) {
+		*sk = BPF_CORE_READ(sock, sk);
+		*family = sock_family(*sk);
+	}
+	return cfg;
+}
+
 SEC("lsm/socket_connect")
 int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen)
 {
@@ -39,11 +52,9 @@ int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address,
 	__u16 family;
 	__u64 cgid;
 
-	cfg = current_sandbox(&cgid);
+	cfg = sandboxed_socket(sock, &cgid, &sk, &family);
 	if (!cfg)
 		return 0;
-	sk = BPF_CORE_READ(sock, sk);
-	family = sock_family(sk);
 	if (family == AF_UNIX)
 		return unix_connect_check(cfg, cgid, sock, sk, address, addrlen);
 	return born_net(cfg, cgid, sock, family, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT,
@@ -75,11 +86,9 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 	__u64 cgid;
 	int err;
 
-	cfg = current_sandbox(&cgid);
+	cfg = sandboxed_socket(sock, &cgid, &sk, &family);
 	if (!cfg)
 		return 0;
-	sk = BPF_CORE_READ(sock, sk);
-	family = sock_family(sk);
 	if (family == AF_UNIX)
 		return unix_sendmsg_check(cfg, cgid, sock, sk, msg);
 	if (family != AF_INET && family != AF_INET6)
