@@ -41,6 +41,9 @@
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk)
  *   lsm/inode_removexattr  WRITE (dentry-only walk)
+ *   lsm/inode_set_acl, lsm/inode_remove_acl (6.2+, optional)
+ *                          POSIX ACLs, which skip the two above from 6.2 on: WRITE
+ *                          (dentry-only walk), as chmod
  *   lsm/mmap_file          PROT_EXEC mapping of a file: EXEC
  *   lsm/file_mprotect      making a file mapping executable: EXEC
  *   lsm/file_receive       a descriptor received over a unix socket: judged as if opened
@@ -629,9 +632,9 @@ int BPF_PROG(pysb_inode_setattr_idmap, void *idmap, struct dentry *dentry, struc
 	return check_setattr(dentry, attr);
 }
 
-/* Both hooks take (mnt_userns or idmap, dentry, ...) on every kernel we support. */
-SEC("lsm/inode_setxattr")
-int BPF_PROG(pysb_inode_setxattr, void *idmap, struct dentry *dentry)
+/* An extended attribute or ACL changed: WRITE (dentry-only walk); not overlayfs' own calls
+ * on its layers (copy-up, opaque/impure marks). */
+static __always_inline int check_xattr_change(__u16 op, struct dentry *dentry)
 {
 	struct pysb_sandbox_cfg *cfg;
 	__u64 cgid;
@@ -639,19 +642,38 @@ int BPF_PROG(pysb_inode_setxattr, void *idmap, struct dentry *dentry)
 	cfg = current_sandbox(&cgid);
 	if (!cfg || overlay_internal())
 		return 0;
-	return check(cfg, cgid, PYSB_OP_SETXATTR, PYSB_ACC_WRITE, dentry, NULL);
+	return check(cfg, cgid, op, PYSB_ACC_WRITE, dentry, NULL);
+}
+
+/* Both hooks take (mnt_userns or idmap, dentry, ...) on every kernel we support. */
+SEC("lsm/inode_setxattr")
+int BPF_PROG(pysb_inode_setxattr, void *idmap, struct dentry *dentry)
+{
+	return check_xattr_change(PYSB_OP_SETXATTR, dentry);
 }
 
 SEC("lsm/inode_removexattr")
 int BPF_PROG(pysb_inode_removexattr, void *idmap, struct dentry *dentry)
 {
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
+	return check_xattr_change(PYSB_OP_REMOVEXATTR, dentry);
+}
 
-	cfg = current_sandbox(&cgid);
-	if (!cfg || overlay_internal())
-		return 0;
-	return check(cfg, cgid, PYSB_OP_REMOVEXATTR, PYSB_ACC_WRITE, dentry, NULL);
+/*
+ * POSIX ACLs: a chmod by another name (other::rw on a file the task owns), needing WRITE
+ * as chmod does. From 6.2 on, setxattr and removexattr of system.posix_acl_access and
+ * system.posix_acl_default go to vfs_set_acl and vfs_remove_acl, whose hooks these are,
+ * and never reach inode_setxattr (optional hooks: before 6.2 those cover them).
+ */
+SEC("lsm/inode_set_acl")
+int BPF_PROG(pysb_inode_set_acl, void *idmap, struct dentry *dentry)
+{
+	return check_xattr_change(PYSB_OP_SETXATTR, dentry);
+}
+
+SEC("lsm/inode_remove_acl")
+int BPF_PROG(pysb_inode_remove_acl, void *idmap, struct dentry *dentry)
+{
+	return check_xattr_change(PYSB_OP_REMOVEXATTR, dentry);
 }
 
 /* PROT_EXEC of a file. Anonymous memory and internal mounts (memfd) carry no file rule:

@@ -670,6 +670,42 @@ test_escape_inode_flags_by_32bit_ioctl_need_write() {
 	expect_line "$T/out" "compat-setflags ok"
 }
 
+# A POSIX ACL is a chmod by another name (other::rw on a file the task owns). From 6.2 on,
+# setxattr and removexattr of system.posix_acl_* go to vfs_set_acl and vfs_remove_acl and
+# their own LSM hooks, never to inode_setxattr: they must need WRITE there, as chmod does.
+test_escape_posix_acl_of_read_only_file_needs_write() {
+	escape_setup
+	identity_ext4 "$T/ext"
+	mkdir "$T/ext/ro" "$T/ext/rw"
+	echo data >"$T/ext/ro/f"
+	echo data >"$T/ext/rw/f"
+	chmod 600 "$T/ext/ro/f" "$T/ext/rw/f"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ext/ro" "$T/ext/rw" >>"$T/policy"
+	pyapp \
+		"import struct" \
+		"ACL = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', tag, perm, 0xffffffff)" \
+		"    for tag, perm in ((1, 6), (4, 4), (0x20, 6)))  # user::rw- group::r-- other::rw-" \
+		"for d in ('ro', 'rw'):" \
+		"    p = '$T/ext/%s/f' % d" \
+		"    attempt(d + '-setacl', lambda: os.setxattr(p, 'system.posix_acl_access', ACL))" \
+		"    print(d + '-mode', oct(os.stat(p).st_mode & 0o777), flush=True)" \
+		"    attempt(d + '-rmacl', lambda: os.removexattr(p, 'system.posix_acl_access'))"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "ro-setacl ok"
+	expect_line "$T/out" "ro-mode 0o646"
+	expect_line "$T/out" "ro-rmacl ok"
+	chmod 600 "$T/ext/ro/f" "$T/ext/rw/f"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "ro-setacl EACCES"
+	expect_line "$T/out" "ro-mode 0o600"
+	expect_line "$T/out" "ro-rmacl EACCES"
+	expect_line "$T/out" "rw-setacl ok"
+	expect_line "$T/out" "rw-mode 0o646"
+	expect_grep "$T/err" "^pysb-bpf: deny file setxattr\(write\) $T/ext/ro/f "
+	[ "$(stat -c %a "$T/ext/ro/f")" = 600 ] || fail "the read-only file's mode changed"
+}
+
 # A run may write its project, and so its venv's links. It re-points .venv/bin/python
 # through a link named bin (A/bin -> a home's bin) to the same python3: the next run of
 # `.venv/bin/python` must not grant that home as the "venv" the link seems to live in.

@@ -37,6 +37,8 @@ static const char *const optional_hooks[] = {
 	"file_truncate",     /* 6.2+; ftruncate goes through path_truncate before */
 	"key_free",	     /* gone in later kernels: bpf/keys.bpf.c copes without it */
 	"file_ioctl_compat", /* 6.8+ (and Debian's 6.1); 32-bit ioctls go through file_ioctl before */
+	"inode_set_acl",     /* 6.2+; POSIX ACLs go through inode_setxattr before */
+	"inode_remove_acl", /* 6.2+; and through inode_removexattr */
 };
 
 bool is_optional(const char *hook)
