@@ -10,9 +10,10 @@
  *                          This covers TCP and TCP Fast Open, whose SYN follows the
  *                          socket's options.
  *   lsm/socket_sendmsg     control messages IP_RETOPTS, IPV6_RTHDR, IPV6_2292RTHDR (by
- *                          the hook's one program, bpf/socket.bpf.c): the hook reads the kernel's own copy of the control buffer (made
- *                          by sendmsg before the hook runs; the one the protocol parses),
- *                          so the program cannot change it after the check  -> -EPERM
+ *                          the hook's one program, bpf/socket.bpf.c): the hook reads the
+ *                          kernel's own copy of the control buffer (made by sendmsg before
+ *                          the hook runs; the one the protocol parses), so the program
+ *                          cannot change it after the check                  -> -EPERM
  * On any IPv4 or IPv6 socket (an IPv6 socket sends IPv4-mapped traffic with SOL_IP
  * options), whatever bpf.socket-family allows.
  */

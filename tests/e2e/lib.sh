@@ -94,6 +94,18 @@ _has() {
 	return 1
 }
 
+# wait_line FILE ERE TRIES SECONDS: waits until a line of FILE matches ERE, looking TRIES
+# times SECONDS apart (a program running in the background); status 1 if none came. The
+# caller's assertions say what was missing.
+wait_line() {
+	local i
+	for ((i = 0; i < $3; i++)); do
+		_has "$1" E "$2" && return 0
+		sleep "$4"
+	done
+	return 1
+}
+
 # count_lines FILE ERE: how many lines of FILE match ERE (0 if FILE is missing).
 count_lines() {
 	local LC_ALL=C l c=0

@@ -119,16 +119,10 @@ except OSError as e:
 time.sleep(4)
 EOF
 	"$PYSB" run --policy "$T/policy" -- python3 -B "$T/lib/late.py" >"$T/out" 2>"$T/err" &
-	local pid=$! before after i
-	for i in $(seq 100); do
-		grep -q '^started' "$T/out" && break
-		sleep 0.1
-	done
+	local pid=$! before after
+	wait_line "$T/out" '^started' 100 0.1
 	before=$(grep -c 'bpf-map' "/proc/$pid/maps")
-	for i in $(seq 100); do
-		grep -q '^read-other' "$T/out" && break
-		sleep 0.1
-	done
+	wait_line "$T/out" '^read-other' 100 0.1
 	sleep 0.5
 	after=$(grep -c 'bpf-map' "/proc/$pid/maps")
 	wait "$pid"
@@ -226,22 +220,16 @@ test_audit_bpf_mode_in_policy_same_as_flag() {
 # JSON stream; sets FLOOD (flood events delivered, aggregated ones counted), EVENTS, LOST
 # (the sum of the stream's "lost" records) and SUMMARY_LOST (the summary's).
 flood_run() {
-	local pid i
+	local pid
 	"$PYSB" run "$@" --events "$T/events.jsonl" --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err" &
 	pid=$!
 	if [ -n "${FLOOD_CONSUMER_STOPPED:-}" ]; then
 		# The program waits for $T/lib/go: pysb-bpf, the consumer, is stopped from then
 		# until the flood's end, so the ring fills whatever the machine's speed.
-		for i in $(seq 1200); do
-			grep -q '^ready' "$T/out" && break
-			sleep 0.1
-		done
+		wait_line "$T/out" '^ready' 1200 0.1
 		kill -STOP "$pid"
 		touch "$T/lib/go"
-		for i in $(seq 6000); do
-			grep -q '^failed' "$T/out" && break
-			sleep 0.2
-		done
+		wait_line "$T/out" '^failed' 6000 0.2
 		kill -CONT "$pid"
 	fi
 	wait "$pid"

@@ -95,9 +95,10 @@ ring_buffer_sample_fn event_consumer(void)
 
 /*
  * The event ring, mapped at its first record. A run of a policy that fits its program has
- * none, and mapping the ring (its data pages twice, for records that wrap around) then
- * unmapping it cost ~4 and ~3 ms of each start and end under emulation. Until then the
- * loop polls the ring's own descriptor, readable once a record is there.
+ * none, and mapping the ring (its data pages twice, for records that wrap around), the
+ * fork copying those page table entries to the program, and unmapping it cost ~12 ms of
+ * each run under emulation. Until then the loop polls the ring's own descriptor, readable
+ * once a record is there.
  */
 struct event_ring {
 	int fd; /* -1: not polled (it could not be mapped) */
