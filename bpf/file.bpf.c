@@ -29,9 +29,14 @@
  *   lsm/file_ioctl, lsm/file_ioctl_compat (32-bit tasks, 6.8+ and Debian's 6.1)
  *                          the inode flags and extended attributes of ext4, xfs, btrfs,
  *                          tmpfs (FS_IOC_SETFLAGS: append-only, no-atime, no-dump...;
- *                          FS_IOC_FSSETXATTR; FS_IOC_SETVERSION): WRITE on the file. The
- *                          owner may set them through a read-only descriptor. The same
- *                          programs check bpf/tty.bpf.h's terminal ioctls
+ *                          FS_IOC_FSSETXATTR; FS_IOC_SETVERSION), ext4's generation and
+ *                          migration, fs-verity, fscrypt policies, FAT attributes: WRITE on
+ *                          the file; btrfs subvolumes and snapshots made or destroyed in a
+ *                          directory: WRITE on it. The owner may do all this through a
+ *                          read-only descriptor. The same programs check bpf/tty.bpf.h's
+ *                          terminal ioctls
+ *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
+ *                          open: WRITE (dentry-only walk)
  *   lsm/file_fcntl         F_SETLEASE (read or write lease): WRITE on the file. A lease
  *                          makes every outside open for writing wait for its holder (up to
  *                          /proc/sys/fs/lease-break-time). (And F_SETOWN: bpf/signal.bpf.c)
@@ -502,13 +507,56 @@ static __always_inline int check_lock(struct file *file)
 		     file->f_path.mnt);
 }
 
-/* The ioctls that change an inode's flags or attributes: _IOW('f', 2, long),
- * _IOW('f', 2, int) (32-bit), _IOW('X', 32, struct fsxattr), _IOW('v', 2, long). */
-#define FS_IOC_SETFLAGS	    0x40086602
-#define FS_IOC32_SETFLAGS   0x40046602
-#define FS_IOC_FSSETXATTR   0x401c5820
-#define FS_IOC_SETVERSION   0x40087602
-#define FS_IOC32_SETVERSION 0x40047602
+/*
+ * The ioctls that change an inode, or create or remove one, that its owner may issue
+ * through a read-only descriptor (the file systems check ownership and the mount, not
+ * the descriptor's mode): WRITE on the file, or on the directory they are issued on.
+ */
+#define FS_IOC_SETFLAGS		     0x40086602 /* _IOW('f', 2, long): chattr */
+#define FS_IOC32_SETFLAGS	     0x40046602 /* _IOW('f', 2, int) */
+#define FS_IOC_FSSETXATTR	     0x401c5820 /* _IOW('X', 32, struct fsxattr) */
+#define FS_IOC_SETVERSION	     0x40087602 /* _IOW('v', 2, long) */
+#define FS_IOC32_SETVERSION	     0x40047602
+#define EXT4_IOC_SETVERSION	     0x40086604 /* _IOW('f', 4, long): i_generation */
+#define EXT4_IOC32_SETVERSION	     0x40046604
+#define EXT4_IOC_MIGRATE	     0x00006609 /* _IO('f', 9): to extents */
+#define FS_IOC_ENABLE_VERITY	     0x40806685 /* _IOW('f', 133, 128 bytes): read-only forever */
+#define FS_IOC_SET_ENCRYPTION_POLICY 0x800c6613 /* _IOR('f', 19, 12 bytes): an empty dir */
+#define FAT_IOCTL_SET_ATTRIBUTES     0x40047211 /* _IOW('r', 0x11, __u32): mode, hidden */
+#define BTRFS_IOC_SNAP_CREATE	     0x50009401 /* _IOW(0x94, 1, 4096 bytes) */
+#define BTRFS_IOC_SUBVOL_CREATE	     0x5000940e /* 14: a new directory, no path_mkdir */
+#define BTRFS_IOC_SNAP_DESTROY	     0x5000940f /* 15: no path_rmdir */
+#define BTRFS_IOC_SNAP_CREATE_V2     0x50009417 /* 23 */
+#define BTRFS_IOC_SUBVOL_CREATE_V2   0x50009418 /* 24 */
+#define BTRFS_IOC_SUBVOL_SETFLAGS    0x4008941a /* _IOW(0x94, 26, __u64): read-only flag */
+#define BTRFS_IOC_SNAP_DESTROY_V2    0x5000943f /* 63 */
+
+static __always_inline bool changes_inode(unsigned int cmd)
+{
+	switch (cmd) {
+	case FS_IOC_SETFLAGS:
+	case FS_IOC32_SETFLAGS:
+	case FS_IOC_FSSETXATTR:
+	case FS_IOC_SETVERSION:
+	case FS_IOC32_SETVERSION:
+	case EXT4_IOC_SETVERSION:
+	case EXT4_IOC32_SETVERSION:
+	case EXT4_IOC_MIGRATE:
+	case FS_IOC_ENABLE_VERITY:
+	case FS_IOC_SET_ENCRYPTION_POLICY:
+	case FAT_IOCTL_SET_ATTRIBUTES:
+	case BTRFS_IOC_SNAP_CREATE:
+	case BTRFS_IOC_SUBVOL_CREATE:
+	case BTRFS_IOC_SNAP_DESTROY:
+	case BTRFS_IOC_SNAP_CREATE_V2:
+	case BTRFS_IOC_SUBVOL_CREATE_V2:
+	case BTRFS_IOC_SUBVOL_SETFLAGS:
+	case BTRFS_IOC_SNAP_DESTROY_V2:
+		return true;
+	default:
+		return false;
+	}
+}
 
 /* File attributes set by ioctl (chattr: immutable, append-only, ...): WRITE. */
 static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd)
@@ -516,8 +564,7 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 	struct pysb_sandbox_cfg *cfg;
 	__u64 cgid;
 
-	if (cmd != FS_IOC_SETFLAGS && cmd != FS_IOC32_SETFLAGS && cmd != FS_IOC_FSSETXATTR &&
-	    cmd != FS_IOC_SETVERSION && cmd != FS_IOC32_SETVERSION)
+	if (!changes_inode(cmd))
 		return 0;
 	cfg = current_sandbox(&cgid);
 	if (!cfg || on_internal_mount(&file->f_path))
@@ -674,6 +721,17 @@ SEC("lsm/inode_remove_acl")
 int BPF_PROG(pysb_inode_remove_acl, void *idmap, struct dentry *dentry)
 {
 	return check_xattr_change(PYSB_OP_REMOVEXATTR, dentry);
+}
+
+/*
+ * file_setattr(2) (6.17+) sets the flags and project id of FS_IOC_FSSETXATTR by path, an
+ * O_PATH descriptor included, with no open and no ioctl: WRITE, as the ioctl (optional
+ * hook; from 6.17 on the ioctls come here too, after file_ioctl).
+ */
+SEC("lsm/inode_file_setattr")
+int BPF_PROG(pysb_inode_file_setattr, struct dentry *dentry)
+{
+	return check_xattr_change(PYSB_OP_SETATTR, dentry);
 }
 
 /* PROT_EXEC of a file. Anonymous memory and internal mounts (memfd) carry no file rule:

@@ -670,6 +670,107 @@ test_escape_inode_flags_by_32bit_ioctl_need_write() {
 	expect_line "$T/out" "compat-setflags ok"
 }
 
+# file_setattr(2) (6.17+) sets what FS_IOC_FSSETXATTR sets (no-dump, no-atime, project id,
+# ...) by path: no open, no ioctl, only an O_PATH descriptor or none. It must need WRITE as
+# the ioctl does. Skipped on kernels without the system call.
+test_escape_file_setattr_syscall_needs_write() {
+	escape_setup
+	identity_ext4 "$T/ext"
+	mkdir "$T/ext/ro" "$T/ext/rw"
+	echo data >"$T/ext/ro/f"
+	echo data >"$T/ext/rw/f"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ext/ro" "$T/ext/rw" >>"$T/policy"
+	pyapp \
+		"import ctypes, struct" \
+		"libc = ctypes.CDLL(None, use_errno=True)" \
+		"GETATTR, SETATTR, AT_FDCWD, NODUMP = 468, 469, -100, 0x80" \
+		"def call(nr, path, buf):" \
+		"    if libc.syscall(nr, AT_FDCWD, path.encode(), buf, 24, 0) < 0:" \
+		"        e = ctypes.get_errno()" \
+		"        raise (PermissionError if e in (1, 13) else OSError)(e, os.strerror(e))" \
+		"def nodump(path):" \
+		"    buf = ctypes.create_string_buffer(24)" \
+		"    call(GETATTR, path, buf)" \
+		"    old = struct.unpack_from('Q', buf.raw)[0]" \
+		"    struct.pack_into('Q', buf, 0, old | NODUMP)" \
+		"    call(SETATTR, path, buf)" \
+		"    struct.pack_into('Q', buf, 0, old)" \
+		"    call(SETATTR, path, buf)" \
+		"attempt('ro-file-setattr', lambda: nodump('$T/ext/ro/f'))" \
+		"attempt('rw-file-setattr', lambda: nodump('$T/ext/rw/f'))"
+	run_plain python3 "$T/app.py"
+	grep -qx "ro-file-setattr ERR ENOSYS" "$T/out" && skip "no file_setattr(2) before 6.17"
+	expect_line "$T/out" "ro-file-setattr ok"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "ro-file-setattr EACCES"
+	expect_line "$T/out" "rw-file-setattr ok"
+	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/ext/ro/f "
+}
+
+# ext4 lets a file's owner, through a read-only descriptor, change its generation number,
+# migrate it to extents, make it read-only for good with fs-verity, and set an encryption
+# policy on an empty directory (nothing can be created in it without the key). Each is a
+# change to what the policy only lets the program read: WRITE. The same ioctls on a
+# read-write tree work.
+test_escape_ext4_ioctls_of_read_only_file_need_write() {
+	escape_setup
+	identity_ext4 "$T/ext" -O verity,encrypt
+	# Files made before the file system had extents (what EXT4_IOC_MIGRATE converts), without
+	# metadata checksums (with them, ext4 refuses a new generation number).
+	identity_ext4 "$T/old" -O ^extent,^64bit,^metadata_csum
+	for d in plain ro rw; do
+		mkdir -p "$T/ext/$d/empty" "$T/old/$d"
+		echo data >"$T/ext/$d/f"
+		echo data >"$T/old/$d/f"
+	done
+	umount "$T/old" && tune2fs -O extent "$T/old.img" >/dev/null && mount -o loop "$T/old.img" "$T/old" ||
+		fail "cannot give $T/old extents"
+	printf 'expose-ro=%s\nexpose-rw=%s\nexpose-ro=%s\nexpose-rw=%s\n' "$T/ext/ro" \
+		"$T/ext/rw" "$T/old/ro" "$T/old/rw" >>"$T/policy"
+	cat >"$T/lib/ext4_ioctls.py" <<EOF
+import fcntl, os, struct, sys
+sys.path.insert(0, "$T/lib")
+from probe_lib import attempt
+GETVERSION, SETVERSION, MIGRATE = 0x80086603, 0x40086604, 0x6609
+ENABLE_VERITY, SET_ENCRYPTION_POLICY = 0x40806685, 0x800c6613
+def on(path, cmd, arg):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, cmd, arg)
+    finally:
+        os.close(fd)
+def generation(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        old = fcntl.ioctl(fd, GETVERSION, bytes(8))
+        fcntl.ioctl(fd, SETVERSION, struct.pack("l", struct.unpack("l", old)[0] + 1))
+    finally:
+        os.close(fd)
+for d in sys.argv[1:]:
+    ext, old = "$T/ext/" + d, "$T/old/" + d
+    attempt(d + "-setversion", lambda: generation(old + "/f"))
+    attempt(d + "-migrate", lambda: on(old + "/f", MIGRATE, 0))
+    attempt(d + "-verity", lambda: on(ext + "/f", ENABLE_VERITY,
+                                      struct.pack("IIII", 1, 1, 4096, 0) + bytes(112)))
+    attempt(d + "-encrypt", lambda: on(ext + "/empty", SET_ENCRYPTION_POLICY,
+                                       struct.pack("BBBB", 0, 1, 4, 0) + b"pysb-e2e"))
+EOF
+	run_plain python3 "$T/lib/ext4_ioctls.py" plain
+	for op in setversion migrate verity encrypt; do
+		expect_line "$T/out" "plain-$op ok"
+	done
+	run_sb "$T/policy" "$T/lib/ext4_ioctls.py" ro rw
+	expect_rc 0
+	for op in setversion migrate verity encrypt; do
+		expect_line "$T/out" "ro-$op EACCES"
+		expect_line "$T/out" "rw-$op ok"
+	done
+	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/ext/ro/f "
+	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/ext/ro/empty "
+	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/old/ro/f "
+}
+
 # A POSIX ACL is a chmod by another name (other::rw on a file the task owns). From 6.2 on,
 # setxattr and removexattr of system.posix_acl_* go to vfs_set_acl and vfs_remove_acl and
 # their own LSM hooks, never to inode_setxattr: they must need WRITE there, as chmod does.

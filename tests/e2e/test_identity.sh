@@ -146,16 +146,18 @@ print(sum(1 for l in open('$T/lib/list') if int(l.split()[2]) in rules))")
 	expect_line "$T/out" "readable-dirs 3000 of 3000"
 }
 
-# identity_ext4 DIR: a fresh ext4 file system (one block group: a freed inode number is
-# the lowest free one, handed out to the next file created) mounted on DIR, unmounted when
-# the test ends.
+# identity_ext4 DIR [MKFS_OPTION...]: a fresh ext4 file system (one block group: a freed
+# inode number is the lowest free one, handed out to the next file created) mounted on
+# DIR, its image beside it, unmounted when the test ends (with the others it mounted).
 identity_ext4() {
-	mkdir -p "$1"
-	truncate -s 32M "$T/ext4.img" || fail "cannot make the image"
-	mkfs.ext4 -q -b 4096 "$T/ext4.img" || fail "mkfs.ext4 failed"
-	# shellcheck disable=SC2064 # expand now
-	trap "umount '$1' 2>/dev/null" EXIT
-	mount -o loop "$T/ext4.img" "$1" ||
+	local dir=$1
+	shift
+	mkdir -p "$dir"
+	truncate -s 32M "$dir.img" || fail "cannot make the image"
+	mkfs.ext4 -q -b 4096 "$@" "$dir.img" || fail "mkfs.ext4 $* failed"
+	IDENTITY_MOUNTS+=("$dir")
+	trap 'for m in "${IDENTITY_MOUNTS[@]}"; do umount "$m" 2>/dev/null; done' EXIT
+	mount -o loop "$dir.img" "$dir" ||
 		fail "cannot mount an ext4 image (the VM loads loop and ext4: scripts/vm-kernel)"
 }
 

@@ -38,7 +38,8 @@ static const char *const optional_hooks[] = {
 	"key_free",	     /* gone in later kernels: bpf/keys.bpf.c copes without it */
 	"file_ioctl_compat", /* 6.8+ (and Debian's 6.1); 32-bit ioctls go through file_ioctl before */
 	"inode_set_acl",     /* 6.2+; POSIX ACLs go through inode_setxattr before */
-	"inode_remove_acl", /* 6.2+; and through inode_removexattr */
+	"inode_remove_acl",   /* 6.2+; and through inode_removexattr */
+	"inode_file_setattr", /* 6.17+; file_setattr(2) is new there, the ioctls stay checked */
 };
 
 bool is_optional(const char *hook)
