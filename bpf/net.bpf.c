@@ -271,49 +271,54 @@ static __always_inline bool family_allowed(const struct pysb_net_cfg *nc, int fa
 	return nc && family >= 0 && family < 64 && ((nc->families >> family) & 1);
 }
 
-/* What socket() may create: see the file comment and docs/network.md. */
-static __always_inline bool socket_allowed(const struct pysb_net_cfg *nc, int family, int type,
-					   int protocol)
+/* The sockets every sandbox may create: unix (judged at connect/send/bind,
+ * bpf/unix.bpf.c), TCP, MPTCP and UDP (judged by the cgroup programs), and the routing
+ * netlink, which name resolution (AI_ADDRCONFIG) and if_nameindex() read (requests that
+ * change something are refused in netlink_send). The rest needs the sandbox's net_cfg. */
+static __always_inline bool socket_common(int family, int type, int protocol)
 {
-	__u32 flags = nc ? nc->flags : 0;
-
 	if (family == AF_UNIX)
-		return true; /* judged at connect/send/bind (bpf/unix.bpf.c) */
+		return true;
 	if (family == AF_INET || family == AF_INET6) {
 		if (type == SOCK_STREAM &&
 		    (protocol == 0 || protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP))
 			return true;
-		if (type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP))
-			return true;
+		return type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP);
+	}
+	return family == AF_NETLINK && protocol == NETLINK_ROUTE;
+}
+
+/* The sockets a policy's bpf.socket-family and net= rules admit besides: ping, raw,
+ * SCTP, other families. See the file comment and docs/network.md. */
+static __always_inline bool socket_admitted(const struct pysb_net_cfg *nc, int family, int type,
+					    int protocol)
+{
+	__u32 flags = nc ? nc->flags : 0;
+
+	if (family == AF_INET || family == AF_INET6) {
 		if (type == SOCK_DGRAM && (flags & PYSB_NET_ICMP) &&
 		    protocol == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6))
 			return true;
 		if (type == SOCK_RAW && (flags & PYSB_NET_INET_RAW))
 			return true;
-		if ((type == SOCK_STREAM || type == SOCK_SEQPACKET) && protocol == IPPROTO_SCTP &&
-		    (flags & PYSB_NET_SCTP))
-			return true;
-		return false;
+		return (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
+		       protocol == IPPROTO_SCTP && (flags & PYSB_NET_SCTP);
 	}
-	/* Name resolution (AI_ADDRCONFIG) and if_nameindex() read the routing netlink;
-	 * requests that change something are refused in netlink_send. */
-	if (family == AF_NETLINK && protocol == NETLINK_ROUTE)
-		return true;
 	return family_allowed(nc, family);
 }
 
+/* The common sockets cost no lookup of the sandbox's net_cfg: every TCP connection of a
+ * sandboxed program creates one. */
 SEC("lsm/socket_create")
 int BPF_PROG(pysb_socket_create, int family, int type, int protocol, int kern)
 {
 	struct pysb_sandbox_cfg *cfg;
 	__u64 cgid;
 
-	if (kern)
+	if (kern || socket_common(family, type, protocol))
 		return 0;
 	cfg = current_sandbox(&cgid);
-	if (!cfg)
-		return 0;
-	if (socket_allowed(sandbox_net_cfg(cfg), family, type, protocol))
+	if (!cfg || socket_admitted(sandbox_net_cfg(cfg), family, type, protocol))
 		return 0;
 	net_event(cfg, cgid, PYSB_OP_SOCKET, family, NULL, 0, protocol, type, 0, 0);
 	return deny_ret(cfg, EACCES);
