@@ -18,7 +18,7 @@ declare -A sets=(
 	[build]="clang llvm make gcc pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
 		libjansson-dev libmicrohttpd-dev libsystemd-dev help2man"
 	[test]="clang-format libcmocka-dev liburing-dev qemu-system-x86 busybox-static cpio xz-utils kmod runc
-		binutils util-linux python3 python3-pytest iproute2 bash-builtins jq
+		binutils util-linux python3 python3-pytest iproute2 bash-builtins jq btrfs-progs dosfstools
 		dbus-daemon python3-dbus python3-gi"
 	[bench]="bubblewrap firejail gnuplot-nox"
 	[docs]="graphviz"

@@ -40,6 +40,20 @@ once_per_matrix() {
 	[ -z "${PYSB_E2E_REPEAT_KERNEL:-}" ] || skip "run on the matrix's first kernel only: $*"
 }
 
+# vm_module NAME...: loads the guest kernel's module NAME, with its dependencies, from
+# the modules the VM ships for tests to load on demand (scripts/vm-kernel
+# DEMAND_MODULES); skips the test outside the VM.
+vm_module() {
+	local dir=/run/pysb-vm-modules n m
+	[ -d "$dir" ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	for n in "$@"; do
+		[ -f "$dir/$n.order" ] || fail "module $n is not among scripts/vm-kernel's DEMAND_MODULES"
+		while read -r m; do
+			[ -d "/sys/module/$m" ] || insmod "$dir/$m.ko.xz" || fail "cannot load module $m"
+		done <"$dir/$n.order"
+	done
+}
+
 # run_sb POLICY_FILE PROGRAM [ARGS...]: runs under pysb-bpf, output in $T/out and $T/err,
 # status in $RC.
 run_sb() {

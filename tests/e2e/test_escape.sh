@@ -771,6 +771,111 @@ EOF
 	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/old/ro/f "
 }
 
+# btrfs creates and destroys subvolumes and snapshots by ioctl on a directory, never through
+# path_mkdir or path_rmdir: a subvolume made in a directory the policy only lets the
+# program read is a write there. Needs WRITE on the directory, as mkdir does.
+test_escape_btrfs_subvolume_in_read_only_dir_needs_write() {
+	escape_setup
+	vm_module btrfs
+	mkdir "$T/b"
+	truncate -s 128M "$T/b.img" && mkfs.btrfs -q "$T/b.img" >/dev/null || fail "mkfs.btrfs failed"
+	# shellcheck disable=SC2064 # expand now
+	trap "umount '$T/b' 2>/dev/null" EXIT
+	mount -o loop "$T/b.img" "$T/b" || fail "cannot mount a btrfs image"
+	mkdir "$T/b/plain" "$T/b/ro" "$T/b/rw"
+	btrfs -q subvolume create "$T/b/src" >/dev/null || fail "btrfs subvolume create failed"
+	printf 'expose-ro=%s\nexpose-ro=%s\nexpose-rw=%s\n' "$T/b/src" "$T/b/ro" "$T/b/rw" \
+		>>"$T/policy"
+	cat >"$T/lib/btrfs_ioctls.py" <<EOF
+import fcntl, os, struct, sys
+sys.path.insert(0, "$T/lib")
+from probe_lib import attempt
+SNAP_CREATE_V2, SUBVOL_CREATE = 0x50009417, 0x5000940e
+def ioctl_on(d, cmd, arg):  # 4 KiB arguments: only a mutable buffer goes through whole
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(fd, cmd, bytearray(arg))
+    finally:
+        os.close(fd)
+def vol_args(fd, name):  # struct btrfs_ioctl_vol_args: fd, name[4088]
+    return struct.pack("q", fd) + name.encode().ljust(4088, b"\\0")
+def snapshot(d):  # struct btrfs_ioctl_vol_args_v2: fd, transid, flags, 32 bytes, name
+    src = os.open("$T/b/src", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        ioctl_on(d, SNAP_CREATE_V2, struct.pack("qQQ", src, 0, 0) + bytes(32) +
+                 b"snap".ljust(4040, b"\\0"))
+    finally:
+        os.close(src)
+for d in sys.argv[1:]:
+    attempt(d + "-subvol", lambda: ioctl_on("$T/b/" + d, SUBVOL_CREATE, vol_args(0, "vol")))
+    attempt(d + "-snapshot", lambda: snapshot("$T/b/" + d))
+    for name in ("vol", "snap"):
+        print(d, name, "exists" if os.path.isdir("$T/b/%s/%s" % (d, name)) else "absent")
+EOF
+	run_plain python3 "$T/lib/btrfs_ioctls.py" plain
+	expect_rc 0
+	expect_line "$T/out" "plain-subvol ok"
+	expect_line "$T/out" "plain-snapshot ok"
+	expect_line "$T/out" "plain vol exists"
+	run_sb "$T/policy" "$T/lib/btrfs_ioctls.py" ro rw
+	expect_rc 0
+	expect_line "$T/out" "ro-subvol EACCES"
+	expect_line "$T/out" "ro-snapshot EACCES"
+	expect_line "$T/out" "ro vol absent"
+	expect_line "$T/out" "ro snap absent"
+	expect_line "$T/out" "rw-subvol ok"
+	expect_line "$T/out" "rw-snapshot ok"
+	expect_line "$T/out" "rw snap exists"
+	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/b/ro "
+}
+
+# FAT keeps a file's read-only and hidden bits as attributes, which its owner changes by
+# ioctl through a read-only descriptor: the write bits of the mode change without chmod
+# (no path_chmod). Needs WRITE, as chmod does.
+test_escape_fat_attributes_of_read_only_file_need_write() {
+	escape_setup
+	vm_module vfat nls_cp437 nls_ascii
+	mkdir "$T/fat"
+	truncate -s 32M "$T/fat.img" && mkfs.vfat "$T/fat.img" >/dev/null || fail "mkfs.vfat failed"
+	# shellcheck disable=SC2064 # expand now
+	trap "umount '$T/fat' 2>/dev/null" EXIT
+	mount -o loop "$T/fat.img" "$T/fat" || fail "cannot mount a vfat image"
+	mkdir "$T/fat/ro" "$T/fat/rw"
+	echo data >"$T/fat/ro/f"
+	echo data >"$T/fat/rw/f"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/fat/ro" "$T/fat/rw" >>"$T/policy"
+	pyapp \
+		"import fcntl, struct" \
+		"GET_ATTRIBUTES, SET_ATTRIBUTES, ATTR_RO = 0x80047210, 0x40047211, 0x01" \
+		"def read_only(p):" \
+		"    fd = os.open(p, os.O_RDONLY)" \
+		"    try:" \
+		"        old = struct.unpack('I', fcntl.ioctl(fd, GET_ATTRIBUTES, bytes(4)))[0]" \
+		"        fcntl.ioctl(fd, SET_ATTRIBUTES, struct.pack('I', old | ATTR_RO))" \
+		"    finally:" \
+		"        os.close(fd)" \
+		"for d in ('ro', 'rw'):" \
+		"    p = '$T/fat/%s/f' % d" \
+		"    attempt(d + '-fatattr', lambda: read_only(p))" \
+		"    print(d + '-mode', oct(os.stat(p).st_mode & 0o777), flush=True)"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "ro-fatattr ok"
+	expect_line "$T/out" "ro-mode 0o555"
+	umount "$T/fat" && mount -o loop "$T/fat.img" "$T/fat" || fail "cannot remount"
+	python3 -c "import fcntl, os, struct
+for d in ('ro', 'rw'):
+    fd = os.open('$T/fat/%s/f' % d, os.O_RDONLY)
+    fcntl.ioctl(fd, 0x40047211, struct.pack('I', 0x20))
+    os.close(fd)" || fail "cannot reset the attributes"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "ro-fatattr EACCES"
+	expect_line "$T/out" "ro-mode 0o755"
+	expect_line "$T/out" "rw-fatattr ok"
+	expect_line "$T/out" "rw-mode 0o555"
+	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/fat/ro/f "
+}
+
 # A POSIX ACL is a chmod by another name (other::rw on a file the task owns). From 6.2 on,
 # setxattr and removexattr of system.posix_acl_* go to vfs_set_acl and vfs_remove_acl and
 # their own LSM hooks, never to inode_setxattr: they must need WRITE there, as chmod does.
