@@ -499,8 +499,8 @@ void report_lost(const struct run_opts *o, const struct loader *l, struct event_
 	pr_info("%lu denial events", delivered);
 }
 
-/* What `pysb-bpf status` tells of this sandbox: written before the cgroup is registered,
- * removed once it is not (user/kernel/status.c). */
+/* What `pysb-bpf status` tells of this sandbox (user/kernel/status.c): written before an
+ * attached cgroup is registered; a run's once its program has started (off its start). */
 static void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
 			 const struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
 {
@@ -602,14 +602,15 @@ int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct lo
 	if (sandbox_fill_maps(l, o->compiled, &rule_pins, cfg->id))
 		goto fail_loader;
 	stopwatch("fill maps");
-	write_record(o, cg, cfg, owner, target);
+	if (owner != OWNER_RUN) /* a run's: once its program runs (write_record) */
+		write_record(o, cg, cfg, owner, target);
 	err = loader_add_sandbox(l, cg->id, cfg);
 	if (err) {
 		pr_err("cannot register cgroup %s as a sandbox: %s", cg->path, strerror(-err));
 		sandbox_record_remove(cg->id);
 		goto fail_loader;
 	}
-	stopwatch("record + add sandbox");
+	stopwatch("add sandbox");
 	return 0;
 fail_loader:
 	if (sandbox_cgroup_destroy(cg) == 0 && cfg->id)
@@ -665,8 +666,9 @@ int sandbox_run(const struct run_opts *o)
 	}
 	stopwatch("spawned (exec done)");
 	pty_start(&pty, pid);
+	write_record(o, &cg, &cfg, OWNER_RUN, 0);
 	sandbox_gc(&l);
-	stopwatch("gc");
+	stopwatch("record + gc");
 	/* One write per batch of denial lines, not one per piece of a line. */
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
