@@ -37,8 +37,9 @@
  *                          terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
  *                          open: WRITE (dentry-only walk)
- *   lsm/file_fcntl         F_SETLEASE (read or write lease): WRITE on the file. A lease
- *                          makes every outside open for writing wait for its holder (up to
+ *   lsm/file_fcntl         F_SETLEASE (read or write lease), F_SETDELEG (6.19+, files and
+ *                          directories): WRITE on the file. A lease makes every outside open
+ *                          for writing wait for its holder (up to
  *                          /proc/sys/fs/lease-break-time). (And F_SETOWN: bpf/signal.bpf.c)
  *   lsm/path_chown         WRITE on the file
  *   lsm/path_truncate      truncate(2) (and ftruncate(2) before 6.2): WRITE
@@ -607,18 +608,21 @@ int BPF_PROG(pysb_file_lock, struct file *file, unsigned int cmd)
 
 #define F_SETOWN    8
 #define F_SETOWN_EX 15
+#define F_SETDELEG  1040 /* 6.19+: a lease, of a file or a directory, by another name */
 
 /* One program for both concerns: the SIGIO owner's record must fit (bpf/signal.bpf.c,
  * sigio_owner_reserve); a lease of either kind, set by fcntl before it reaches file_lock
- * as F_RDLCK/F_WRLCK, is a lock. */
+ * as F_RDLCK/F_WRLCK, is a lock. A delegation is a lease too: every outside open for
+ * writing (or create in the directory) waits for its break. Its argument is a pointer,
+ * not read here: releasing one needs WRITE too, and one is never held without it. */
 SEC("lsm/file_fcntl")
 int BPF_PROG(pysb_file_fcntl, struct file *file, unsigned int cmd, unsigned long arg)
 {
 	if (cmd == F_SETOWN || cmd == F_SETOWN_EX)
 		return sigio_owner_reserve(file);
-	if (cmd != F_SETLEASE || arg == F_UNLCK)
-		return 0;
-	return check_lock(file);
+	if (cmd == F_SETDELEG || (cmd == F_SETLEASE && arg != F_UNLCK))
+		return check_lock(file);
+	return 0;
 }
 
 SEC("lsm/path_chown")

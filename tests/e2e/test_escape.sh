@@ -589,6 +589,40 @@ test_escape_exclusive_lock_or_lease_needs_write() {
 	expect_grep "$T/err" "^pysb-bpf: deny file lock\(write\) $T/ro/data.txt "
 }
 
+# A delegation (F_SETDELEG, 6.19+) is a lease by another name, of a file or a directory:
+# every outside open for writing, or create in the directory, waits for its break (45 s by
+# default), and the program can take it again. Needs WRITE, as F_SETLEASE does. Skipped
+# on kernels without it.
+test_escape_delegation_needs_write() {
+	escape_setup
+	echo "mine" >"$T/rw/own.txt"
+	pyapp \
+		"import fcntl, struct" \
+		"F_SETDELEG = 1040" \
+		"def deleg(p):" \
+		"    fd = os.open(p, os.O_RDONLY)" \
+		"    try:" \
+		"        fcntl.fcntl(fd, F_SETDELEG, struct.pack('IHH', 0, fcntl.F_RDLCK, 0))" \
+		"        fcntl.fcntl(fd, F_SETDELEG, struct.pack('IHH', 0, fcntl.F_UNLCK, 0))" \
+		"    finally:" \
+		"        os.close(fd)" \
+		"for d in ('ro', 'rw'):" \
+		"    attempt(d + '-deleg-dir', lambda: deleg('$T/%s' % d))" \
+		"attempt('ro-deleg', lambda: deleg('$T/ro/data.txt'))" \
+		"attempt('rw-deleg', lambda: deleg('$T/rw/own.txt'))"
+	run_plain python3 "$T/app.py"
+	grep -qx "ro-deleg ERR EINVAL" "$T/out" && skip "no F_SETDELEG before 6.19"
+	expect_line "$T/out" "ro-deleg ok"
+	expect_line "$T/out" "ro-deleg-dir ok"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "ro-deleg EACCES"
+	expect_line "$T/out" "ro-deleg-dir EACCES"
+	expect_line "$T/out" "rw-deleg ok"
+	expect_line "$T/out" "rw-deleg-dir ok"
+	expect_grep "$T/err" "^pysb-bpf: deny file lock\(write\) $T/ro/data.txt "
+}
+
 # The machine's TLS keys sit beside the CA certificates every TLS client reads: the
 # implicit rules grant the certificates, never /etc/ssl/private.
 test_escape_tls_private_keys_not_implicit() {
