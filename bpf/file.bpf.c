@@ -17,7 +17,8 @@
  *   lsm/path_link          WRITE on the new parent, and the file may not gain access
  *                          through its new name (an outside file linked into an rw tree)
  *   lsm/path_rename        WRITE on both parents, same no-gain rule for what moves
- *   lsm/path_chmod         WRITE on the file; never a set-user-ID file or a set-group-ID
+ *   lsm/path_chmod         WRITE on the file (and on the directory above, for the object of a
+ *                          rule itself: check_meta); never a set-user-ID file or a set-group-ID
  *                          executable, even in an rw tree: the owner needs no capability
  *                          to set the bit, and an outside user running the file would run
  *                          as the sandbox's user, unconfined (as root, when it is root)
@@ -41,12 +42,12 @@
  *                          directories): WRITE on the file. A lease makes every outside open
  *                          for writing wait for its holder (up to
  *                          /proc/sys/fs/lease-break-time). (And F_SETOWN: bpf/signal.bpf.c)
- *   lsm/path_chown         WRITE on the file
+ *   lsm/path_chown         WRITE on the file (and on the directory above, for a rule's object)
  *   lsm/path_truncate      truncate(2) (and ftruncate(2) before 6.2): WRITE
  *   lsm/file_truncate      ftruncate(2) from 6.2 on (optional hook): WRITE
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
- *   lsm/inode_setxattr     WRITE (dentry-only walk)
- *   lsm/inode_removexattr  WRITE (dentry-only walk)
+ *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
+ *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
  *   lsm/inode_set_acl, lsm/inode_remove_acl (6.2+, optional)
  *                          POSIX ACLs, which skip the two above from 6.2 on: WRITE
  *                          (dentry-only walk), as chmod
@@ -125,27 +126,78 @@ static __always_inline int check_path(__u16 op, __u32 want, const struct path *p
 	return check(cfg, cgid, op, want, path->dentry, path->mnt);
 }
 
-/* Creation and removal: WRITE on the directory; the event names the entry itself. */
-/*
- * Does sandbox `sandbox` have a rule with KEEP_NAME on the inode of `d` (the policy file
- * it obeys, a directory above it)? One lookup in inode_labels, a miss for almost every
- * file: the cost of unlink and rename.
- */
-static __always_inline bool keep_name(struct dentry *d, __u32 sandbox)
+/* The rule of sandbox `sandbox` on the inode of `d` itself (the object a rule names), or
+ * NULL: one lookup in inode_labels, a miss for almost every file. */
+static __always_inline struct pysb_file_rule *own_rule(struct dentry *d, __u32 sandbox)
 {
 	struct pysb_file_key key = { .sandbox = sandbox };
 	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
-	struct pysb_file_rule *r;
 	__u64 *label;
 
 	if (!inode)
-		return false;
+		return NULL;
 	label = bpf_map_lookup_elem(&inode_labels, &inode);
 	if (!label)
-		return false;
+		return NULL;
 	key.label = *label;
-	r = bpf_map_lookup_elem(&file_rules, &key);
+	return bpf_map_lookup_elem(&file_rules, &key);
+}
+
+/* Does sandbox `sandbox` keep the name of `d` (KEEP_NAME: the policy file it obeys, a
+ * directory above it)? The cost of unlink and rename. */
+static __always_inline bool keep_name(struct dentry *d, __u32 sandbox)
+{
+	struct pysb_file_rule *r = own_rule(d, sandbox);
+
 	return r && (r->access & PYSB_ACC_KEEP_NAME);
+}
+
+/* The directory above (d, *mnt) in the mount tree, *mnt updated when it crosses to the
+ * mountpoint; d itself at the root of the namespace; NULL for the root of a mount in a
+ * dentry-only walk (mnt NULL: no way up). */
+static __always_inline struct dentry *parent_of(struct dentry *d, struct vfsmount **mnt)
+{
+	struct dentry *p = BPF_CORE_READ(d, d_parent);
+	struct mount *m, *up;
+
+	if (p != d)
+		return p;
+	if (!*mnt)
+		return NULL;
+	m = real_mount(*mnt);
+	up = BPF_CORE_READ(m, mnt_parent);
+	if (up == m)
+		return d;
+	*mnt = &up->mnt;
+	return BPF_CORE_READ(m, mnt_mountpoint);
+}
+
+/*
+ * A change to an inode's own metadata (mode, owner, ACLs, extended attributes): WRITE on
+ * it; and when the inode is itself the object of one of the sandbox's rules (/tmp of
+ * expose-rw=/tmp, /dev/null of the implicit rules), WRITE on the directory above too. The
+ * rule lets the program use the object and what lies below it, not decide who else may:
+ * `chmod 0777 /tmp` (the sticky bit gone, for every user of the machine) or `chmod 0600
+ * /dev/null` (every other user's `> /dev/null` refused) are changes to the directory
+ * above, outside the rule.
+ */
+static __always_inline int check_meta(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
+				      struct dentry *d, struct vfsmount *mnt)
+{
+	struct vfsmount *up_mnt = mnt;
+	struct dentry *up;
+	struct walk_ctx c; /* one for both walks: two do not fit the stack */
+
+	if (!(walk_from(&c, d, mnt, cfg) & PYSB_ACC_WRITE))
+		goto deny;
+	if (!own_rule(d, cfg->id))
+		return 0;
+	up = parent_of(d, &up_mnt);
+	if (up && (walk_from(&c, up, up_mnt, cfg) & PYSB_ACC_WRITE))
+		return 0;
+	c.found = c.found && up;
+deny:
+	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, d, mnt);
 }
 
 /* WRITE on the directory; for a removal or a rename, also a name the policy keeps. */
@@ -478,6 +530,7 @@ int BPF_PROG(pysb_path_rename, const struct path *old_dir, struct dentry *old_de
 SEC("lsm/path_chmod")
 int BPF_PROG(pysb_path_chmod, const struct path *path, umode_t mode)
 {
+	umode_t cur = BPF_CORE_READ(path, dentry, d_inode, i_mode);
 	struct pysb_sandbox_cfg *cfg;
 	__u64 cgid;
 
@@ -485,9 +538,13 @@ int BPF_PROG(pysb_path_chmod, const struct path *path, umode_t mode)
 	if (!cfg)
 		return 0;
 	/* mode has no type bits: the inode's */
-	if (setid_mode((mode & ~S_IFMT) | (BPF_CORE_READ(path, dentry, d_inode, i_mode) & S_IFMT)))
+	if (setid_mode((mode & ~S_IFMT) | (cur & S_IFMT)))
 		return deny_setid(cfg, cgid, path->dentry, path->mnt);
-	return check(cfg, cgid, PYSB_OP_CHMOD, PYSB_ACC_WRITE, path->dentry, path->mnt);
+	/* The same mode again changes nothing for anyone (copystat of shutil.copytree onto
+	 * the rule's own directory): WRITE on the file is enough. */
+	if (!((mode ^ cur) & ~S_IFMT))
+		return check(cfg, cgid, PYSB_OP_CHMOD, PYSB_ACC_WRITE, path->dentry, path->mnt);
+	return check_meta(cfg, cgid, PYSB_OP_CHMOD, path->dentry, path->mnt);
 }
 
 #define F_RDLCK	   0
@@ -628,7 +685,11 @@ int BPF_PROG(pysb_file_fcntl, struct file *file, unsigned int cmd, unsigned long
 SEC("lsm/path_chown")
 int BPF_PROG(pysb_path_chown, const struct path *path)
 {
-	return check_path(PYSB_OP_CHOWN, PYSB_ACC_WRITE, path);
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	return cfg ? check_meta(cfg, cgid, PYSB_OP_CHOWN, path->dentry, path->mnt) : 0;
 }
 
 SEC("lsm/path_truncate")
@@ -683,8 +744,8 @@ int BPF_PROG(pysb_inode_setattr_idmap, void *idmap, struct dentry *dentry, struc
 	return check_setattr(dentry, attr);
 }
 
-/* An extended attribute or ACL changed: WRITE (dentry-only walk); not overlayfs' own calls
- * on its layers (copy-up, opaque/impure marks). */
+/* An extended attribute or ACL changed: metadata (check_meta, dentry-only walk); not
+ * overlayfs' own calls on its layers (copy-up, opaque/impure marks). */
 static __always_inline int check_xattr_change(__u16 op, struct dentry *dentry)
 {
 	struct pysb_sandbox_cfg *cfg;
@@ -693,7 +754,7 @@ static __always_inline int check_xattr_change(__u16 op, struct dentry *dentry)
 	cfg = current_sandbox(&cgid);
 	if (!cfg || overlay_internal())
 		return 0;
-	return check(cfg, cgid, op, PYSB_ACC_WRITE, dentry, NULL);
+	return check_meta(cfg, cgid, op, dentry, NULL);
 }
 
 /* Both hooks take (mnt_userns or idmap, dentry, ...) on every kernel we support. */
@@ -735,7 +796,13 @@ int BPF_PROG(pysb_inode_remove_acl, void *idmap, struct dentry *dentry)
 SEC("lsm/inode_file_setattr")
 int BPF_PROG(pysb_inode_file_setattr, struct dentry *dentry)
 {
-	return check_xattr_change(PYSB_OP_SETATTR, dentry);
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg || overlay_internal())
+		return 0;
+	return check(cfg, cgid, PYSB_OP_SETATTR, PYSB_ACC_WRITE, dentry, NULL);
 }
 
 /* PROT_EXEC of a file. Anonymous memory and internal mounts (memfd) carry no file rule:

@@ -910,6 +910,59 @@ for d in ('ro', 'rw'):
 	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/fat/ro/f "
 }
 
+# A rule lets the program use its object and what lies below, not decide who else may:
+# the mode, owner and ACL of the rule's own object belong to the directory above. With
+# expose-rw= on a shared sticky directory (/tmp), `chmod 0777` took the sticky bit away
+# from every user of the machine; /dev/null, which every policy may write, could be made
+# 0600 for everyone. Both need WRITE on the directory above; the files below the rule, a
+# rule whose directory above is writable, and a chmod to the mode the object already has
+# (shutil.copytree onto the rule's directory) stay the program's.
+test_escape_rule_root_metadata_needs_parent_write() {
+	escape_setup
+	mkdir -m 1777 "$T/shared"
+	mkdir -p "$T/outer/inner"
+	echo mine >"$T/shared/f"
+	printf 'expose-rw=%s\nexpose-rw=%s\nexpose-rw=%s\n' "$T/shared" "$T/outer" \
+		"$T/outer/inner" >>"$T/policy"
+	pyapp \
+		"import struct" \
+		"ACL = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', tag, perm, 0xffffffff)" \
+		"    for tag, perm in ((1, 7), (4, 7), (0x20, 7)))  # user::rwx group::rwx other::rwx" \
+		"S = '$T/shared'" \
+		"attempt('devnull-chmod', lambda: os.chmod('/dev/null', 0o660))" \
+		"print('devnull-mode', oct(os.stat('/dev/null').st_mode & 0o777), flush=True)" \
+		"attempt('devnull-back', lambda: os.chmod('/dev/null', 0o666))" \
+		"attempt('devnull-chown', lambda: os.chown('/dev/null', 0, 0))" \
+		"attempt('shared-chmod', lambda: os.chmod(S, 0o777))" \
+		"print('shared-mode', oct(os.stat(S).st_mode & 0o7777), flush=True)" \
+		"attempt('shared-chown', lambda: os.chown(S, 0, 0))" \
+		"attempt('shared-acl', lambda: os.setxattr(S, 'system.posix_acl_access', ACL))" \
+		"attempt('shared-same-mode', lambda: os.chmod(S, os.stat(S).st_mode & 0o7777))" \
+		"attempt('below-chmod', lambda: os.chmod(S + '/f', 0o600))" \
+		"attempt('inner-chmod', lambda: os.chmod('$T/outer/inner', 0o700))"
+	trap 'chmod 666 /dev/null' EXIT
+	run_plain python3 "$T/app.py"
+	for op in devnull-chmod devnull-chown shared-chmod shared-chown shared-acl; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "devnull-mode 0o660"
+	expect_line "$T/out" "shared-mode 0o777"
+	chmod 666 /dev/null
+	chmod 1777 "$T/shared"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	for op in devnull-chmod devnull-chown shared-chmod shared-chown shared-acl; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_line "$T/out" "devnull-mode 0o666"
+	expect_line "$T/out" "shared-mode 0o1777"
+	expect_line "$T/out" "shared-same-mode ok"
+	expect_line "$T/out" "below-chmod ok"
+	expect_line "$T/out" "inner-chmod ok"
+	expect_grep "$T/err" "^pysb-bpf: deny file chmod\(write\) $T/shared "
+	expect_grep "$T/err" "^pysb-bpf: deny file chmod\(write\) /dev/null "
+}
+
 # A POSIX ACL is a chmod by another name (other::rw on a file the task owns). From 6.2 on,
 # setxattr and removexattr of system.posix_acl_* go to vfs_set_acl and vfs_remove_acl and
 # their own LSM hooks, never to inode_setxattr: they must need WRITE there, as chmod does.
