@@ -9,6 +9,17 @@ escape_setup() {
 	write_probe_lib
 }
 
+# escape_ext4_ro_rw: escape_setup, with an ext4 file system on $T/ext holding ro/f and
+# rw/f, its ro/ and rw/ exposed read-only and read-write.
+escape_ext4_ro_rw() {
+	escape_setup
+	identity_ext4 "$T/ext"
+	mkdir "$T/ext/ro" "$T/ext/rw"
+	echo data >"$T/ext/ro/f"
+	echo data >"$T/ext/rw/f"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ext/ro" "$T/ext/rw" >>"$T/policy"
+}
+
 # pyapp LINES...: $T/app.py importing probe_lib.
 pyapp() {
 	probe_py "$T/app.py" "$@"
@@ -650,12 +661,7 @@ test_escape_tls_private_keys_not_implicit() {
 # read-only descriptor, on ext4 as on xfs, btrfs and tmpfs: a change to a file the policy
 # only lets the program read. Needs WRITE, like chmod.
 test_escape_inode_flags_of_read_only_file_need_write() {
-	escape_setup
-	identity_ext4 "$T/ext"
-	mkdir "$T/ext/ro" "$T/ext/rw"
-	echo data >"$T/ext/ro/f"
-	echo data >"$T/ext/rw/f"
-	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ext/ro" "$T/ext/rw" >>"$T/policy"
+	escape_ext4_ro_rw
 	pyapp \
 		"import fcntl, struct" \
 		"FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_NODUMP_FL = 0x80086601, 0x40086602, 0x40" \
@@ -683,15 +689,10 @@ test_escape_inode_flags_of_read_only_file_need_write() {
 # need WRITE there as on the 64-bit path (a 64-bit process reaches the path too, through
 # int $0x80).
 test_escape_inode_flags_by_32bit_ioctl_need_write() {
-	escape_setup
 	helper="$REPO/build/e2e/compat_ioctl"
 	[ -x "$helper" ] || fail "build/e2e/compat_ioctl missing (make e2e builds it)"
-	identity_ext4 "$T/ext"
-	mkdir "$T/ext/ro" "$T/ext/rw"
-	echo data >"$T/ext/ro/f"
-	echo data >"$T/ext/rw/f"
-	printf 'expose-ro=%s\nexpose-rw=%s\nexpose-ro=%s\n' "$T/ext/ro" "$T/ext/rw" \
-		"$REPO/build/e2e" >>"$T/policy"
+	escape_ext4_ro_rw
+	printf 'expose-ro=%s\n' "$REPO/build/e2e" >>"$T/policy"
 	run_plain "$helper" "$T/ext/ro/f"
 	grep -qx "compat-setflags no-ia32" "$T/out" && skip "this kernel has no 32-bit system calls"
 	expect_line "$T/out" "compat-setflags ok"
@@ -708,12 +709,7 @@ test_escape_inode_flags_by_32bit_ioctl_need_write() {
 # ...) by path: no open, no ioctl, only an O_PATH descriptor or none. It must need WRITE as
 # the ioctl does. Skipped on kernels without the system call.
 test_escape_file_setattr_syscall_needs_write() {
-	escape_setup
-	identity_ext4 "$T/ext"
-	mkdir "$T/ext/ro" "$T/ext/rw"
-	echo data >"$T/ext/ro/f"
-	echo data >"$T/ext/rw/f"
-	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ext/ro" "$T/ext/rw" >>"$T/policy"
+	escape_ext4_ro_rw
 	pyapp \
 		"import ctypes, struct" \
 		"libc = ctypes.CDLL(None, use_errno=True)" \
@@ -967,13 +963,8 @@ test_escape_rule_root_metadata_needs_parent_write() {
 # setxattr and removexattr of system.posix_acl_* go to vfs_set_acl and vfs_remove_acl and
 # their own LSM hooks, never to inode_setxattr: they must need WRITE there, as chmod does.
 test_escape_posix_acl_of_read_only_file_needs_write() {
-	escape_setup
-	identity_ext4 "$T/ext"
-	mkdir "$T/ext/ro" "$T/ext/rw"
-	echo data >"$T/ext/ro/f"
-	echo data >"$T/ext/rw/f"
+	escape_ext4_ro_rw
 	chmod 600 "$T/ext/ro/f" "$T/ext/rw/f"
-	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ext/ro" "$T/ext/rw" >>"$T/policy"
 	pyapp \
 		"import struct" \
 		"ACL = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', tag, perm, 0xffffffff)" \
