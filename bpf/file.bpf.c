@@ -34,8 +34,10 @@
  *                          migration, fs-verity, fscrypt policies, FAT attributes: WRITE on
  *                          the file; btrfs subvolumes and snapshots made or destroyed in a
  *                          directory: WRITE on it. The owner may do all this through a
- *                          read-only descriptor. The same programs check bpf/tty.bpf.h's
- *                          terminal ioctls
+ *                          read-only descriptor. Never from a sandbox: giving up a claim to a
+ *                          file system's encryption key (FS_IOC_REMOVE_ENCRYPTION_KEY*: the
+ *                          directories it unlocks lock for everyone). The same programs check
+ *                          bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
  *                          open: WRITE (dentry-only walk)
  *   lsm/file_fcntl         F_SETLEASE (read or write lease), F_SETDELEG (6.19+, files and
@@ -631,14 +633,43 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 		     file->f_path.mnt);
 }
 
-/* One program a hook, for both concerns: the terminal's (bpf/tty.bpf.h) and the file
- * attributes'. The 32-bit ioctls of a compat task come through file_ioctl_compat since
+/* _IOWR('f', 24 and 25, struct fscrypt_remove_key_arg): a claim to a file system's
+ * encryption key given up, the caller's or (with CAP_SYS_ADMIN) every user's. */
+#define FS_IOC_REMOVE_ENCRYPTION_KEY	       0xc0406618
+#define FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS 0xc0406619
+
+/* A file system's keyring of encryption keys is the machine's, not the sandbox's: the last
+ * claim to a key removed, its directories lock for every process of the user (or of the
+ * machine), whatever file the ioctl is issued on. Never from a sandbox. */
+static __always_inline int check_fs_key_ioctl(struct file *file, unsigned int cmd)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_event *e;
+	__u64 cgid;
+
+	if (cmd != FS_IOC_REMOVE_ENCRYPTION_KEY && cmd != FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS)
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_KEY, 0, decision_of(cfg));
+	if (e) {
+		event_set_dentry_path(e, file->f_path.dentry, file->f_path.mnt);
+		event_send(e);
+	}
+	return deny_ret(cfg, EACCES);
+}
+
+/* One program a hook, for the three concerns: the terminal's (bpf/tty.bpf.h), the file
+ * system's keys and the file attributes'. The 32-bit ioctls of a compat task come through file_ioctl_compat since
  * 6.8 (and in Debian's 6.1): the same checks, or a 32-bit program's FS_IOC32_SETFLAGS
  * would change a read-only file's attributes. */
 static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 {
 	int err = check_tty_ioctl(file, cmd);
 
+	if (!err)
+		err = check_fs_key_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 

@@ -184,3 +184,41 @@ subprocess.run([sys.executable, '$T/show.py', '$T'])"
 	expect_line "$T/out" "to-parent ENOMEM"
 	expect_grep "$T/err" "^pysb-bpf: deny self key-to-parent "
 }
+
+# A file system's encryption keys (fscrypt, v2 policies) are claimed per user in the file
+# system's own keyring: the last claim given up, the directories the key unlocks lock for
+# every process of the machine. A sandbox may give up no claim, whatever file of the file
+# system it issues the ioctl on (here one it may read).
+test_keys_fscrypt_key_claim_not_given_up() {
+	vm_module sha512_generic
+	identity_ext4 "$T/ext" -O encrypt
+	mkdir "$T/ext/ro"
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	write_file "$T/fskey.py" <<'PY'
+import errno, fcntl, os, struct, sys
+ADD, REMOVE = 0xc0506617, 0xc0406618  # FS_IOC_ADD_ENCRYPTION_KEY, FS_IOC_REMOVE_ENCRYPTION_KEY
+fd = os.open(sys.argv[1], os.O_RDONLY)
+if sys.argv[2] == "add":  # a v2 key (by identifier), 64 raw bytes
+    arg = bytearray(struct.pack("II32sII32x", 2, 0, b"", 64, 0) + bytes(range(64)))
+    fcntl.ioctl(fd, ADD, arg)
+    print(arg[8:24].hex())
+else:
+    arg = bytearray(struct.pack("II16s16sI20x", 2, 0, bytes.fromhex(sys.argv[3]), b"", 0))
+    try:
+        fcntl.ioctl(fd, REMOVE, arg)
+        print("remove ok", flush=True)
+    except OSError as e:
+        print("remove", errno.errorcode.get(e.errno, e.errno), flush=True)
+PY
+	id=$(python3 "$T/fskey.py" "$T/ext" add) || fail "cannot add an fscrypt key"
+	run_plain python3 "$T/fskey.py" "$T/ext/ro" remove "$id"
+	expect_line "$T/out" "remove ok"
+	[ "$(python3 "$T/fskey.py" "$T/ext" add)" = "$id" ] || fail "cannot add the key again"
+	run_sb "$T/policy" /usr/bin/python3 "$T/fskey.py" "$T/ext/ro" remove "$id"
+	expect_rc 0
+	expect_line "$T/out" "remove EACCES"
+	expect_grep "$T/err" "^pysb-bpf: deny self key .*$T/ext/ro"
+	# the claim is still there: removed outside now
+	run_plain python3 "$T/fskey.py" "$T/ext" remove "$id"
+	expect_line "$T/out" "remove ok"
+}
