@@ -154,23 +154,26 @@ static __always_inline bool keep_name(struct dentry *d, __u32 sandbox)
 	return r && (r->access & PYSB_ACC_KEEP_NAME);
 }
 
-/* The directory above (d, *mnt) in the mount tree, *mnt updated when it crosses to the
- * mountpoint; d itself at the root of the namespace; NULL for the root of a mount in a
- * dentry-only walk (mnt NULL: no way up). */
+/* The directory above (d, *mnt) in the mount tree, *mnt updated when it crosses from a
+ * mount's root (mnt_root: a bind mount's root has a d_parent of its own, hidden) to its
+ * mountpoint; d itself at the root of the namespace. mnt NULL (a dentry-only walk): the
+ * d_parent, or NULL at the root of a file system (no way up). */
 static __always_inline struct dentry *parent_of(struct dentry *d, struct vfsmount **mnt)
 {
-	struct dentry *p = BPF_CORE_READ(d, d_parent);
 	struct mount *m, *up;
 
-	if (p != d)
-		return p;
-	if (!*mnt)
-		return NULL;
+	if (!*mnt) {
+		struct dentry *p = BPF_CORE_READ(d, d_parent);
+
+		return p != d ? p : NULL;
+	}
+	if (d != BPF_CORE_READ(*mnt, mnt_root))
+		return BPF_CORE_READ(d, d_parent);
 	m = real_mount(*mnt);
 	up = BPF_CORE_READ(m, mnt_parent);
 	if (up == m)
 		return d;
-	*mnt = &up->mnt;
+	*mnt = (struct vfsmount *)((void *)up + bpf_core_field_offset(struct mount, mnt));
 	return BPF_CORE_READ(m, mnt_mountpoint);
 }
 
@@ -187,16 +190,23 @@ static __always_inline int check_meta(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 				      struct dentry *d, struct vfsmount *mnt)
 {
 	struct vfsmount *up_mnt = mnt;
-	struct dentry *up;
+	struct dentry *up = NULL;
 	struct walk_ctx c; /* one for both walks: two do not fit the stack */
+	struct inode *inode;
 
 	if (!(walk_from(&c, d, mnt, cfg) & PYSB_ACC_WRITE))
 		goto deny;
 	if (!own_rule(d, cfg->id))
 		return 0;
+	/* A file with other names has other directories above it: one in an rw tree (a hard
+	 * link made there) would say nothing of the rule's. */
+	inode = BPF_CORE_READ(d, d_inode);
+	if ((BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFDIR && BPF_CORE_READ(inode, i_nlink) > 1)
+		goto refuse;
 	up = parent_of(d, &up_mnt);
 	if (up && (walk_from(&c, up, up_mnt, cfg) & PYSB_ACC_WRITE))
 		return 0;
+refuse:
 	c.found = c.found && up;
 deny:
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, d, mnt);
@@ -605,12 +615,22 @@ static __always_inline bool changes_inode(unsigned int cmd)
 	case FS_IOC_ENABLE_VERITY:
 	case FS_IOC_SET_ENCRYPTION_POLICY:
 	case FAT_IOCTL_SET_ATTRIBUTES:
+	case BTRFS_IOC_SUBVOL_SETFLAGS:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Entries made or removed in the directory the ioctl is issued on, as mkdir and rmdir. */
+static __always_inline bool changes_entries(unsigned int cmd)
+{
+	switch (cmd) {
 	case BTRFS_IOC_SNAP_CREATE:
 	case BTRFS_IOC_SUBVOL_CREATE:
 	case BTRFS_IOC_SNAP_DESTROY:
 	case BTRFS_IOC_SNAP_CREATE_V2:
 	case BTRFS_IOC_SUBVOL_CREATE_V2:
-	case BTRFS_IOC_SUBVOL_SETFLAGS:
 	case BTRFS_IOC_SNAP_DESTROY_V2:
 		return true;
 	default:
@@ -618,17 +638,22 @@ static __always_inline bool changes_inode(unsigned int cmd)
 	}
 }
 
-/* File attributes set by ioctl (chattr: immutable, append-only, ...): WRITE. */
+/* File attributes set by ioctl (chattr: immutable, append-only, ...): metadata, as chmod
+ * (check_meta); subvolumes made or removed: WRITE on the directory. */
 static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd)
 {
 	struct pysb_sandbox_cfg *cfg;
+	bool meta = changes_inode(cmd);
 	__u64 cgid;
 
-	if (!changes_inode(cmd))
+	if (!meta && !changes_entries(cmd))
 		return 0;
 	cfg = current_sandbox(&cgid);
 	if (!cfg || on_internal_mount(&file->f_path))
 		return 0;
+	if (meta)
+		return check_meta(cfg, cgid, PYSB_OP_SETATTR, file->f_path.dentry,
+				  file->f_path.mnt);
 	return check(cfg, cgid, PYSB_OP_SETATTR, PYSB_ACC_WRITE, file->f_path.dentry,
 		     file->f_path.mnt);
 }
@@ -713,6 +738,24 @@ int BPF_PROG(pysb_file_fcntl, struct file *file, unsigned int cmd, unsigned long
 	return 0;
 }
 
+/* Does chown(uid, gid) leave the owner and the mode as they are? -1 keeps either; a
+ * set-ID file loses its bits even to its own owner again. The ids are kuid_t and kgid_t,
+ * structs passed by value: read as the arguments' words. */
+static __always_inline bool chown_changes_nothing(void *ctx, struct inode *inode)
+{
+	__u64 uid, gid;
+	__u16 mode = BPF_CORE_READ(inode, i_mode);
+
+	if (bpf_get_func_arg(ctx, 1, &uid) || bpf_get_func_arg(ctx, 2, &gid))
+		return false;
+	if ((mode & S_IFMT) != S_IFDIR && (mode & (S_ISUID | S_ISGID)))
+		return false;
+	return ((__u32)uid == (__u32)-1 || (__u32)uid == BPF_CORE_READ(inode, i_uid.val)) &&
+	       ((__u32)gid == (__u32)-1 || (__u32)gid == BPF_CORE_READ(inode, i_gid.val));
+}
+
+/* The owner again (GNU tar as root on the archive's ./, cp -a): WRITE on the file is
+ * enough, as for a chmod to the same mode. */
 SEC("lsm/path_chown")
 int BPF_PROG(pysb_path_chown, const struct path *path)
 {
@@ -720,7 +763,11 @@ int BPF_PROG(pysb_path_chown, const struct path *path)
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
-	return cfg ? check_meta(cfg, cgid, PYSB_OP_CHOWN, path->dentry, path->mnt) : 0;
+	if (!cfg)
+		return 0;
+	if (chown_changes_nothing(ctx, BPF_CORE_READ(path, dentry, d_inode)))
+		return check(cfg, cgid, PYSB_OP_CHOWN, PYSB_ACC_WRITE, path->dentry, path->mnt);
+	return check_meta(cfg, cgid, PYSB_OP_CHOWN, path->dentry, path->mnt);
 }
 
 SEC("lsm/path_truncate")
@@ -833,7 +880,7 @@ int BPF_PROG(pysb_inode_file_setattr, struct dentry *dentry)
 	cfg = current_sandbox(&cgid);
 	if (!cfg || overlay_internal())
 		return 0;
-	return check(cfg, cgid, PYSB_OP_SETATTR, PYSB_ACC_WRITE, dentry, NULL);
+	return check_meta(cfg, cgid, PYSB_OP_SETATTR, dentry, NULL);
 }
 
 /* PROT_EXEC of a file. Anonymous memory and internal mounts (memfd) carry no file rule:

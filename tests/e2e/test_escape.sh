@@ -910,46 +910,74 @@ for d in ('ro', 'rw'):
 # the mode, owner and ACL of the rule's own object belong to the directory above. With
 # expose-rw= on a shared sticky directory (/tmp), `chmod 0777` took the sticky bit away
 # from every user of the machine; /dev/null, which every policy may write, could be made
-# 0600 for everyone. Both need WRITE on the directory above; the files below the rule, a
-# rule whose directory above is writable, and a chmod to the mode the object already has
-# (shutil.copytree onto the rule's directory) stay the program's.
+# 0600 for everyone. Both need WRITE on the directory above, as do inode flags set by ioctl
+# and a chmod through another name (a hard link made in an rw tree); the files below the
+# rule, a rule whose directory above is writable, a chmod to the mode the object already
+# has (shutil.copytree onto the rule's directory) and a chown to its owner (GNU tar as
+# root on ./) stay the program's.
 test_escape_rule_root_metadata_needs_parent_write() {
 	escape_setup
 	mkdir -m 1777 "$T/shared"
 	mkdir -p "$T/outer/inner"
 	echo mine >"$T/shared/f"
-	printf 'expose-rw=%s\nexpose-rw=%s\nexpose-rw=%s\n' "$T/shared" "$T/outer" \
-		"$T/outer/inner" >>"$T/policy"
+	echo "setting=1" >"$T/app.conf"
+	printf 'expose-rw=%s\nexpose-rw=%s\nexpose-rw=%s\nexpose-rw=%s\n' "$T/shared" "$T/outer" \
+		"$T/outer/inner" "$T/app.conf" >>"$T/policy"
 	pyapp \
-		"import struct" \
+		"import fcntl, struct" \
+		"def nodump(p):  # FS_IOC_GETFLAGS, FS_IOC_SETFLAGS, FS_NODUMP_FL" \
+		"    fd = os.open(p, os.O_RDONLY)" \
+		"    try:" \
+		"        flags = struct.unpack('l', fcntl.ioctl(fd, 0x80086601, bytes(8)))[0]" \
+		"        fcntl.ioctl(fd, 0x40086602, struct.pack('l', flags | 0x40))" \
+		"        fcntl.ioctl(fd, 0x40086602, struct.pack('l', flags))" \
+		"    finally:" \
+		"        os.close(fd)" \
+		"def link_chmod():  # another name in an rw tree says nothing of the rule's directory" \
+		"    os.link('$T/app.conf', '$T/rw/alias')" \
+		"    try:" \
+		"        os.chmod('$T/rw/alias', 0o666)" \
+		"    finally:" \
+		"        os.unlink('$T/rw/alias')" \
 		"ACL = struct.pack('<I', 2) + b''.join(struct.pack('<HHI', tag, perm, 0xffffffff)" \
 		"    for tag, perm in ((1, 7), (4, 7), (0x20, 7)))  # user::rwx group::rwx other::rwx" \
 		"S = '$T/shared'" \
 		"attempt('devnull-chmod', lambda: os.chmod('/dev/null', 0o660))" \
 		"print('devnull-mode', oct(os.stat('/dev/null').st_mode & 0o777), flush=True)" \
 		"attempt('devnull-back', lambda: os.chmod('/dev/null', 0o666))" \
-		"attempt('devnull-chown', lambda: os.chown('/dev/null', 0, 0))" \
+		"attempt('devnull-chown', lambda: os.chown('/dev/null', -1, 65534))" \
+		"attempt('devnull-chown-back', lambda: os.chown('/dev/null', -1, 0))" \
 		"attempt('shared-chmod', lambda: os.chmod(S, 0o777))" \
 		"print('shared-mode', oct(os.stat(S).st_mode & 0o7777), flush=True)" \
-		"attempt('shared-chown', lambda: os.chown(S, 0, 0))" \
+		"attempt('shared-chown', lambda: os.chown(S, -1, 65534))" \
 		"attempt('shared-acl', lambda: os.setxattr(S, 'system.posix_acl_access', ACL))" \
+		"attempt('shared-setflags', lambda: nodump(S))" \
+		"attempt('link-chmod', link_chmod)" \
+		"attempt('shared-same-owner', lambda: os.chown(S, os.stat(S).st_uid, os.stat(S).st_gid))" \
+		"attempt('shared-chown-nothing', lambda: os.chown(S, -1, -1))" \
 		"attempt('shared-same-mode', lambda: os.chmod(S, os.stat(S).st_mode & 0o7777))" \
 		"attempt('below-chmod', lambda: os.chmod(S + '/f', 0o600))" \
 		"attempt('inner-chmod', lambda: os.chmod('$T/outer/inner', 0o700))"
-	trap 'chmod 666 /dev/null' EXIT
+	trap 'chmod 666 /dev/null; chgrp 0 /dev/null' EXIT
 	run_plain python3 "$T/app.py"
-	for op in devnull-chmod devnull-chown shared-chmod shared-chown shared-acl; do
+	for op in devnull-chmod devnull-chown shared-chmod shared-chown shared-acl shared-setflags \
+		link-chmod; do
 		expect_line "$T/out" "$op ok"
 	done
 	expect_line "$T/out" "devnull-mode 0o660"
 	expect_line "$T/out" "shared-mode 0o777"
 	chmod 666 /dev/null
+	chgrp 0 /dev/null "$T/shared"
 	chmod 1777 "$T/shared"
+	chmod 644 "$T/app.conf"
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
-	for op in devnull-chmod devnull-chown shared-chmod shared-chown shared-acl; do
+	for op in devnull-chmod devnull-chown shared-chmod shared-chown shared-acl shared-setflags \
+		link-chmod; do
 		expect_line "$T/out" "$op EACCES"
 	done
+	expect_line "$T/out" "shared-same-owner ok"
+	expect_line "$T/out" "shared-chown-nothing ok"
 	expect_line "$T/out" "devnull-mode 0o666"
 	expect_line "$T/out" "shared-mode 0o1777"
 	expect_line "$T/out" "shared-same-mode ok"
