@@ -987,6 +987,30 @@ test_escape_rule_root_metadata_needs_parent_write() {
 	expect_grep "$T/err" "^pysb-bpf: deny file chmod\(write\) /dev/null "
 }
 
+# The directory above a rule's object that is the root of a bind mount of a subdirectory
+# (a container volume, systemd's PrivateTmp) is its mountpoint's, not the hidden parent
+# of the subdirectory on the mounted file system: with that parent writable (another
+# rule), the mode of the mounted directory is still not the program's to change.
+test_escape_rule_root_metadata_bind_mount_root() {
+	escape_setup
+	mkdir -p "$T/src/sub" "$T/bm"
+	mount --bind "$T/src/sub" "$T/bm" || fail "cannot bind-mount"
+	# shellcheck disable=SC2064 # expand now
+	trap "umount '$T/bm' 2>/dev/null" EXIT
+	printf 'expose-rw=%s\nexpose-rw=%s\n' "$T/src" "$T/bm" >>"$T/policy"
+	pyapp \
+		"attempt('bm-chmod', lambda: os.chmod('$T/bm', 0o700))" \
+		"attempt('src-sub-chmod', lambda: os.chmod('$T/src/sub', 0o750))"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "bm-chmod ok"
+	chmod 755 "$T/src/sub"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "bm-chmod EACCES"
+	expect_line "$T/out" "src-sub-chmod ok"
+	expect_grep "$T/err" "^pysb-bpf: deny file chmod\(write\) $T/bm "
+}
+
 # A POSIX ACL is a chmod by another name (other::rw on a file the task owns). From 6.2 on,
 # setxattr and removexattr of system.posix_acl_* go to vfs_set_acl and vfs_remove_acl and
 # their own LSM hooks, never to inode_setxattr: they must need WRITE there, as chmod does.
