@@ -32,14 +32,14 @@
  *                          tmpfs (FS_IOC_SETFLAGS: append-only, no-atime, no-dump...;
  *                          FS_IOC_FSSETXATTR; FS_IOC_SETVERSION), ext4's generation and
  *                          migration, fs-verity, fscrypt policies, FAT attributes: WRITE on
- *                          the file; btrfs subvolumes and snapshots made or destroyed in a
- *                          directory: WRITE on it. The owner may do all this through a
- *                          read-only descriptor. Never from a sandbox: giving up a claim to a
+ *                          the file (and above a rule's object, as chmod); btrfs
+ *                          subvolumes and snapshots made or destroyed in a directory: WRITE
+ *                          on it. The owner may do all this through a read-only descriptor. Never from a sandbox: giving up a claim to a
  *                          file system's encryption key (FS_IOC_REMOVE_ENCRYPTION_KEY*: the
  *                          directories it unlocks lock for everyone). The same programs check
  *                          bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
- *                          open: WRITE (dentry-only walk)
+ *                          open: as the ioctls (dentry-only walk)
  *   lsm/file_fcntl         F_SETLEASE (read or write lease), F_SETDELEG (6.19+, files and
  *                          directories): WRITE on the file. A lease makes every outside open
  *                          for writing wait for its holder (up to
@@ -51,8 +51,7 @@
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
  *   lsm/inode_set_acl, lsm/inode_remove_acl (6.2+, optional)
- *                          POSIX ACLs, which skip the two above from 6.2 on: WRITE
- *                          (dentry-only walk), as chmod
+ *                          POSIX ACLs, which skip the two above from 6.2 on: as those two
  *   lsm/mmap_file          PROT_EXEC mapping of a file: EXEC
  *   lsm/file_mprotect      making a file mapping executable: EXEC
  *   lsm/file_receive       a descriptor received over a unix socket: judged as if opened
@@ -351,15 +350,8 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	struct inode *inode = file->f_inode;
 	struct walk_ctx c;
 
-	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode)) {
-		struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_CGROUP_ESCAPE,
-						   want, decision_of(cfg));
-		if (e) {
-			event_set_dentry_path(e, d, mnt);
-			event_send(e);
-		}
-		return deny_ret(cfg, EPERM);
-	}
+	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode))
+		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, want, d, mnt, EPERM);
 	if ((walk_from(&c, d, mnt, cfg) & want) == want)
 		return 0;
 	if (kernel_internal_open(&file->f_path) || sandbox_proc_entry(inode, want, cgid))
@@ -388,14 +380,7 @@ static __always_inline bool setid_mode(umode_t mode)
 static __always_inline int deny_setid(struct pysb_sandbox_cfg *cfg, __u64 cgid, struct dentry *d,
 				      struct vfsmount *mnt)
 {
-	struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_SETID_MODE,
-					   PYSB_ACC_WRITE, decision_of(cfg));
-
-	if (e) {
-		event_set_dentry_path(e, d, mnt);
-		event_send(e);
-	}
-	return deny_ret(cfg, EPERM);
+	return deny_self_path(cfg, cgid, PYSB_OP_SETID_MODE, PYSB_ACC_WRITE, d, mnt, EPERM);
 }
 
 SEC("lsm/file_open")
@@ -542,13 +527,14 @@ int BPF_PROG(pysb_path_rename, const struct path *old_dir, struct dentry *old_de
 SEC("lsm/path_chmod")
 int BPF_PROG(pysb_path_chmod, const struct path *path, umode_t mode)
 {
-	umode_t cur = BPF_CORE_READ(path, dentry, d_inode, i_mode);
 	struct pysb_sandbox_cfg *cfg;
+	umode_t cur;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
+	cur = BPF_CORE_READ(path, dentry, d_inode, i_mode);
 	/* mode has no type bits: the inode's */
 	if (setid_mode((mode & ~S_IFMT) | (cur & S_IFMT)))
 		return deny_setid(cfg, cgid, path->dentry, path->mnt);
@@ -669,7 +655,6 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 static __always_inline int check_fs_key_ioctl(struct file *file, unsigned int cmd)
 {
 	struct pysb_sandbox_cfg *cfg;
-	struct pysb_event *e;
 	__u64 cgid;
 
 	if (cmd != FS_IOC_REMOVE_ENCRYPTION_KEY && cmd != FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS)
@@ -677,18 +662,14 @@ static __always_inline int check_fs_key_ioctl(struct file *file, unsigned int cm
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_KEY, 0, decision_of(cfg));
-	if (e) {
-		event_set_dentry_path(e, file->f_path.dentry, file->f_path.mnt);
-		event_send(e);
-	}
-	return deny_ret(cfg, EACCES);
+	return deny_self_path(cfg, cgid, PYSB_OP_KEY, 0, file->f_path.dentry, file->f_path.mnt,
+			      EACCES);
 }
 
 /* One program a hook, for the three concerns: the terminal's (bpf/tty.bpf.h), the file
- * system's keys and the file attributes'. The 32-bit ioctls of a compat task come through file_ioctl_compat since
- * 6.8 (and in Debian's 6.1): the same checks, or a 32-bit program's FS_IOC32_SETFLAGS
- * would change a read-only file's attributes. */
+ * system's keys and the file attributes'. The 32-bit ioctls of a compat task come through
+ * file_ioctl_compat since 6.8 (and in Debian's 6.1): the same checks, or a 32-bit
+ * program's FS_IOC32_SETFLAGS would change a read-only file's attributes. */
 static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 {
 	int err = check_tty_ioctl(file, cmd);
@@ -822,8 +803,9 @@ int BPF_PROG(pysb_inode_setattr_idmap, void *idmap, struct dentry *dentry, struc
 	return check_setattr(dentry, attr);
 }
 
-/* An extended attribute or ACL changed: metadata (check_meta, dentry-only walk); not
- * overlayfs' own calls on its layers (copy-up, opaque/impure marks). */
+/* An extended attribute, an ACL or the flags changed by path: metadata (check_meta,
+ * dentry-only walk); not overlayfs' own calls on its layers (copy-up, opaque/impure
+ * marks). */
 static __always_inline int check_xattr_change(__u16 op, struct dentry *dentry)
 {
 	struct pysb_sandbox_cfg *cfg;
@@ -868,19 +850,13 @@ int BPF_PROG(pysb_inode_remove_acl, void *idmap, struct dentry *dentry)
 
 /*
  * file_setattr(2) (6.17+) sets the flags and project id of FS_IOC_FSSETXATTR by path, an
- * O_PATH descriptor included, with no open and no ioctl: WRITE, as the ioctl (optional
+ * O_PATH descriptor included, with no open and no ioctl: metadata, as the ioctl (optional
  * hook; from 6.17 on the ioctls come here too, after file_ioctl).
  */
 SEC("lsm/inode_file_setattr")
 int BPF_PROG(pysb_inode_file_setattr, struct dentry *dentry)
 {
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
-	cfg = current_sandbox(&cgid);
-	if (!cfg || overlay_internal())
-		return 0;
-	return check_meta(cfg, cgid, PYSB_OP_SETATTR, dentry, NULL);
+	return check_xattr_change(PYSB_OP_SETATTR, dentry);
 }
 
 /* PROT_EXEC of a file. Anonymous memory and internal mounts (memfd) carry no file rule:

@@ -227,6 +227,21 @@ static __always_inline void event_set_dentry_path(struct pysb_event *e, struct d
 	e->path_len = PYSB_PATH_LEN - c.pos;
 }
 
+/* A self-protection denial on (d, mnt): an event of kind SELF naming it, and `err` (or 0
+ * in audit mode). */
+static __always_inline int deny_self_path(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
+					  __u32 want, struct dentry *d, struct vfsmount *mnt,
+					  int err)
+{
+	struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_SELF, op, want, decision_of(cfg));
+
+	if (e) {
+		event_set_dentry_path(e, d, mnt);
+		event_send(e);
+	}
+	return deny_ret(cfg, err);
+}
+
 #define TMPFS_MAGIC	  0x01021994
 #define RAMFS_MAGIC	  0x858458f6
 #define EXT4_SUPER_MAGIC  0xEF53 /* ext2 and ext3 too */

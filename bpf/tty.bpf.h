@@ -26,7 +26,6 @@
 static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 {
 	struct pysb_sandbox_cfg *cfg;
-	struct pysb_event *e;
 	__u64 cgid;
 
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
@@ -36,13 +35,8 @@ static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_SELF, PYSB_OP_TTY_IOCTL, 0, decision_of(cfg));
-	if (e) {
-		event_set_dentry_path(e, BPF_CORE_READ(file, f_path.dentry),
-				      BPF_CORE_READ(file, f_path.mnt));
-		event_send(e);
-	}
-	return deny_ret(cfg, EPERM);
+	return deny_self_path(cfg, cgid, PYSB_OP_TTY_IOCTL, 0, BPF_CORE_READ(file, f_path.dentry),
+			      BPF_CORE_READ(file, f_path.mnt), EPERM);
 }
 
 #endif /* PYSB_TTY_BPF_H */
