@@ -33,6 +33,10 @@
 #define PYSB_CURRENT_CGROUP()	 BPF_CORE_READ(bpf_get_current_task_btf(), cgroups, dfl_cgrp)
 #define PYSB_CGROUP_ID(cg)	 BPF_CORE_READ(cg, kn, id)
 #define PYSB_CURRENT_CGROUP_ID() bpf_get_current_cgroup_id()
+/* The same, by plain (BTF) loads: no helper call, on every hook of every task (lsm/
+ * programs only: the cgroup/ ones may not call bpf_get_current_task_btf). */
+#define PYSB_CACHE_CGROUP_ID()	 (bpf_get_current_task_btf()->cgroups->dfl_cgrp->kn->id)
+#define PYSB_TABLE_SLOT(id)	 pysb_table_slot(id)
 #define PYSB_CACHE_GET()                                                    \
 	bpf_task_storage_get(&sandbox_cache, bpf_get_current_task_btf(), 0, \
 			     BPF_LOCAL_STORAGE_GET_F_CREATE)
@@ -56,6 +60,13 @@ static __always_inline __u64 *pysb_gen_ptr(void)
 	__u32 zero = 0;
 
 	return bpf_map_lookup_elem(&sandbox_gen, &zero);
+}
+
+static __always_inline __u64 *pysb_table_slot(__u64 id)
+{
+	__u32 key = (__u32)id & (PYSB_CGROUP_TABLE_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&cgroup_table, &key);
 }
 
 #include "nearest.h"

@@ -358,6 +358,20 @@ PYSB_MAP struct {
 } sandbox_cache SEC(".maps");
 
 /*
+ * The shared cgroup table in front of sandbox_cache (bpf/nearest.h, pysb_table_word): per
+ * cgroup id (mod PYSB_CGROUP_TABLE_SLOTS), "no sandbox" or "its own sandbox" at a
+ * generation of `sandboxes`, in one word. Mappable: user space zeroes it, word by word,
+ * when the generation's low half could come round again (loader_bump_sandbox_gen).
+ */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, PYSB_CGROUP_TABLE_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} cgroup_table SEC(".maps");
+
+/*
  * [0]: the generation of `sandboxes`. User space adds 1 (an atomic add through a shared
  * mapping, loader_bump_sandbox_gen) after every change of `sandboxes` and before it says
  * the cgroup is confined; every cached answer of an older generation is then stale.

@@ -21,19 +21,26 @@
  *                                not once a level and a copy of the walk)
  *   PYSB_CGROUP_ID(cg)           the id of cgroup `cg`
  *   PYSB_CURRENT_CGROUP_ID()     the current task's cgroup id, read now
- * and, for the cache only (without PYSB_CACHE_GET, no cache is compiled):
+ * and, for the caches only (without PYSB_CACHE_GET, no cache is compiled):
  *   PYSB_CURRENT_CGROUP()        the current task's cgroup, read once (NULL: unknown)
  *   PYSB_CACHE_GET()             the current task's struct pysb_sandbox_cache (created
  *                                zeroed on first use), or NULL
  *   PYSB_GEN_GET()               pointer to the generation of `sandboxes`, or NULL
  *   PYSB_GEN_READ_ORDERED(p)     *p read with a full memory barrier: nothing after it is
  *                                read before it
+ *   PYSB_CACHE_CGROUP_ID()       PYSB_CURRENT_CGROUP_ID(), as the caches read it
+ *   PYSB_TABLE_SLOT(id)          pointer to the word of the shared cgroup table for cgroup
+ *                                `id` (slot id mod PYSB_CGROUP_TABLE_SLOTS), or NULL
  *
  * Cost: one lookup when the task's own cgroup is registered; else the walk, one lookup
  * per level of the task's cgroup (it goes down from the root and remembers the last
- * hit); with the cache, a task pays it once per cgroup it runs in and per change of
- * `sandboxes`, and otherwise two loads and two compares (plus one lookup, its sandbox's
- * entry, when it is sandboxed).
+ * hit). In front of the walk, two caches. The shared cgroup table: one word per slot,
+ * "cgroup C at generation G has no sandbox" or "is its own sandbox", which every task of
+ * C reads (no helper call: an array element; a task in no sandbox pays a few loads and
+ * a compare). Behind it, the per-task cache for the rest (a task in a cgroup below its
+ * sandbox's, a slot two cgroups share): a task pays the walk once per cgroup it runs in
+ * and per change of `sandboxes`. A sandboxed task then pays one lookup, its sandbox's
+ * entry.
  */
 #ifndef PYSB_NEAREST_H
 #define PYSB_NEAREST_H
@@ -95,6 +102,46 @@ static __always_inline struct pysb_sandbox_cfg *pysb_nearest_sandbox(__u64 *cgid
 /* cgid of an entry being written: no cgroup has it (ids are kernfs ids, never ~0). */
 #define PYSB_CACHE_WRITING (~0ULL)
 
+/*
+ * The shared cgroup table (map `cgroup_table`; docs/design.md, "The sandbox lookup and
+ * its cache"). A slot holds one 64-bit word, written and read whole (never torn):
+ *   bit 63       set: the word holds an answer (a zeroed slot matches nothing)
+ *   bit 62       set: the cgroup is its own sandbox; clear: it has none
+ *   bits 61..32  the cgroup id without its low PYSB_CGROUP_TABLE_BITS, which the slot's
+ *                index holds (ids too large to fit are never kept)
+ *   bits 31..0   the generation of `sandboxes` the answer was found at (its low half)
+ * The generation's low half repeats after 2^32 bumps: user space zeroes the table each
+ * time the generation crosses a multiple of 2^31 (loader_bump_sandbox_gen), so no word
+ * survives long enough to match a later generation with the same low half.
+ */
+#define PYSB_TABLE_VALID (1ULL << 63)
+#define PYSB_TABLE_SELF	 (1ULL << 62)
+
+static __always_inline bool pysb_table_fits(__u64 id)
+{
+	return id && !(id >> (PYSB_CGROUP_TABLE_BITS + 30));
+}
+
+static __always_inline __u64 pysb_table_word(__u64 id, __u64 gen, bool self)
+{
+	return PYSB_TABLE_VALID | (self ? PYSB_TABLE_SELF : 0) |
+	       ((id >> PYSB_CGROUP_TABLE_BITS) << 32) | (__u32)gen;
+}
+
+/* Keeps the walk's answer for cgroup `own` at generation `gen` (`sb`: the sandbox found,
+ * 0: none). Only "none" and "its own sandbox" fit a word; a cgroup below its sandbox is
+ * left to the per-task cache. A slot two cgroups share holds the last answer written. */
+static __always_inline void pysb_table_keep(__u64 own, __u64 gen, __u64 sb)
+{
+	volatile __u64 *slot;
+
+	if (!pysb_table_fits(own) || (sb && sb != own))
+		return;
+	slot = PYSB_TABLE_SLOT(own);
+	if (slot)
+		*slot = pysb_table_word(own, gen, sb != 0);
+}
+
 /* The cache missed (or is unusable): the walk, and its answer stored. Out of line: the
  * hit below stays a few instructions in every hook, and the walk's state sits in a frame
  * of its own, not in the stack of every hook that calls deeper functions. */
@@ -105,7 +152,7 @@ static __noinline __attribute__((unused)) struct pysb_sandbox_cfg *pysb_sandbox_
 	PYSB_CGROUP cg;
 	__u64 own, gen, sb = 0;
 
-	if (!c || !genp)
+	if (!genp)
 		return pysb_nearest_sandbox(cgid);
 	/* The generation first, with a barrier: every change of `sandboxes` made before
 	 * the bump read here is seen by the walk below. */
@@ -121,12 +168,13 @@ static __noinline __attribute__((unused)) struct pysb_sandbox_cfg *pysb_sandbox_
 	 * read or write it while it does: marked as being written, the entry matches no
 	 * cgroup, and a nested writer leaves it alone (it runs to its end before this one
 	 * resumes, so a check without an atomic is enough). */
-	if (c->cgid != PYSB_CACHE_WRITING) {
+	if (c && c->cgid != PYSB_CACHE_WRITING) {
 		c->cgid = PYSB_CACHE_WRITING;
 		c->gen = gen;
 		c->sandbox = cfg ? sb : 0;
 		c->cgid = own;
 	}
+	pysb_table_keep(own, gen, cfg ? sb : 0);
 	if (cfg)
 		*cgid = sb;
 	return cfg;
@@ -136,12 +184,29 @@ static __noinline __attribute__((unused)) struct pysb_sandbox_cfg *pysb_sandbox_
  * `cgid` and `sandboxes` at generation `gen`. */
 static __always_inline struct pysb_sandbox_cfg *pysb_cached_sandbox(__u64 *cgid)
 {
-	volatile struct pysb_sandbox_cache *c = PYSB_CACHE_GET();
+	volatile struct pysb_sandbox_cache *c;
 	__u64 *genp = PYSB_GEN_GET();
 	struct pysb_sandbox_cfg *cfg;
-	__u64 sb;
+	__u64 sb, own = PYSB_CACHE_CGROUP_ID();
+	volatile __u64 *slot = pysb_table_fits(own) ? PYSB_TABLE_SLOT(own) : 0;
 
-	if (c && genp && c->cgid == PYSB_CURRENT_CGROUP_ID() && c->gen == *(volatile __u64 *)genp) {
+	/* The shared table first: the answer for the cgroup the task is in now. */
+	if (slot && genp) {
+		__u64 w = *slot, gen = *(volatile __u64 *)genp;
+
+		if (w == pysb_table_word(own, gen, false))
+			return NULL;
+		if (w == pysb_table_word(own, gen, true)) {
+			cfg = PYSB_SANDBOX_LOOKUP(&own);
+			if (cfg) {
+				*cgid = own;
+				return cfg;
+			}
+			/* Unbound since, not bumped yet: the walk decides, as below. */
+		}
+	}
+	c = PYSB_CACHE_GET();
+	if (c && genp && c->cgid == own && c->gen == *(volatile __u64 *)genp) {
 		sb = c->sandbox;
 		if (!sb)
 			return NULL;

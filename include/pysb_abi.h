@@ -50,9 +50,15 @@
 			      (runc init, systemd's exec child) runs before its workload */
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
-#define PYSB_MAX_DEPTH	      8192
+#define PYSB_MAX_DEPTH		      8192
 /* Deepest cgroup level searched for a sandboxed ancestor. */
-#define PYSB_MAX_CGROUP_LEVEL 32
+#define PYSB_MAX_CGROUP_LEVEL	      32
+/* The shared cgroup table (map `cgroup_table`, bpf/nearest.h): 2^BITS one-word slots,
+ * indexed by the low bits of a cgroup id. User space zeroes it when the generation of
+ * `sandboxes` crosses a multiple of PYSB_CGROUP_TABLE_CLEAR_EVERY. */
+#define PYSB_CGROUP_TABLE_BITS	      13
+#define PYSB_CGROUP_TABLE_SLOTS	      (1u << PYSB_CGROUP_TABLE_BITS)
+#define PYSB_CGROUP_TABLE_CLEAR_EVERY (1ULL << 31)
 
 #define PYSB_MAX_SANDBOXES     1024
 /* The two tables of map owner_records: records of sandbox id in ipc_owner at

@@ -653,3 +653,52 @@ PY
 	[ "$RC" -ne 0 ] || fail "cat read /proc/cpuinfo without a rule"
 	only_denied "file open\(read\) /proc/cpuinfo "
 }
+
+# Names the program chooses are written into the policy by learning: a directory called
+# "${PYSB_CACHE:-..}" (read back as ~/..: $T here, "/" for root), "#cache" (a comment: ~)
+# or ".bashrc" and a no-break space (stripped: ~/.bashrc) gave the next enforced run read
+# and write access to what it never touched (the secret beside ~, ~/.bashrc). Learning now
+# writes a rule only when the policy parser reads it back as the directory touched, and
+# says which it refused; the program's ordinary cache directory is still learned.
+test_learn_chosen_names_never_widen_the_next_run() {
+	mkdir -p "$T/home" "$T/work" "$T/app"
+	echo "secret" >"$T/secret"
+	echo "# rc" >"$T/home/.bashrc"
+	write_file "$T/app/make.py" <<'PY'
+import os
+home = os.path.expanduser("~")
+for name in ("${PYSB_CACHE:-..}", "#cache", ".bashrc\u00a0", "okcache"):
+    os.makedirs(os.path.join(home, name), exist_ok=True)
+PY
+	write_file "$T/app/use.py" <<'PY'
+import os, sys
+home = os.path.expanduser("~")
+def attempt(what, f):
+    try:
+        f()
+        print(what, "ok")
+    except OSError as e:
+        print(what, type(e).__name__)
+attempt("secret", lambda: open(os.path.join(home, "..", "secret")).read())
+attempt("bashrc", lambda: open(os.path.join(home, ".bashrc"), "a").write("planted\n"))
+attempt("home-file", lambda: open(os.path.join(home, "new-file"), "w").write("x"))
+attempt("okcache", lambda: open(os.path.join(home, "okcache", "entry"), "w").write("x"))
+PY
+	cd "$T/work" || fail "no work directory"
+	export HOME=$T/home
+	printf 'expose-ro=%s\n' "$T/app" >"$T/policy"
+	learn_run "$T/policy" python3 "$T/app/make.py"
+	expect_rc 0
+	expect_line "$T/policy" "expose-rw=~/okcache"
+	expect_no_grep "$T/policy" 'PYSB_CACHE|#cache|bashrc'
+	expect_grep "$T/err" 'no rule written for the directory ".*/home/\$\{PYSB_CACHE:-\.\.\}"'
+	expect_grep "$T/err" 'no rule written for the directory ".*/home/#cache"'
+	"$PYSB" check --policy "$T/policy" >"$T/check" 2>&1 || fail "check: $(cat "$T/check")"
+	expect_no_grep "$T/check" "write,exec ($T|$T/home|$T/home/\.bashrc)\$"
+	run_sb "$T/policy" python3 "$T/app/use.py"
+	expect_line "$T/out" "secret PermissionError"
+	expect_line "$T/out" "bashrc PermissionError"
+	expect_line "$T/out" "home-file PermissionError"
+	expect_line "$T/out" "okcache ok"
+	[ "$(cat "$T/home/.bashrc")" = "# rc" ] || fail "~/.bashrc changed: $(cat "$T/home/.bashrc")"
+}

@@ -146,3 +146,54 @@ test_membership_nearer_bind_and_unbind_through_cache() {
 	mb_step in "A denied B ok"
 	mb_cleanup
 }
+
+# The shared cgroup table in front of the per-task cache (bpf/nearest.h, docs/design.md):
+# its words keep only the low half of the generation of `sandboxes`, so user space zeroes
+# it each time a bump makes the generation a multiple of 2^31. A cgroup's word, written by
+# a process there before the generation crosses 2^31, is gone after it (nobody in that
+# cgroup writes it again); and the table does hold answers ("no sandbox" here).
+mb_word() { # CGROUP-DIR: the table's word for that cgroup's slot, as "ANSWER ID-HIGH GEN"
+	local id  # (ANSWER: none, self or empty; the cgroup id's inode number is its id)
+	id=$(stat -c %i "$1")
+	bpftool map lookup pinned /sys/fs/bpf/pysb-bpf/*/map-cgroup_table \
+		key $((id & 255)) $(((id >> 8) & 31)) 0 0 -j | python3 -c '
+import json, sys
+v = json.load(sys.stdin)["value"]
+w = int.from_bytes(bytes(int(b, 16) for b in v), "little") if isinstance(v, list) else v
+print("empty" if not w >> 63 else ("self" if (w >> 62) & 1 else "none"),
+      (w >> 32) & 0x3FFFFFFF, w & 0xFFFFFFFF)'
+}
+
+mb_set_gen() { # VALUE: sandbox_gen[0], as a little-endian u64
+	local v=$1 b=() i
+	for i in 0 1 2 3 4 5 6 7; do b+=($(((v >> (8 * i)) & 255))); done
+	bpftool map update pinned /sys/fs/bpf/pysb-bpf/*/map-sandbox_gen key 0 0 0 0 \
+		value "${b[@]}"
+}
+
+test_membership_cgroup_table_zeroed_when_generation_wraps_half() {
+	local g0=$(((1 << 31) - 2)) id w i
+	trap 'rmdir "$MBT/table" "$MBT" 2>/dev/null' EXIT
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	"$PYSB" run --policy "$T/policy" -- /bin/true || fail "the instance did not load"
+	mkdir -p "$MBT/table"
+	id=$(stat -c %i "$MBT/table")
+	mb_set_gen "$g0"
+	# a process of its own in that cgroup: its first hooks miss and write its word
+	bash -c 'echo $$ >"$1/cgroup.procs" && exec cat /dev/null' _ "$MBT/table"
+	w=$(mb_word "$MBT/table")
+	[ "$w" = "none $((id >> 13)) $g0" ] ||
+		fail "no 'no sandbox' word at generation $g0 for cgroup $id: $w"
+	for i in 1 2 3; do
+		"$PYSB" run --policy "$T/policy" -- /bin/true || fail "run $i"
+	done
+	w=$(mb_word "$MBT/table")
+	[ "$w" = "empty 0 0" ] || fail "the word of generation $g0 survived the crossing of 2^31: $w"
+	# and the cgroup is answered again, at the new generation
+	bash -c 'echo $$ >"$1/cgroup.procs" && exec cat /dev/null' _ "$MBT/table"
+	w=$(mb_word "$MBT/table")
+	[[ $w == "none $((id >> 13)) "* ]] && [ "${w##* }" -gt "$g0" ] ||
+		fail "no new word after the crossing: $w"
+	rmdir "$MBT/table" "$MBT" 2>/dev/null
+	trap - EXIT
+}

@@ -242,6 +242,58 @@ static void test_generate_files(void **state)
 	}
 }
 
+/* Names the program chose, which the policy grammar reads as something wider: never
+ * written (the adversary's finding: "${PYSB_CACHE:-..}" read back as ~/.., that is /,
+ * "#cache" as ~, ".bashrc" and a no-break space as ~/.bashrc; a '#' anywhere starts a
+ * comment), each listed for the warning; a name with an inner space reads back as itself
+ * and still is. */
+static void test_generate_names_that_read_back_wider_refused(void **state)
+{
+	static const char *const wider[] = { "home/${PYSB_CACHE:-..}", "home/#cache",
+					     "home/.bashrc\xc2\xa0" };
+	static const char *const wider_dirs[] = { "else/trail ", "else/${HOME}", "else/a#b" };
+	static const char *const fine[] = { "else/my dir" };
+	char cwd[256], p[512];
+	struct learn_set s = { .envp = envp };
+	struct learn_rules r;
+	struct learn_env env;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	for (size_t i = 0; i < 3; i++) {
+		json_t *j;
+
+		mk(wider[i], true);
+		snprintf(p, sizeof(p), "@/%s", wider[i]);
+		j = rec("file", "mkdir", p, "write");
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	for (size_t i = 0; i < 4; i++) {
+		const char *d = i < 3 ? wider_dirs[i] : fine[i - 3];
+		json_t *j;
+
+		snprintf(p, sizeof(p), "%s/f", d);
+		mk(d, true);
+		mk(p, false);
+		snprintf(p, sizeof(p), "@/%s/f", d);
+		j = rec("file", "open", p, "read");
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	for (size_t i = 0; i < r.n_files; i++)
+		print_message("learned: '%s'\n", r.files[i]);
+	for (size_t i = 0; i < r.n_unwritable; i++)
+		print_message("refused: '%s'\n", r.unwritable[i]);
+	assert_int_equal(r.n_files, 1);
+	expand("expose-ro=@/else/my dir", p, sizeof(p));
+	assert_string_equal(r.files[0], p);
+	assert_int_equal(r.n_unwritable, 6);
+	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
 /* The one list of directories a file is never widened to (learn.c), with what is not. */
 static void test_never_widened(void **state)
 {
@@ -707,6 +759,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
 		cmocka_unit_test(test_generate_files),
+		cmocka_unit_test(test_generate_names_that_read_back_wider_refused),
 		cmocka_unit_test(test_never_widened),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),

@@ -43,6 +43,9 @@ static struct fake_cg snapshot;
 static struct pysb_sandbox_cache cache_entry;
 static bool cache_available;
 static __u64 gen, ordered_reads;
+/* The shared cgroup table (NULL slots when unavailable). */
+static __u64 table[PYSB_CGROUP_TABLE_SLOTS];
+static bool table_available;
 /* Called at each lookup: lets a test change the world in the middle of a walk. */
 static void (*on_lookup)(int n);
 
@@ -91,6 +94,8 @@ static __u64 fake_gen_ordered(__u64 *p)
 #define PYSB_CURRENT_CGROUP()	    fake_current_cgroup()
 #define PYSB_CGROUP_ID(cg)	    own_id((cg)->ids)
 #define PYSB_CURRENT_CGROUP_ID()    own_id(path)
+#define PYSB_CACHE_CGROUP_ID()	    own_id(path)
+#define PYSB_TABLE_SLOT(id)	    (table_available ? &table[(id) % PYSB_CGROUP_TABLE_SLOTS] : NULL)
 #define PYSB_CACHE_GET()	    (cache_available ? &cache_entry : NULL)
 #define PYSB_GEN_GET()		    (&gen)
 #define PYSB_GEN_READ_ORDERED(p)    fake_gen_ordered(p)
@@ -143,6 +148,8 @@ static int setup(void **state)
 	lookups = 0;
 	memset(&cache_entry, 0, sizeof(cache_entry));
 	cache_available = true;
+	memset(table, 0, sizeof(table));
+	table_available = true;
 	gen = 7;
 	ordered_reads = 0;
 	on_lookup = NULL;
@@ -455,6 +462,7 @@ static void test_cache_unusable_entry_walks(void **state)
 	__u64 cgid;
 
 	(void)state;
+	table_available = false; /* the per-task cache alone */
 	set_path(ids);
 	reg(11, 2, 0);
 	cache_entry = (struct pysb_sandbox_cache){ .cgid = PYSB_CACHE_WRITING, .gen = 7 };
@@ -470,6 +478,157 @@ static void test_cache_unusable_entry_walks(void **state)
 		assert_int_equal(ask(&cgid), 2);
 		assert_int_equal(lookups, 1);
 	}
+}
+
+/* ---- the shared cgroup table in front of it ---- */
+
+static __u64 slot_of(__u64 id)
+{
+	return table[id % PYSB_CGROUP_TABLE_SLOTS];
+}
+
+/* A task in no sandbox: after one walk, every task of its cgroup answers from the table,
+ * without task storage and without a lookup. */
+static void test_table_unsandboxed_answers_without_task_storage(void **state)
+{
+	static const __u64 ids[] = { 10, 11, 12, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(99, 1, 0);
+	assert_int_equal(ask(&cgid), 0);
+	assert_int_equal(lookups, 4);
+	assert_true(slot_of(12) == pysb_table_word(12, 7, false));
+	cache_available = false; /* another task of the cgroup, or none at all */
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(ask(&cgid), 0);
+		assert_int_equal(lookups, 0);
+	}
+}
+
+/* A task in the cgroup that is its sandbox (a run's tasks, a service's main process):
+ * one lookup, its sandbox's entry. */
+static void test_table_own_sandbox_one_lookup(void **state)
+{
+	static const __u64 ids[] = { 10, 20, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(10, 1, PYSB_SB_AUDIT);
+	reg(20, 2, 0);
+	assert_int_equal(ask(&cgid), 2);
+	assert_true(slot_of(20) == pysb_table_word(20, 7, true));
+	cache_available = false;
+	assert_int_equal(ask(&cgid), 2);
+	assert_int_equal(cgid, 20);
+	assert_int_equal(lookups, 1);
+}
+
+/* A cgroup below its sandbox: the word has no room for the sandbox's id; nothing kept in
+ * the table (the per-task cache answers), and never "none". */
+static void test_table_cgroup_below_its_sandbox_not_kept(void **state)
+{
+	static const __u64 ids[] = { 10, 20, 30, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(20, 3, 0);
+	assert_int_equal(ask(&cgid), 3);
+	assert_int_equal(cgid, 20);
+	assert_true(slot_of(30) == 0);
+	cache_available = false;
+	assert_int_equal(ask(&cgid), 3); /* the walk again */
+	assert_int_equal(cgid, 20);
+}
+
+/* Cached "none" in the table, then the cgroup is bound: seen once the generation is
+ * bumped, as with the per-task cache (why user space bumps before it says "confined"). */
+static void test_table_bind_seen_after_bump(void **state)
+{
+	static const __u64 ids[] = { 10, 11, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	cache_available = false;
+	assert_int_equal(ask(&cgid), 0);
+	reg(11, 5, 0);
+	assert_int_equal(ask(&cgid), 0); /* before the bump */
+	bump();
+	assert_int_equal(ask(&cgid), 5);
+	assert_int_equal(cgid, 11);
+	assert_true(slot_of(11) == pysb_table_word(11, 8, true));
+}
+
+/* "Its own sandbox" kept, then that binding removed with an ancestor still bound: the
+ * ancestor's policy at once (the entry is looked up at each use), never "none". */
+static void test_table_unbind_falls_back_to_ancestor(void **state)
+{
+	static const __u64 ids[] = { 10, 11, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	cache_available = false;
+	reg(10, 1, 0);
+	reg(11, 2, 0);
+	assert_int_equal(ask(&cgid), 2);
+	unreg(11);
+	assert_int_equal(ask(&cgid), 1);
+	assert_int_equal(cgid, 10);
+}
+
+/* Two cgroups sharing a slot: each answer is checked against the whole id; the slot
+ * holds the last one written, the other walks. */
+static void test_table_slot_shared_by_two_cgroups(void **state)
+{
+	static const __u64 a[] = { 10, 12, 0 }, b[] = { 10, 12 + PYSB_CGROUP_TABLE_SLOTS, 0 };
+	__u64 cgid;
+
+	(void)state;
+	cache_available = false;
+	reg(12 + PYSB_CGROUP_TABLE_SLOTS, 4, 0);
+	for (int i = 0; i < 2; i++) {
+		set_path(a);
+		assert_int_equal(ask(&cgid), 0);
+		set_path(b);
+		assert_int_equal(ask(&cgid), 4);
+		assert_int_equal(cgid, 12 + PYSB_CGROUP_TABLE_SLOTS);
+	}
+}
+
+/* A word names one generation: neither the one before nor the one after. Its low half
+ * comes round after 2^32 bumps, which is why user space zeroes the table every 2^31. */
+static void test_table_word_names_one_generation(void **state)
+{
+	(void)state;
+	assert_true(pysb_table_word(12, 7, false) != pysb_table_word(12, 8, false));
+	assert_true(pysb_table_word(12, 7, false) != pysb_table_word(12, 6, false));
+	assert_true(pysb_table_word(12, 7, false) != pysb_table_word(12, 7, true));
+	assert_true(pysb_table_word(12, 7, false) !=
+		    pysb_table_word(12 + PYSB_CGROUP_TABLE_SLOTS, 7, false));
+	assert_true(pysb_table_word(12, 7, false) == pysb_table_word(12, 7 + (1ULL << 32), false));
+	assert_true(PYSB_CGROUP_TABLE_CLEAR_EVERY <= (1ULL << 31));
+	assert_true(pysb_table_word(0, 0, false) != 0); /* a zeroed slot matches nothing */
+}
+
+/* An id too large for the word's 30 bits is never kept (it could alias another). */
+static void test_table_large_id_not_kept(void **state)
+{
+	const __u64 big = 1ULL << 50;
+	__u64 ids[] = { 10, big, 0 }, cgid;
+
+	(void)state;
+	set_path(ids);
+	assert_int_equal(ask(&cgid), 0);
+	for (unsigned i = 0; i < PYSB_CGROUP_TABLE_SLOTS; i++)
+		assert_true(table[i] == 0);
+	reg(big, 3, 0);
+	bump();
+	assert_int_equal(ask(&cgid), 3);
 }
 
 int main(void)
@@ -492,6 +651,14 @@ int main(void)
 		cmocka_unit_test_setup(test_cache_bind_racing_a_walk_not_kept, setup),
 		cmocka_unit_test_setup(test_cache_move_during_walk_consistent, setup),
 		cmocka_unit_test_setup(test_cache_unusable_entry_walks, setup),
+		cmocka_unit_test_setup(test_table_unsandboxed_answers_without_task_storage, setup),
+		cmocka_unit_test_setup(test_table_own_sandbox_one_lookup, setup),
+		cmocka_unit_test_setup(test_table_cgroup_below_its_sandbox_not_kept, setup),
+		cmocka_unit_test_setup(test_table_bind_seen_after_bump, setup),
+		cmocka_unit_test_setup(test_table_unbind_falls_back_to_ancestor, setup),
+		cmocka_unit_test_setup(test_table_slot_shared_by_two_cgroups, setup),
+		cmocka_unit_test_setup(test_table_word_names_one_generation, setup),
+		cmocka_unit_test_setup(test_table_large_id_not_kept, setup),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -549,10 +549,46 @@ int loader_put_file_rules(struct loader *l, const struct pysb_file_key *keys,
 	return 0;
 }
 
+/*
+ * Zeroes the shared cgroup table (map cgroup_table, bpf/nearest.h): its words hold the low
+ * half of the generation they were found at, which comes round again after 2^32 bumps.
+ * Word by word, atomically: a hook never reads a word half old, half zero. Once every
+ * PYSB_CGROUP_TABLE_CLEAR_EVERY bumps; its map is opened only then.
+ */
+static int clear_cgroup_table(struct loader *l)
+{
+	size_t len = PYSB_CGROUP_TABLE_SLOTS * sizeof(uint64_t);
+	char p[PATH_MAX];
+	uint64_t *w;
+	int fd, err = 0;
+
+	if (l->skel)
+		fd = dup(bpf_map__fd(l->skel->maps.cgroup_table));
+	else {
+		pin_path(p, sizeof(p), l->pin_dir, "map", "cgroup_table");
+		fd = bpf_obj_get(p);
+	}
+	w = fd < 0 ? MAP_FAILED : mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (w == MAP_FAILED) {
+		err = -errno;
+		pr_err("cannot clear the shared cgroup table (map cgroup_table): %s; the sandbox "
+		       "generation wrapped: unsandboxed processes may keep old answers",
+		       strerror(-err));
+	} else {
+		for (uint32_t i = 0; i < PYSB_CGROUP_TABLE_SLOTS; i++)
+			__atomic_store_n(&w[i], 0, __ATOMIC_RELAXED);
+		munmap(w, len);
+	}
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
 int loader_bump_sandbox_gen(struct loader *l)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t *gen;
+	uint64_t *gen, now;
+	int err = 0;
 
 	/* Through a shared mapping, one atomic add: an update through the bpf() syscall is
 	 * a copy that a hook could read torn, and two bumpers could both write the same
@@ -568,9 +604,11 @@ int loader_bump_sandbox_gen(struct loader *l)
 		       strerror(-err));
 		return err;
 	}
-	__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+	now = __atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
 	munmap(gen, page > 0 ? page : 4096);
-	return 0;
+	if (!(now % PYSB_CGROUP_TABLE_CLEAR_EVERY))
+		err = clear_cgroup_table(l);
+	return err;
 }
 
 int loader_switch_sandbox(struct loader *l, uint64_t cgid, const struct pysb_sandbox_cfg *cfg)

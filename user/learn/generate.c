@@ -3,6 +3,8 @@
  * Learning: needs -> lines, the rules to add, in py-sandboxes text layout (generalised paths, never widened in /etc, ~, ...). See learn.c.
  */
 #include "learn_int.h"
+#include "diag.h"
+#include "policy.h"
 #include "secret_paths.h"
 
 /* ---------------- needs -> lines */
@@ -83,6 +85,33 @@ struct dir_need {
 	char *dir;
 	uint32_t access;
 };
+
+/*
+ * Does `line` name `dir` when the next run reads it? The names learning writes are the
+ * program's: a directory it called "${PYSB_CACHE:-..}" (read back: ~/..), "#cache" (a
+ * comment: ~), or ".bashrc" and a no-break space (stripped: ~/.bashrc) would make a rule
+ * wider than what it did. So the line is parsed as a policy file is, with the same
+ * environment and directory, and kept only when it names exactly `dir`. A "${" is never
+ * kept: what it reads back as depends on the next run's environment.
+ */
+static bool reads_back_as(const char *line, const char *dir, const struct learn_env *env)
+{
+	struct diag_list diag = { 0 };
+	struct policy *p = NULL;
+	bool same;
+
+	if (strstr(dir, "${"))
+		return false;
+	if (policy_parse_buffer("learned rule", line, strlen(line), env->envp, env->cwd, &p,
+				&diag)) {
+		diag_free(&diag);
+		return false;
+	}
+	same = p->n_paths == 1 && !strcmp(p->paths[0].path, dir);
+	policy_free(p);
+	diag_free(&diag);
+	return same;
+}
 
 static int cmp_need(const void *a, const void *b)
 {
@@ -185,7 +214,7 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 	struct dir_need *v = calloc(s->n_paths + 1, sizeof(*v));
 	const char *home = env_get(env->envp, "HOME");
 	char home_real[PATH_MAX] = "";
-	size_t n = 0, cap = 0;
+	size_t n = 0, cap = 0, ucap = 0;
 	int ret = -1;
 
 	if (!v)
@@ -231,6 +260,12 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 			goto out;
 		}
 		free(spelt);
+		if (!reads_back_as(line, v[i].dir, env)) {
+			free(line);
+			if (push_str(&r->unwritable, &r->n_unwritable, &ucap, v[i].dir))
+				goto out;
+			continue;
+		}
 		if (push_str(&r->files, &r->n_files, &cap, line)) {
 			free(line);
 			goto out;
@@ -422,5 +457,6 @@ void learn_rules_free(struct learn_rules *r)
 	free_strs(r->socket, r->n_socket);
 	free_strs(r->api, r->n_api);
 	free_strs(r->envs, r->n_envs);
+	free_strs(r->unwritable, r->n_unwritable);
 	memset(r, 0, sizeof(*r));
 }

@@ -70,6 +70,10 @@ struct learn_rules {
 	/* entries created or removed in a never-widened directory and gone since: no rule
 	 * (the directory's would grant all of it) */
 	size_t not_widened;
+	/* directories whose rule would not read back as that directory (a name with ${...},
+	 * '#', white space the parser strips...): never written, listed for a warning */
+	char **unwritable;
+	size_t n_unwritable;
 };
 
 /* Is dir one a file in it is never widened to (/, /etc, /home/<user>, home, ...; learn.c

@@ -218,6 +218,12 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 			"rule written, since only write access to the whole directory allows that; "
 			"if the program must do it, write that rule yourself",
 			r.not_widened);
+	for (size_t i = 0; i < r.n_unwritable; i++)
+		pr_warn("learning: no rule written for the directory \"%s\": its name holds what "
+			"a policy line gives a meaning to (${...}, '#', white space at an end), so "
+			"the rule would read back as another, wider path; rename it, or write that "
+			"rule yourself",
+			r.unwritable[i]);
 	if (learn_merge_in(text, &r, stamp, env, file, &merged, &added)) {
 		pr_err("learning: out of memory");
 		goto out;
