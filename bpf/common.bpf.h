@@ -62,6 +62,29 @@ static __always_inline __u64 *pysb_gen_ptr(void)
 	return bpf_map_lookup_elem(&sandbox_gen, &zero);
 }
 
+/* The bit of label_filter for the inode at `inode`, 0 to 2^PYSB_LABEL_FILTER_BITS - 1 (a
+ * multiplicative hash: inode addresses are slab objects a fixed size apart). */
+static __always_inline __u64 label_filter_bit(__u64 inode)
+{
+	return (inode * 0x9E3779B97F4A7C15ULL) >> (64 - PYSB_LABEL_FILTER_BITS);
+}
+
+static __always_inline __u64 *label_filter_word(__u64 h)
+{
+	__u32 key = (__u32)(h >> 6);
+
+	return bpf_map_lookup_elem(&label_filter, &key);
+}
+
+/* May the inode at `inode` carry a label? false: it has none, no lookup needed. (No
+ * stack beyond the key: the walk's frames are at the verifier's limit.) */
+static __always_inline bool maybe_labelled(__u64 inode)
+{
+	__u64 h = label_filter_bit(inode), *w = label_filter_word(h);
+
+	return !w || ((*(volatile __u64 *)w >> (h & 63)) & 1);
+}
+
 static __always_inline __u64 *pysb_table_slot(__u64 id)
 {
 	__u32 key = (__u32)id & (PYSB_CGROUP_TABLE_SLOTS - 1);

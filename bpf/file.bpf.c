@@ -135,7 +135,7 @@ static __always_inline struct pysb_file_rule *own_rule(struct dentry *d, __u32 s
 	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
 	__u64 *label;
 
-	if (!inode)
+	if (!inode || !maybe_labelled(inode))
 		return NULL;
 	label = bpf_map_lookup_elem(&inode_labels, &inode);
 	if (!label)
@@ -957,7 +957,16 @@ static __always_inline void label_inode(struct dentry *dentry)
 		return; /* left pending: the loader reports it */
 	have = bpf_map_lookup_elem(&inode_labels, &inode);
 	if (!have) {
+		__u64 h = label_filter_bit(inode), *w = label_filter_word(h);
+
 		label = __sync_fetch_and_add(next, 1) + 1;
+		/* its filter bit first (a fully ordered atomic): whoever finds the label
+		 * finds the bit set. No bit, no label. */
+		if (!w) {
+			r->state = PYSB_LABEL_FULL;
+			return;
+		}
+		__sync_fetch_and_or(w, 1ULL << (h & 63));
 		if (!bpf_map_update_elem(&inode_labels, &inode, &label, BPF_NOEXIST)) {
 			r->label = label;
 			r->state = PYSB_LABEL_DONE;
@@ -989,7 +998,12 @@ int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
 SEC("lsm/inode_free_security")
 int BPF_PROG(pysb_inode_free_security, struct inode *inode)
 {
-	forget_freed(&inode_labels, (__u64)inode);
+	__u64 addr = 0;
+
+	/* Every inode the machine frees: the filter answers for almost all of them. The
+	 * address as a plain number (its hash multiplies it: no arithmetic on a pointer). */
+	if (bpf_get_func_arg(ctx, 0, &addr) || maybe_labelled(addr))
+		forget_freed(&inode_labels, (__u64)inode);
 	/*
 	 * Its address may come back as another directory's (bpf/walk.bpf.c, dir_hit). Only
 	 * answers about directories of cacheable file systems are kept, and such an answer

@@ -55,6 +55,21 @@ PYSB_MAP struct {
 	__type(value, __u64);
 } inode_labels SEC(".maps");
 
+/*
+ * A filter in front of inode_labels (bpf/path.bpf.h, maybe_labelled): one bit per hash of
+ * an inode address, set before an inode gets its label and never cleared. A clear bit
+ * says "no label" without a lookup: the answer for almost every inode a walk passes and
+ * every inode the machine frees. A set bit only means "look": a freed label's bit stays.
+ */
+#define PYSB_LABEL_FILTER_BITS 18
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1u << (PYSB_LABEL_FILTER_BITS - 6));
+	__type(key, __u32);
+	__type(value, __u64);
+} label_filter SEC(".maps");
+
 /* [0]: the last label given (labels start at 1). */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -31,15 +31,18 @@ static __always_inline __u16 sock_family(struct sock *sk)
 	return sk ? BPF_CORE_READ(sk, __sk_common.skc_family) : 0;
 }
 
-/* The task's sandbox, or NULL (nothing to check); and then the socket's sock and family. */
+/* The task's sandbox, or NULL (nothing to check); and then the socket's sock and family,
+ * by plain (BTF) loads from the hook's own argument: no helper call on every send. */
 static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *sock, __u64 *cgid,
 								 struct sock **sk, __u16 *family)
 {
 	struct pysb_sandbox_cfg *cfg = current_sandbox(cgid);
 
 	if (cfg) {
-		*sk = BPF_CORE_READ(sock, sk);
-		*family = sock_family(*sk);
+		struct sock *s = sock->sk;
+
+		*sk = s;
+		*family = s ? s->__sk_common.skc_family : 0;
 	}
 	return cfg;
 }
@@ -96,7 +99,7 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 	err = source_route_cmsg_check(cfg, cgid, sock, msg);
 	if (err)
 		return err;
-	if (!(cfg->flags & PYSB_SB_KERNEL) || BPF_CORE_READ(msg, msg_namelen) < 2)
+	if (!(cfg->flags & PYSB_SB_KERNEL) || msg->msg_namelen < 2)
 		return 0; /* no destination: connected, judged at connect() */
 	return born_net(cfg, cgid, sock, family, BPF_CORE_READ(msg, msg_name), PYSB_OP_SENDMSG,
 			PYSB_NET_OUT);

@@ -82,7 +82,7 @@ struct kcmsghdr {
 static __always_inline int source_route_cmsg_check(struct pysb_sandbox_cfg *cfg, __u64 cgid,
 						   struct socket *sock, struct msghdr *msg)
 {
-	__u64 len = BPF_CORE_READ(msg, msg_controllen), off = 0;
+	__u64 len = msg->msg_controllen, off = 0; /* the hook's argument: a plain load */
 	void *ctl;
 
 	if (len < sizeof(struct kcmsghdr))

@@ -37,7 +37,8 @@ def section_targets(r, rep):
            "emulated machine's wall-clock rounds (tens of points), so the verdict is taken "
            "from the programs' own run time (bpf_stats, which the host's load hardly moves): "
            "*points by the programs' run time* = (BPF ns per operation of pysb-bpf - of the "
-           "floor) / the operation's ns with no BPF program x 100. It leaves out the "
+           "floor, each the lowest of its passes, since an interrupt landing in a program "
+           "only adds to its time) / the operation's ns with no BPF program x 100. It leaves out the "
            "trampoline around each program call, so the calls pysb-bpf makes beyond the "
            "floor's are counted beside it; the wall-clock points (per-round differences of "
            "two ratios) are shown too.", ""]
