@@ -5,8 +5,8 @@
  *
  * It is the file hooks' hot path: one level costs one probe read of the dentry's head
  * (parent, name and inode lie within 32 bytes), one hash lookup of the inode's address in
- * `inode_labels` (a miss on almost every level), and a second lookup only on a labelled
- * inode. A mount's root dentry is read once per mount, not per level, and the ignore=
+ * `inode_labels` (a miss on almost every level; for the file itself, its bit of
+ * `label_filter` first, which spares it), and a second lookup only on a labelled inode. A mount's root dentry is read once per mount, not per level, and the ignore=
  * patterns are only matched when the sandbox has some. The first PYSB_WALK_UNROLLED
  * levels are straight-line code; deeper paths go on in a bpf_loop.
  *
@@ -38,6 +38,7 @@ struct walk_state {
 		__u32 granted, rule;
 		__u8 found, ignored;
 	} r;
+	__u32 filter_key; /* label_filter's key: in what was padding (the frame is full) */
 	/* The directory verdict cache: the slot, and what an answer there is valid for. In
 	 * the state, not in registers: the combined stack of a hook's calls stays small. */
 	struct pysb_dir_slot *slot;
@@ -83,12 +84,23 @@ static __always_inline bool found(struct walk_state *c, __u32 access, __u32 rule
 	return true;
 }
 
-/* The rule of the sandbox on the inode at `inode`, if that inode carries a label. */
-static __always_inline struct pysb_file_rule *rule_of(__u64 inode, __u32 sandbox)
+/* The rule of the sandbox on the inode at `inode`, if that inode carries a label; with
+ * `filter`, its bit of label_filter first. */
+static __always_inline struct pysb_file_rule *rule_of(struct walk_state *c, __u64 inode,
+						      __u32 sandbox, bool filter)
 {
 	struct pysb_file_key key = { .sandbox = sandbox };
-	__u64 *label = bpf_map_lookup_elem(&inode_labels, &inode);
+	__u64 *label;
 
+	if (filter) {
+		__u64 *w;
+
+		c->filter_key = (__u32)(label_filter_bit(inode) >> 6);
+		w = bpf_map_lookup_elem(&label_filter, &c->filter_key);
+		if (w && !((*(volatile __u64 *)w >> (label_filter_bit(inode) & 63)) & 1))
+			return NULL;
+	}
+	label = bpf_map_lookup_elem(&inode_labels, &inode);
 	if (!label)
 		return NULL;
 	key.label = *label;
@@ -105,7 +117,7 @@ static __always_inline __u64 mount_root_of(__u64 vfsmnt)
 }
 
 /* One level; true when the walk is over (a rule found, or the top reached). */
-static __always_inline bool walk_level(struct walk_state *c)
+static __always_inline bool walk_level_of(struct walk_state *c, bool filter)
 {
 	struct pysb_file_rule *rule;
 	__u64 d = c->dentry, inode, parent;
@@ -113,7 +125,7 @@ static __always_inline bool walk_level(struct walk_state *c)
 	read_head(c, d);
 	inode = c->head[H_INODE];
 	if (inode) {
-		rule = rule_of(inode, c->sandbox);
+		rule = rule_of(c, inode, c->sandbox, filter);
 		if (rule)
 			return found(c, rule->access, rule->rule);
 	}
@@ -150,6 +162,11 @@ static __always_inline bool walk_level(struct walk_state *c)
 	}
 	c->dentry = parent;
 	return false;
+}
+
+static __always_inline bool walk_level(struct walk_state *c)
+{
+	return walk_level_of(c, false);
 }
 
 static long walk_step(__u32 index, void *data)
@@ -261,8 +278,10 @@ __noinline int pysb_walk(struct walk_ctx *out)
 	c.has_ignores = out->has_ignores;
 	if (c.vfsmnt)
 		c.mnt_root = mount_root_of(c.vfsmnt);
-	/* The file itself: its own rule, its name. */
-	if (walk_level(&c))
+	/* The file itself: its own rule (label_filter first: almost no file has a label),
+	 * its name. The levels above skip the filter: its key and bit would push this frame
+	 * past the verifier's combined stack, and the directory cache spares most of them. */
+	if (walk_level_of(&c, true))
 		goto out;
 	if (out->vfsmnt && !c.crossed) {
 		c.dir = c.dentry;
