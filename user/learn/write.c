@@ -184,6 +184,23 @@ static void say_written(const char *file, const struct learn_set *s, size_t adde
 			old);
 }
 
+/* What was touched but gets no rule: said, since the next run will deny it. */
+static void warn_unwritten(const struct learn_rules *r)
+{
+	if (r->not_widened)
+		pr_warn("learning: %zu file(s) the program created or removed directly in /etc, ~ "
+			"or another directory learning never widens (docs/policy.md) are gone: no "
+			"rule written, since only write access to the whole directory allows that; "
+			"if the program must do it, write that rule yourself",
+			r->not_widened);
+	for (size_t i = 0; i < r->n_unwritable; i++)
+		pr_warn("learning: no rule written for the directory \"%s\": its name holds what "
+			"a policy line gives a meaning to (${...}, '#', white space at an end), so "
+			"the rule would read back as another, wider path; rename it, or write that "
+			"rule yourself",
+			r->unwritable[i]);
+}
+
 int learn_file(const char *file, const struct learn_set *s, const struct learn_env *env,
 	       bool backup, time_t now, FILE *review)
 {
@@ -212,18 +229,7 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 		free(text);
 		return -1;
 	}
-	if (r.not_widened)
-		pr_warn("learning: %zu file(s) the program created or removed directly in /etc, ~ "
-			"or another directory learning never widens (docs/policy.md) are gone: no "
-			"rule written, since only write access to the whole directory allows that; "
-			"if the program must do it, write that rule yourself",
-			r.not_widened);
-	for (size_t i = 0; i < r.n_unwritable; i++)
-		pr_warn("learning: no rule written for the directory \"%s\": its name holds what "
-			"a policy line gives a meaning to (${...}, '#', white space at an end), so "
-			"the rule would read back as another, wider path; rename it, or write that "
-			"rule yourself",
-			r.unwritable[i]);
+	warn_unwritten(&r);
 	if (learn_merge_in(text, &r, stamp, env, file, &merged, &added)) {
 		pr_err("learning: out of memory");
 		goto out;
