@@ -122,6 +122,14 @@ int BPF_PROG(pysb_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 
 	if (!buf)
 		return 0;
+	/* The unified (v2) hierarchy only: the tracepoint fires for a cgroup v1 hierarchy's
+	 * mkdir too (a hybrid system's name=systemd), with a path in that hierarchy and an id
+	 * counted in it, which as a key of `sandboxes` would confine, or judge by this
+	 * binding's policy, whichever v2 cgroup has the same number. Every task's dfl_cgrp
+	 * is on the v2 hierarchy. */
+	if (BPF_CORE_READ(cgrp, root) !=
+	    BPF_CORE_READ(bpf_get_current_task_btf(), cgroups, dfl_cgrp, root))
+		return 0;
 	/* A path as long as the buffer may be cut: matched by no slot (the daemon's scan
 	 * binds it, docs/fleet.md). */
 	n = bpf_probe_read_kernel_str(buf, PYSB_WATCH_LEN, path);

@@ -151,3 +151,69 @@ test_daemon_window_runc_container_confined_from_first_instruction() {
 	wait_for "$T/events.jsonl" '"operation":"open".*"binding":"ctr"'
 	window_cleanup
 }
+
+# A cgroup v1 hierarchy's mkdir (a hybrid system's name=systemd) fires the same tracepoint
+# with a path of its own hierarchy and an id counted there. A v1 cgroup whose path matched
+# a pattern put its id into `sandboxes`, where it named the v2 cgroup with that number: an
+# unrelated service confined by the binding's policy (or, below a stricter sandbox, judged
+# by this one instead). Here the v1 id is made to equal a v2 victim cgroup's id; the victim
+# reads its secret before, and must still read it after the v1 mkdir and a bump.
+test_daemon_window_cgroup_v1_mkdir_confines_no_v2_cgroup() {
+	local vid out
+	trap 'kill -CONT "$DPID" 2>/dev/null; umount "$T/v1" 2>/dev/null; rmdir "$CGT/victim" 2>/dev/null; window_cleanup' EXIT
+	window_setup
+	binding now '{"policy": "p.py-sandboxes", "cgroup_pattern": "pysb-e2e/now-*",
+		"confine_at": "creation"}'
+	mkdir -p "$T/v1" "$CGT"
+	mount -t cgroup -o none,name=pysbe2e cgroup "$T/v1" 2>/dev/null ||
+		skip "this kernel has no cgroup v1 hierarchies"
+	mkdir "$T/v1/pysb-e2e"
+	# Ids are counted per hierarchy, a cgroup's directory first, then its files (a v1
+	# cgroup has a few, a v2 one dozens): pad both until a v2 cgroup, the victim, has the
+	# id the next v1 cgroup will get.
+	vid=$(python3 - "$T/v1/pysb-e2e" "$CGT" <<'PY'
+import os, sys
+v1, v2 = sys.argv[1], sys.argv[2]
+def pad(parent):
+    d = os.path.join(parent, "pad")
+    os.mkdir(d)
+    n = os.stat(d).st_ino
+    os.rmdir(d)
+    return n
+a, b = pad(v1), pad(v1)
+step = b - a  # a v1 cgroup's ids: its directory and its files
+for _ in range(100000):
+    victim = os.path.join(v2, "victim")
+    os.mkdir(victim)
+    x = os.stat(victim).st_ino
+    if x > b and (x - b) % step == 0:
+        while b + step < x:
+            b = pad(v1)
+        print(x)
+        break
+    os.rmdir(victim)
+PY
+	) || fail "no id in common"
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf"
+	out=$(bash -c 'echo $$ >"$1/cgroup.procs" && exec cat "$2"' _ "$CGT/victim" "$T/b/f" 2>&1)
+	[ "$out" = b ] || fail "the victim cannot read its file before: $out"
+	# the daemon, told of the new cgroup, would find the victim by that id and let it go
+	# after its next scan: stopped, it shows what the kernel did alone until then
+	kill -STOP "$DPID"
+	mkdir "$T/v1/pysb-e2e/now-1"
+	[ "$(stat -c %i "$T/v1/pysb-e2e/now-1")" = "$vid" ] ||
+		fail "the v1 cgroup got id $(stat -c %i "$T/v1/pysb-e2e/now-1"), not the victim's $vid"
+	"$PYSB" run --policy "$T/conf/p.py-sandboxes" -- /bin/true # a bump of the generation
+	bpftool map lookup pinned /sys/fs/bpf/pysb-bpf/*/map-sandboxes key \
+		$(printf '%016x' "$vid" | sed 's/../& /g' | awk '{for(i=8;i>=1;i--) printf "0x%s ", $i}') \
+		>/dev/null 2>&1 && { kill -CONT "$DPID"; fail "the v1 cgroup's id $vid is a key of sandboxes"; }
+	out=$(bash -c 'echo $$ >"$1/cgroup.procs" && exec cat "$2"' _ "$CGT/victim" "$T/b/f" 2>&1)
+	kill -CONT "$DPID"
+	[ "$out" = b ] || fail "a v1 mkdir confined the v2 cgroup $vid: $out"
+	rmdir "$T/v1/pysb-e2e/now-1" "$T/v1/pysb-e2e"
+	umount "$T/v1"
+	rmdir "$CGT/victim" 2>/dev/null
+	trap - EXIT
+	window_cleanup
+}
