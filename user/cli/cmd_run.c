@@ -62,6 +62,23 @@ static int ready_to_run(const struct cli *c, const struct program *prog,
 	return 0;
 }
 
+/* The program's environment, and the --events stream (opened, with its notice of
+ * os-sandbox=none). 0, or -1 after saying why. */
+static int program_io(const struct cli *c, const struct policy *p, const struct compiled *compiled,
+		      bool audit, bool os_none, char ***envp, struct events_json *ev, FILE **ev_out)
+{
+	if (policy_build_env(p, environ, envp) || (c->learn && learn_extend_env(p, envp))) {
+		pr_err("cannot build the program's environment");
+		return -1;
+	}
+	if (open_events(c, audit, compiled, ev, ev_out))
+		return -1;
+	if (os_none && ev->out)
+		events_json_notice(ev, "os-sandbox=none: py-sandboxes' @sandbox isolation is off; "
+				       "the kernel confinement of this policy is on");
+	return 0;
+}
+
 int cmd_run(struct cli *cli)
 {
 	struct compiled compiled = { 0 };
@@ -76,6 +93,7 @@ int cmd_run(struct cli *cli)
 	FILE *ev_out = NULL;
 	struct learn_set ls = { .envp = environ };
 	bool created = false;
+	struct sandbox_prep *prep = NULL;
 
 	/* An unwritable target fails now, not after the run. */
 	if (c.learn && (learn_check_target(c.learn_file ? c.learn_file : c.policy, true) ||
@@ -86,6 +104,9 @@ int cmd_run(struct cli *cli)
 		goto out;
 	if (launch_modes(&c, p, &os_none))
 		goto out;
+	/* The kernel's part of the set-up meanwhile, with the ring a run of this mode takes
+	 * unless the policy says otherwise (bpf.events-buffer: done again with its size). */
+	prep = sandbox_prep_start(c.learn ? PYSB_RINGBUF_LEARN : PYSB_RINGBUF_BYTES);
 	ret = resolve_program(&c, &id, &prog);
 	if (ret)
 		goto out;
@@ -97,15 +118,8 @@ int cmd_run(struct cli *cli)
 	audit = c.audit || c.learn || compiled.audit_mode;
 	if (ready_to_run(&c, &prog, &compiled, audit))
 		goto out;
-	if (policy_build_env(p, environ, &envp) || (c.learn && learn_extend_env(p, &envp))) {
-		pr_err("cannot build the program's environment");
+	if (program_io(&c, p, &compiled, audit, os_none, &envp, &ev, &ev_out))
 		goto out;
-	}
-	if (open_events(&c, audit, &compiled, &ev, &ev_out))
-		goto out;
-	if (os_none && ev.out)
-		events_json_notice(&ev, "os-sandbox=none: py-sandboxes' @sandbox isolation is off; "
-					"the kernel confinement of this policy is on");
 	ret = sandbox_run(&(struct run_opts){
 		.path = prog.interp,
 		.argv = prog.argv,
@@ -122,7 +136,9 @@ int cmd_run(struct cli *cli)
 		.gid = id.gid,
 		.groups = id.groups,
 		.n_groups = id.uid == (uid_t)-1 ? 0 : (size_t)id.n_groups,
+		.prep = prep,
 	});
+	prep = NULL; /* sandbox_run's */
 	/* Learn what was recorded, even when the program failed; not when nothing ran. The
 	 * lines added on stderr (stdout is the program's). A write that fails saves them to
 	 * a fallback file and keeps the program's status; 125 only when they are lost. */
@@ -132,6 +148,7 @@ int cmd_run(struct cli *cli)
 			stderr) < 0)
 		ret = EXIT_PYSB_ERROR;
 out:
+	sandbox_prep_cancel(prep);
 	learn_set_free(&ls);
 	if (ev_out && ev_out != stdout)
 		fclose(ev_out);

@@ -208,8 +208,8 @@ static void tty_summary(const struct run_opts *o)
 
 /* One sandbox per run or attach process: its rule inodes, held open (struct file_pins), and
  * the RLIMIT_NOFILE the program gets (holding them may raise this process's own). */
-static struct file_pins rule_pins;
-static struct rlimit program_nofile = { RLIM_INFINITY, RLIM_INFINITY };
+struct file_pins rule_pins;
+struct rlimit program_nofile = { RLIM_INFINITY, RLIM_INFINITY };
 
 /* What the child could not do, for the parent's message. */
 enum child_step { STEP_EXEC, STEP_IDENTITY, STEP_SESSION, STEP_KEYRING, STEP_NO_NEW_PRIVS };
@@ -499,129 +499,6 @@ void report_lost(const struct run_opts *o, const struct loader *l, struct event_
 	pr_info("%lu denial events", delivered);
 }
 
-/* What `pysb-bpf status` tells of this sandbox (user/kernel/status.c): written before an
- * attached cgroup is registered; a run's once its program has started (off its start). */
-static void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
-			 const struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
-{
-	struct sandbox_record r = {
-		.cgid = cg->id, .sandbox = cfg->id, .owner = owner, .target = target
-	};
-
-	sandbox_record_self(&r);
-	if (!o->policy || !realpath(o->policy, r.policy))
-		snprintf(r.policy, sizeof(r.policy), "%s", o->policy ? o->policy : "");
-	snprintf(r.mode, sizeof(r.mode), "%s", o->learn ? "learn" : o->audit ? "audit" : "enforce");
-	snprintf(r.cgroup, sizeof(r.cgroup), "%s", cg->path);
-	sandbox_record_write(&r);
-}
-
-/* A granted capability pysb-bpf does not hold itself cannot be handed on: said once. */
-static void caps_check_granted(const struct run_opts *o)
-{
-	uint64_t missing = o->compiled->caps & ~caps_permitted();
-	char have[512], lack[512];
-
-	pr_info("capabilities the policy grants: %s%s",
-		caps_str(o->compiled->caps, have, sizeof(have)),
-		o->audit ? " (audit: the program keeps its own; each other one used is reported)"
-			 : "");
-	if (missing)
-		pr_warn("bpf.capabilities grants %s, which pysb-bpf does not hold itself: the "
-			"program will not have %s",
-			caps_str(missing, lack, sizeof(lack)),
-			__builtin_popcountll(missing) > 1 ? "them" : "it");
-}
-
-/* Forgets the sandboxes of runs whose pysb-bpf died and whose cgroup is gone: after the
- * program has started, off the path to its first instruction. */
-void sandbox_gc(struct loader *l)
-{
-	uint64_t alive[PYSB_MAX_SANDBOXES];
-	size_t n_alive;
-
-	if (!sandbox_cgroup_gc(alive, &n_alive, PYSB_MAX_SANDBOXES))
-		loader_gc(l, alive, n_alive);
-}
-
-/* The sandbox cgroup "run-<random>" (sandbox_cgroup_create_run), registered and confined with
- * o->compiled's rules: the state sandbox_run and sandbox_attach start from. On failure
- * everything is undone and -1 returned after saying what failed. `owner` and `target`
- * are for status. */
-int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
-		  struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target)
-{
-	const char *what;
-	int err;
-
-	cfg->flags = sandbox_flags(o->compiled, o->audit);
-	cfg->caps = o->compiled->caps;
-	caps_check_granted(o);
-	stopwatch("caps checked");
-	/* the kernel's checks, unless its own pinned instance already answered them */
-	if (!loader_pinned() && probe_run(0))
-		return -1;
-	stopwatch("probe");
-	if (sandbox_cgroup_create_run(cg))
-		return -1;
-	stopwatch("cgroup created");
-	if (loader_start(l, &what, &err)) {
-		probe_report_load_failure(what, err, false);
-		goto fail_cgroup;
-	}
-	stopwatch("loader_start");
-	if (log_level >= LOG_INFO) {
-		char hooks[4096];
-		int n = loader_hooks(l, hooks, sizeof(hooks));
-
-		pr_info("cgroup %s (id %llu)", cg->path, (unsigned long long)cg->id);
-		pr_info("%d BPF programs attached (no lsm_cgroup slot used): %s", n, hooks);
-		loader_print_maps(l);
-	}
-	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
-	err = loader_sandbox_alloc(l, &cfg->id, o->ringbuf_bytes);
-	if (err) {
-		pr_err("cannot register a new sandbox: %s%s", strerror(-err),
-		       err == -ENOSPC ? " (all sandbox slots in use)" : "");
-		goto fail_loader;
-	}
-	pr_info("sandbox %u: its event ring buffer holds %u bytes", cfg->id,
-		o->ringbuf_bytes ? o->ringbuf_bytes : PYSB_RINGBUF_BYTES);
-	stopwatch("sandbox_alloc");
-	/* Attached once to the parent of every run cgroup; they find the sandbox by the
-	 * task's cgroup, as the lsm/ programs do. */
-	err = loader_attach_runs(l, cg->path);
-	if (err) {
-		pr_err("cannot attach the socket programs above cgroup %s: %s", cg->path,
-		       strerror(-err));
-		goto fail_loader;
-	}
-	/* The rule paths stay open as long as this process, the sandbox's keeper, lives. */
-	getrlimit(RLIMIT_NOFILE, &program_nofile);
-	stopwatch("attach cgroup");
-	if (sandbox_fill_maps(l, o->compiled, &rule_pins, cfg->id))
-		goto fail_loader;
-	stopwatch("fill maps");
-	if (owner != OWNER_RUN) /* a run's: once its program runs (write_record) */
-		write_record(o, cg, cfg, owner, target);
-	err = loader_add_sandbox(l, cg->id, cfg);
-	if (err) {
-		pr_err("cannot register cgroup %s as a sandbox: %s", cg->path, strerror(-err));
-		sandbox_record_remove(cg->id);
-		goto fail_loader;
-	}
-	stopwatch("add sandbox");
-	return 0;
-fail_loader:
-	if (sandbox_cgroup_destroy(cg) == 0 && cfg->id)
-		loader_sandbox_free(l, cg->id, cfg->id);
-	loader_stop(l);
-	return -1;
-fail_cgroup:
-	sandbox_cgroup_destroy(cg);
-	return -1;
-}
-
 int sandbox_run(const struct run_opts *o)
 {
 	static char errbuf[1 << 16];
@@ -631,11 +508,12 @@ int sandbox_run(const struct run_opts *o)
 	struct event_sink sink = { .o = o };
 	struct event_ring ring = { .fd = -1, .sink = &sink };
 	struct pty_relay pty;
+	struct after_start after;
 	sigset_t mask, old;
 	int ret = EXIT_PYSB_ERROR, pidfd = -1, sigfd = -1;
 	pid_t pid;
 
-	if (sandbox_setup(o, &cg, &l, &cfg, OWNER_RUN, 0))
+	if (sandbox_prep_finish(o->prep, o, &cg, &l, &cfg))
 		return ret;
 	sink_init(o);
 	/* keys a run before under the same id left (killed before its end) */
@@ -666,13 +544,13 @@ int sandbox_run(const struct run_opts *o)
 	}
 	stopwatch("spawned (exec done)");
 	pty_start(&pty, pid);
-	write_record(o, &cg, &cfg, OWNER_RUN, 0);
-	sandbox_gc(&l);
-	stopwatch("record + gc");
+	after = (struct after_start){ .o = o, .cg = &cg, .cfg = &cfg, .l = &l };
+	sandbox_after_start(&after);
 	/* One write per batch of denial lines, not one per piece of a line. */
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
 	ret = wait_child(&sink, &l, pid, pidfd, sigfd, &ring, &pty);
+	sandbox_after_start_join(&after);
 	pty_close(&pty);
 	fflush(stderr);
 	setvbuf(stderr, NULL, _IONBF, 0);

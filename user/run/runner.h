@@ -15,6 +15,7 @@
 
 struct events_json;
 struct learn_set;
+struct sandbox_prep;
 
 struct run_opts {
 	const char *path;  /* what execve runs (absolute); NULL: argv[0] */
@@ -30,7 +31,17 @@ struct run_opts {
 	gid_t gid;
 	const gid_t *groups;
 	size_t n_groups;
+	/* sandbox_prep_start's, for this run's ring size: taken (and freed) by sandbox_run */
+	struct sandbox_prep *prep;
 };
+
+/* Starts the kernel's part of a run's set-up (its cgroup, the pinned instance, a sandbox
+ * id with a ring of `ring_bytes`) on a thread, while the caller compiles the policy; the
+ * program cannot start before sandbox_run has put the policy's rules in. NULL: none
+ * started (the programs not pinned yet, or no thread), sandbox_run does it in its turn. */
+struct sandbox_prep *sandbox_prep_start(uint32_t ring_bytes);
+/* For a run that will not happen: waits for the thread, undoes its work, frees `sp`. */
+void sandbox_prep_cancel(struct sandbox_prep *sp);
 
 /* Puts the running process `pid` (all its threads; not its existing children) under
  * o->compiled from now on, until it exits or pysb-bpf is interrupted (detach: it goes

@@ -8,6 +8,7 @@
 #include <linux/keyctl.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,9 +51,29 @@ ring_buffer_sample_fn event_consumer(void);
 bool sent_by_a_process(const struct signalfd_siginfo *si);
 void batch_done(struct event_sink *sink, const struct loader *l, bool tick);
 void report_lost(const struct run_opts *o, const struct loader *l, struct event_sink *sink);
+extern struct file_pins rule_pins;   /* the rule paths a run holds open */
+extern struct rlimit program_nofile; /* the program's RLIMIT_NOFILE (pysb-bpf may raise its own) */
+
+/* setup.c */
 void sandbox_gc(struct loader *l);
+void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
+		  const struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target);
 int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,
 		  struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target);
+/* sandbox_setup, from what `sp` (sandbox_prep_start, or NULL) did: sp is freed. */
+int sandbox_prep_finish(struct sandbox_prep *sp, const struct run_opts *o,
+			struct sandbox_cgroup *cg, struct loader *l, struct pysb_sandbox_cfg *cfg);
+/* A run's status record and the gc, beside its program once it has started. */
+struct after_start {
+	pthread_t thread;
+	bool started;
+	const struct run_opts *o;
+	const struct sandbox_cgroup *cg;
+	const struct pysb_sandbox_cfg *cfg;
+	struct loader *l;
+};
+void sandbox_after_start(struct after_start *a);
+void sandbox_after_start_join(struct after_start *a);
 
 /* attach.c */
 int sandbox_attach(const struct run_opts *o, pid_t target);
