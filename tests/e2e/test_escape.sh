@@ -1138,6 +1138,96 @@ test_escape_policy_file_in_rw_tree_kept() {
 	[ "$(readlink "$T/proj/policy-link")" = sub/.py-sandboxes ] || fail "the link was re-pointed"
 }
 
+# An explicit rule inside a tree the program may write (found by an adversary): a file
+# made read-only by a deeper expose-ro= was unlinked and written anew within the run, and
+# that file, or a link a rule was named through, replaced by a link made the next run's
+# rule grant what the link named (a secret, /etc). The rule's object and the links and
+# directories on its way keep their names; the rest of the tree stays writable.
+test_escape_rule_names_in_rw_tree_kept() {
+	escape_setup
+	echo "TOPSECRET-5521" >"$T/other/secret.txt"
+	mkdir -p "$T/proj/d" "$T/dataset"
+	echo safe >"$T/proj/settings.toml"
+	echo data >"$T/dataset/x"
+	ln -s "$T/dataset" "$T/proj/data"
+	printf 'expose-rw=%s\nexpose-ro=%s/settings.toml\nexpose-ro=%s/data\nexpose-ro=%s\n' \
+		"$T/proj" "$T/proj" "$T/proj" "$T/lib" >"$T/proj/.py-sandboxes"
+	pol=$T/proj/.py-sandboxes
+	probe_py "$T/proj/app.py" \
+		"attempt('read-settings', lambda: read('$T/proj/settings.toml'))" \
+		"attempt('read-data', lambda: read('$T/proj/data/x'))" \
+		"attempt('write-settings', lambda: write('$T/proj/settings.toml', 'pwned'))" \
+		"attempt('unlink-settings', lambda: os.unlink('$T/proj/settings.toml'))" \
+		"write('$T/proj/new', 'pwned')" \
+		"attempt('rename-over-settings', lambda: os.rename('$T/proj/new', '$T/proj/settings.toml'))" \
+		"attempt('unlink-data', lambda: os.unlink('$T/proj/data'))" \
+		"os.symlink('$T/other', '$T/proj/evil')" \
+		"attempt('rename-over-data', lambda: os.rename('$T/proj/evil', '$T/proj/data'))" \
+		"attempt('other-unlink', lambda: os.unlink('$T/proj/new'))" \
+		"attempt('other-rename-dir', lambda: os.rename('$T/proj/d', '$T/proj/d2'))"
+	# unconfined, on a copy: every change works
+	cp -a "$T/proj" "$T/copy"
+	sed "s|$T/proj|$T/copy|g" "$T/proj/app.py" >"$T/copy/app.py"
+	run_plain python3 "$T/copy/app.py"
+	for l in write-settings unlink-settings unlink-data other-rename-dir; do
+		expect_line "$T/out" "$l ok"
+	done
+	run_sb "$pol" "$T/proj/app.py"
+	expect_rc 0
+	for l in write-settings unlink-settings rename-over-settings unlink-data rename-over-data; do
+		expect_line "$T/out" "$l EACCES"
+	done
+	for l in read-settings read-data other-unlink other-rename-dir; do
+		expect_line "$T/out" "$l ok"
+	done
+	[ "$(cat "$T/proj/settings.toml")" = safe ] || fail "settings.toml was replaced"
+	[ "$(readlink "$T/proj/data")" = "$T/dataset" ] || fail "the link data was re-pointed"
+	expect_grep "$T/err" "^pysb-bpf: deny file unlink\(write\) $T/proj/settings.toml "
+	# the run after it grants what the rules named, nothing else
+	run_sb "$pol" /usr/bin/python3 -c "print(open('$T/proj/data/x').read()); print(open('$T/other/secret.txt').read())"
+	expect_rc 1
+	expect_line "$T/out" "data"
+	expect_no_grep "$T/out" "TOPSECRET"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
+}
+
+# An include? whose file is missing, in a tree the program may write (found by an
+# adversary): run one wrote it, run two obeyed the program's rules and read a secret. Such
+# a policy is refused, saying why, until the file exists (then it is kept as the policy
+# file is); a missing include? where the program cannot write stays silently skipped.
+test_escape_absent_include_in_rw_tree_refused() {
+	escape_setup
+	echo "TOPSECRET-6613" >"$T/other/secret.txt"
+	mkdir -p "$T/proj"
+	pol=$T/proj/.py-sandboxes
+	printf 'expose-rw=%s\nexpose-ro=%s\ninclude? "local.py-sandboxes"\n' "$T/proj" "$T/lib" >"$pol"
+	probe_py "$T/proj/app.py" \
+		"attempt('secret', lambda: read('$T/other/secret.txt'))" \
+		"attempt('plant', lambda: write('$T/proj/local.py-sandboxes', 'expose-ro=$T/other\n'))"
+	# unconfined, on a copy: both work
+	cp -a "$T/proj" "$T/copy"
+	sed "s|$T/proj|$T/copy|g" "$T/proj/app.py" >"$T/copy/app.py"
+	run_plain python3 "$T/copy/app.py"
+	expect_line "$T/out" "secret ok"
+	expect_line "$T/out" "plant ok"
+	run_sb "$pol" "$T/proj/app.py"
+	expect_rc 125
+	expect_grep "$T/err" "include\? names $T/proj/local.py-sandboxes, which does not exist, and the program may write $T/proj: "
+	[ ! -e "$T/proj/local.py-sandboxes" ] || fail "the program ran and wrote the include"
+	# missing where the program cannot write: skipped, the run goes on
+	printf 'expose-rw=%s\nexpose-ro=%s\ninclude? "%s/absent.py-sandboxes"\n' "$T/proj" "$T/lib" "$T/ro" >"$pol"
+	run_sb "$pol" /usr/bin/true
+	expect_rc 0
+	# the file made (empty): the run goes on, the file is kept
+	printf 'expose-rw=%s\nexpose-ro=%s\ninclude? "local.py-sandboxes"\n' "$T/proj" "$T/lib" >"$pol"
+	: >"$T/proj/local.py-sandboxes"
+	run_sb "$pol" "$T/proj/app.py"
+	expect_rc 0
+	expect_line "$T/out" "secret EACCES"
+	expect_line "$T/out" "plant EACCES"
+	[ ! -s "$T/proj/local.py-sandboxes" ] || fail "the include was written"
+}
+
 # The program's script is granted READ as it was named. A run that may write its tree
 # replaces app.py with a link to a file outside (/etc/shadow, or /): the next run of
 # app.py must not grant what the link names.

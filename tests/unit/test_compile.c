@@ -163,7 +163,8 @@ static void test_nested_rules(void **state)
 	assert_int_equal(r->c.n_files, 4);
 	f = entry_of(&r->c, tpath("rw/sub"));
 	assert_non_null(f);
-	assert_int_equal(f->access, PYSB_ACC_RO);
+	/* in a tree the program may write, a rule's object keeps its name */
+	assert_int_equal(f->access, PYSB_ACC_RO | PYSB_ACC_KEEP_NAME);
 	f = entry_of(&r->c, tpath("ro/nested"));
 	assert_non_null(f);
 	assert_int_equal(f->access, PYSB_ACC_RW);
@@ -210,6 +211,63 @@ static void test_policy_file_in_rw_tree_kept(void **state)
 	compiled_free(&c);
 	policy_free(p);
 	diag_free(&d);
+}
+
+/* An explicit rule inside a tree the program may write: its object, the links it was
+ * named through and the directories above it keep their names (KEEP_NAME), each with what
+ * the rules grant it; a rule whose parent the program cannot write gets nothing more. */
+static void test_rule_names_in_rw_tree_kept(void **state)
+{
+	const struct compiled_file *f;
+	struct result *r;
+	struct stat st;
+	bool link_kept = false;
+
+	(void)state;
+	mkdir(tpath("rw/deep"), 0755);
+	mkdir(tpath("rw/deep/er"), 0755);
+	put("rw/deep/er/f", "x\n");
+	assert_int_equal(symlink(tpath("ro/nested"), tpath("rw/to-nested")), 0);
+	r = compile_ok("expose-rw=rw\nexpose-ro=rw/deep/er/f\nexpose-ro=rw/to-nested\n");
+	assert_int_equal(entry_of(&r->c, tpath("rw/deep/er/f"))->access,
+			 PYSB_ACC_RO | PYSB_ACC_KEEP_NAME);
+	assert_int_equal(entry_of(&r->c, tpath("rw/deep/er"))->access,
+			 PYSB_ACC_RW | PYSB_ACC_KEEP_NAME);
+	assert_int_equal(entry_of(&r->c, tpath("rw/deep"))->access,
+			 PYSB_ACC_RW | PYSB_ACC_KEEP_NAME);
+	assert_int_equal(entry_of(&r->c, tpath("rw"))->access, PYSB_ACC_RW);
+	/* the link's own inode keeps its name; its target is granted what the rule says */
+	assert_int_equal(lstat(tpath("rw/to-nested"), &st), 0);
+	for (size_t i = 0; i < r->c.n_files; i++) {
+		f = &r->c.files[i];
+		link_kept |= f->link && f->ino == (uint64_t)st.st_ino &&
+			     f->access == (PYSB_ACC_READ | PYSB_ACC_KEEP_NAME);
+	}
+	assert_true(link_kept);
+	assert_int_equal(entry_of(&r->c, tpath("ro/nested"))->access, PYSB_ACC_RO);
+	done(r);
+	unlink(tpath("rw/to-nested"));
+}
+
+/* An include? whose file is missing where the program may write (or below a directory it
+ * may rename): the program could write the next run's rules, so the policy is refused and
+ * says why; missing where it may only read, the line is skipped as before. */
+static void test_absent_include_where_writable_refused(void **state)
+{
+	struct result *r;
+
+	(void)state;
+	r = compile_text_opts("expose-rw=rw\ninclude? \"rw/local.pysb\"\n", false, NULL);
+	assert_int_not_equal(r->ret, 0);
+	assert_non_null(strstr(r->err, "rw/local.pysb, which does not exist, and the program may "
+				       "write "));
+	assert_non_null(strstr(r->err, "create the file (it may be empty"));
+	done(r);
+	r = compile_text_opts("expose-rw=rw\ninclude? \"rw/conf.d/x.pysb\"\n", false, NULL);
+	assert_int_not_equal(r->ret, 0);
+	done(r);
+	r = compile_ok("expose-rw=rw\nexpose-ro=ro\ninclude? \"ro/absent.pysb\"\n");
+	done(r);
 }
 
 static void test_one_inode_two_spellings(void **state)
@@ -1085,6 +1143,8 @@ int main(void)
 		cmocka_unit_test(test_explicit_entries),
 		cmocka_unit_test(test_nested_rules),
 		cmocka_unit_test(test_policy_file_in_rw_tree_kept),
+		cmocka_unit_test(test_rule_names_in_rw_tree_kept),
+		cmocka_unit_test(test_absent_include_where_writable_refused),
 		cmocka_unit_test(test_one_inode_two_spellings),
 		cmocka_unit_test(test_many_entries),
 		cmocka_unit_test(test_implicit_on_off),

@@ -395,19 +395,21 @@ static bool script_grantable(const struct compiled *out, const char *named, cons
 }
 
 #define WHY_POLICY_LINK "a link naming the policy file: it keeps its name"
+#define WHY_POLICY_DIR	"a directory above the policy file: it keeps its name"
+#define WHY_RULE_LINK \
+	"a link a rule was named through, where the program may write: it keeps its name"
+#define WHY_RULE_DIR "a directory above a rule, where the program may write: it keeps its name"
 
 /*
- * Keeps the name of each directory and link on `path` (absolute: as the policy file was
- * named, or canonical) whose parent the program may write: renamed away, with a new one
- * put in its place, the next run would read another policy.
+ * Keeps the name of each directory and link on `path` (absolute: as the policy file or
+ * a rule was named, or canonical) whose parent the program may write: renamed away, with
+ * a new one put in its place, the next run would read another policy, or resolve the
+ * rule to another place.
  */
 static int keep_names_along(struct compiled *out, size_t *cap, struct file_index *ix,
-			    const char *path)
+			    const char *path, const char *why_dir, const char *why_link)
 {
-	struct compiled_file proto = {
-		.implicit = true,
-		.why = "a directory above the policy file: it keeps its name",
-	};
+	struct compiled_file proto = { .implicit = true, .why = why_dir };
 	char prefix[PATH_MAX], real[PATH_MAX];
 	size_t len = strlen(path);
 	struct stat st;
@@ -420,11 +422,13 @@ static int keep_names_along(struct compiled *out, size_t *cap, struct file_index
 			continue;
 		memcpy(prefix, path, i);
 		prefix[i] = '\0';
-		if (!parent_writable(out, prefix) || lstat(prefix, &st))
+		/* "dir/." and "dir/.." name no entry of their own ("./.py-sandboxes") */
+		if (!strcmp(strrchr(prefix, '/'), "/.") || !strcmp(strrchr(prefix, '/'), "/..") ||
+		    !parent_writable(out, prefix) || lstat(prefix, &st))
 			continue;
 		if (S_ISLNK(st.st_mode))
 			ret = add_links(out, cap, ix, prefix, PYSB_ACC_READ | PYSB_ACC_KEEP_NAME,
-					WHY_POLICY_LINK);
+					why_link);
 		else if (S_ISDIR(st.st_mode) && realpath(prefix, real))
 			ret = add_entry(out, cap, ix, real,
 					compiled_access(out, real, false) | PYSB_ACC_KEEP_NAME,
@@ -466,9 +470,11 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 		if (named[0]) {
 			ret = add_links(out, cap, ix, named, PYSB_ACC_READ | PYSB_ACC_KEEP_NAME,
 					WHY_POLICY_LINK);
-			ret = ret ?: keep_names_along(out, cap, ix, named);
+			ret = ret
+				      ?: keep_names_along(out, cap, ix, named, WHY_POLICY_DIR,
+							  WHY_POLICY_LINK);
 		}
-		ret = ret ?: keep_names_along(out, cap, ix, real);
+		ret = ret ?: keep_names_along(out, cap, ix, real, WHY_POLICY_DIR, WHY_POLICY_LINK);
 		if (ret)
 			break;
 		acc = compiled_access(out, real, false);
@@ -481,6 +487,78 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 		if (!ret)
 			out->files[*file_slot(out, ix, st_dev, st.st_ino) - 1].access =
 				(acc & ~PYSB_ACC_WRITE) | PYSB_ACC_KEEP_NAME;
+	}
+	return ret;
+}
+
+/*
+ * The names each explicit rule was resolved through, where the program may write: the
+ * links on its way (re-pointed, the next run's rule would name their new target), the
+ * directories above it (renamed away, with another put in their place) and the rule's own
+ * object (unlinked and made anew, a file under a deeper expose-ro= would be the program's
+ * own; replaced by a link, the next run would grant what the link names). Each keeps its
+ * name (KEEP_NAME), as the policy files do; what each grants stays what the rules say.
+ */
+static int keep_rule_names(const struct policy *p, struct compiled *out, size_t *cap,
+			   struct file_index *ix)
+{
+	struct compiled_file proto = {
+		.implicit = true,
+		.why = "a rule's own object, where the program may write: it keeps its name",
+	};
+	int ret = 0;
+
+	for (size_t i = 0; i < p->n_paths && !ret; i++) {
+		const char *named = p->paths[i].named, *canon = p->paths[i].path;
+		struct stat st;
+
+		if (named) {
+			ret = keep_names_along(out, cap, ix, named, WHY_RULE_DIR, WHY_RULE_LINK);
+			if (!ret && parent_writable(out, named) && !lstat(named, &st) &&
+			    S_ISLNK(st.st_mode))
+				ret = add_links(out, cap, ix, named,
+						PYSB_ACC_READ | PYSB_ACC_KEEP_NAME, WHY_RULE_LINK);
+		}
+		ret = ret ?: keep_names_along(out, cap, ix, canon, WHY_RULE_DIR, WHY_RULE_LINK);
+		if (!ret && strcmp(canon, "/") && parent_writable(out, canon))
+			ret = add_entry(out, cap, ix, canon, PYSB_ACC_KEEP_NAME, &proto);
+	}
+	return ret;
+}
+
+/*
+ * An include? whose file is missing, where the program could make it: in a directory it
+ * may write, or below a name on the way it may rename or re-point. The next run would
+ * obey the rules it wrote there, so the policy is refused until the file exists (then it
+ * is kept as every policy file is) or the line goes.
+ */
+static int refuse_writable_absent(const struct policy *p, const struct compiled *out,
+				  struct diag_list *d)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < p->n_absent; i++) {
+		const char *path = p->absent[i].path;
+		char prefix[PATH_MAX], real[PATH_MAX];
+		size_t len = strlen(path);
+
+		for (size_t j = 1; j <= len && len < sizeof(prefix) && path[0] == '/'; j++) {
+			if (j < len && path[j] != '/')
+				continue;
+			memcpy(prefix, path, j);
+			prefix[j] = '\0';
+			if (!parent_writable(out, prefix) || !realpath(dirname(prefix), real))
+				continue;
+			ret = diag_add(
+				d, DIAG_ERROR, src_at(&p->absent[i].src),
+				"create the file (it may be empty: it is then kept as the "
+				"policy file is), or remove the line",
+				"include? names %s, which does not exist, and the program may "
+				"write %s: it could write its own rules there, and the next run "
+				"would obey them",
+				path, real);
+			break;
+		}
 	}
 	return ret;
 }
@@ -535,6 +613,10 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	stopwatch("compile: implicit paths added");
 	if (!ret)
 		ret = protect_policy_files(p, out, &cap, &ix);
+	if (!ret)
+		ret = keep_rule_names(p, out, &cap, &ix);
+	if (!ret)
+		ret = refuse_writable_absent(p, out, o->diag);
 	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out, o->diag);

@@ -138,6 +138,26 @@ const char *add_file(struct parser *ps, const char *name)
 	return *slot;
 }
 
+/* An include? whose file is missing: compile refuses it where the program could write
+ * it (user/compile/compile.c, keep_absent_includes). */
+static void note_absent(struct parser *ps, const struct line *ln, size_t off, const char *full)
+{
+	struct policy_absent *a = vec_push(&ps->p->absent, &ps->p->n_absent, sizeof(*a));
+
+	char *s, *w;
+
+	if (!a || !(a->path = strdup(full))) {
+		ps->oom = true;
+		return;
+	}
+	/* "dir/./name" (a bare name next to its file) as "dir/name" */
+	for (s = w = a->path; *s; *w++ = *s++)
+		while (s[0] == '/' && s[1] == '.' && s[2] == '/')
+			s += 2;
+	*w = '\0';
+	a->src = line_src(ln, off);
+}
+
 /* Resolves a substituted include path: bare name next to the including file, else the cwd. */
 static char *include_target(struct parser *ps, const struct line *ln, const char *path)
 {
@@ -172,6 +192,8 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 						       "py-sandboxes reads includes before it "
 						       "substitutes variables)"
 						     : "");
+		else
+			note_absent(ps, ln, off, full);
 		goto cleanup;
 	}
 	if (!canon) {

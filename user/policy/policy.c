@@ -348,7 +348,11 @@ void policy_free(struct policy *p)
 	for (size_t i = 0; i < p->n_paths; i++) {
 		free(p->paths[i].path);
 		free(p->paths[i].spelled);
+		free(p->paths[i].named);
 	}
+	for (size_t i = 0; i < p->n_absent; i++)
+		free(p->absent[i].path);
+	free(p->absent);
 	for (size_t i = 0; i < p->n_ignores; i++)
 		free(p->ignores[i].glob);
 	for (size_t i = 0; i < p->n_nets; i++)

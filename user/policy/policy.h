@@ -40,6 +40,7 @@ enum policy_access {
 struct policy_path {
 	char *path;    /* canonical absolute path (symlinks resolved, ~ expanded) */
 	char *spelled; /* the value as written, after ${} substitution */
+	char *named;   /* absolute as named: ~ expanded, made absolute, links not resolved */
 	enum policy_access access;
 	struct policy_src src;
 };
@@ -102,6 +103,12 @@ struct policy {
 	size_t n_params;
 	char **files; /* every file read (root first), owners of policy_src.file */
 	size_t n_files;
+	/* include? lines whose file was missing: absolute as named, and where */
+	struct policy_absent {
+		char *path;
+		struct policy_src src;
+	} * absent;
+	size_t n_absent;
 };
 
 /* One command-line override ("--key=value" of `pysb-bpf run`), appended after the file. */

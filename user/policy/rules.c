@@ -35,7 +35,7 @@ static const char *path_key(const void *paths, size_t i)
 }
 
 static void store_path(struct parser *ps, struct line *ln, const struct keydef *kd, size_t voff,
-		       char *spelled, char *canon)
+		       char *spelled, char *named, char *canon)
 {
 	struct policy *p = ps->p;
 	struct policy_path *pp, *prev;
@@ -64,12 +64,14 @@ static void store_path(struct parser *ps, struct line *ln, const struct keydef *
 	}
 	*pp = (struct policy_path){ .path = canon,
 				    .spelled = spelled,
+				    .named = named,
 				    .access = (enum policy_access)kd->arg,
 				    .src = line_src(ln, voff) };
 	*slot = p->n_paths;
 	return;
 drop:
 	free(spelled);
+	free(named);
 	free(canon);
 }
 
@@ -102,8 +104,8 @@ void on_expose(struct parser *ps, struct line *ln, const struct keydef *kd, cons
 		       strerror(errno));
 	if (!canon)
 		goto cleanup;
-	store_path(ps, ln, kd, voff, spelled, canon);
-	spelled = canon = NULL;
+	store_path(ps, ln, kd, voff, spelled, abs, canon);
+	spelled = abs = canon = NULL;
 cleanup:
 	free(spelled);
 	free(expanded);
