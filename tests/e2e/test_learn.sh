@@ -629,6 +629,47 @@ PY
 	only_denied "file open\(read\) (/etc/group|/etc/shadow|$other|$T/home/.config/other/y|$T/home/.netrc) "
 }
 
+# A listing of /etc, ~ or / (found by a user: learning python3 -m venv wrote
+# expose-ro=/etc, pip wrote expose-ro=~, one os.listdir('/') wrote expose-ro=/, and the
+# learned policy read /etc/shadow and ~/.netrc): no rule is written for a never-widened
+# directory the program listed, a warning names it; a project directory it listed is
+# learned as before. The enforced run denies those listings and the secrets.
+test_learn_listing_etc_home_or_root_writes_no_rule() {
+	mkdir -p "$T/home" "$T/app/data"
+	echo s >"$T/home/.netrc"
+	echo d >"$T/app/data/f"
+	write_file "$T/app/prog.py" <<PY
+import os, sys
+def attempt(label, f):
+    try:
+        f()
+        print(label, "ok")
+    except OSError as e:
+        print(label, "denied" if e.errno == 13 else e.errno)
+for d in sys.argv[1:] or ["/etc", "$T/home", "/", "$T/app/data"]:
+    attempt("list " + d, lambda: os.listdir(d))
+for f in ["/etc/shadow", "$T/home/.netrc"] if len(sys.argv) > 1 else []:
+    attempt("read " + f, lambda: open(f).read())
+PY
+	export HOME=$T/home
+	learn_run "$T/policy" "$T/app/prog.py"
+	expect_rc 0
+	for d in /etc "$T/home" /; do
+		expect_grep "$T/err" "learning: the program listed \(or opened\) the directory \"$d\": no rule written"
+	done
+	grep -E '^expose-r[ow]=' "$T/policy" >"$T/exposed"
+	[ "$(cat "$T/exposed")" = "expose-ro=./app/data" ] || fail "learned file rules: $(cat "$T/exposed")"
+	set -- /etc "$T/home" / "$T/app/data"
+	run_plain python3 "$T/app/prog.py" "$@"
+	[ "$(grep -c ' ok$' "$T/out")" = 6 ] || fail "unconfined, not every access works: $(cat "$T/out")"
+	run_sb "$T/policy" "$T/app/prog.py" "$@"
+	expect_rc 0
+	expect_line "$T/out" "list $T/app/data ok"
+	for l in "list /etc" "list $T/home" "list /" "read /etc/shadow" "read $T/home/.netrc"; do
+		expect_line "$T/out" "$l denied"
+	done
+}
+
 # /proc entries children read: ls reads /proc/filesystems (libselinux; implicit), cat reads
 # /proc/meminfo (learned as that file alone, never /proc): the enforced rerun of the same
 # program denies nothing; /proc/cpuinfo next to it stays denied.

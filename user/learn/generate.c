@@ -173,25 +173,37 @@ bool learn_never_widened(const char *dir, const char *home)
 }
 
 /* The directory (or file) a rule must expose for p (malloc'd), or NULL: nothing to write.
- * home: the canonical home directory; gone: counts files in those directories no longer
- * there. */
-static char *generalise(const struct learn_path *p, const char *home, size_t *gone)
+ * home: the canonical home directory; r->not_widened counts files in those directories
+ * no longer there, r->unlisted names those directories the program listed or opened. */
+static char *generalise(const struct learn_path *p, const char *home, struct learn_rules *r,
+			size_t *ucap)
 {
 	struct stat st;
 	char *dir;
 
 	if (proc_of_a_task(p->path))
 		return NULL;
-	if (p->dir || (!stat(p->path, &st) && S_ISDIR(st.st_mode)))
+	if (p->dir || (!stat(p->path, &st) && S_ISDIR(st.st_mode))) {
+		/* a listing of /etc, ~ or / needs READ on the directory, which no rule grants
+		 * without everything in it (/etc/shadow, ~/.ssh): said, not written */
+		if (learn_never_widened(p->path, home)) {
+			size_t i = 0;
+
+			while (i < r->n_unlisted && strcmp(r->unlisted[i], p->path))
+				i++;
+			if (i == r->n_unlisted)
+				push_str(&r->unlisted, &r->n_unlisted, ucap, p->path);
+			return NULL;
+		}
 		dir = strdup(p->path);
-	else
+	} else
 		dir = parent_of(p->path);
 	if (!dir)
 		return NULL;
 	if (!p->dir && strcmp(dir, p->path) && learn_never_widened(dir, home)) {
 		free(dir); /* never /etc for /etc/hostname: the file itself */
 		if (stat(p->path, &st)) {
-			(*gone)++; /* created and removed there: only the directory could allow it */
+			r->not_widened++; /* created and removed there: only the directory could allow it */
 			return NULL;
 		}
 		dir = strdup(p->path);
@@ -214,7 +226,7 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 	struct dir_need *v = calloc(s->n_paths + 1, sizeof(*v));
 	const char *home = env_get(env->envp, "HOME");
 	char home_real[PATH_MAX] = "";
-	size_t n = 0, cap = 0, ucap = 0;
+	size_t n = 0, cap = 0, ucap = 0, lcap = 0;
 	int ret = -1;
 
 	if (!v)
@@ -222,7 +234,7 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 	if (home && !realpath(home, home_real))
 		snprintf(home_real, sizeof(home_real), "%s", home);
 	for (size_t i = 0; i < s->n_paths; i++) {
-		char *d = generalise(&s->paths[i], home_real, &r->not_widened);
+		char *d = generalise(&s->paths[i], home_real, r, &lcap);
 		size_t j;
 
 		if (!d)
@@ -458,5 +470,6 @@ void learn_rules_free(struct learn_rules *r)
 	free_strs(r->api, r->n_api);
 	free_strs(r->envs, r->n_envs);
 	free_strs(r->unwritable, r->n_unwritable);
+	free_strs(r->unlisted, r->n_unlisted);
 	memset(r, 0, sizeof(*r));
 }

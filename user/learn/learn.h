@@ -74,6 +74,10 @@ struct learn_rules {
 	 * '#', white space the parser strips...): never written, listed for a warning */
 	char **unwritable;
 	size_t n_unwritable;
+	/* never-widened directories the program listed or opened (/etc, ~, /): no rule, since
+	 * a rule on one grants every file in it; listed for a warning */
+	char **unlisted;
+	size_t n_unlisted;
 };
 
 /* Is dir one a file in it is never widened to (/, /etc, /home/<user>, home, ...; learn.c

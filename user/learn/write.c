@@ -193,6 +193,12 @@ static void warn_unwritten(const struct learn_rules *r)
 			"rule written, since only write access to the whole directory allows that; "
 			"if the program must do it, write that rule yourself",
 			r->not_widened);
+	for (size_t i = 0; i < r->n_unlisted; i++)
+		pr_warn("learning: the program listed (or opened) the directory \"%s\": no rule "
+			"written, since a rule on it would grant every file in it (secrets "
+			"included: docs/policy.md, \"Never widened\"); the next run denies that "
+			"listing: write the rule yourself if the program needs it",
+			r->unlisted[i]);
 	for (size_t i = 0; i < r->n_unwritable; i++)
 		pr_warn("learning: no rule written for the directory \"%s\": its name holds what "
 			"a policy line gives a meaning to (${...}, '#', white space at an end), so "
