@@ -34,6 +34,33 @@ test_users_python3_dash_c_from_path() {
 	users_expect_pair
 }
 
+# `python3 ...` with a policy that passes no PATH (the README's first example): CPython
+# finds itself by argv[0] and PATH, so with argv[0] the bare word its sys.executable was ''
+# and a spawn pool died of BrokenPipeError with no deny line (found by a user). Its argv[0]
+# is the path found; with env=PATH it stays the word typed. The pool's exec is allowed by
+# python-api, the second exec (of sys.executable) really runs in the sandbox.
+test_users_python3_finds_itself_without_path() {
+	users_setup
+	printf 'python-api=ALLOW:process-exec\nexpose-rw=/dev/shm\n' >>"$T/policy"
+	local probe="import sys, multiprocessing as mp
+print('exe', sys.executable, 'argv0', sys.argv and sys.orig_argv[0])
+if __name__ == '__main__':
+    mp.set_start_method('spawn')
+    with mp.Pool(2) as p:
+        print('pool', p.map(abs, [-1, -2]))"
+	run_plain env -i /usr/bin/python3 -c "import os; os.execv('/usr/bin/python3', ['python3', '-c', 'import sys; print(repr(sys.executable))'])"
+	expect_line "$T/out" "''"
+	run_sb "$T/policy" python3 -c "$probe"
+	expect_rc 0
+	p3=$(command -v python3)
+	expect_line "$T/out" "exe $p3 argv0 $p3"
+	expect_line "$T/out" "pool [1, 2]"
+	echo 'env=PATH=${PATH}' >>"$T/policy"
+	run_sb "$T/policy" python3 -c "$probe"
+	expect_rc 0
+	expect_line "$T/out" "exe $(python3 -c 'import sys; print(sys.executable)') argv0 python3"
+}
+
 test_users_python_on_path() {
 	users_setup
 	# `python` where the guest has one, else a link on PATH as python-is-python3 makes

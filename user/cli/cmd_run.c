@@ -62,12 +62,14 @@ static int ready_to_run(const struct cli *c, const struct program *prog,
 	return 0;
 }
 
-/* The program's environment, and the --events stream (opened, with its notice of
+/* The program's environment (and argv[0] for it), and the --events stream (opened, with its notice of
  * os-sandbox=none). 0, or -1 after saying why. */
 static int program_io(const struct cli *c, const struct policy *p, const struct compiled *compiled,
-		      bool audit, bool os_none, char ***envp, struct events_json *ev, FILE **ev_out)
+		      bool audit, bool os_none, struct program *prog, char ***envp,
+		      struct events_json *ev, FILE **ev_out)
 {
-	if (policy_build_env(p, environ, envp) || (c->learn && learn_extend_env(p, envp))) {
+	if (policy_build_env(p, environ, envp) || (c->learn && learn_extend_env(p, envp)) ||
+	    program_argv0_for(prog, *envp)) {
 		pr_err("cannot build the program's environment");
 		return -1;
 	}
@@ -118,7 +120,7 @@ int cmd_run(struct cli *cli)
 	audit = c.audit || c.learn || compiled.audit_mode;
 	if (ready_to_run(&c, &prog, &compiled, audit))
 		goto out;
-	if (program_io(&c, p, &compiled, audit, os_none, &envp, &ev, &ev_out))
+	if (program_io(&c, p, &compiled, audit, os_none, &prog, &envp, &ev, &ev_out))
 		goto out;
 	ret = sandbox_run(&(struct run_opts){
 		.path = prog.interp,

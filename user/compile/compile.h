@@ -214,5 +214,7 @@ int implicit_paths(const char *interpreter, const char *script, struct implicit_
  * Python installed or removed, computes it again). NULL (the default): no cache. */
 extern const char *implicit_cache_dir;
 void implicit_paths_free(struct implicit_path *v, size_t n);
+/* Is `interp` a Python (its name, or its target's, starts with "python")? */
+bool interpreter_is_python(const char *interp);
 
 #endif /* PYSB_COMPILE_H */

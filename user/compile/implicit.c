@@ -160,8 +160,6 @@ static int path_join(char *out, size_t len, const char *dir, const char *name)
 	return 0;
 }
 
-static bool is_python(const char *interp);
-
 /*
  * Whether `prefix` (canonical) is the installation the interpreter chain runs from, so
  * that it may be granted whole: a virtual environment (a regular pyvenv.cfg, as Python
@@ -190,7 +188,7 @@ static bool installation_prefix(struct implicit_set *s, const char *prefix, cons
 	if (!lstat(p, &st) && S_ISREG(st.st_mode))
 		return true;
 	if (!real_end || strncmp(real_end, rdir, n) || real_end[n] != '/' ||
-	    strchr(real_end + n + 1, '/') || !is_python(real_end))
+	    strchr(real_end + n + 1, '/') || !interpreter_is_python(real_end))
 		return false;
 	snprintf(p, sizeof(p), "%s/lib", prefix);
 	depend(s, p);
@@ -243,7 +241,7 @@ static int add_interpreter(struct implicit_set *s, const char *interp)
 	return ret;
 }
 
-static bool is_python(const char *interp)
+bool interpreter_is_python(const char *interp)
 {
 	char real[PATH_MAX], copy[PATH_MAX];
 
@@ -528,7 +526,7 @@ int implicit_paths(const char *interpreter, const char *script, struct implicit_
 		ret = add_runtime(&s);
 		if (!ret && interpreter) {
 			ret = add_interpreter(&s, interpreter);
-			if (!ret && is_python(interpreter))
+			if (!ret && interpreter_is_python(interpreter))
 				ret = add_python(&s, interpreter);
 		}
 		if (!ret)

@@ -644,6 +644,24 @@ int program_resolve(char *const *args, int n, const struct program_opts *o, stru
 	return ret;
 }
 
+int program_argv0_for(struct program *p, char *const *envp)
+{
+	char *abs;
+
+	if (!p->argv || !p->argv[0] || strchr(p->argv[0], '/') || !p->interp[0] ||
+	    !interpreter_is_python(p->interp))
+		return 0;
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "PATH=", 5))
+			return 0;
+	abs = strdup(p->interp);
+	if (!abs)
+		return -1;
+	free(p->argv[0]);
+	p->argv[0] = abs;
+	return 0;
+}
+
 void program_free(struct program *p)
 {
 	for (int i = 0; p->argv && p->argv[i]; i++)

@@ -53,6 +53,16 @@ struct compiled;
 int program_check(const struct program *p, const struct compiled *c, bool audit);
 
 /*
+ * argv[0] for the program's environment `envp`: a Python's bare name (python3, as typed
+ * or as env(1) passes it) is replaced by the path execve runs when envp has no PATH.
+ * CPython finds itself by argv[0] and PATH: its sys.executable is '' without either, and
+ * multiprocessing's spawn, SharedMemory's tracker and subprocess of sys.executable fail.
+ * Other programs keep the word typed (their messages start with it).
+ * 0, or -1 (out of memory).
+ */
+int program_argv0_for(struct program *p, char *const *envp);
+
+/*
  * Resolves args[0..n) (n >= 1). Returns 0, or 127 (not found) / 126 (cannot be executed
  * as it is) / 125 (out of memory) after saying why (pr_err). `o` may be NULL.
  */
