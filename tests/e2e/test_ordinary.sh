@@ -81,6 +81,36 @@ write_fd_probe() {
 		"attempt('rdonly-reopen-read', lambda: read('/proc/self/fd/%d' % q))"
 }
 
+# `echo x >/dev/stderr` (a shell's O_CREAT open of /proc/self/fd/2) and Python's
+# open('/dev/stdout', 'w') to pipes work, and print no deny line (found by a user: a
+# "deny file create(write) /proc/PID/fd/1" line came with every such open, which worked:
+# the O_CREAT check runs before the name is looked up). A file created in a directory
+# without WRITE still fails, with its line.
+test_ordinary_o_creat_of_dev_stdout_no_false_deny_line() {
+	mkdir -p "$T/ro"
+	printf 'expose-ro=%s\n' "$T/ro" >"$T/policy"
+	# stdout and stderr pipes, as in a CI log or `| tee`
+	{
+		"$PYSB" run --policy "$T/policy" -- /bin/sh -c \
+			'echo to-stderr >/dev/stderr; echo to-stdout >/dev/stdout; echo x >'"$T/ro/new" 2>&1
+		echo "rc=$?"
+	} | cat >"$T/out"
+	expect_line "$T/out" "rc=2"
+	expect_line "$T/out" "to-stdout"
+	expect_line "$T/out" "to-stderr"
+	expect_no_grep "$T/out" "deny file create\(write\) /proc/"
+	expect_grep "$T/out" "^pysb-bpf: deny file create\(write\) $T/ro/new "
+	[ ! -e "$T/ro/new" ] || fail "the file was created"
+	{
+		"$PYSB" run --policy "$T/policy" -- /usr/bin/python3 -c \
+			"open('/dev/stdout', 'w').write('py-ok\n')" 2>&1
+		echo "rc=$?"
+	} | cat >"$T/out"
+	expect_line "$T/out" "rc=0"
+	expect_line "$T/out" "py-ok"
+	expect_no_grep "$T/out" "^pysb-bpf: deny"
+}
+
 test_ordinary_pipe_reopen_through_dev_stdin_allowed_other_fds_judged() {
 	write_probe_lib
 	mkdir -p "$T/ro" "$T/other"
