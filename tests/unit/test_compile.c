@@ -249,6 +249,85 @@ static void test_rule_names_in_rw_tree_kept(void **state)
 	unlink(tpath("rw/to-nested"));
 }
 
+/* Every entry the next run's lookup passes keeps its name where the program may write it
+ * (found by a review): a link inside another link's target (data -> cache/data, cache ->
+ * ../srv/cache), a directory left by `..` after a link, a second spelling of one path, an
+ * include named through a link. Each could be re-pointed or replaced before. */
+static bool kept(const struct compiled *c, const char *path, bool link)
+{
+	struct stat st;
+
+	if ((link ? lstat(path, &st) : stat(path, &st)))
+		return false;
+	for (size_t i = 0; i < c->n_files; i++)
+		if (c->files[i].ino == (uint64_t)st.st_ino && c->files[i].link == link &&
+		    (c->files[i].access & PYSB_ACC_KEEP_NAME))
+			return true;
+	return false;
+}
+
+static void test_names_on_every_way_kept(void **state)
+{
+	struct diag_list d = { 0 };
+	struct compile_opts o = { 0 };
+	struct policy *p;
+	struct compiled c;
+	struct result *r;
+	char text[4 * PATH_MAX];
+
+	(void)state;
+	mkdir(tpath("w"), 0755);
+	mkdir(tpath("w/srv"), 0755);
+	mkdir(tpath("w/srv/cache"), 0755);
+	mkdir(tpath("w/srv/cache/data"), 0755);
+	mkdir(tpath("w/proj"), 0755);
+	mkdir(tpath("w/proj/sub"), 0755);
+	mkdir(tpath("w/proj/sub/deeper"), 0755);
+	put("w/proj/sub/x", "x\n");
+	assert_int_equal(symlink("cache/data", tpath("w/srv/data")), 0);
+	assert_int_equal(symlink("../srv/cache", tpath("w/srv/cache-link")), 0);
+	assert_int_equal(symlink("cache-link/data", tpath("w/srv/chain")), 0);
+	assert_int_equal(symlink("sub/deeper", tpath("w/proj/lnk")), 0);
+	assert_int_equal(symlink("../srv/data", tpath("w/proj/data")), 0);
+	/* a chain: w/srv/chain -> cache-link/data, cache-link -> ../srv/cache */
+	r = compile_ok("expose-rw=w\nexpose-ro=w/srv/chain\n");
+	assert_true(kept(&r->c, tpath("w/srv/chain"), true));
+	assert_true(kept(&r->c, tpath("w/srv/cache-link"), true));
+	assert_true(kept(&r->c, tpath("w/srv/cache/data"), false));
+	assert_int_equal(entry_of(&r->c, tpath("w/srv/cache/data"))->access,
+			 PYSB_ACC_RO | PYSB_ACC_KEEP_NAME);
+	done(r);
+	/* `..` after a link: lnk -> sub/deeper, then .. is sub: deeper is passed and kept */
+	r = compile_ok("expose-rw=w\nexpose-ro=w/proj/lnk/../x\n");
+	assert_true(kept(&r->c, tpath("w/proj/lnk"), true));
+	assert_true(kept(&r->c, tpath("w/proj/sub/deeper"), false));
+	assert_true(kept(&r->c, tpath("w/proj/sub/x"), false));
+	done(r);
+	/* two spellings of one path: the second one's link kept too */
+	r = compile_ok("expose-rw=w\nexpose-ro=w/srv/cache/data\nexpose-ro=w/proj/data\n");
+	assert_true(kept(&r->c, tpath("w/proj/data"), true));
+	assert_true(kept(&r->c, tpath("w/srv/data"), true));
+	done(r);
+	/* an include named through a link in the writable tree */
+	assert_int_equal(symlink("../srv", tpath("w/proj/conf")), 0);
+	put("w/srv/extra.pysb", "");
+	snprintf(text, sizeof(text), "expose-rw=%s\ninclude \"%s\"\n", tpath("w"),
+		 tpath("w/proj/conf/extra.pysb"));
+	put("w/proj/p.pysb", text);
+	assert_int_equal(policy_parse_file(tpath("w/proj/p.pysb"), envp, tmp, NULL, 0, &p, &d), 0);
+	assert_int_equal(policy_compile(p, &o, &c), 0);
+	assert_true(kept(&c, tpath("w/proj/conf"), true));
+	assert_int_equal(entry_of(&c, tpath("w/srv/extra.pysb"))->access,
+			 PYSB_ACC_RO | PYSB_ACC_KEEP_NAME);
+	compiled_free(&c);
+	policy_free(p);
+	/* nothing the program may write: nothing kept */
+	r = compile_ok("expose-ro=w\nexpose-ro=w/srv/chain\n");
+	assert_false(kept(&r->c, tpath("w/srv/chain"), true));
+	done(r);
+	diag_free(&d);
+}
+
 /* An include? whose file is missing where the program may write (or below a directory it
  * may rename): the program could write the next run's rules, so the policy is refused and
  * says why; missing where it may only read, the line is skipped as before. */
@@ -268,6 +347,16 @@ static void test_absent_include_where_writable_refused(void **state)
 	done(r);
 	r = compile_ok("expose-rw=rw\nexpose-ro=ro\ninclude? \"ro/absent.pysb\"\n");
 	done(r);
+	/* `..` out of the writable tree: the file would be made in ro, not refused */
+	r = compile_ok("expose-rw=ro/nested\ninclude? \"ro/nested/../absent.pysb\"\n");
+	done(r);
+	/* behind a dangling link, whose target is in the writable tree: refused */
+	assert_int_equal(symlink(tpath("rw/planted.pysb"), tpath("ro/dangling.pysb")), 0);
+	r = compile_text_opts("expose-rw=rw\ninclude? \"ro/dangling.pysb\"\n", false, NULL);
+	assert_int_not_equal(r->ret, 0);
+	assert_non_null(strstr(r->err, "the program may write "));
+	done(r);
+	unlink(tpath("ro/dangling.pysb"));
 }
 
 static void test_one_inode_two_spellings(void **state)
@@ -1144,6 +1233,7 @@ int main(void)
 		cmocka_unit_test(test_nested_rules),
 		cmocka_unit_test(test_policy_file_in_rw_tree_kept),
 		cmocka_unit_test(test_rule_names_in_rw_tree_kept),
+		cmocka_unit_test(test_names_on_every_way_kept),
 		cmocka_unit_test(test_absent_include_where_writable_refused),
 		cmocka_unit_test(test_one_inode_two_spellings),
 		cmocka_unit_test(test_many_entries),

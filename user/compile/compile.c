@@ -133,14 +133,29 @@ static const char *const ROOT_LINKS[] = {
 	"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc/localtime", "/etc/resolv.conf"
 };
 
+/* The link `path` itself (lstat `st`): an entry with `access` (a link's inode is never
+ * walked through: READ lets readlink(2) read it), marked as a link. */
+static int add_link_entry(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
+			  struct stat st, uint32_t access, const char *why)
+{
+	struct compiled_file proto = { .implicit = true, .link = true, .why = why };
+	char parent[PATH_MAX];
+	struct stat dir;
+	uint64_t st_dev = st.st_dev;
+
+	/* as stat_kernel: on overlayfs a non-directory reports a per-layer device */
+	snprintf(parent, sizeof(parent), "%s", path);
+	if (!memo_stat(strrchr(path, '/') == path ? "/" : dirname(parent), &dir))
+		st.st_dev = dir.st_dev;
+	return add_entry_st(c, cap, ix, path, &st, st_dev, access, &proto);
+}
+
 static int add_links(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
 		     uint32_t access, const char *why)
 {
-	struct compiled_file proto = { .implicit = true, .link = true, .why = why };
 	char prefix[PATH_MAX];
-	struct stat st, dir;
 	size_t len = strlen(path);
-	uint64_t st_dev;
+	struct stat st;
 
 	if (len >= sizeof(prefix) || path[0] != '/')
 		return 0;
@@ -151,19 +166,7 @@ static int add_links(struct compiled *c, size_t *cap, struct file_index *ix, con
 		prefix[i] = '\0';
 		if (memo_lstat(prefix, &st) || !S_ISLNK(st.st_mode))
 			continue;
-		st_dev = st.st_dev;
-		/* as stat_kernel: on overlayfs a non-directory reports a per-layer device */
-		if (!strrchr(prefix, '/') || strrchr(prefix, '/') == prefix) {
-			if (!memo_stat("/", &dir))
-				st.st_dev = dir.st_dev;
-		} else {
-			char parent[PATH_MAX];
-
-			snprintf(parent, sizeof(parent), "%s", prefix);
-			if (!memo_stat(dirname(parent), &dir))
-				st.st_dev = dir.st_dev;
-		}
-		if (add_entry_st(c, cap, ix, prefix, &st, st_dev, access, &proto))
+		if (add_link_entry(c, cap, ix, prefix, st, access, why))
 			return -1;
 	}
 	return 0;
@@ -256,7 +259,7 @@ nomem:
  * Nearest compiled rule covering canonical `path` (the longest prefix, as py-sandboxes
  * decides): its access, 0 if none. explicit_only: the policy's own lines only.
  */
-static uint32_t compiled_access(const struct compiled *c, const char *path, bool explicit_only)
+uint32_t compiled_access(const struct compiled *c, const char *path, bool explicit_only)
 {
 	size_t best = 0;
 	uint32_t access = 0;
@@ -272,74 +275,6 @@ static uint32_t compiled_access(const struct compiled *c, const char *path, bool
 		}
 	}
 	return access;
-}
-
-/* mountinfo escapes space, tab, newline and backslash as \ooo. */
-static void unescape_octal(char *s)
-{
-	char *w = s;
-
-	for (char *r = s; *r; r++, w++) {
-		if (r[0] == '\\' && r[1] >= '0' && r[1] <= '7' && r[2] >= '0' && r[2] <= '7' &&
-		    r[3] >= '0' && r[3] <= '7') {
-			*w = (char)((r[1] - '0') * 64 + (r[2] - '0') * 8 + (r[3] - '0'));
-			r += 3;
-		} else {
-			*w = *r;
-		}
-	}
-	*w = '\0';
-}
-
-static int compile_mounts(struct compiled *c, struct diag_list *d)
-{
-	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char *line = NULL;
-	size_t cap = 0, mcap = 0;
-	int ret = 0;
-
-	if (!f) {
-		return diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
-				"cannot read /proc/self/mountinfo: %s", strerror(errno));
-	}
-	while (getline(&line, &cap, f) > 0 && !ret) {
-		char mnt[PATH_MAX];
-		unsigned maj, min;
-		uint32_t dev, acc;
-		size_t i;
-
-		if (sscanf(line, "%*s %*s %u:%u %*s %4095s", &maj, &min, mnt) != 3)
-			continue;
-		unescape_octal(mnt);
-		dev = (maj << 20) | min;
-		acc = compiled_access(c, mnt, false);
-		for (i = 0; i < c->n_mounts && c->mounts[i].dev != dev; i++)
-			;
-		if (i < c->n_mounts) {
-			c->mounts[i].access &= acc; /* a file system mounted twice: the least */
-			continue;
-		}
-		if (c->n_mounts == mcap) {
-			size_t ncap = mcap ? mcap * 2 : 64;
-			struct compiled_mount *v = realloc(c->mounts, ncap * sizeof(*v));
-
-			if (!v) {
-				ret = -1;
-				break;
-			}
-			c->mounts = v;
-			mcap = ncap;
-		}
-		c->mounts[c->n_mounts++] = (struct compiled_mount){ .dev = dev, .access = acc };
-	}
-	free(line);
-	fclose(f);
-	if (!ret && c->n_mounts > PYSB_MAX_MOUNTS) {
-		ret = diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
-			       "%zu file systems mounted, more than pysb-bpf's %d", c->n_mounts,
-			       PYSB_MAX_MOUNTS);
-	}
-	return ret;
 }
 
 bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
@@ -394,56 +329,236 @@ static bool script_grantable(const struct compiled *out, const char *named, cons
 	return true;
 }
 
-#define WHY_POLICY_LINK "a link naming the policy file: it keeps its name"
-#define WHY_POLICY_DIR	"a directory above the policy file: it keeps its name"
-#define WHY_RULE_LINK \
-	"a link a rule was named through, where the program may write: it keeps its name"
-#define WHY_RULE_DIR "a directory above a rule, where the program may write: it keeps its name"
+/* ---------------- names kept: what the next run resolves a path through */
+
+/* The compiled rules by canonical path, sorted: which directories the program may write,
+ * answered as the walk goes down (one lookup a directory). */
+struct rule_ref {
+	const char *path; /* the entry's own string: stable while entries are added */
+	uint32_t access;
+};
+
+struct rule_index {
+	struct rule_ref *v;
+	size_t n;
+	bool any_write;
+};
+
+static int cmp_rule_ref(const void *a, const void *b)
+{
+	return strcmp(((const struct rule_ref *)a)->path, ((const struct rule_ref *)b)->path);
+}
+
+static int rule_index_build(const struct compiled *c, struct rule_index *ri)
+{
+	ri->v = malloc((c->n_files + 1) * sizeof(*ri->v));
+	ri->n = 0;
+	ri->any_write = false;
+	if (!ri->v)
+		return -1;
+	for (size_t i = 0; i < c->n_files; i++) {
+		if (c->files[i].link)
+			continue; /* never walked through */
+		ri->v[ri->n++] = (struct rule_ref){ c->files[i].path, c->files[i].access };
+		ri->any_write |= c->files[i].access & PYSB_ACC_WRITE;
+	}
+	qsort(ri->v, ri->n, sizeof(*ri->v), cmp_rule_ref);
+	return 0;
+}
+
+static const struct rule_ref *rule_at(const struct rule_index *ri, const char *path)
+{
+	struct rule_ref key = { .path = path };
+
+	return bsearch(&key, ri->v, ri->n, sizeof(*ri->v), cmp_rule_ref);
+}
+
+struct keeper {
+	struct compiled *out;
+	size_t *cap;
+	struct file_index *ix;
+	struct rule_index ri;
+	const char *why_link, *why_other;
+	char missing_dir[PATH_MAX]; /* walk_keep's 1: the directory the missing entry is in */
+};
+
+/* Keeps the name of `entry` (lstat `lst`), looked up in a directory the program may write;
+ * `inherited`: what the rules grant it when it has no entry of its own. */
+static int keep_entry(struct keeper *k, const char *entry, const struct stat *lst,
+		      uint32_t inherited)
+{
+	struct compiled_file proto = { .implicit = true, .why = k->why_other };
+	struct stat st;
+	uint64_t st_dev;
+	size_t *slot;
+
+	if (S_ISLNK(lst->st_mode))
+		return add_link_entry(k->out, k->cap, k->ix, entry, *lst,
+				      PYSB_ACC_READ | PYSB_ACC_KEEP_NAME, k->why_link);
+	if (stat_kernel(entry, &st, &st_dev) || file_index_reserve(k->out, k->ix))
+		return 0;
+	slot = file_slot(k->out, k->ix, st_dev, st.st_ino);
+	if (*slot) { /* its own entry (any spelling): what it grants stays */
+		k->out->files[*slot - 1].access |= PYSB_ACC_KEEP_NAME;
+		return 0;
+	}
+	return add_entry_st(k->out, k->cap, k->ix, entry, &st, st_dev,
+			    inherited | PYSB_ACC_KEEP_NAME, &proto);
+}
+
+#define WALK_MAX_DEPTH (PATH_MAX / 2)
 
 /*
- * Keeps the name of each directory and link on `path` (absolute: as the policy file or
- * a rule was named, or canonical) whose parent the program may write: renamed away, with
- * a new one put in its place, the next run would read another policy, or resolve the
- * rule to another place.
+ * Walks absolute `path` entry by entry as the kernel resolves it: links followed (their
+ * targets' entries walked in turn, at most 40 links), `..` from the directory reached.
+ * Each entry looked up in a directory the program may write keeps its name: a link
+ * re-pointed, a directory renamed away with another in its place, the object replaced,
+ * would make the next run resolve `path` to what the program chose. Returns 0 when the
+ * path resolves (or cannot be walked: too long, a loop), 1 when an entry is missing
+ * (k->missing_dir: the directory it would be made in; *writable: may the program make
+ * it), -1 on an error (said).
  */
-static int keep_names_along(struct compiled *out, size_t *cap, struct file_index *ix,
-			    const char *path, const char *why_dir, const char *why_link)
+static int walk_keep(struct keeper *k, const char *path, bool *writable)
 {
-	struct compiled_file proto = { .implicit = true, .why = why_dir };
-	char prefix[PATH_MAX], real[PATH_MAX];
-	size_t len = strlen(path);
-	struct stat st;
-	int ret = 0;
+	static size_t len[WALK_MAX_DEPTH];   /* strlen(cur) at each depth */
+	static uint32_t acc[WALK_MAX_DEPTH]; /* what the rules grant cur at each depth */
+	char rest[2 * PATH_MAX + 2], next[2 * PATH_MAX + 2], cur[PATH_MAX], entry[PATH_MAX];
+	char target[PATH_MAX], *p = rest;
+	const struct rule_ref *r;
+	size_t d = 0;
+	int links = 0;
 
-	if (len >= sizeof(prefix) || path[0] != '/')
+	if (path[0] != '/' || snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
 		return 0;
-	for (size_t i = 1; i < len && !ret; i++) {
-		if (path[i] != '/')
+	cur[0] = '\0';
+	len[0] = 0;
+	r = rule_at(&k->ri, "/");
+	acc[0] = r ? r->access : 0;
+	while (*p) {
+		struct stat st;
+		size_t n;
+		char *name;
+
+		while (*p == '/')
+			p++;
+		name = p;
+		p += strcspn(p, "/");
+		n = (size_t)(p - name);
+		if (!n || (n == 1 && name[0] == '.'))
 			continue;
-		memcpy(prefix, path, i);
-		prefix[i] = '\0';
-		/* "dir/." and "dir/.." name no entry of their own ("./.py-sandboxes") */
-		if (!strcmp(strrchr(prefix, '/'), "/.") || !strcmp(strrchr(prefix, '/'), "/..") ||
-		    !parent_writable(out, prefix) || lstat(prefix, &st))
+		if (n == 2 && name[0] == '.' && name[1] == '.') {
+			d -= d > 0;
+			cur[len[d]] = '\0';
 			continue;
-		if (S_ISLNK(st.st_mode))
-			ret = add_links(out, cap, ix, prefix, PYSB_ACC_READ | PYSB_ACC_KEEP_NAME,
-					why_link);
-		else if (S_ISDIR(st.st_mode) && realpath(prefix, real))
-			ret = add_entry(out, cap, ix, real,
-					compiled_access(out, real, false) | PYSB_ACC_KEEP_NAME,
-					&proto);
+		}
+		if (len[d] + 1 + n >= sizeof(entry))
+			return 0;
+		snprintf(entry, sizeof(entry), "%s/%.*s", cur, (int)n, name);
+		if (memo_lstat(entry, &st)) {
+			snprintf(k->missing_dir, sizeof(k->missing_dir), "%s", cur[0] ? cur : "/");
+			*writable = acc[d] & PYSB_ACC_WRITE;
+			return errno == ENOENT ? 1 : 0;
+		}
+		r = rule_at(&k->ri, entry);
+		if ((acc[d] & PYSB_ACC_WRITE) && keep_entry(k, entry, &st, r ? r->access : acc[d]))
+			return -1;
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t t = readlink(entry, target, sizeof(target) - 1);
+
+			if (t <= 0 || ++links > 40)
+				return 0;
+			target[t] = '\0';
+			if (snprintf(next, sizeof(next), "%s/%s", target, p) >= (int)sizeof(next))
+				return 0;
+			memcpy(rest, next, strlen(next) + 1);
+			p = rest;
+			if (target[0] == '/') {
+				d = 0;
+				cur[0] = '\0';
+			}
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode) || d + 1 >= WALK_MAX_DEPTH)
+			return 0; /* the object (or what execve would refuse) */
+		memcpy(cur, entry, strlen(entry) + 1);
+		len[++d] = strlen(cur);
+		acc[d] = r ? r->access : acc[d - 1];
 	}
-	return ret;
+	return 0;
+}
+
+#define WHY_POLICY_LINK "a link naming the policy file: it keeps its name"
+#define WHY_POLICY_DIR	"on the way to the policy file: it keeps its name"
+#define WHY_RULE_LINK \
+	"a link a rule was named through, where the program may write: it keeps its name"
+#define WHY_RULE_DIR "on the way to a rule, where the program may write: it keeps its name"
+
+/* The absolute form of policy file `file` as it was named (relative to the cwd). */
+static bool named_file(const char *file, char *named, size_t len)
+{
+	char cwd[PATH_MAX];
+
+	if (file[0] == '/')
+		return snprintf(named, len, "%s", file) < (int)len;
+	return getcwd(cwd, sizeof(cwd)) && snprintf(named, len, "%s/%s", cwd, file) < (int)len;
+}
+
+/*
+ * The names each policy file (the root file, each include) and each rule is resolved
+ * through, where the program may write: every entry the next run's lookup passes (links
+ * on its way and in their targets, directories, the object itself) keeps its name
+ * (KEEP_NAME), with what the rules grant it. The policy files themselves get a rule
+ * without WRITE (protect_policy_files). An include? whose file is missing where the
+ * program could make it is refused: the next run would obey what it wrote there.
+ */
+static int keep_policy_names(const struct policy *p, struct compiled *out, size_t *cap,
+			     struct file_index *ix, struct diag_list *d)
+{
+	struct keeper k = { .out = out, .cap = cap, .ix = ix };
+	char named[PATH_MAX];
+	bool writable = false;
+	int ret = 0, w;
+
+	if (rule_index_build(out, &k.ri))
+		return diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+				"out of memory compiling the policy");
+	if (!k.ri.any_write)
+		goto out; /* nothing the program may write: every name stays as it is */
+	k.why_link = WHY_POLICY_LINK;
+	k.why_other = WHY_POLICY_DIR;
+	if (p->n_files && named_file(p->files[0], named, sizeof(named)))
+		ret = walk_keep(&k, named, &writable) < 0;
+	for (size_t i = 0; i < p->n_includes && !ret; i++) {
+		w = walk_keep(&k, p->includes[i].named, &writable);
+		ret = w < 0;
+		if (w != 1 || !writable || !p->includes[i].missing)
+			continue;
+		ret = diag_add(
+			d, DIAG_ERROR, src_at(&p->includes[i].src),
+			"create the file (it may be empty: it is then kept as the policy "
+			"file is), or remove the line",
+			"include? names %s, which does not exist, and the program may write "
+			"%s: it could write its own rules there, and the next run would obey "
+			"them",
+			p->includes[i].named, k.missing_dir);
+	}
+	k.why_link = WHY_RULE_LINK;
+	k.why_other = WHY_RULE_DIR;
+	for (size_t i = 0; i < p->n_paths && !ret; i++)
+		ret = p->paths[i].named && walk_keep(&k, p->paths[i].named, &writable) < 0;
+	for (size_t i = 0; i < p->n_also_named && !ret; i++)
+		ret = walk_keep(&k, p->also_named[i], &writable) < 0;
+out:
+	free(k.ri.v);
+	return ret ? -1 : 0;
 }
 
 /*
  * The policy files themselves (the root file and its includes), when the policy lets the
  * program write where they lie: the next run, or the daemon's next reload, would obey
  * what the program wrote. Each such file gets a rule of its own without WRITE and with
- * KEEP_NAME (no unlink, no rename away or over it); so do the links it was named through
- * (re-pointed, they would name another file) and the directories on both ways to it
- * whose parent the program may write (sub/ renamed away, a new sub/.py-sandboxes).
+ * KEEP_NAME (no unlink, no rename away or over it); the names on the way to it are kept
+ * by keep_policy_names.
  */
 static int protect_policy_files(const struct policy *p, struct compiled *out, size_t *cap,
 				struct file_index *ix)
@@ -451,32 +566,17 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 	int ret = 0;
 
 	for (size_t i = 0; i < p->n_files && !ret; i++) {
-		char real[PATH_MAX], named[PATH_MAX], cwd[PATH_MAX];
 		struct compiled_file proto = {
 			.implicit = true,
 			.why = "the policy file: the program it confines never changes it",
 		};
+		char real[PATH_MAX];
 		struct stat st;
 		uint64_t st_dev;
 		uint32_t acc;
 
 		if (!realpath(p->files[i], real))
 			continue;
-		if (p->files[i][0] == '/')
-			snprintf(named, sizeof(named), "%s", p->files[i]);
-		else if (!getcwd(cwd, sizeof(cwd)) || snprintf(named, sizeof(named), "%s/%s", cwd,
-							       p->files[i]) >= (int)sizeof(named))
-			named[0] = '\0';
-		if (named[0]) {
-			ret = add_links(out, cap, ix, named, PYSB_ACC_READ | PYSB_ACC_KEEP_NAME,
-					WHY_POLICY_LINK);
-			ret = ret
-				      ?: keep_names_along(out, cap, ix, named, WHY_POLICY_DIR,
-							  WHY_POLICY_LINK);
-		}
-		ret = ret ?: keep_names_along(out, cap, ix, real, WHY_POLICY_DIR, WHY_POLICY_LINK);
-		if (ret)
-			break;
 		acc = compiled_access(out, real, false);
 		if (!((acc & PYSB_ACC_WRITE) || parent_writable(out, real)) ||
 		    stat_kernel(real, &st, &st_dev))
@@ -487,78 +587,6 @@ static int protect_policy_files(const struct policy *p, struct compiled *out, si
 		if (!ret)
 			out->files[*file_slot(out, ix, st_dev, st.st_ino) - 1].access =
 				(acc & ~PYSB_ACC_WRITE) | PYSB_ACC_KEEP_NAME;
-	}
-	return ret;
-}
-
-/*
- * The names each explicit rule was resolved through, where the program may write: the
- * links on its way (re-pointed, the next run's rule would name their new target), the
- * directories above it (renamed away, with another put in their place) and the rule's own
- * object (unlinked and made anew, a file under a deeper expose-ro= would be the program's
- * own; replaced by a link, the next run would grant what the link names). Each keeps its
- * name (KEEP_NAME), as the policy files do; what each grants stays what the rules say.
- */
-static int keep_rule_names(const struct policy *p, struct compiled *out, size_t *cap,
-			   struct file_index *ix)
-{
-	struct compiled_file proto = {
-		.implicit = true,
-		.why = "a rule's own object, where the program may write: it keeps its name",
-	};
-	int ret = 0;
-
-	for (size_t i = 0; i < p->n_paths && !ret; i++) {
-		const char *named = p->paths[i].named, *canon = p->paths[i].path;
-		struct stat st;
-
-		if (named) {
-			ret = keep_names_along(out, cap, ix, named, WHY_RULE_DIR, WHY_RULE_LINK);
-			if (!ret && parent_writable(out, named) && !lstat(named, &st) &&
-			    S_ISLNK(st.st_mode))
-				ret = add_links(out, cap, ix, named,
-						PYSB_ACC_READ | PYSB_ACC_KEEP_NAME, WHY_RULE_LINK);
-		}
-		ret = ret ?: keep_names_along(out, cap, ix, canon, WHY_RULE_DIR, WHY_RULE_LINK);
-		if (!ret && strcmp(canon, "/") && parent_writable(out, canon))
-			ret = add_entry(out, cap, ix, canon, PYSB_ACC_KEEP_NAME, &proto);
-	}
-	return ret;
-}
-
-/*
- * An include? whose file is missing, where the program could make it: in a directory it
- * may write, or below a name on the way it may rename or re-point. The next run would
- * obey the rules it wrote there, so the policy is refused until the file exists (then it
- * is kept as every policy file is) or the line goes.
- */
-static int refuse_writable_absent(const struct policy *p, const struct compiled *out,
-				  struct diag_list *d)
-{
-	int ret = 0;
-
-	for (size_t i = 0; i < p->n_absent; i++) {
-		const char *path = p->absent[i].path;
-		char prefix[PATH_MAX], real[PATH_MAX];
-		size_t len = strlen(path);
-
-		for (size_t j = 1; j <= len && len < sizeof(prefix) && path[0] == '/'; j++) {
-			if (j < len && path[j] != '/')
-				continue;
-			memcpy(prefix, path, j);
-			prefix[j] = '\0';
-			if (!parent_writable(out, prefix) || !realpath(dirname(prefix), real))
-				continue;
-			ret = diag_add(
-				d, DIAG_ERROR, src_at(&p->absent[i].src),
-				"create the file (it may be empty: it is then kept as the "
-				"policy file is), or remove the line",
-				"include? names %s, which does not exist, and the program may "
-				"write %s: it could write its own rules there, and the next run "
-				"would obey them",
-				path, real);
-			break;
-		}
 	}
 	return ret;
 }
@@ -614,9 +642,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	if (!ret)
 		ret = protect_policy_files(p, out, &cap, &ix);
 	if (!ret)
-		ret = keep_rule_names(p, out, &cap, &ix);
-	if (!ret)
-		ret = refuse_writable_absent(p, out, o->diag);
+		ret = keep_policy_names(p, out, &cap, &ix, o->diag);
 	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out, o->diag);

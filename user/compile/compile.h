@@ -214,6 +214,11 @@ int implicit_paths(const char *interpreter, const char *script, struct implicit_
  * Python installed or removed, computes it again). NULL (the default): no cache. */
 extern const char *implicit_cache_dir;
 void implicit_paths_free(struct implicit_path *v, size_t n);
+/* Nearest compiled rule covering canonical `path` (the longest prefix): its access, 0 if
+ * none. explicit_only: the policy's own lines only. */
+uint32_t compiled_access(const struct compiled *c, const char *path, bool explicit_only);
+/* The mounted file systems into c->mounts, with their access (compile_mounts.c). */
+int compile_mounts(struct compiled *c, struct diag_list *d);
 /* Is `interp` a Python (its name, or its target's, starts with "python")? */
 bool interpreter_is_python(const char *interp);
 

@@ -274,3 +274,27 @@ int sandbox_cgroup_gc(uint64_t *alive, size_t *n_alive, size_t cap)
 	closedir(d);
 	return 0;
 }
+
+bool sandbox_cgroup_id_listed(uint64_t id)
+{
+	char root[PATH_MAX], parent[PATH_MAX + 16], p[PATH_MAX * 2];
+	struct dirent *de;
+	struct stat st;
+	bool found = false;
+	DIR *d;
+
+	if (cgroup2_mount(root, sizeof(root)))
+		return true; /* unknown: kept */
+	snprintf(parent, sizeof(parent), "%s/%s", root, PYSB_CGROUP_PARENT);
+	d = opendir(parent);
+	if (!d)
+		return errno != ENOENT;
+	while (!found && (de = readdir(d))) {
+		if (strncmp(de->d_name, "run-", 4))
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", parent, de->d_name);
+		found = !stat(p, &st) && (uint64_t)st.st_ino == id;
+	}
+	closedir(d);
+	return found;
+}

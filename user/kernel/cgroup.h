@@ -37,5 +37,9 @@ int sandbox_cgroup_destroy(struct sandbox_cgroup *cg);
  * cgroups that still exist (for loader_gc).
  */
 int sandbox_cgroup_gc(uint64_t *alive, size_t *n_alive, size_t cap);
+/* Is a run cgroup with id `id` there now (or is that unknown)? loader_gc asks it again
+ * before it forgets a sandbox: a run may have made and registered its cgroup since the
+ * list was read. */
+bool sandbox_cgroup_id_listed(uint64_t id);
 
 #endif /* PYSB_CGROUP_H */

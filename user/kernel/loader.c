@@ -363,8 +363,11 @@ void loader_gc(struct loader *l, const uint64_t *alive, size_t n_alive)
 
 		for (size_t i = 0; i < n_alive && !found; i++)
 			found = alive[i] == next;
+		/* the daemon's are its own to keep; a cgroup made and registered by another run
+		 * since `alive` was read is there when asked again (else its program would run
+		 * with no sandbox) */
 		if (!found && !bpf_map_lookup_elem(map, &next, &cfg) &&
-		    !(cfg.flags & PYSB_SB_DAEMON)) { /* the daemon's are its own to keep */
+		    !(cfg.flags & PYSB_SB_DAEMON) && !sandbox_cgroup_id_listed(next)) {
 			pr_info("removing sandbox %u: its cgroup (id %llu) is gone", cfg.id,
 				(unsigned long long)next);
 			loader_sandbox_free(l, next, cfg.id);

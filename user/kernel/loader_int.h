@@ -24,6 +24,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "cgroup.h"
 #include "loader.h"
 #include "log.h"
 #include "stopwatch.h"

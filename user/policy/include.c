@@ -138,23 +138,25 @@ const char *add_file(struct parser *ps, const char *name)
 	return *slot;
 }
 
-/* An include? whose file is missing: compile refuses it where the program could write
- * it (user/compile/compile.c, keep_absent_includes). */
-static void note_absent(struct parser *ps, const struct line *ln, size_t off, const char *full)
+/* An include line's file, as named (missing: an include? whose file is not there):
+ * compile keeps the names on its way, and refuses a missing one the program could make
+ * (user/compile/compile.c, keep_policy_names). */
+static void note_include(struct parser *ps, const struct line *ln, size_t off, const char *full,
+			 bool missing)
 {
-	struct policy_absent *a = vec_push(&ps->p->absent, &ps->p->n_absent, sizeof(*a));
-
+	struct policy_include *a = vec_push(&ps->p->includes, &ps->p->n_includes, sizeof(*a));
 	char *s, *w;
 
-	if (!a || !(a->path = strdup(full))) {
+	if (!a || !(a->named = strdup(full))) {
 		ps->oom = true;
 		return;
 	}
 	/* "dir/./name" (a bare name next to its file) as "dir/name" */
-	for (s = w = a->path; *s; *w++ = *s++)
+	for (s = w = a->named; *s; *w++ = *s++)
 		while (s[0] == '/' && s[1] == '.' && s[2] == '/')
 			s += 2;
 	*w = '\0';
+	a->missing = missing;
 	a->src = line_src(ln, off);
 }
 
@@ -193,7 +195,7 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 						       "substitutes variables)"
 						     : "");
 		else
-			note_absent(ps, ln, off, full);
+			note_include(ps, ln, off, full, true);
 		goto cleanup;
 	}
 	if (!canon) {
@@ -201,6 +203,7 @@ static void load_include(struct parser *ps, struct line *ln, size_t off, const c
 		       strerror(errno));
 		goto cleanup;
 	}
+	note_include(ps, ln, off, full, false);
 	if (visited(ps, canon))
 		goto cleanup; /* already loaded: a loop or a repeat, cut silently */
 	if (ps->depth >= MAX_INCLUDE_DEPTH) {

@@ -350,9 +350,12 @@ void policy_free(struct policy *p)
 		free(p->paths[i].spelled);
 		free(p->paths[i].named);
 	}
-	for (size_t i = 0; i < p->n_absent; i++)
-		free(p->absent[i].path);
-	free(p->absent);
+	for (size_t i = 0; i < p->n_includes; i++)
+		free(p->includes[i].named);
+	free(p->includes);
+	for (size_t i = 0; i < p->n_also_named; i++)
+		free(p->also_named[i]);
+	free(p->also_named);
 	for (size_t i = 0; i < p->n_ignores; i++)
 		free(p->ignores[i].glob);
 	for (size_t i = 0; i < p->n_nets; i++)

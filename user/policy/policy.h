@@ -103,12 +103,17 @@ struct policy {
 	size_t n_params;
 	char **files; /* every file read (root first), owners of policy_src.file */
 	size_t n_files;
-	/* include? lines whose file was missing: absolute as named, and where */
-	struct policy_absent {
-		char *path;
+	/* every include line: the file absolute as named (links not resolved), whether it
+	 * was missing (include?), and where; compile keeps the names on its way */
+	struct policy_include {
+		char *named;
+		bool missing;
 		struct policy_src src;
-	} * absent;
-	size_t n_absent;
+	} * includes;
+	size_t n_includes;
+	/* the spellings of expose-*= lines dropped as duplicates of a path (as `named`) */
+	char **also_named;
+	size_t n_also_named;
 };
 
 /* One command-line override ("--key=value" of `pysb-bpf run`), appended after the file. */

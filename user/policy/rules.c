@@ -55,7 +55,18 @@ static void store_path(struct parser *ps, struct line *ln, const struct keydef *
 			       "mode per path",
 			       kd->key, spelled, prev->src.file, prev->src.line, canon,
 			       prev->access == POLICY_RO ? "read-only" : "read-write");
-		goto drop; /* same mode: a duplicate, dropped */
+		/* same mode: a duplicate, dropped; its spelling is kept for compile */
+		if (named) {
+			char **also = vec_push(&p->also_named, &p->n_also_named, sizeof(*also));
+
+			if (!also) {
+				ps->oom = true;
+				goto drop;
+			}
+			*also = named;
+			named = NULL;
+		}
+		goto drop;
 	}
 	pp = vec_push(&p->paths, &p->n_paths, sizeof(*pp));
 	if (!pp) {

@@ -58,11 +58,17 @@ void sandbox_gc(struct loader *l)
 }
 
 /* Undoes kernel_prepare: the cgroup first (nothing of it may outlive its sandbox), then
- * the sandbox id, then this process's references to the instance. */
+ * the sandbox id, then this process's references to the instance. An id still clean (no
+ * rule written, never registered: a run cancelled before its rules) is let go without
+ * looking for its entries in every rule map, and without bumping the generation. */
 static void kernel_undo(struct sandbox_cgroup *cg, struct loader *l, uint32_t id)
 {
-	if (sandbox_cgroup_destroy(cg) == 0 && id)
-		loader_sandbox_free(l, cg->id, id);
+	if (sandbox_cgroup_destroy(cg) == 0 && id) {
+		if (l->id_clean && l->sandbox_id == id)
+			loader_sandbox_free_gone(l, id);
+		else
+			loader_sandbox_free(l, cg->id, id);
+	}
 	loader_stop(l);
 }
 
