@@ -61,6 +61,28 @@ if __name__ == '__main__':
 	expect_line "$T/out" "exe $(python3 -c 'import sys; print(sys.executable)') argv0 python3"
 }
 
+# `sudo pysb-bpf run` (the README's flow): the program runs as the invoking user, with
+# that user's HOME, USER and LOGNAME, and the policy's ~ is theirs (found by a user: sudo
+# leaves root's HOME, so the user's ~/.config/app was denied, and learning missed it).
+# sudo is simulated by the environment Debian's sudo sets.
+test_users_sudo_program_gets_the_users_home() {
+	users_setup
+	local u=pysb-alice
+	id "$u" >/dev/null 2>&1 || useradd -M -d "$T/alice" "$u" || fail "useradd $u"
+	mkdir -p "$T/alice/.config/app"
+	echo conf-of-alice >"$T/alice/.config/app/conf"
+	chown -R "$u" "$T/alice"
+	chmod 755 "$T"
+	printf 'expose-ro=~/.config/app\nenv=HOME=${HOME}\nenv=USER=${USER}\n' >"$T/policy"
+	SUDO_UID=$(id -u "$u") SUDO_GID=$(id -g "$u") SUDO_USER=$u HOME=/root USER=root LOGNAME=root \
+		run_sb "$T/policy" /usr/bin/python3 -c "import os
+print('as', os.environ.get('HOME'), os.environ.get('USER'), os.getuid())
+print(open(os.path.expanduser('~/.config/app/conf')).read().strip())"
+	expect_rc 0
+	expect_line "$T/out" "as $T/alice $u $(id -u "$u")"
+	expect_line "$T/out" "conf-of-alice"
+}
+
 test_users_python_on_path() {
 	users_setup
 	# `python` where the guest has one, else a link on PATH as python-is-python3 makes

@@ -31,12 +31,10 @@ static int launch_modes(struct cli *c, const struct policy *p, bool *os_none)
 	return 0;
 }
 
-/* Who runs it first, and what runs: a pyenv/asdf shim is resolved as that user
- * (user/run/program.c). 0, or program_resolve's status. */
-static int resolve_program(const struct cli *c, struct identity *id, struct program *prog)
+/* What runs: a pyenv/asdf shim is resolved as the user it runs as (`id`,
+ * user/run/program.c). 0, or program_resolve's status. */
+static int resolve_program(const struct cli *c, const struct identity *id, struct program *prog)
 {
-	if (resolve_identity(c->user, id))
-		return EXIT_PYSB_ERROR;
 	return program_resolve(c->rest, c->n_rest,
 			       &(struct program_opts){ .uid = id->uid,
 						       .gid = id->gid,
@@ -101,8 +99,9 @@ int cmd_run(struct cli *cli)
 	if (c.learn && (learn_check_target(c.learn_file ? c.learn_file : c.policy, true) ||
 			learn_prepare(c.policy, &created)))
 		goto out;
-	p = load_policy(&c);
-	if (!p || (c.learn && policy_check_learn(p)))
+	/* who the program runs as, first: the policy's ~ is that user's */
+	if (resolve_identity(c.user, &id) || !(p = load_policy(&c)) ||
+	    (c.learn && policy_check_learn(p)))
 		goto out;
 	if (launch_modes(&c, p, &os_none))
 		goto out;

@@ -111,6 +111,13 @@ int resolve_identity(const char *user, struct identity *id)
 		return -1;
 	}
 	pr_info("the program runs as %s (uid %u, gid %u)", pw->pw_name, id->uid, id->gid);
+	/* Its own ~: sudo leaves root's HOME, USER and LOGNAME, and the policy's ~ and
+	 * ${HOME}, the program's env=HOME=${HOME} and what learning spells ~ would be root's. */
+	if (setenv("HOME", pw->pw_dir, 1) || setenv("USER", pw->pw_name, 1) ||
+	    setenv("LOGNAME", pw->pw_name, 1)) {
+		pr_err("cannot set HOME for user %s: %s", pw->pw_name, strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
