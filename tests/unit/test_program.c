@@ -18,6 +18,7 @@ static char tmp[] = "/tmp/pysb-program-XXXXXX";
 #include "compile.h"
 #include "fixture.h"
 #include "program.h"
+#include "capture.h"
 
 /* Never through a symlink: the tests' links point at tmp/true, and fopen would write
  * into what they name. */
@@ -219,8 +220,14 @@ static void test_py_file_without_shebang_runs_with_python3(void **state)
 	program_free(&p);
 }
 
+static int resolve_crlf(void *arg)
+{
+	return resolve(arg, (char *[]){ "./crlf.py", NULL });
+}
+
 static void test_env_shebang_runs_the_interpreter_directly(void **state)
 {
+	char err[4096];
 	struct program p;
 
 	(void)state;
@@ -249,6 +256,12 @@ static void test_env_shebang_runs_the_interpreter_directly(void **state)
 	/* an interpreter env cannot find: not found, said before anything starts */
 	put_exec("bad.py", "#!/usr/bin/env no-such-python\n");
 	assert_int_equal(resolve(&p, (char *[]){ "./bad.py", NULL }), 127);
+	/* Windows line ends: not "cannot open /usr/bin/python3", which exists (found by a
+	 * user); said as what it is */
+	put_exec("crlf.py", "#!/bin/echo\r\nprint(1)\r\n");
+	assert_int_equal(capture_output(resolve_crlf, &p, false, err, sizeof(err)), 127);
+	assert_non_null(strstr(err, "crlf.py: its #! line ends with a carriage return"));
+	assert_null(strstr(err, "cannot open /bin/echo"));
 }
 
 static void test_direct_shebang_and_loops(void **state)

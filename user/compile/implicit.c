@@ -313,6 +313,19 @@ static const struct {
 	 * whether selinuxfs is there: a denial per child otherwise. It lists file
 	 * system types, nothing of the machine's data. */
 	{ "/proc/filesystems", PYSB_ACC_READ, "file system types (libselinux)" },
+	/* Public facts ordinary programs read (found by a user: each was a deny line, or a
+	 * failure, with a hand-written policy): the CPU count (glibc's get_nprocs, for
+	 * os.cpu_count() and every thread pool), the MIME types (mimetypes: http.server
+	 * failed every file), the distribution's name (platform). */
+	{ "/sys/devices/system/cpu/online", PYSB_ACC_READ, "CPU count (os.cpu_count)" },
+	{ "/sys/devices/system/cpu/possible", PYSB_ACC_READ, "CPU count (os.cpu_count)" },
+	{ "/etc/mime.types", PYSB_ACC_READ, "MIME types (mimetypes, http.server)" },
+	{ "/etc/os-release", PYSB_ACC_READ, "distribution name (platform)" },
+	{ "/usr/lib/os-release", PYSB_ACC_READ, "distribution name (platform)" },
+	/* The program's controlling terminal (getpass, prompts): under run its own pty, or
+	 * none with pipes (ENXIO); confined in place, the one it already has. Opening it
+	 * gives no other terminal, and its injecting ioctls are refused on any file. */
+	{ "/dev/tty", PYSB_ACC_RW, "the program's own controlling terminal" },
 };
 
 static int add_runtime(struct implicit_set *s)

@@ -469,6 +469,14 @@ static int resolve_interpreter(struct chain *c, const char *file, const char *in
 	char path[PATH_MAX], argbuf[256];
 	int ret;
 
+	/* a script saved with Windows line ends: the kernel looks for "python3\r" */
+	if (strchr(interp, '\r') || strchr(arg, '\r')) {
+		pr_err("%s: its #! line ends with a carriage return (\\r: the file has Windows "
+		       "line ends, CRLF), so the kernel looks for an interpreter whose name ends "
+		       "with it; convert the file (dos2unix %s)",
+		       file, file);
+		return EXIT_NOT_FOUND;
+	}
 	if (!strcmp(base(interp), "env") && arg[0]) {
 		char *words[16];
 		const char *why;
