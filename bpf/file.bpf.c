@@ -342,6 +342,20 @@ static __always_inline bool is_cgroupfs(struct inode *inode)
  * Judges an open file (file_open, file_receive) for `want`. `file` is the hook's own
  * argument: its fields are read with plain (BTF) loads, no helper call, on the hot path.
  */
+/*
+ * Before 6.5 overlayfs opens the layer's file under the overlay file's own path
+ * (open_with_fake_path: f_path on the overlay, f_inode the layer's), with its creator
+ * cred, once the overlay file itself was judged: the same open, judged twice (and, in
+ * audit mode, reported twice: found by a user on 6.1). Since 6.5 the layer is opened
+ * through an internal mount (kernel_internal_open).
+ */
+static __always_inline bool overlay_fake_path_open(struct file *file)
+{
+	return BPF_CORE_READ(file, f_path.dentry, d_sb, s_magic) == OVERLAYFS_SUPER_MAGIC &&
+	       BPF_CORE_READ(file, f_inode, i_sb, s_magic) != OVERLAYFS_SUPER_MAGIC &&
+	       overlay_internal();
+}
+
 static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
 				      struct file *file, __u32 want)
 {
@@ -354,7 +368,8 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, want, d, mnt, EPERM);
 	if ((walk_from(&c, d, mnt, cfg) & want) == want)
 		return 0;
-	if (kernel_internal_open(&file->f_path) || sandbox_proc_entry(inode, want, cgid))
+	if (kernel_internal_open(&file->f_path) || overlay_fake_path_open(file) ||
+	    sandbox_proc_entry(inode, want, cgid))
 		return 0;
 	if (op == PYSB_OP_OPEN && reopen_of_held_pipe(file, inode, want))
 		return 0;

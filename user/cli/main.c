@@ -10,7 +10,11 @@
 static int cmd_check(struct cli *c)
 {
 	struct check_opts o = { .envp = environ };
+	struct identity id;
 
+	/* the policy's ~ as `run` reads it: through sudo (or --user), the program's user's */
+	if (resolve_identity(c->user, &id))
+		return 1;
 	o.policy = c->policy;
 	o.overrides = c->overrides;
 	o.n_overrides = c->n_overrides;

@@ -322,10 +322,6 @@ static const struct {
 	{ "/etc/mime.types", PYSB_ACC_READ, "MIME types (mimetypes, http.server)" },
 	{ "/etc/os-release", PYSB_ACC_READ, "distribution name (platform)" },
 	{ "/usr/lib/os-release", PYSB_ACC_READ, "distribution name (platform)" },
-	/* The program's controlling terminal (getpass, prompts): under run its own pty, or
-	 * none with pipes (ENXIO); confined in place, the one it already has. Opening it
-	 * gives no other terminal, and its injecting ioctls are refused on any file. */
-	{ "/dev/tty", PYSB_ACC_RW, "the program's own controlling terminal" },
 };
 
 static int add_runtime(struct implicit_set *s)

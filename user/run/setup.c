@@ -58,13 +58,15 @@ void sandbox_gc(struct loader *l)
 }
 
 /* Undoes kernel_prepare: the cgroup first (nothing of it may outlive its sandbox), then
- * the sandbox id, then this process's references to the instance. An id still clean (no
- * rule written, never registered: a run cancelled before its rules) is let go without
- * looking for its entries in every rule map, and without bumping the generation. */
-static void kernel_undo(struct sandbox_cgroup *cg, struct loader *l, uint32_t id)
+ * the sandbox id, then this process's references to the instance. An id still clean that
+ * no fill has touched (`filling` false: a run cancelled before its rules) is let go
+ * without looking for its entries in every rule map, and without bumping the generation;
+ * after a fill that failed half way (a full map) its entries are looked for and removed,
+ * or the next run taking the id would inherit them. */
+static void kernel_undo(struct sandbox_cgroup *cg, struct loader *l, uint32_t id, bool filling)
 {
 	if (sandbox_cgroup_destroy(cg) == 0 && id) {
-		if (l->id_clean && l->sandbox_id == id)
+		if (!filling && l->id_clean && l->sandbox_id == id)
 			loader_sandbox_free_gone(l, id);
 		else
 			loader_sandbox_free(l, cg->id, id);
@@ -123,7 +125,7 @@ static int kernel_prepare(struct sandbox_cgroup *cg, struct loader *l, uint32_t 
 	stopwatch("attach cgroup");
 	return 0;
 fail:
-	kernel_undo(cg, l, *id);
+	kernel_undo(cg, l, *id, false);
 	return -1;
 }
 
@@ -154,7 +156,7 @@ static int policy_finish(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	stopwatch("add sandbox");
 	return 0;
 fail:
-	kernel_undo(cg, l, cfg->id);
+	kernel_undo(cg, l, cfg->id, true);
 	return -1;
 }
 
@@ -234,7 +236,7 @@ void sandbox_prep_cancel(struct sandbox_prep *sp)
 	uint32_t id, ring_bytes;
 
 	if (sp && !prep_join(sp, &cg, &l, &id, &ring_bytes))
-		kernel_undo(&cg, &l, id);
+		kernel_undo(&cg, &l, id, false);
 }
 
 int sandbox_prep_finish(struct sandbox_prep *sp, const struct run_opts *o,
@@ -248,7 +250,7 @@ int sandbox_prep_finish(struct sandbox_prep *sp, const struct run_opts *o,
 		return -1;
 	if (ring_bytes != o->ringbuf_bytes) {
 		/* the policy's own size (bpf.events-buffer): the set-up again, with its ring */
-		kernel_undo(cg, l, cfg->id);
+		kernel_undo(cg, l, cfg->id, false);
 		*cg = (struct sandbox_cgroup){ .fd = -1 };
 		*l = (struct loader){ 0 };
 		cfg->id = 0;
