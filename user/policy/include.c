@@ -145,17 +145,12 @@ static void note_include(struct parser *ps, const struct line *ln, size_t off, c
 			 bool missing)
 {
 	struct policy_include *a = vec_push(&ps->p->includes, &ps->p->n_includes, sizeof(*a));
-	char *s, *w;
 
-	if (!a || !(a->named = strdup(full))) {
+	/* "dir/./name" (a bare name next to its file) as "dir/name" */
+	if (!a || !((a->named = clean_abs(full)) || (a->named = strdup(full)))) {
 		ps->oom = true;
 		return;
 	}
-	/* "dir/./name" (a bare name next to its file) as "dir/name" */
-	for (s = w = a->named; *s; *w++ = *s++)
-		while (s[0] == '/' && s[1] == '.' && s[2] == '/')
-			s += 2;
-	*w = '\0';
 	a->missing = missing;
 	a->src = line_src(ln, off);
 }

@@ -121,6 +121,9 @@ const char *read_error(int err);
 int read_whole(const char *path, char **buf, size_t *len);
 char *join_path(const char *dir, const char *rel);
 char *abs_path(const struct parser *ps, const char *s);
+/* "/a//b/./c" -> "/a/b/c"; NULL when a component is "..", or the path ends with "/" or
+ * "/." (those need realpath's own rules), or out of memory. */
+char *clean_abs(const char *abs);
 char *dir_of(const char *abs);
 void free_names(char **names, size_t n);
 char *canonical_path(struct parser *ps, const char *abs);

@@ -106,7 +106,7 @@ char *dir_of(const char *abs)
 
 /* "/a//b/./c" -> "/a/b/c"; NULL when a component is "..", or the path ends with "/" or
  * "/." (those need realpath's own rules). */
-static char *clean_abs(const char *abs)
+char *clean_abs(const char *abs)
 {
 	size_t n = strlen(abs), w = 0;
 	char *out = malloc(n + 1);

@@ -657,11 +657,8 @@ int program_argv0_for(struct program *p, char *const *envp)
 	char *abs;
 
 	if (!p->argv || !p->argv[0] || strchr(p->argv[0], '/') || !p->interp[0] ||
-	    !interpreter_is_python(p->interp))
+	    !interpreter_is_python(p->interp) || policy_envp_get(envp, "PATH"))
 		return 0;
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (!strncmp(envp[i], "PATH=", 5))
-			return 0;
 	abs = strdup(p->interp);
 	if (!abs)
 		return -1;
