@@ -36,7 +36,7 @@ EOF
 	sleep 0.5
 	id=$(sed -n 's/^pysb-bpf: sandbox \([0-9]*\): its event ring buffer holds.*/\1/p' "$T/err-a")
 	cg=$(sed -n 's/^pysb-bpf: cgroup \(.*\) (id [0-9]*)$/\1/p' "$T/err-a")
-	[ -n "$id" ] && [ -d "$cg" ] || fail "no sandbox id or cgroup in run A's log: $(head -c 2000 "$T/err-a")"
+	[ -n "$id" ] && [ -d "$cg" ] || fail "no sandbox id or cgroup in run A's log: $(grep -E 'sandbox|cgroup' "$T/err-a" | cut -c1-200)"
 	# Its tasks gone, its sandbox is dead: a later run takes the id back.
 	echo 1 >"$cg/cgroup.kill"
 	for i in $(seq 50); do grep -q "populated 0" "$cg/cgroup.events" && break; sleep 0.1; done

@@ -50,13 +50,22 @@ int log_to_journal(void)
 	return cached;
 }
 
+/*
+ * A line is written whole, by one fprintf on the unbuffered stderr (glibc then makes it
+ * one write): run's set-up thread logs while the main thread does, and the program shares
+ * the descriptor; a line split between writes came out as "pysb-bpf: pysb-bpf: ...".
+ */
 static void vlog(int prio, const char *tag, const char *fmt, va_list ap)
 {
+	char jprio[8] = "";
+	char *msg;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
 	if (log_to_journal())
-		fprintf(stderr, "<%d>", prio);
-	fprintf(stderr, "pysb-bpf: %s", tag);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+		snprintf(jprio, sizeof(jprio), "<%d>", prio);
+	fprintf(stderr, "%spysb-bpf: %s%s\n", jprio, tag, msg ? msg : fmt);
+	free(msg);
 }
 
 /* prio: syslog's (3 err, 4 warning, 6 info, 7 debug) */
