@@ -120,6 +120,14 @@ wait_line() {
 	return 1
 }
 
+# has_bytes FILE SEQ...: FILE holds each byte sequence SEQ (Python escapes: \r, \n, \x1b),
+# across lines: for what a terminal shows, where CR and LF are the point.
+has_bytes() {
+	python3 -c 'import sys
+d = open(sys.argv[1], "rb").read()
+sys.exit(not all(s.encode().decode("unicode_escape").encode("latin-1") in d for s in sys.argv[2:]))' "$@"
+}
+
 # count_lines FILE ERE: how many lines of FILE match ERE (0 if FILE is missing).
 count_lines() {
 	local LC_ALL=C l c=0

@@ -267,3 +267,46 @@ test_users_program_under_no_exposed_directory() {
 	expect_rc 1
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
 }
+
+# `script -qec CMD /dev/null </dev/null`, the common way to give a program a terminal in
+# CI (found by a user): the typescript holds what the program wrote byte for byte, as it
+# does natively: its CR LF not made CR CR LF by the caller's terminal, a LF it writes in
+# raw mode not made CR LF; it reads the end of script's input as its end of input (it hung
+# until killed, with a NUL byte echoed as "^@"); pysb-bpf's own deny line ends in CR LF.
+test_users_script_typescript_byte_for_byte_and_eof() {
+	users_setup
+	command -v script >/dev/null || skip "script(1) not installed (util-linux)"
+	write_file "$T/ro/typescript_app.py" <<EOF2
+import os, sys, termios, tty
+print('line one')
+print('input', repr(sys.stdin.read()))
+try:
+    open('$T/other/secret.txt').read(); print('read')
+except PermissionError:
+    print('denied')
+old = termios.tcgetattr(1)
+tty.setraw(1)
+os.write(1, b'raw a\\nraw b\\r\\n')
+termios.tcsetattr(1, termios.TCSADRAIN, old)
+print('end')
+EOF2
+	timeout 60 script -qec "python3 $T/ro/typescript_app.py" /dev/null </dev/null >"$T/native" 2>&1
+	RC=$?
+	[ $RC = 0 ] || fail "natively, script exited with $RC: $(head -c 2000 "$T/native")"
+	has_bytes "$T/native" "input ''\r\n" "raw a\nraw b\r\nend\r\n" ||
+		fail "native typescript not as expected: $(od -c "$T/native" | head -20)"
+	timeout 60 script -qec "$PYSB run --policy $T/policy -- python3 $T/ro/typescript_app.py" /dev/null \
+		</dev/null >"$T/out" 2>&1
+	RC=$?
+	expect_rc 0
+	# the program's lines, its end of input, its raw LF, and the deny line's end (the
+	# deny line comes between two of the program's writes, where is not fixed)
+	has_bytes "$T/out" "line one\r\n" "input ''\r\n" "denied\r\n" "raw a\nraw b\r\n" \
+		"end\r\n" "other/secret.txt pid=" ||
+		fail "typescript not as native: $(od -c "$T/out" | head -30)"
+	python3 -c 'import re, sys
+d = open(sys.argv[1], "rb").read()
+deny = re.findall(rb"pysb-bpf: deny file open\(read\) [^\r\n]*secret.txt[^\r\n]*(\r*)\n", d)
+sys.exit(not (deny and all(cr == b"\r" for cr in deny)) or b"\r\r" in d or b"^@" in d)' "$T/out" ||
+		fail "deny line not ending in one CR LF, or CR CR, or ^@: $(od -c "$T/out" | head -30)"
+}

@@ -6,10 +6,13 @@
  * control is the program's. With one, all of those act on a terminal only the program
  * uses; pysb-bpf copies bytes both ways and nothing else.
  *
- * The caller's terminal goes to raw input mode only while pysb-bpf reads it (stdin is a
+ * The caller's terminal goes to raw mode only while pysb-bpf reads it (stdin is a
  * terminal and pysb-bpf is its foreground job), so ^C, ^Z, ^\ are bytes the pty turns into
- * the program's signals. Its output flags are kept: pysb-bpf's own denial lines still end
- * in CR LF (the program's CR LF becomes CR CR LF, which shows the same).
+ * the program's signals, and the program's output reaches it byte for byte, as script(1)
+ * and ssh do it (its CR LF stays CR LF, a program's raw-mode LF stays a LF). pysb-bpf's
+ * own lines going to that terminal then end in CR LF (crlf_write). What the terminal
+ * held before raw mode is taken as it was typed: whole lines, and an end of input (^D,
+ * or script(1) whose own input ended) that raw mode would turn into a NUL byte.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,6 +70,65 @@ static void restore_handlers(void)
 			sigaction(fatal[i], &sa, NULL);
 	}
 	atexit(restore_at_exit);
+}
+
+/* ---------------- pysb-bpf's own lines on a terminal in raw mode */
+
+/* While the relay runs, stderr is this stream when it is the caller's terminal: each LF
+ * not after a CR goes out as CR LF while that terminal is raw (`crlf`). */
+static FILE *crlf_saved_stderr;
+static bool crlf, crlf_after_cr;
+
+static int write_all(int fd, const char *buf, size_t len);
+
+static ssize_t crlf_write(void *cookie, const char *buf, size_t len)
+{
+	char out[8192];
+	size_t i, n = 0;
+
+	(void)cookie;
+	for (i = 0; i < len; i++) {
+		if (n > sizeof(out) - 2) {
+			if (write_all(2, out, n))
+				return -1;
+			n = 0;
+		}
+		if (buf[i] == '\n' && crlf && !crlf_after_cr)
+			out[n++] = '\r';
+		out[n++] = buf[i];
+		crlf_after_cr = buf[i] == '\r';
+	}
+	return n && write_all(2, out, n) ? -1 : (ssize_t)len;
+}
+
+/* From pty_start to pty_close: stderr through crlf_write, when it is the terminal the
+ * relay puts in raw mode (the same device as stdin). */
+static void crlf_stderr_begin(const struct pty_relay *p)
+{
+	static const cookie_io_functions_t io = { .write = crlf_write };
+	struct stat in, err;
+	FILE *f;
+
+	if (p->in < 0 || !p->on_tty[2] || fstat(p->in, &in) || fstat(2, &err) ||
+	    in.st_rdev != err.st_rdev)
+		return;
+	f = fopencookie(NULL, "w", io);
+	if (!f)
+		return;
+	setvbuf(f, NULL, _IONBF, 0); /* as stderr: the caller sets a buffer if it wants one */
+	fflush(stderr);
+	crlf_saved_stderr = stderr;
+	stderr = f;
+}
+
+static void crlf_stderr_end(void)
+{
+	if (!crlf_saved_stderr)
+		return;
+	fclose(stderr);
+	stderr = crlf_saved_stderr;
+	crlf_saved_stderr = NULL;
+	crlf = false;
 }
 
 int pty_open(struct pty_relay *p, uid_t uid, gid_t gid)
@@ -142,6 +204,46 @@ int pty_child(const struct pty_relay *p)
 	return 0;
 }
 
+/* The program's end of input: its terminal's EOF character, when it reads lines. */
+static void pass_eof(const struct pty_relay *p)
+{
+	struct termios t;
+	char eof;
+
+	if (tcgetattr(p->master, &t) || !(t.c_lflag & ICANON))
+		return;
+	eof = (char)t.c_cc[VEOF];
+	write_all(p->master, &eof, 1);
+}
+
+/* Before raw mode: what a terminal reading lines already holds, as the program would
+ * have read it. An end of input is a mark in the line buffer that raw mode turns into a
+ * NUL byte: it goes to the program as its EOF character instead, and so does the end of
+ * a line cut short by one. */
+static void take_pending_lines(const struct pty_relay *p)
+{
+	struct termios now;
+
+	if (tcgetattr(p->in, &now) || !(now.c_lflag & ICANON))
+		return;
+	for (int i = 0; i < 256; i++) {
+		struct pollfd pf = { .fd = p->in, .events = POLLIN };
+		char buf[4096];
+		ssize_t n;
+
+		if (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLIN))
+			return;
+		n = read(p->in, buf, sizeof(buf));
+		if (n < 0 || (n == 0 && (pf.revents & POLLHUP)))
+			return;
+		if (n > 0 && write_all(p->master, buf, (size_t)n))
+			return;
+		if (n == 0 || (buf[n - 1] != '\n' && (char)now.c_cc[VEOL] != buf[n - 1] &&
+			       (char)now.c_cc[VEOL2] != buf[n - 1]))
+			pass_eof(p);
+	}
+}
+
 static void set_raw(struct pty_relay *p)
 {
 	struct termios raw = p->saved;
@@ -150,8 +252,8 @@ static void set_raw(struct pty_relay *p)
 	 * in the background the program's input waits for `fg` as any job's does. */
 	if (p->in < 0 || tcgetpgrp(p->in) != getpgrp())
 		return;
+	take_pending_lines(p);
 	cfmakeraw(&raw);
-	raw.c_oflag = p->saved.c_oflag;
 	restore_mode = p->saved;
 	restore_fd = p->in;
 	if (tcsetattr(p->in, TCSADRAIN, &raw)) {
@@ -162,12 +264,15 @@ static void set_raw(struct pty_relay *p)
 		return;
 	}
 	p->raw = true;
+	crlf = true;
 }
 
 static void restore(struct pty_relay *p)
 {
 	if (!p->raw)
 		return;
+	fflush(stderr);
+	crlf = false;
 	tcsetattr(p->in, TCSADRAIN, &p->saved);
 	restore_fd = -1;
 	p->raw = false;
@@ -181,6 +286,7 @@ void pty_start(struct pty_relay *p, pid_t child)
 	close(p->slave);
 	p->slave = -1;
 	restore_handlers();
+	crlf_stderr_begin(p);
 	set_raw(p);
 }
 
@@ -284,5 +390,6 @@ void pty_close(struct pty_relay *p)
 	if (p->slave >= 0)
 		close(p->slave);
 	restore(p);
+	crlf_stderr_end();
 	p->master = p->slave = -1;
 }
