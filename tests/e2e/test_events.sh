@@ -97,9 +97,18 @@ test_events_identical_events_aggregated_with_count() {
 	[ "$(jq_py 'len([r for r in R if r.get("path") == "'"$T/other/secret.txt"'"])')" -le 3 ] ||
 		fail "not aggregated: $(cat "$T/events")"
 	expect_grep "$T/events" '"last_time":'
-	# stderr has one line per record, not per denial (issue 21: repeats are counted).
+	# stderr has one line per record, not per denial (issue 21: repeats are counted), and
+	# says what each stands for: the first one, then "(N more of the same)" or "(N times)";
+	# together 50 (found by a user: the sweep's count printed as an identical second line).
 	n=$(grep -c "^pysb-bpf: deny file open(read) $T/other/secret.txt " "$T/err")
 	[ "$n" -ge 1 ] && [ "$n" -le 3 ] || fail "$n stderr lines for 50 identical denials"
+	python3 -c 'import re, sys
+lines = [l for l in open(sys.argv[1]) if "secret.txt pid=" in l]
+def stands(l):
+    m = re.search(r" \((\d+) (times|more of the same)\)$", l.rstrip("\n"))
+    return int(m.group(1)) if m else 1
+sys.exit(not (sum(map(stands, lines)) == 50 and len(set(lines)) == len(lines)))' "$T/err" ||
+		fail "stderr lines do not say 50 denials, or repeat one: $(grep secret.txt "$T/err")"
 }
 
 # One open, one record, in audit mode too (found by a user: on 6.1 every audited open of a

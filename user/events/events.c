@@ -204,8 +204,11 @@ static void net_event_print_line(FILE *f, const struct pysb_event *e, const char
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy);
 
 /* One write(2) per line: stderr is unbuffered and shared with the program, whose own
- * output would otherwise land in the middle of the line. */
-void event_print_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
+ * output would otherwise land in the middle of the line. A record standing for several
+ * occurrences says how many: " (N times)", or " (N more of the same)" for the count of a
+ * key whose line was printed already (`again`: a sweep's), which read as one more event. */
+void event_print_line_again(FILE *f, const struct pysb_event *e, const struct compiled *policy,
+			    bool again)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -216,9 +219,19 @@ void event_print_line(FILE *f, const struct pysb_event *e, const struct compiled
 		return;
 	}
 	event_format_line(m, e, policy);
-	if (!fclose(m))
-		fwrite(buf, 1, len, f);
+	if (!fclose(m)) {
+		if (len && buf[len - 1] == '\n' && (again || e->repeat > 1))
+			fprintf(f, again ? "%.*s (%u more of the same)\n" : "%.*s (%u times)\n",
+				(int)len - 1, buf, e->repeat);
+		else
+			fwrite(buf, 1, len, f);
+	}
 	free(buf);
+}
+
+void event_print_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
+{
+	event_print_line_again(f, e, policy, false);
 }
 
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
@@ -281,10 +294,7 @@ bool events_tty_allow(struct events_tty *t, uint64_t now_ns, uint64_t repeat)
 	}
 	if (t->tokens >= 1) {
 		t->tokens -= 1;
-		/* a line stands for one event: the repeats it carries are not shown */
-		t->hidden += repeat > 1 ? repeat - 1 : 0;
-		t->hidden_total += repeat > 1 ? repeat - 1 : 0;
-		return true;
+		return true; /* its line says how many it stands for */
 	}
 	t->hidden += repeat ? repeat : 1;
 	t->hidden_total += repeat ? repeat : 1;

@@ -28,6 +28,10 @@ void events_resolve_path(struct pysb_event *e);
  * (NULL: it does not). */
 struct compiled;
 void event_print_line(FILE *f, const struct pysb_event *e, const struct compiled *policy);
+/* The same; a record standing for more than one occurrence ends " (N times)", and with
+ * `again` (the count of a key whose line was printed already) " (N more of the same)". */
+void event_print_line_again(FILE *f, const struct pysb_event *e, const struct compiled *policy,
+			    bool again);
 
 /* ---- the JSON event stream, --events (user/events/events_json.c, docs/events.md) ---- */
 

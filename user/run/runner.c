@@ -39,22 +39,23 @@ void sink_init(const struct run_opts *o)
 	}
 }
 
-/* One record (repeats counted) to the terminal, the stream and learning. */
-static void deliver(struct event_sink *sink, struct pysb_event *e)
+/* One record (repeats counted) to the terminal, the stream and learning. `again`: the
+ * kernel's count of a key a record of which was delivered already (a sweep's). */
+static void deliver(struct event_sink *sink, struct pysb_event *e, bool again)
 {
 	const struct run_opts *o = sink->o;
 
 	events_resolve_path(e);
 	sink->delivered += e->repeat;
 	if (events_tty_allow(&tty, mono_ns(), e->repeat))
-		event_print_line(stderr, e, o->compiled);
+		event_print_line_again(stderr, e, o->compiled, again);
 	if (o->events)
 		events_json_event(o->events, e);
 }
 
 static void deliver_swept(void *ctx, struct pysb_event *e)
 {
-	deliver(ctx, e);
+	deliver(ctx, e, true);
 }
 
 /*
@@ -176,7 +177,7 @@ int on_event(void *ctx, void *data, size_t len)
 		e.path_len = (int32_t)(len - PYSB_EVENT_HEAD_LEN); /* never beyond the record */
 	events_dedup_record(&sink->dedup, &e, len);
 	if (e.repeat) /* 0: a sweep told its occurrences already */
-		deliver(sink, &e);
+		deliver(sink, &e, false);
 	return 0;
 }
 
