@@ -743,3 +743,30 @@ PY
 	expect_line "$T/out" "okcache ok"
 	[ "$(cat "$T/home/.bashrc")" = "# rc" ] || fail "~/.bashrc changed: $(cat "$T/home/.bashrc")"
 }
+
+# A program using the temp directory, learned with TMPDIR unset, enforced with TMPDIR set
+# (found by a user: the rule ${TMPDIR:-/tmp} then granted $TMPDIR, but no env=TMPDIR was
+# learned, so the program, given none, used /tmp and was denied). The learned env line
+# gives it the directory the rule grants, in both runs; /tmp is then not granted.
+test_learn_temp_dir_rule_and_variable_agree() {
+	local app
+	# the program outside /tmp, which the learned rule would cover
+	app=$(mktemp -d /var/tmp/pysb-e2e-app.XXXXXX) || fail "mktemp"
+	mkdir -p "$T/tt"
+	write_file "$app/prog.py" <<'PY'
+import tempfile
+with tempfile.NamedTemporaryFile() as f:
+    print("tmp", f.name.rsplit("/", 1)[0])
+PY
+	cd "$app" || fail "cd $app"
+	unset TMPDIR TMP TEMP
+	learn_run "$T/policy" "$app/prog.py"
+	expect_rc 0
+	expect_grep "$T/policy" '^expose-rw=\$\{TMPDIR:-/tmp\}$'
+	expect_grep "$T/policy" '^env=TMPDIR=\$\{TMPDIR:-/tmp\}$'
+	TMPDIR=$T/tt enforce_clean "$T/policy" "$app/prog.py"
+	expect_line "$T/out" "tmp $T/tt"
+	enforce_clean "$T/policy" "$app/prog.py"
+	expect_line "$T/out" "tmp /tmp"
+	cd "$T" && rm -rf "$app"
+}

@@ -754,10 +754,45 @@ static void test_envs_learned_secrets_commented_covered_skipped(void **state)
 	assert_false(learn_env_secret("PATH"));
 }
 
+/* A rule spelt ${TMPDIR:-/tmp} brings env=TMPDIR=${TMPDIR:-/tmp}: the program uses the
+ * directory the rule grants, whatever the next run's environment (found by a user: no
+ * env=TMPDIR was learned, and once TMPDIR was set the program, given none, used /tmp).
+ * It replaces the learned env=TMPDIR=${TMPDIR}, and comes with `learn --from` too. */
+static void test_tmp_rule_brings_its_env_line(void **state)
+{
+	char cwd[256];
+	struct learn_env env;
+	struct learn_rules r;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	for (int from = 0; from < 3; from++) {
+		struct learn_set s = { .envp = envp };
+		json_t *j = rec("file", "create", from == 2 ? "@/proj/new" : "@/tmp/w/f", "write");
+		bool plain = false, form = false;
+
+		env.envs = from == 0;
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+		assert_int_equal(learn_generate(&s, &env, &r), 0);
+		for (size_t i = 0; i < r.n_envs; i++) {
+			plain |= !strcmp(r.envs[i], "env=TMPDIR=${TMPDIR}");
+			form |= !strcmp(r.envs[i], "env=TMPDIR=${TMPDIR:-/tmp}");
+		}
+		assert_false(plain);
+		assert_int_equal(form, from < 2);
+		if (from == 1)
+			assert_int_equal(r.n_envs, 1);
+		learn_rules_free(&r);
+		learn_set_free(&s);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
+		cmocka_unit_test(test_tmp_rule_brings_its_env_line),
 		cmocka_unit_test(test_generate_files),
 		cmocka_unit_test(test_generate_names_that_read_back_wider_refused),
 		cmocka_unit_test(test_never_widened),

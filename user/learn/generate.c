@@ -425,6 +425,43 @@ oom:
 	return -1;
 }
 
+/*
+ * A rule spelt ${TMPDIR:-/tmp} (or TMP, TEMP) names the temp directory of the next run's
+ * environment, and the program must use that same directory: it gets the variable with
+ * the same value, env=TMPDIR=${TMPDIR:-/tmp}, replacing a learned env=TMPDIR=${TMPDIR}
+ * (found by a user: learned without TMPDIR set, the policy granted $TMPDIR once it was
+ * set, and the program, given no TMPDIR, used /tmp and was denied). Also for `learn
+ * --from`, which passes no other variable.
+ */
+static int gen_tmp_envs(struct learn_rules *out)
+{
+	static const char *const names[] = { "TMPDIR", "TMP", "TEMP" };
+	size_t cap = out->n_envs;
+
+	for (size_t k = 0; k < sizeof(names) / sizeof(names[0]); k++) {
+		char form[32], plain[48], line[64];
+		bool used = false;
+
+		snprintf(form, sizeof(form), "${%s:-/tmp}", names[k]);
+		for (size_t i = 0; i < out->n_files && !used; i++)
+			used = strstr(out->files[i], form) != NULL;
+		if (!used)
+			continue;
+		snprintf(plain, sizeof(plain), "env=%s=${%s}", names[k], names[k]);
+		snprintf(line, sizeof(line), "env=%s=%s", names[k], form);
+		for (size_t i = 0; i < out->n_envs; i++)
+			if (!strcmp(out->envs[i], plain)) {
+				free(out->envs[i]);
+				out->envs[i] = out->envs[--out->n_envs];
+			}
+		if (push_str(&out->envs, &out->n_envs, &cap, line))
+			return -1;
+	}
+	if (out->n_envs)
+		qsort(out->envs, out->n_envs, sizeof(char *), cmp_str);
+	return 0;
+}
+
 int learn_generate(const struct learn_set *s, const struct learn_env *env, struct learn_rules *out)
 {
 	size_t cap = 0;
@@ -455,7 +492,7 @@ int learn_generate(const struct learn_set *s, const struct learn_env *env, struc
 		      "# \u26a0 process-exec: runs code outside the patched interpreter") ||
 	     push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec")))
 		goto fail;
-	if (env->envs && gen_envs(env, out))
+	if ((env->envs && gen_envs(env, out)) || gen_tmp_envs(out))
 		goto fail;
 	return 0;
 fail:
