@@ -6,11 +6,9 @@
 
 #include "common.bpf.h"
 
-/* Is task `t` in the cgroup `cgid` or below it? */
-static __always_inline bool task_under(struct task_struct *t, __u64 cgid)
+/* Is cgroup `cg` the cgroup `cgid` or below it? */
+static __always_inline bool cgroup_under(struct cgroup *cg, __u64 cgid)
 {
-	struct cgroup *cg = BPF_CORE_READ(t, cgroups, dfl_cgrp);
-
 	for (int i = 0; i < PYSB_MAX_CGROUP_LEVEL && cg; i++) {
 		struct cgroup_subsys_state *parent;
 
@@ -22,6 +20,12 @@ static __always_inline bool task_under(struct task_struct *t, __u64 cgid)
 		cg = (struct cgroup *)((void *)parent - bpf_core_field_offset(struct cgroup, self));
 	}
 	return false;
+}
+
+/* Is task `t` in the cgroup `cgid` or below it? */
+static __always_inline bool task_under(struct task_struct *t, __u64 cgid)
+{
+	return cgroup_under(BPF_CORE_READ(t, cgroups, dfl_cgrp), cgid);
 }
 
 /* Reports that sandbox `cfg` (cgroup `cgid`) reached `other`, outside it; the verdict. */

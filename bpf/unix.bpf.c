@@ -12,13 +12,19 @@
  *
  * A peer bound to a path needs WRITE (expose-rw) on that path: the path it was bound at,
  * walked like a file (bpf/path.bpf.h), so a hard link or another spelling of docker.sock
- * reaches nothing. A peer with an abstract name needs bpf.unix-abstract=allow, and so does
+ * reaches nothing. A peer bound by a process outside the sandbox (its socket's cgroup,
+ * set when it was created, is not the sandbox's) is a server acting for whoever connects:
+ * tmux, ssh-agent, the session bus, an X server run commands or sign as the user, outside
+ * the sandbox. It needs a rule naming the socket itself (expose-rw=${SSH_AUTH_SOCK}); a
+ * rule on a directory above it (expose-rw=/tmp, /run/user/1000) grants the files there
+ * and the sandbox's own sockets, not the servers of others (docs/design.md). A peer with an abstract name needs bpf.unix-abstract=allow, and so does
  * binding one. A peer with no name at all can only be a socketpair() end or an accepted
  * connection: allowed. Binding a pathname socket creates a file: lsm/path_mknod in
  * bpf/file.bpf.c asks WRITE on its directory.
  * Default: deny, -EACCES (path) or -EPERM (abstract), with an event naming the socket.
  */
 #include "path.bpf.h"
+#include "task.bpf.h"
 
 #define AF_UNIX	      1
 #define UNIX_PATH_MAX 108
@@ -37,6 +43,25 @@ static __always_inline void event_set_unix_name(struct pysb_event *e, struct uni
 	e->path_len = len + 1;
 }
 
+/* The access a rule naming the socket's own inode grants (0: none names it). */
+static __always_inline __u32 exact_rule_access(struct dentry *d, __u32 sandbox, __u32 *rule)
+{
+	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
+	struct pysb_file_key key = { .sandbox = sandbox };
+	struct pysb_file_rule *r;
+	__u64 *label;
+
+	label = inode ? bpf_map_lookup_elem(&inode_labels, &inode) : NULL;
+	if (!label)
+		return 0;
+	key.label = *label;
+	r = bpf_map_lookup_elem(&file_rules, &key);
+	if (!r)
+		return 0;
+	*rule = r->rule;
+	return r->access;
+}
+
 static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
 {
 	struct unix_sock *u = (struct unix_sock *)peer;
@@ -44,7 +69,7 @@ static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
 	struct unix_address *addr;
 	struct pysb_event *e;
 	struct dentry *d;
-	__u32 id, rule = 0;
+	__u32 id, rule = 0, flags = 0;
 	__u64 cgid;
 	int err;
 
@@ -55,7 +80,13 @@ static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
 	if (!addr)
 		return 0; /* unnamed: socketpair() or an accepted connection */
 	d = BPF_CORE_READ(u, path.dentry);
-	if (d) {
+	if (d && !cgroup_under(BPF_CORE_READ(peer, sk_cgrp_data.cgroup), cgid)) {
+		/* a server outside: only a rule on the socket itself */
+		if (exact_rule_access(d, cfg->id, &rule) & PYSB_ACC_WRITE)
+			return 0;
+		flags = PYSB_EV_PEER_OUTSIDE;
+		err = EACCES;
+	} else if (d) {
 		struct walk_ctx c;
 
 		if (walk_from(&c, d, BPF_CORE_READ(u, path.mnt), cfg) & PYSB_ACC_WRITE)
@@ -74,6 +105,7 @@ static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
 	e = event_start(cfg, cgid, PYSB_KIND_UNIX, op, PYSB_ACC_WRITE, decision_of(cfg));
 	if (e) {
 		e->rule = rule;
+		e->flags |= flags;
 		event_set_unix_name(e, addr);
 		event_send(e);
 	}

@@ -249,6 +249,9 @@ enum pysb_op {
 #define PYSB_EV_TARGET_IPC     0x40u
 /* kind SELF, op KEY: target_pid holds the key's serial number. */
 #define PYSB_EV_TARGET_KEY     0x80u
+/* kind UNIX: the peer's socket was made outside the sandbox, and no rule names it itself
+ * (a rule on a directory above it grants only the sandbox's own sockets). */
+#define PYSB_EV_PEER_OUTSIDE   0x100u
 
 enum pysb_decision {
 	PYSB_DENY = 1,

@@ -770,3 +770,54 @@ PY
 	expect_line "$T/out" "tmp /tmp"
 	cd "$T" && rm -rf "$app"
 }
+
+# A program that writes in a directory and talks to a server outside the sandbox through a
+# socket there (an agent in /tmp): learning writes the directory's rule and the socket's
+# own, since the first does not reach a server outside (found by an adversary: tmux and
+# ssh-agent reached through a learned expose-rw=/tmp). The enforced run denies nothing;
+# another outside server in the same directory stays out of reach.
+test_learn_socket_of_an_outside_server_named_itself() {
+	local app
+	app=$(mktemp -d /var/tmp/pysb-e2e-app.XXXXXX) || fail "mktemp"
+	mkdir -p "$app/run"
+	write_file "$T/srv.py" <<'PY'
+import os, socket, sys, threading
+def serve(path):
+    s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen()
+    while True:
+        c, _ = s.accept(); c.sendall(b"hello\n"); c.close()
+for p in sys.argv[1:]:
+    threading.Thread(target=serve, args=(p,), daemon=True).start()
+open(sys.argv[1] + ".ready", "w").close()
+threading.Event().wait()
+PY
+	python3 "$T/srv.py" "$app/run/agent.sock" "$app/run/other.sock" &
+	local srv=$!
+	for _ in $(seq 100); do [ -e "$app/run/agent.sock.ready" ] && break; sleep 0.1; done
+	write_file "$app/prog.py" <<PY
+import socket, sys
+def talk(p):
+    with socket.socket(socket.AF_UNIX) as s:
+        s.connect(p); return s.recv(6).decode().strip()
+open("$app/run/state", "w").write("x")
+print("agent", talk("$app/run/agent.sock"))
+if len(sys.argv) > 1:
+    try:
+        print("other", talk("$app/run/other.sock"))
+    except PermissionError:
+        print("other denied")
+PY
+	cd "$app" || fail "cd"
+	learn_run "$T/policy" "$app/prog.py"
+	expect_rc 0
+	expect_line "$T/out" "agent hello"
+	expect_grep "$T/policy" "^expose-rw=\./run$"
+	expect_grep "$T/policy" "^expose-rw=\./run/agent\.sock$"
+	enforce_clean "$T/policy" "$app/prog.py"
+	expect_line "$T/out" "agent hello"
+	run_sb "$T/policy" "$app/prog.py" other
+	expect_line "$T/out" "agent hello"
+	expect_line "$T/out" "other denied"
+	kill $srv
+	cd "$T" && rm -rf "$app"
+}

@@ -411,14 +411,27 @@ PY
 	expect_line "$T/out" "dns-name ok"
 }
 
+# The servers below run outside the sandbox: a rule naming the socket itself reaches one
+# (ok.sock, ok.dgram), the rule on their directory does not (tmux.sock, other.dgram; found
+# by an adversary: tmux, ssh-agent, the session bus in /tmp or /run/user/UID ran commands
+# for the sandbox outside it), and grants the sandbox's own sockets there (own.sock).
 test_net_unix_pathname_sockets() {
-	net_setup "expose-rw=$T/rw" "expose-ro=$T/ro"
 	mkdir -p "$T/rw" "$T/ro" "$T/elsewhere"
 	net_servers "unix:$T/rw/ok.sock" "unix:$T/ro/ro.sock" "unix:$T/elsewhere/docker.sock" \
-		"unixd:$T/rw/ok.dgram" "unixd:$T/ro/ro.dgram"
+		"unixd:$T/rw/ok.dgram" "unixd:$T/ro/ro.dgram" "unix:$T/rw/tmux.sock" \
+		"unixd:$T/rw/other.dgram"
+	net_setup "expose-rw=$T/rw" "expose-ro=$T/ro" "expose-rw=$T/rw/ok.sock" \
+		"expose-rw=$T/rw/ok.dgram"
 	ln "$T/elsewhere/docker.sock" "$T/rw/hardlink.sock"
 	net_py "$T/app.py" \
 		"import socket" \
+		"def own():" \
+		"    s = socket.socket(socket.AF_UNIX); s.bind('$T/rw/own.sock'); s.listen()" \
+		"    c = socket.socket(socket.AF_UNIX); c.connect('$T/rw/own.sock')" \
+		"    a, _ = s.accept(); a.send(b'x'); assert c.recv(1) == b'x'" \
+		"attempt('connect-own', own)" \
+		"attempt('connect-outside-in-rw', lambda: unix_stream('$T/rw/tmux.sock'))" \
+		"attempt('sendto-outside-in-rw', lambda: unix_dgram('$T/rw/other.dgram'))" \
 		"attempt('connect-rw', lambda: unix_stream('$T/rw/ok.sock'))" \
 		"attempt('connect-ro', lambda: unix_stream('$T/ro/ro.sock'))" \
 		"attempt('connect-elsewhere', lambda: unix_stream('$T/elsewhere/docker.sock'))" \
@@ -434,19 +447,22 @@ test_net_unix_pathname_sockets() {
 		"attempt('socketpair-dgram', lambda: pair(socket.SOCK_DGRAM))"
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
-	for l in connect-rw sendto-rw bind-rw socketpair-stream socketpair-dgram; do
+	for l in connect-rw sendto-rw bind-rw socketpair-stream socketpair-dgram connect-own; do
 		expect_line "$T/out" "$l ok"
 	done
-	for l in connect-ro connect-elsewhere connect-hardlink sendto-ro bind-ro; do
+	for l in connect-ro connect-elsewhere connect-hardlink sendto-ro bind-ro \
+		connect-outside-in-rw sendto-outside-in-rw; do
 		expect_line "$T/out" "$l EACCES"
 	done
-	expect_grep "$T/err" "^pysb-bpf: deny unix connect $T/elsewhere/docker\.sock pid="
-	expect_grep "$T/err" "^pysb-bpf: deny unix sendmsg $T/ro/ro\.dgram pid="
-	rm -f "$T/rw/new.sock" "$T/ro/new.sock"
+	expect_grep "$T/err" "^pysb-bpf: deny unix connect $T/elsewhere/docker\.sock \(a server outside.* pid="
+	expect_grep "$T/err" "^pysb-bpf: deny unix sendmsg $T/ro/ro\.dgram \(a server outside.* pid="
+	expect_grep "$T/err" "^pysb-bpf: deny unix connect $T/rw/tmux\.sock \(a server outside the sandbox: only a rule naming this socket itself allows it"
+	expect_grep "$T/err" "^pysb-bpf: deny unix sendmsg $T/rw/other\.dgram \(a server outside"
+	rm -f "$T/rw/new.sock" "$T/ro/new.sock" "$T/rw/own.sock"
 	run_plain python3 "$T/app.py"
-	expect_line "$T/out" "connect-elsewhere ok"
-	expect_line "$T/out" "connect-hardlink ok"
-	expect_line "$T/out" "bind-ro ok"
+	for l in connect-elsewhere connect-hardlink bind-ro connect-outside-in-rw sendto-outside-in-rw; do
+		expect_line "$T/out" "$l ok"
+	done
 }
 
 test_net_unix_abstract_sockets() {

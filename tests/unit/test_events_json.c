@@ -137,6 +137,16 @@ static void test_direct_writer_matches_jansson(void **state)
 	e.kind = PYSB_KIND_UNIX;
 	e.op = PYSB_OP_CONNECT;
 	assert_same_as_jansson(&w, 1);
+	/* a server outside the sandbox, which only a rule on the socket itself reaches */
+	e.flags = PYSB_EV_PEER_OUTSIDE;
+	assert_same_as_jansson(&w, 1);
+	{
+		json_t *o = events_json_render(&w, &e);
+
+		assert_true(json_is_true(json_object_get(o, "peer_outside")));
+		json_decref(o);
+	}
+	e.flags = 0;
 	memcpy(e.path, "\0abs", 5);
 	e.path_len = 5;
 	assert_same_as_jansson(&w, 1);

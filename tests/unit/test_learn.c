@@ -65,6 +65,7 @@ static int setup(void **state)
 	mk("venv/lib/site", true);
 	mk("venv/lib/site/m.py", false);
 	mk("tmp/w", true);
+	mk("tmp/w/agent.sock", false); /* a file standing for a socket: learning stats it */
 	mk("else/d", true);
 	mk("else/d/f", false);
 	mk("implicit/lib", true);
@@ -179,6 +180,10 @@ static const struct gen_case gen_cases[] = {
 	{ "the temp directory is written ${TMPDIR:-/tmp}",
 	  { { "file", "create", "@/tmp/w/f", "write" } },
 	  { "expose-rw=${TMPDIR:-/tmp}/w" } },
+	{ "a unix socket: itself, never its directory, even under a learned rw directory",
+	  { { "file", "create", "@/tmp/w/f", "write" },
+	    { "unix", "connect", "@/tmp/w/agent.sock", "write" } },
+	  { "expose-rw=${TMPDIR:-/tmp}/w", "expose-rw=${TMPDIR:-/tmp}/w/agent.sock" } },
 	{ "an opened directory is itself; absolute elsewhere",
 	  { { "file", "open", "@/else/d", "read" } },
 	  { "expose-ro=@/else/d" } },
@@ -330,6 +335,10 @@ static void test_never_widened(void **state)
 		{ "/dev/shm", false },
 		{ "/proc/sys/kernel", true },
 		{ "/procfs", false },
+		{ "/run/user", true },
+		{ "/run/user/1000", true }, /* the session bus, agents (an adversary's finding) */
+		{ "/run/user/1000/app", false },
+		{ "/run/users", false },
 	};
 
 	(void)state;

@@ -190,9 +190,13 @@ static void net_event_print_line(FILE *f, const struct pysb_event *e, const char
 {
 	fprintf(f, "pysb-bpf: %s %s %s ", e->decision == PYSB_AUDIT ? "audit" : "deny",
 		kind_str(e->kind), net_op_str(e->op));
-	if (e->kind == PYSB_KIND_UNIX)
+	if (e->kind == PYSB_KIND_UNIX) {
 		print_unix_name(f, e);
-	else
+		if (e->flags & PYSB_EV_PEER_OUTSIDE)
+			fputs(" (a server outside the sandbox: only a rule naming this socket itself "
+			      "allows it, not one on a directory above it)",
+			      f);
+	} else
 		print_net_detail(f, e, policy);
 	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
 	print_escaped(f, comm);

@@ -189,6 +189,8 @@ static void add_unix(json_t *o, const struct pysb_event *e)
 		return;
 	if (e->path[0] != '\0') {
 		json_object_set_bytes(o, "path", e->path);
+		if (e->flags & PYSB_EV_PEER_OUTSIDE)
+			set(o, "peer_outside", json_true());
 		return;
 	}
 	name[0] = '@';

@@ -236,6 +236,8 @@ static bool line_body(struct events_json *w, const struct pysb_event *e, uint64_
 		if (len > 0 && len <= PYSB_PATH_LEN - 1 && e->path[0] != '\0') {
 			if (!line_kbytes(w, "path", e->path))
 				return false;
+			if (e->flags & PYSB_EV_PEER_OUTSIDE)
+				line_puts(w, ",\"peer_outside\":true");
 		} else if (len > 0 && len <= PYSB_PATH_LEN - 1) {
 			name[0] = '@';
 			memcpy(name + 1, e->path + 1, (size_t)len - 1);

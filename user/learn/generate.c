@@ -84,6 +84,7 @@ char *learn_spell_path(const char *path, const struct learn_env *env)
 struct dir_need {
 	char *dir;
 	uint32_t access;
+	bool exact; /* a socket: only a rule on the path itself grants it */
 };
 
 /*
@@ -162,6 +163,10 @@ bool learn_never_widened(const char *dir, const char *home)
 	/* each /proc file is its own kernel interface, at any depth (/proc/sys/...) */
 	if (is_ancestor_or_same("/proc", dir))
 		return true;
+	/* /run/user/<uid>: a session's runtime directory (its bus, agents, auth cookies) */
+	if (!strcmp(dir, "/run/user") ||
+	    (!strncmp(dir, "/run/user/", 10) && dir[10] && !strchr(dir + 10, '/')))
+		return true;
 	/* /home/<user> (any user's home directory), and $HOME wherever it is */
 	if (slash && slash > dir && (size_t)(slash - dir) == 5 && !strncmp(dir, "/home", 5))
 		return true;
@@ -183,6 +188,8 @@ static char *generalise(const struct learn_path *p, const char *home, struct lea
 
 	if (proc_of_a_task(p->path))
 		return NULL;
+	if (p->exact)
+		return stat(p->path, &st) ? NULL : strdup(p->path);
 	if (p->dir || (!stat(p->path, &st) && S_ISDIR(st.st_mode))) {
 		/* a listing of /etc, ~ or / needs READ on the directory, which no rule grants
 		 * without everything in it (/etc/shadow, ~/.ssh): said, not written */
@@ -243,9 +250,11 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 			;
 		if (j < n) {
 			v[j].access |= s->paths[i].access; /* write wins over read */
+			v[j].exact |= s->paths[i].exact;
 			free(d);
 		} else {
 			v[n].dir = d;
+			v[n].exact = s->paths[i].exact;
 			v[n++].access = s->paths[i].access;
 		}
 	}
@@ -254,10 +263,12 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 		bool skip = false;
 		char *spelt, *line;
 
+		/* a socket is granted by a rule on itself only (bpf/unix.bpf.c) */
 		for (size_t k = 0; k < env->n_covered && !skip; k++)
-			skip = is_ancestor_or_same(env->covered[k].path, v[i].dir) &&
+			skip = (v[i].exact ? !strcmp(env->covered[k].path, v[i].dir)
+					   : is_ancestor_or_same(env->covered[k].path, v[i].dir)) &&
 			       covers(env->covered[k].access, v[i].access);
-		for (size_t k = 0; k < i && !skip; k++)
+		for (size_t k = 0; k < i && !skip && !v[i].exact; k++)
 			skip = v[k].access && strcmp(v[k].dir, home_real) &&
 			       is_ancestor_or_same(v[k].dir, v[i].dir) &&
 			       covers(v[k].access, v[i].access);

@@ -141,7 +141,23 @@ static int add_path(struct learn_set *s, const char *path, uint32_t access, bool
 		return -1;
 	s->paths[s->n_paths].access = access;
 	s->paths[s->n_paths].dir = dir;
+	s->paths[s->n_paths].exact = false;
 	*slot = ++s->n_paths;
+	return 0;
+}
+
+/* Connecting needs write on the socket itself: a rule on its directory does not reach a
+ * server outside the sandbox (bpf/unix.bpf.c), and would grant the others there (tmux's,
+ * ssh-agent's in /tmp). The rule names the socket, never its directory. */
+static int add_socket(struct learn_set *s, const char *path)
+{
+	size_t *slot;
+
+	if (add_path(s, path, PYSB_ACC_RW, false))
+		return -1;
+	slot = str_index_slot(&s->path_index, path, learn_path_key, s->paths);
+	if (*slot)
+		s->paths[*slot - 1].exact = true;
 	return 0;
 }
 
@@ -308,7 +324,7 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		s->exec = true;
 		ret = add_path(s, path, PYSB_ACC_RO, false);
 	} else if (!strcmp(kind, "unix")) {
-		ret = add_path(s, path, PYSB_ACC_RW, false); /* connecting needs write on it */
+		ret = add_socket(s, path);
 	} else if (op_on_parent(op_from_name(op))) {
 		const char *h = env_get(s->envp, "HOME");
 		char *dir = parent_of(path), home[PATH_MAX] = "";

@@ -26,6 +26,7 @@ struct learn_path {
 	char *path;	 /* the directory (or file) a rule must expose, canonical */
 	uint32_t access; /* PYSB_ACC_* */
 	bool dir;	 /* known to be a directory (the parent of a created entry) */
+	bool exact;	 /* the rule names this path itself, never its directory (a socket) */
 };
 
 struct learn_set {
