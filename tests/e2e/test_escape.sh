@@ -1252,3 +1252,60 @@ test_escape_relinked_script_grants_nothing_outside() {
 	expect_grep "$T/err" "app.py is reached through the link $T/rw/app.py, in a directory the program may write"
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
 }
+
+# What the user's own tools run from a tree the program may write (found by an adversary):
+# with expose-rw= on a git project, the program appended core.fsmonitor to .git/config and
+# the user's next `git status`, outside, ran it; with expose-rw= on a workspace, it
+# rewrote another project's .py-sandboxes to expose-rw=/ and that project's next run read
+# /etc/shadow. An existing .git and .py-sandboxes, in an rw directory or right below it,
+# are kept read-only with their names; the rest of the tree stays writable, a new
+# repository made by the program is its own, and a rule naming .git gives it the program.
+test_escape_git_config_and_other_policy_kept_read_only() {
+	escape_setup
+	command -v git >/dev/null || skip "git not installed"
+	mkdir -p "$T/ws/proj" "$T/ws/projb"
+	git init -q "$T/ws/proj" || fail "git init"
+	printf 'expose-ro=.\n' >"$T/ws/projb/.py-sandboxes"
+	printf 'expose-rw=%s\nexpose-ro=%s\n' "$T/ws" "$T/lib" >"$T/policy"
+	local plant="[core]
+	fsmonitor = \"touch $T/PLANTED; false\""
+	probe_py "$T/app.py" \
+		"import sys; ws = sys.argv[1]" \
+		"def append(p, s):" \
+		"    with open(p, 'a') as f: f.write(s)" \
+		"attempt('plant-config', lambda: append(ws + '/proj/.git/config', '''$plant\n'''))" \
+		"attempt('plant-hook', lambda: write(ws + '/proj/.git/hooks/pre-commit', 'touch x'))" \
+		"attempt('rewrite-policy-b', lambda: write(ws + '/projb/.py-sandboxes', 'expose-rw=/'))" \
+		"attempt('write-work', lambda: write(ws + '/proj/out.txt', 'result'))" \
+		"def new_repo():" \
+		"    os.makedirs(ws + '/proj/clone/.git'); write(ws + '/proj/clone/.git/config', '')" \
+		"attempt('new-repo', new_repo)" \
+		"attempt('move-git', lambda: os.rename(ws + '/proj/.git', ws + '/proj/git-old'))" \
+		"attempt('move-proj', lambda: os.rename(ws + '/proj', ws + '/proj-old'))"
+	# unconfined, on a copy: every change works, and git runs what was planted
+	cp -a "$T/ws" "$T/copy"
+	run_plain python3 "$T/app.py" "$T/copy"
+	for l in plant-config plant-hook rewrite-policy-b write-work new-repo; do
+		expect_line "$T/out" "$l ok"
+	done
+	expect_line "$T/out" "move-proj ok"
+	git --git-dir="$T/copy/proj-old/git-old" --work-tree="$T/copy/proj-old" status >/dev/null 2>&1
+	[ -e "$T/PLANTED" ] || fail "unconfined, git did not run the planted fsmonitor"
+	rm -f "$T/PLANTED"
+	run_sb "$T/policy" "$T/app.py" "$T/ws"
+	expect_rc 0
+	for l in plant-config plant-hook move-git rewrite-policy-b move-proj; do
+		expect_line "$T/out" "$l EACCES"
+	done
+	expect_line "$T/out" "write-work ok"
+	expect_line "$T/out" "new-repo ok"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(write\) $T/ws/proj/\.git/config "
+	git -C "$T/ws/proj" status >/dev/null 2>&1
+	[ ! -e "$T/PLANTED" ] || fail "git ran a command the sandbox planted"
+	[ "$(cat "$T/ws/projb/.py-sandboxes")" = "expose-ro=." ] || fail "project b's policy changed"
+	# the user gives the program its repository: a rule naming .git itself
+	printf 'expose-rw=%s/proj/.git\n' "$T/ws" >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py" "$T/ws"
+	expect_line "$T/out" "plant-config ok"
+	expect_line "$T/out" "rewrite-policy-b EACCES"
+}

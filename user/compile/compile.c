@@ -492,6 +492,10 @@ static int walk_keep(struct keeper *k, const char *path, bool *writable)
 #define WHY_RULE_LINK \
 	"a link a rule was named through, where the program may write: it keeps its name"
 #define WHY_RULE_DIR "on the way to a rule, where the program may write: it keeps its name"
+#define WHY_TOOL_FILE                                                                          \
+	"run by the user's tools (git's config and hooks, a project's policy), in a tree the " \
+	"program may write: read-only"
+#define WHY_TOOL "on the way to a .git or a .py-sandboxes kept read-only: it keeps its name"
 
 /* The absolute form of policy file `file` as it was named (relative to the cwd). */
 static bool named_file(const char *file, char *named, size_t len)
@@ -511,8 +515,9 @@ static bool named_file(const char *file, char *named, size_t len)
  * without WRITE (protect_policy_files). An include? whose file is missing where the
  * program could make it is refused: the next run would obey what it wrote there.
  */
-static int keep_policy_names(const struct policy *p, struct compiled *out, size_t *cap,
-			     struct file_index *ix, struct diag_list *d)
+static int keep_policy_names(const struct policy *p, const struct tool_files *tools,
+			     struct compiled *out, size_t *cap, struct file_index *ix,
+			     struct diag_list *d)
 {
 	struct keeper k = { .out = out, .cap = cap, .ix = ix };
 	char named[PATH_MAX];
@@ -548,34 +553,36 @@ static int keep_policy_names(const struct policy *p, struct compiled *out, size_
 		ret = p->paths[i].named && walk_keep(&k, p->paths[i].named, &writable) < 0;
 	for (size_t i = 0; i < p->n_also_named && !ret; i++)
 		ret = walk_keep(&k, p->also_named[i], &writable) < 0;
+	k.why_link = k.why_other = WHY_TOOL;
+	for (size_t i = 0; i < tools->n && !ret; i++)
+		ret = walk_keep(&k, tools->paths[i], &writable) < 0;
 out:
 	free(k.ri.v);
 	return ret ? -1 : 0;
 }
 
 /*
- * The policy files themselves (the root file and its includes), when the policy lets the
- * program write where they lie: the next run, or the daemon's next reload, would obey
- * what the program wrote. Each such file gets a rule of its own without WRITE and with
- * KEEP_NAME (no unlink, no rename away or over it); the names on the way to it are kept
- * by keep_policy_names.
+ * The policy files themselves (the root file and its includes), and what the user's tools
+ * run from the program's trees (compile_protect.c: .git, other projects' .py-sandboxes),
+ * when the policy lets the program write where they lie: the next run, the daemon's next
+ * reload, the user's next `git status` would obey what the program wrote. Each such file
+ * (or directory: all of it) gets a rule of its own without WRITE and with KEEP_NAME (no
+ * unlink, no rename away or over it); the names on the way to it are kept by
+ * keep_policy_names.
  */
-static int protect_policy_files(const struct policy *p, struct compiled *out, size_t *cap,
-				struct file_index *ix)
+static int protect_files(char *const *files, size_t n, const char *why, struct compiled *out,
+			 size_t *cap, struct file_index *ix)
 {
 	int ret = 0;
 
-	for (size_t i = 0; i < p->n_files && !ret; i++) {
-		struct compiled_file proto = {
-			.implicit = true,
-			.why = "the policy file: the program it confines never changes it",
-		};
+	for (size_t i = 0; i < n && !ret; i++) {
+		struct compiled_file proto = { .implicit = true, .why = why };
 		char real[PATH_MAX];
 		struct stat st;
 		uint64_t st_dev;
 		uint32_t acc;
 
-		if (!realpath(p->files[i], real))
+		if (!realpath(files[i], real))
 			continue;
 		acc = compiled_access(out, real, false);
 		if (!((acc & PYSB_ACC_WRITE) || parent_writable(out, real)) ||
@@ -595,6 +602,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 {
 	struct implicit_path *imp = NULL;
 	struct file_index ix = { .diag = o->diag };
+	struct tool_files tools = { 0 };
 	size_t n_imp = 0, cap = 0;
 	bool implicit;
 	int ret = 0;
@@ -640,9 +648,17 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	implicit_paths_free(imp, n_imp);
 	stopwatch("compile: implicit paths added");
 	if (!ret)
-		ret = protect_policy_files(p, out, &cap, &ix);
+		ret = protect_files(p->files, p->n_files,
+				    "the policy file: the program it confines never changes it",
+				    out, &cap, &ix);
+	if (!ret && tool_files_find(p, &tools))
+		ret = diag_add(o->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+			       "out of memory compiling the policy");
 	if (!ret)
-		ret = keep_policy_names(p, out, &cap, &ix, o->diag);
+		ret = protect_files(tools.paths, tools.n, WHY_TOOL_FILE, out, &cap, &ix);
+	if (!ret)
+		ret = keep_policy_names(p, &tools, out, &cap, &ix, o->diag);
+	tool_files_free(&tools);
 	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out, o->diag);

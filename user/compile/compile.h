@@ -217,6 +217,16 @@ void implicit_paths_free(struct implicit_path *v, size_t n);
 /* Nearest compiled rule covering canonical `path` (the longest prefix): its access, 0 if
  * none. explicit_only: the policy's own lines only. */
 uint32_t compiled_access(const struct compiled *c, const char *path, bool explicit_only);
+/* What the user's tools run from a tree the program may write (.git, .py-sandboxes), in
+ * an expose-rw= directory or right below it, not named by a rule itself: canonical paths
+ * (compile_protect.c). 0, or -1 out of memory. */
+struct tool_files {
+	char **paths;
+	size_t n;
+};
+int tool_files_find(const struct policy *p, struct tool_files *t);
+void tool_files_free(struct tool_files *t);
+
 /* The mounted file systems into c->mounts, with their access (compile_mounts.c). */
 int compile_mounts(struct compiled *c, struct diag_list *d);
 /* Is `interp` a Python (its name, or its target's, starts with "python")? */
