@@ -356,9 +356,33 @@ static __always_inline bool overlay_fake_path_open(struct file *file)
 	       overlay_internal();
 }
 
+/*
+ * A pidfd (pidfd_open(2), clone's CLONE_PIDFD) is a file of the kernel's internal pidfs
+ * mount since 6.9, opened through file_open, where no rule names it; before, an anonymous
+ * inode nothing judged. A pidfd of a task of the sandbox is allowed (asyncio's and GLib's
+ * child watchers; found by an adversary: every pidfd_open failed on 6.12 and 7.2, with a
+ * deny line naming "/"); another task's is denied as its /proc/<pid> is (its uid, parent
+ * and cgroup through PIDFD_GET_INFO, its namespaces). 1: not a pidfd.
+ */
+#define PIDFS_MAGIC 0x50494446
+
+static __always_inline int pidfd_verdict(struct pysb_sandbox_cfg *cfg, __u64 cgid,
+					 struct file *file, struct inode *inode)
+{
+	struct task_struct *t;
+
+	if (BPF_CORE_READ(inode, i_sb, s_magic) != PIDFS_MAGIC || !on_internal_mount(&file->f_path))
+		return 1;
+	t = pid_task_of((struct pid *)BPF_CORE_READ(inode, i_private));
+	if (!t || task_under(t, cgid))
+		return 0; /* gone (nothing to reach), or the sandbox's own */
+	return outside_denied(cfg, cgid, PYSB_OP_PIDFD, t);
+}
+
 static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
 				      struct file *file, __u32 want)
 {
+	int pidfd;
 	struct dentry *d = file->f_path.dentry;
 	struct vfsmount *mnt = file->f_path.mnt;
 	struct inode *inode = file->f_inode;
@@ -373,6 +397,9 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 		return 0;
 	if (op == PYSB_OP_OPEN && reopen_of_held_pipe(file, inode, want))
 		return 0;
+	pidfd = pidfd_verdict(cfg, cgid, file, inode);
+	if (pidfd <= 0)
+		return pidfd;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt);
 }
 

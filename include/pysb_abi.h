@@ -239,6 +239,7 @@ enum pysb_op {
 				  * on a file, by chmod or at creation: never, whatever the rules */
 	PYSB_OP_LOCK = 46,	    /* an exclusive lock (flock LOCK_EX, F_WRLCK) or a lease */
 	PYSB_OP_KEY_TO_PARENT = 47, /* KEYCTL_SESSION_TO_PARENT to a parent outside the sandbox */
+	PYSB_OP_PIDFD = 48,	    /* kind SELF: a pidfd (pidfs, 6.9+) of a task outside */
 	PYSB_OP_MAX,
 };
 

@@ -669,3 +669,56 @@ PY
 	expect_line "$T/out" "trace-outside EPERM"
 	expect_line "$T/out2" "outside-traces-program ok"
 }
+
+# pidfds (found by an adversary): since 6.9 a pidfd is a file of the kernel's pidfs, opened
+# through file_open, and every pidfd_open failed in a sandbox (asyncio's and GLib's child
+# watchers). A pidfd of the sandbox's own child works, with a signal through it; one of a
+# process outside is refused (its uid, parent, cgroup and namespaces are what /proc/<pid>
+# of it would tell), as its signal always was. Before 6.9 pidfds are anonymous inodes:
+# the outside one opens (nothing can be done with it, the signal stays refused).
+bnd_pidfd_case() {
+	local u=$1 v pidfs
+	bnd_setup
+	start_victim "$u"
+	v=$VICTIM
+	probe_py "$T/app.py" \
+		"import signal, subprocess, sys" \
+		"child = subprocess.Popen(['/bin/sleep', '100'])" \
+		"def own():" \
+		"    fd = os.pidfd_open(child.pid); signal.pidfd_send_signal(fd, signal.SIGKILL)" \
+		"    os.close(fd); child.wait()" \
+		"attempt('pidfd-own-child', own)" \
+		"attempt('pidfd-outside', lambda: os.close(os.pidfd_open(int(sys.argv[1]))))" \
+		"def kill_outside():" \
+		"    fd = os.pidfd_open(int(sys.argv[1])); signal.pidfd_send_signal(fd, 0)" \
+		"attempt('pidfd-signal-outside', kill_outside)"
+	printf 'python-api=ALLOW:process-exec\nexpose-ro=/usr/bin/sleep\n' >>"$T/policy"
+	bnd_plain "$u" python3 "$T/app.py" "$v"
+	for l in pidfd-own-child pidfd-outside pidfd-signal-outside; do
+		expect_line "$T/out" "$l ok"
+	done
+	bnd_sb "$u" "$T/app.py" "$v"
+	expect_rc 0
+	expect_line "$T/out" "pidfd-own-child ok"
+	pidfs=$(uname -r | awk -F. '{ print ($1 > 6 || ($1 == 6 && $2 >= 9)) ? 1 : 0 }')
+	if [ "$pidfs" = 1 ]; then
+		expect_line "$T/out" "pidfd-outside EPERM"
+		expect_line "$T/out" "pidfd-signal-outside EPERM"
+		expect_grep "$T/err" "^pysb-bpf: deny self pidfd target-pid=$v "
+	else
+		expect_line "$T/out" "pidfd-outside ok"
+		expect_line "$T/out" "pidfd-signal-outside EPERM"
+	fi
+	[ "$(proc_state "$v")" = S ] || fail "the victim is $(proc_state "$v")"
+	kill "$v" 2>/dev/null
+	wait 2>/dev/null
+	return 0
+}
+
+test_boundary_pidfd_own_child_allowed_outside_denied_root() {
+	bnd_pidfd_case root
+}
+
+test_boundary_pidfd_own_child_allowed_outside_denied_nobody() {
+	bnd_pidfd_case nobody
+}
