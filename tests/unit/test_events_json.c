@@ -233,6 +233,31 @@ static void test_direct_mode_holds_nothing(void **state)
 	unlink(path);
 }
 
+/* A path's bytes on the terminal (found by an adversary): C0 and C1 controls, as UTF-8 or
+ * raw bytes, and bytes that are not UTF-8 are escaped; other UTF-8 characters are not. */
+static void test_line_escapes_terminal_controls(void **state)
+{
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	file_event("/etc/\xc2\x9b"
+		   "2J\x9b"
+		   "31m\x1b]0;t\x07/caf\xc3\xa9/\xc4\x81/\xe2\x82\xac/\xff");
+	e.decision = PYSB_DENY;
+	e.kind = PYSB_KIND_FILE;
+	e.op = PYSB_OP_OPEN;
+	memset(line, 0, sizeof(line));
+	f = fmemopen(line, sizeof(line) - 1, "w");
+	assert_non_null(f);
+	event_print_line(f, &e, NULL);
+	fclose(f);
+	assert_non_null(strstr(line, " /etc/\\xc2\\x9b"
+				     "2J\\x9b"
+				     "31m\\x1b]0;t\\x07/caf\xc3\xa9/"
+				     "\xc4\x81/\xe2\x82\xac/\\xff pid="));
+}
+
 /* The line of a record standing for several denials says so (found by a user: the
  * sweep's count of a repeated denial printed as an identical second line). */
 static void test_line_says_its_repeats(void **state)
@@ -321,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_direct_mode_holds_nothing),
 		cmocka_unit_test(test_tty_bounded),
 		cmocka_unit_test(test_line_says_its_repeats),
+		cmocka_unit_test(test_line_escapes_terminal_controls),
 		cmocka_unit_test(test_learn_counts_repeats),
 	};
 
