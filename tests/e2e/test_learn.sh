@@ -774,8 +774,9 @@ PY
 # A program that writes in a directory and talks to a server outside the sandbox through a
 # socket there (an agent in /tmp): learning writes the directory's rule and the socket's
 # own, since the first does not reach a server outside (found by an adversary: tmux and
-# ssh-agent reached through a learned expose-rw=/tmp). The enforced run denies nothing;
-# another outside server in the same directory stays out of reach.
+# ssh-agent reached through a learned expose-rw=/tmp), the socket's commented out with a
+# warning (such a server acts as the user: a review). Uncommented, the enforced run denies
+# nothing; another outside server in the same directory stays out of reach.
 test_learn_socket_of_an_outside_server_named_itself() {
 	local app
 	app=$(mktemp -d /var/tmp/pysb-e2e-app.XXXXXX) || fail "mktemp"
@@ -812,7 +813,11 @@ PY
 	expect_rc 0
 	expect_line "$T/out" "agent hello"
 	expect_grep "$T/policy" "^expose-rw=\./run$"
-	expect_grep "$T/policy" "^expose-rw=\./run/agent\.sock$"
+	expect_grep "$T/policy" "^# expose-rw=\./run/agent\.sock  # a server outside the sandbox, acting as you: uncomment to allow it$"
+	expect_grep "$T/err" "learning: the program talked to 1 server\(s\) outside the sandbox"
+	run_sb "$T/policy" "$app/prog.py"
+	expect_grep "$T/err" "^pysb-bpf: deny unix connect $app/run/agent\.sock \(a server outside"
+	sed -i 's|^# \(expose-rw=\./run/agent\.sock\)  #.*|\1|' "$T/policy"
 	enforce_clean "$T/policy" "$app/prog.py"
 	expect_line "$T/out" "agent hello"
 	run_sb "$T/policy" "$app/prog.py" other

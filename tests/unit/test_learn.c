@@ -180,10 +180,9 @@ static const struct gen_case gen_cases[] = {
 	{ "the temp directory is written ${TMPDIR:-/tmp}",
 	  { { "file", "create", "@/tmp/w/f", "write" } },
 	  { "expose-rw=${TMPDIR:-/tmp}/w" } },
-	{ "a unix socket: itself, never its directory, even under a learned rw directory",
-	  { { "file", "create", "@/tmp/w/f", "write" },
-	    { "unix", "connect", "@/tmp/w/agent.sock", "write" } },
-	  { "expose-rw=${TMPDIR:-/tmp}/w", "expose-rw=${TMPDIR:-/tmp}/w/agent.sock" } },
+	{ "the sandbox's own unix socket: its directory, as a file's",
+	  { { "unix", "connect", "@/tmp/w/agent.sock", "write" } },
+	  { "expose-rw=${TMPDIR:-/tmp}/w" } },
 	{ "an opened directory is itself; absolute elsewhere",
 	  { { "file", "open", "@/else/d", "read" } },
 	  { "expose-ro=@/else/d" } },
@@ -797,11 +796,44 @@ static void test_tmp_rule_brings_its_env_line(void **state)
 	}
 }
 
+/* A server outside the sandbox (peer_outside): a rule on its socket itself, never its
+ * directory, even under a learned rw directory, and written commented out: it acts as the
+ * user outside the sandbox (found by an adversary and a review: tmux, ssh-agent, the
+ * session bus). */
+static void test_outside_server_socket_written_commented_out(void **state)
+{
+	char cwd[256], want[512];
+	struct learn_set s = { .envp = envp };
+	struct learn_env env;
+	struct learn_rules r;
+	json_t *j = rec("unix", "connect", "@/tmp/w/agent.sock", "write");
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	json_object_set_new(j, "peer_outside", json_true());
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	j = rec("file", "create", "@/tmp/w/f", "write");
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	assert_int_equal(r.n_files, 2);
+	assert_int_equal(r.n_servers, 1);
+	assert_string_equal(r.files[1], "expose-rw=${TMPDIR:-/tmp}/w");
+	snprintf(want, sizeof(want), "%s",
+		 "# expose-rw=${TMPDIR:-/tmp}/w/agent.sock  # a server outside the sandbox, acting "
+		 "as you: uncomment to allow it");
+	assert_string_equal(r.files[0], want);
+	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
 		cmocka_unit_test(test_tmp_rule_brings_its_env_line),
+		cmocka_unit_test(test_outside_server_socket_written_commented_out),
 		cmocka_unit_test(test_generate_files),
 		cmocka_unit_test(test_generate_names_that_read_back_wider_refused),
 		cmocka_unit_test(test_never_widened),

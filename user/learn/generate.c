@@ -228,6 +228,27 @@ static bool covers(uint32_t have, uint32_t need)
 	return (have & need) == need;
 }
 
+/*
+ * The rule for the socket of a server outside the sandbox, written commented out: tmux
+ * and screen run commands, ssh-agent signs, the session bus starts units, all as the
+ * user and outside the sandbox (found by an adversary), so allowing one is the user's
+ * decision, not learning's. (An existing line, commented or not, is left as it is.)
+ */
+static int outside_server_line(char **line, size_t *n)
+{
+	char *c;
+
+	if (asprintf(&c,
+		     "# %s  # a server outside the sandbox, acting as you: uncomment to "
+		     "allow it",
+		     *line) < 0)
+		return -1;
+	free(*line);
+	*line = c;
+	++*n;
+	return 0;
+}
+
 static int gen_files(const struct learn_set *s, const struct learn_env *env, struct learn_rules *r)
 {
 	struct dir_need *v = calloc(s->n_paths + 1, sizeof(*v));
@@ -289,6 +310,8 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 				goto out;
 			continue;
 		}
+		if (v[i].exact && outside_server_line(&line, &r->n_servers))
+			goto out;
 		if (push_str(&r->files, &r->n_files, &cap, line)) {
 			free(line);
 			goto out;

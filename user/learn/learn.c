@@ -146,9 +146,10 @@ static int add_path(struct learn_set *s, const char *path, uint32_t access, bool
 	return 0;
 }
 
-/* Connecting needs write on the socket itself: a rule on its directory does not reach a
- * server outside the sandbox (bpf/unix.bpf.c), and would grant the others there (tmux's,
- * ssh-agent's in /tmp). The rule names the socket, never its directory. */
+/* A server outside the sandbox is reached only by a rule on its socket itself
+ * (bpf/unix.bpf.c); a rule on its directory would grant the others there (tmux's,
+ * ssh-agent's in /tmp). The rule names the socket, and is written commented out
+ * (generate.c): such a server acts as the user, outside the sandbox. */
 static int add_socket(struct learn_set *s, const char *path)
 {
 	size_t *slot;
@@ -324,7 +325,10 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		s->exec = true;
 		ret = add_path(s, path, PYSB_ACC_RO, false);
 	} else if (!strcmp(kind, "unix")) {
-		ret = add_socket(s, path);
+		/* a server outside: its socket itself; the sandbox's own: its directory */
+		ret = json_is_true(json_object_get(rec, "peer_outside"))
+			      ? add_socket(s, path)
+			      : add_path(s, path, PYSB_ACC_RW, false);
 	} else if (op_on_parent(op_from_name(op))) {
 		const char *h = env_get(s->envp, "HOME");
 		char *dir = parent_of(path), home[PATH_MAX] = "";

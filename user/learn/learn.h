@@ -79,6 +79,8 @@ struct learn_rules {
 	 * a rule on one grants every file in it; listed for a warning */
 	char **unlisted;
 	size_t n_unlisted;
+	/* rules for sockets of servers outside the sandbox: written commented out */
+	size_t n_servers;
 };
 
 /* Is dir one a file in it is never widened to (/, /etc, /home/<user>, home, ...; learn.c

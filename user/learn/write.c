@@ -193,6 +193,11 @@ static void warn_unwritten(const struct learn_rules *r)
 			"rule written, since only write access to the whole directory allows that; "
 			"if the program must do it, write that rule yourself",
 			r->not_widened);
+	if (r->n_servers)
+		pr_warn("learning: the program talked to %zu server(s) outside the sandbox through "
+			"their unix sockets (tmux, ssh-agent, the session bus act as you, outside "
+			"it): their rules are written commented out; uncomment those you trust",
+			r->n_servers);
 	for (size_t i = 0; i < r->n_unlisted; i++)
 		pr_warn("learning: the program listed (or opened) the directory \"%s\": no rule "
 			"written, since a rule on it would grant every file in it (secrets "
