@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
@@ -357,6 +359,84 @@ static void test_absent_include_where_writable_refused(void **state)
 	assert_non_null(strstr(r->err, "the program may write "));
 	done(r);
 	unlink(tpath("ro/dangling.pysb"));
+}
+
+static void f_write(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A rule naming a server's socket through a link in a directory the program may write is
+ * an error (a review: the program re-points the link at tmux's socket, the next run grants
+ * it); a socket in such a directory is a warning; elsewhere, nothing. Also what the user's
+ * tools run (.git, another project's .py-sandboxes) is kept read-only, a .git named by a
+ * rule is not. */
+static void test_socket_rules_and_tool_files(void **state)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	const struct compiled_file *f;
+	struct result *r;
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	(void)state;
+	mkdir(tpath("rw/run"), 0755);
+	mkdir(tpath("ro/srv"), 0755);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", tpath("ro/srv/tmux.sock"));
+	assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(symlink(tpath("ro/srv/tmux.sock"), tpath("rw/run/agent.sock")), 0);
+	r = compile_text_opts("expose-rw=rw\nexpose-rw=rw/run/agent.sock\n", false, NULL);
+	assert_int_not_equal(r->ret, 0);
+	assert_non_null(strstr(r->err, "names a unix socket through the link"));
+	done(r);
+	r = compile_ok("expose-ro=rw\nexpose-rw=rw/run/agent.sock\n"); /* the link's dir: ro */
+	assert_null(strstr(r->err, "socket"));
+	done(r);
+	r = compile_ok("expose-rw=ro/srv\nexpose-rw=ro/srv/tmux.sock\n");
+	assert_non_null(
+		strstr(r->err, "is a server's socket in a directory the program may write"));
+	done(r);
+	unlink(tpath("rw/run/agent.sock"));
+	unlink(tpath("ro/srv/tmux.sock"));
+	close(s);
+	/* .git and another project's policy, in the rw directory and one below it */
+	mkdir(tpath("rw/.git"), 0755);
+	mkdir(tpath("rw/b"), 0755);
+	fclose(fopen(tpath("rw/b/.py-sandboxes"), "w"));
+	r = compile_ok("expose-rw=rw\n");
+	f = entry_of(&r->c, tpath("rw/.git"));
+	assert_non_null(f);
+	assert_int_equal(f->access & (PYSB_ACC_WRITE | PYSB_ACC_KEEP_NAME), PYSB_ACC_KEEP_NAME);
+	f = entry_of(&r->c, tpath("rw/b/.py-sandboxes"));
+	assert_non_null(f);
+	assert_int_equal(f->access & (PYSB_ACC_WRITE | PYSB_ACC_KEEP_NAME), PYSB_ACC_KEEP_NAME);
+	assert_non_null(entry_of(&r->c, tpath("rw/b"))); /* on the way: its name kept */
+	done(r);
+	/* a submodule's .git file, deeper, named by .gitmodules (a review) */
+	mkdir(tpath("rw/libs"), 0755);
+	mkdir(tpath("rw/libs/sub"), 0755);
+	f_write(tpath("rw/.gitmodules"), "[submodule \"s\"]\n\tpath = libs/sub\n");
+	f_write(tpath("rw/libs/sub/.git"), "gitdir: ../../.git/modules/s\n");
+	r = compile_ok("expose-rw=rw\n");
+	f = entry_of(&r->c, tpath("rw/libs/sub/.git"));
+	assert_non_null(f);
+	assert_int_equal(f->access & (PYSB_ACC_WRITE | PYSB_ACC_KEEP_NAME), PYSB_ACC_KEEP_NAME);
+	done(r);
+	unlink(tpath("rw/libs/sub/.git"));
+	unlink(tpath("rw/.gitmodules"));
+	rmdir(tpath("rw/libs/sub"));
+	rmdir(tpath("rw/libs"));
+	r = compile_ok("expose-rw=rw\nexpose-rw=rw/.git\n"); /* the user's choice */
+	assert_true(entry_of(&r->c, tpath("rw/.git"))->access & PYSB_ACC_WRITE);
+	done(r);
+	rmdir(tpath("rw/.git"));
+	unlink(tpath("rw/b/.py-sandboxes"));
+	rmdir(tpath("rw/b"));
+	rmdir(tpath("rw/run"));
+	rmdir(tpath("ro/srv"));
 }
 
 static void test_one_inode_two_spellings(void **state)
@@ -1235,6 +1315,7 @@ int main(void)
 		cmocka_unit_test(test_rule_names_in_rw_tree_kept),
 		cmocka_unit_test(test_names_on_every_way_kept),
 		cmocka_unit_test(test_absent_include_where_writable_refused),
+		cmocka_unit_test(test_socket_rules_and_tool_files),
 		cmocka_unit_test(test_one_inode_two_spellings),
 		cmocka_unit_test(test_many_entries),
 		cmocka_unit_test(test_implicit_on_off),

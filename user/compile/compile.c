@@ -659,6 +659,8 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	if (!ret)
 		ret = keep_policy_names(p, &tools, out, &cap, &ix, o->diag);
 	tool_files_free(&tools);
+	if (!ret)
+		ret = socket_rules_check(p, out, o->diag);
 	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out, o->diag);

@@ -10,6 +10,11 @@
  * policy, or in a directory right below it, is kept read-only with its name
  * (compile.c, protect_files), unless a rule names it itself (`expose-rw=./.git`: the
  * user gives the program its repository). docs/policy.md, "Kept read-only".
+ *
+ * And a rule naming the socket of a server outside the sandbox (the only way to reach one,
+ * bpf/unix.bpf.c), when the program can choose what it names by the next run: through a
+ * link in a directory it may write, the rule is an error; in such a directory itself, a
+ * warning (once that server removed its socket, another's may be put there).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "compile.h"
 
@@ -49,21 +55,63 @@ static int push(struct tool_files *t, const char *path)
 	return t->paths[t->n] ? (t->n++, 0) : -1;
 }
 
+/* `path` when it exists and no rule names it (a link: its target), into t. */
+static int found(const struct policy *p, const char *path, struct tool_files *t)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (lstat(path, &st) || !realpath(path, real) || named_by_a_rule(p, real))
+		return 0;
+	return push(t, path); /* a link: its name kept, its target read-only if writable */
+}
+
+/*
+ * The submodules of the repository in `dir` (its .gitmodules' "path = X" lines): git
+ * status at the top reads each X/.git, a file naming the submodule's git directory,
+ * which a program could point at a repository of its own (a review: its core.fsmonitor
+ * then ran at the top's `git status`).
+ */
+static int submodules(const struct policy *p, const char *dir, struct tool_files *t)
+{
+	char path[PATH_MAX], line[PATH_MAX + 64];
+	FILE *f;
+	int ret = 0;
+
+	snprintf(path, sizeof(path), "%s/.gitmodules", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *v = line + strspn(line, " \t"), *end;
+
+		if (strncmp(v, "path", 4) || (v = strchr(v + 4, '=')) == NULL)
+			continue;
+		v += 1 + strspn(v + 1, " \t");
+		end = v + strcspn(v, "\r\n");
+		while (end > v && (end[-1] == ' ' || end[-1] == '\t'))
+			end--;
+		if (end == v || snprintf(path, sizeof(path), "%s/%.*s/.git", dir, (int)(end - v),
+					 v) >= (int)sizeof(path))
+			continue;
+		ret = found(p, path, t);
+	}
+	fclose(f);
+	return ret;
+}
+
 /* The tool files in canonical directory `dir`. */
 static int look_in(const struct policy *p, const char *dir, struct tool_files *t)
 {
 	for (size_t i = 0; i < sizeof(TOOL_NAMES) / sizeof(TOOL_NAMES[0]); i++) {
 		char path[PATH_MAX];
-		struct stat st;
 
 		if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "",
 			     TOOL_NAMES[i]) >= (int)sizeof(path) ||
-		    lstat(path, &st) || S_ISLNK(st.st_mode) || named_by_a_rule(p, path))
-			continue; /* a link is kept by its name only: what it names is elsewhere */
-		if (push(t, path))
+		    found(p, path, t))
 			return -1;
 	}
-	return 0;
+	return submodules(p, dir, t);
 }
 
 int tool_files_find(const struct policy *p, struct tool_files *t)
@@ -113,4 +161,76 @@ void tool_files_free(struct tool_files *t)
 		free(t->paths[i]);
 	free(t->paths);
 	memset(t, 0, sizeof(*t));
+}
+
+/* Is there, on the way to absolute `named` as spelled, a link in a directory the compiled
+ * rules let the program write? The link's path into `link`. Links in link targets are
+ * followed too (at most 8). */
+static bool link_in_writable(const struct compiled *out, const char *named, char *link, size_t len,
+			     int depth)
+{
+	char prefix[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], real[PATH_MAX];
+	const char *p = named;
+
+	while (depth < 8 && *p) {
+		struct stat st;
+		ssize_t n;
+
+		p += strspn(p, "/");
+		p += strcspn(p, "/");
+		if ((size_t)(p - named) >= sizeof(prefix))
+			return false;
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)(p - named), named);
+		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
+			continue;
+		snprintf(parent, sizeof(parent), "%s", prefix);
+		*strrchr(parent, '/') = '\0';
+		if (realpath(parent[0] ? parent : "/", real) &&
+		    (compiled_access(out, real, false) & PYSB_ACC_WRITE)) {
+			snprintf(link, len, "%s", prefix);
+			return true;
+		}
+		n = readlink(prefix, target, sizeof(target) - 1);
+		if (n <= 0)
+			return false;
+		target[n] = '\0';
+		if (target[0] == '/' ? link_in_writable(out, target, link, len, depth + 1)
+				     : (snprintf(real, sizeof(real), "%s/%s", parent, target) <
+					(int)sizeof(real)) &&
+					       link_in_writable(out, real, link, len, depth + 1))
+			return true;
+	}
+	return false;
+}
+
+int socket_rules_check(const struct policy *p, const struct compiled *out, struct diag_list *d)
+{
+	for (size_t i = 0; i < p->n_paths; i++) {
+		const struct policy_path *r = &p->paths[i];
+		char link[PATH_MAX], dir[PATH_MAX];
+		struct stat st;
+
+		if (!r->named || stat(r->path, &st) || !S_ISSOCK(st.st_mode))
+			continue;
+		if (link_in_writable(out, r->named, link, sizeof(link), 0))
+			return diag_add(
+				d, DIAG_ERROR, src_at(&r->src),
+				"name the socket by its own path, through no link the "
+				"program may replace",
+				"%s names a unix socket through the link %s, in a directory "
+				"the program may write: it could point it at another server's "
+				"socket (tmux's) for the next run",
+				r->named, link);
+		snprintf(dir, sizeof(dir), "%s", r->path);
+		*strrchr(dir, '/') = '\0';
+		if (compiled_access(out, dir[0] ? dir : "/", false) & PYSB_ACC_WRITE)
+			diag_add(d, DIAG_WARNING, src_at(&r->src),
+				 "grant its directory read-only, or keep that server's socket "
+				 "elsewhere",
+				 "%s is a server's socket in a directory the program may write: "
+				 "once that server removes it, the program can put another "
+				 "server's socket under its name for the next run",
+				 r->path);
+	}
+	return 0;
 }
