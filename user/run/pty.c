@@ -223,12 +223,15 @@ static void pass_eof(const struct pty_relay *p)
 static void take_pending_lines(const struct pty_relay *p)
 {
 	struct termios now;
+	size_t taken = 0;
 
 	if (tcgetattr(p->in, &now) || !(now.c_lflag & ICANON))
 		return;
-	for (int i = 0; i < 256; i++) {
+	/* At most half of what the program's terminal holds (4 KiB): a program that reads no
+	 * input must not make pysb-bpf wait here, before it relays anything (a review). */
+	while (taken < 2048) {
 		struct pollfd pf = { .fd = p->in, .events = POLLIN };
-		char buf[4096];
+		char buf[256];
 		ssize_t n;
 
 		if (poll(&pf, 1, 0) != 1 || !(pf.revents & POLLIN))
@@ -238,8 +241,11 @@ static void take_pending_lines(const struct pty_relay *p)
 			return;
 		if (n > 0 && write_all(p->master, buf, (size_t)n))
 			return;
-		if (n == 0 || (buf[n - 1] != '\n' && (char)now.c_cc[VEOL] != buf[n - 1] &&
-			       (char)now.c_cc[VEOL2] != buf[n - 1]))
+		taken += n > 0 ? (size_t)n : 1;
+		/* a line's end short of the buffer and of a newline: cut by an end of input */
+		if (n == 0 ||
+		    ((size_t)n < sizeof(buf) && buf[n - 1] != '\n' &&
+		     (char)now.c_cc[VEOL] != buf[n - 1] && (char)now.c_cc[VEOL2] != buf[n - 1]))
 			pass_eof(p);
 	}
 }
