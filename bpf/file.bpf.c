@@ -85,6 +85,7 @@
 #define PROT_EXEC 0x4
 #define S_IFMT	  00170000
 #define S_IFDIR	  0040000
+#define S_IFCHR	  0020000
 
 #define CGROUP_SUPER_MAGIC  0x27e0eb
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -277,7 +278,9 @@ static __always_inline bool sandbox_proc_entry(struct inode *inode, __u32 want, 
  * leads there, only a descriptor (the /proc/<pid>/fd of another task needs ptrace
  * access, which lsm/ptrace_access_check keeps inside the sandbox). Allowed only in
  * the modes the task already holds on that very pipe, so the read end of a pipe never
- * becomes a write end. Files with a path are never exempt: reopening the fd of a file
+ * becomes a write end. So is a character device the task holds, its terminal above all:
+ * open("/dev/stdout", "w") with stdout the pty pysb-bpf gave it (found by a user:
+ * logging's FileHandler("/dev/stdout") failed on a terminal, worked with a pipe). Files with a path are never exempt: reopening the fd of a file
  * opened O_PATH, or read-only for write, is judged by the walk like any open. (Sockets
  * then fail with the kernel's own ENXIO.)
  */
@@ -314,7 +317,10 @@ static __always_inline bool reopen_of_held_pipe(struct file *file, struct inode 
 	struct fdtable *fdt;
 	__u32 have = 0;
 
-	if ((magic != PIPEFS_MAGIC && magic != SOCKFS_MAGIC) || !on_internal_mount(&file->f_path))
+	bool chr = (BPF_CORE_READ(inode, i_mode) & S_IFMT) == S_IFCHR;
+
+	if (!chr &&
+	    ((magic != PIPEFS_MAGIC && magic != SOCKFS_MAGIC) || !on_internal_mount(&file->f_path)))
 		return false;
 	if (want & PYSB_ACC_EXEC)
 		return false;

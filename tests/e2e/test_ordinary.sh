@@ -136,6 +136,31 @@ test_ordinary_o_creat_of_dev_stdout_no_false_deny_line() {
 	expect_no_grep "$T/out" "^pysb-bpf: deny"
 }
 
+# The same on a terminal (found by a user: logging's FileHandler("/dev/stdout") failed
+# when run interactively, worked with a pipe): /dev/stdout is then the pty pysb-bpf gave
+# the program, a character device it holds, reopened in the modes it holds it. A device it
+# does not hold (/dev/kmsg) stays denied.
+test_ordinary_dev_stdout_reopen_on_the_programs_terminal() {
+	command -v script >/dev/null || skip "script(1) not installed (util-linux)"
+	mkdir -p "$T/ro"
+	printf 'expose-ro=%s\n' "$T/ro" >"$T/policy"
+	write_file "$T/ro/app.py" <<'PY'
+open("/dev/stdout", "w").write("tty-ok\n")
+try:
+    open("/dev/kmsg").close()
+    print("kmsg read")
+except PermissionError:
+    print("kmsg denied")
+PY
+	timeout 60 script -qec "$PYSB run --policy $T/policy -- python3 $T/ro/app.py" /dev/null \
+		</dev/null >"$T/out" 2>&1
+	RC=$?
+	expect_rc 0
+	has_bytes "$T/out" "tty-ok\r\n" "kmsg denied\r\n" || fail "$(cat -A "$T/out" | head -10)"
+	expect_no_grep "$T/out" "deny file open\(write\) /dev/pts"
+	expect_grep "$T/out" "deny file open\(read\) /dev/kmsg"
+}
+
 test_ordinary_pipe_reopen_through_dev_stdin_allowed_other_fds_judged() {
 	write_probe_lib
 	mkdir -p "$T/ro" "$T/other"
