@@ -551,3 +551,44 @@ PY
 test_session_attach_detaches_only_on_a_signal_from_outside() {
 	attach_detach_only_from_outside root
 }
+
+# A process confined by `attach` on the terminal pysb-bpf runs on cannot detach itself
+# through that terminal (found by an adversary): it set the terminal's interrupt character
+# to a key the administrator types (or one a terminal answerback types), and the SIGINT
+# the line discipline sent `attach` (SI_KERNEL, as ^C) detached it. Such a signal is not
+# the administrator's when a sandboxed process shares the terminal: ignored, with the way
+# out said; the process stays confined.
+test_session_attach_not_detached_through_a_shared_terminal() {
+	session_setup
+	mkdir -p "$T/secret"
+	echo s >"$T/secret/f"
+	write_file "$T/victim.py" <<PY
+import os, signal, termios, time
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+open("$T/started", "w").close()  # Python runs: attach takes its implicit paths
+for _ in range(200):
+    if "pysb-bpf" in open("/proc/self/cgroup").read():
+        break
+    time.sleep(0.05)
+t = termios.tcgetattr(1)  # its stdout: the terminal (a background job's stdin is /dev/null)
+t[6][termios.VINTR] = b"q"
+termios.tcsetattr(1, termios.TCSANOW, t)
+print("READY", flush=True)
+time.sleep(3)
+try:
+    open("$T/secret/f").read()
+    print("after: secret read", flush=True)
+except PermissionError:
+    print("after: secret denied", flush=True)
+PY
+	printf 'expose-ro=%s/victim.py\n' "$T" >"$T/policy"
+	# the key goes to the foreground group, attach's (bash ignores SIGINT for a background
+	# job); on the code before, attach took it for ^C and the victim read the secret
+	python3 "$T/term.py" "$T/conf.txt" --send-after READY 'q' -- bash -c \
+		"python3 $T/victim.py & v=\$!; until [ -e $T/started ]; do sleep 0.05; done; $PYSB attach --pid \$v --policy $T/policy; echo attach-rc=\$?" \
+		>/dev/null 2>&1
+	expect_grep "$T/conf.txt" "after: secret denied"
+	expect_grep "$T/conf.txt" "Interrupt ignored: it came from this terminal, which process [0-9]+ of the sandbox shares"
+	expect_no_grep "$T/conf.txt" "detached"
+	expect_grep "$T/conf.txt" "attach-rc=0"
+}

@@ -49,14 +49,71 @@ static int move_pid(const char *dir, pid_t pid)
  * the sandbox cgroup, or by pysb-bpf's terminal. A sandboxed process cannot kill() pysb-bpf
  * (lsm/task_kill) but can have a file's owner signalled (F_SETOWN + F_SETSIG, with a POLL_*
  * code and no sender) or be the sender itself; those are refused, with the reason in why. */
+/* The controlling terminal (tty_nr of /proc/PID/stat) of `pid`, 0 for none or unknown. */
+static int tty_of(const char *pid)
+{
+	char f[64], buf[1024], *p;
+	int tty = 0;
+	FILE *fp;
+
+	snprintf(f, sizeof(f), "/proc/%s/stat", pid);
+	fp = fopen(f, "re");
+	if (!fp)
+		return 0;
+	if (fgets(buf, sizeof(buf), fp) && (p = strrchr(buf, ')')) &&
+	    sscanf(p + 1, " %*c %*d %*d %*d %d", &tty) != 1)
+		tty = 0;
+	fclose(fp);
+	return tty;
+}
+
+/*
+ * A process of the sandbox on pysb-bpf's own terminal, into *pid: that terminal's signals
+ * are then not the administrator's alone. Any process holding the terminal chooses its
+ * interrupt character (termios), and can make the terminal type it (an answerback to a
+ * query it writes): found by an adversary, a confined background job detached itself
+ * through the terminal `attach` ran on in the foreground.
+ */
+static bool shares_my_terminal(const char *sandbox, long *pid)
+{
+	char f[PATH_MAX + 16], line[32];
+	int mine = tty_of("self");
+	bool shared = false;
+	FILE *fp;
+
+	if (!mine)
+		return false;
+	snprintf(f, sizeof(f), "%s/cgroup.procs", sandbox);
+	fp = fopen(f, "re");
+	if (!fp)
+		return true; /* cannot tell: not the administrator's for sure */
+	while (!shared && fgets(line, sizeof(line), fp)) {
+		line[strcspn(line, "\n")] = '\0';
+		shared = tty_of(line) == mine;
+		*pid = strtol(line, NULL, 10);
+	}
+	fclose(fp);
+	return shared;
+}
+
 static bool sent_from_outside(const struct signalfd_siginfo *si, const char *sandbox, char *why,
 			      size_t len)
 {
 	char where[PATH_MAX];
 	size_t n = strlen(sandbox);
+	long pid = 0;
 
-	if (si->ssi_code == SI_KERNEL)
-		return true; /* the terminal's ^C, ^\ or hangup */
+	if (si->ssi_code == SI_KERNEL) {
+		/* the terminal's ^C, ^\ or hangup, unless a sandboxed process shares it */
+		if (!shares_my_terminal(sandbox, &pid))
+			return true;
+		snprintf(why, len,
+			 "it came from this terminal, which process %ld of the sandbox shares (it "
+			 "sets the terminal's interrupt character, and can make the terminal type "
+			 "it); send it with kill from another shell",
+			 pid);
+		return false;
+	}
 	if (!sent_by_a_process(si)) {
 		snprintf(why, len,
 			 "not sent by kill() (code %d: a file's SIGIO owner, or a "
@@ -187,8 +244,12 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 	moved = true;
 	sandbox_gc(&l);
 	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
-		"open. Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it",
-		target, cg.path);
+		"open. %s",
+		target, cg.path,
+		shares_my_terminal(cg.path, &(long){ 0 })
+			? "It shares this terminal, whose signals it could send: to detach it, "
+			  "send pysb-bpf SIGTERM from another shell (kill)"
+			: "Interrupt pysb-bpf (Ctrl-C, SIGTERM) to detach it");
 	fflush(stderr);
 	setvbuf(stderr, errbuf, _IOFBF, sizeof(errbuf));
 	ret = attach_loop(&sink, &l, rb, pidfd, sigfd, target, cg.path, home, &release);
