@@ -650,3 +650,38 @@ test_net_unspecified_destination_judged_as_loopback() {
 	expect_line "$T/out" "v4-unspecified ok"
 	expect_line "$T/out" "v6-unspecified ok"
 }
+
+# An outside server's socket in a directory the program may write keeps its name (found
+# by an adversary: under expose-rw=/tmp the program renamed tmux's socket away and bound
+# its own there; the user's next tmux command ran the program the impostor named, and
+# ssh-add sent it a private key). Its own sockets there stay its own to remove.
+test_net_unix_outside_servers_socket_not_replaced() {
+	mkdir -p "$T/rw/srv"
+	net_servers "unix:$T/rw/srv/default"
+	net_setup "expose-rw=$T/rw"
+	net_py "$T/app.py" \
+		"import os, socket, sys" \
+		"d = sys.argv[1]" \
+		"attempt('rename-away', lambda: os.rename(d + '/srv/default', d + '/srv/old'))" \
+		"attempt('unlink', lambda: os.unlink(d + '/srv/default'))" \
+		"attempt('rename-dir', lambda: os.rename(d + '/srv', d + '/srv-old'))" \
+		"def own():" \
+		"    s = socket.socket(socket.AF_UNIX); s.bind(d + '/own.sock'); s.close()" \
+		"    os.unlink(d + '/own.sock')" \
+		"attempt('own-bind-unlink', own)"
+	run_sb "$T/policy" "$T/app.py" "$T/rw"
+	expect_rc 0
+	for l in rename-away unlink rename-dir; do
+		expect_line "$T/out" "$l EACCES"
+	done
+	expect_line "$T/out" "own-bind-unlink ok"
+	[ -S "$T/rw/srv/default" ] || fail "the server's socket was moved"
+	# unconfined, on a copy of the layout: the server's socket is taken away
+	mkdir -p "$T/copy"
+	cp -a "$T/rw/srv" "$T/copy/" 2>/dev/null
+	python3 -c 'import socket, sys; s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1])' \
+		"$T/copy/srv/default2"
+	mv "$T/copy/srv/default2" "$T/copy/srv/default" 2>/dev/null
+	run_plain python3 "$T/app.py" "$T/copy"
+	expect_line "$T/out" "rename-away ok"
+}

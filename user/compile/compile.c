@@ -495,7 +495,11 @@ static int walk_keep(struct keeper *k, const char *path, bool *writable)
 #define WHY_TOOL_FILE                                                                          \
 	"run by the user's tools (git's config and hooks, a project's policy), in a tree the " \
 	"program may write: read-only"
-#define WHY_TOOL "on the way to a .git or a .py-sandboxes kept read-only: it keeps its name"
+#define WHY_SOCKET                                                                               \
+	"a server's socket, where the program may write: it keeps its name (no impostor in its " \
+	"place)"
+#define WHY_TOOL \
+	"on the way to what is kept (a .git, a policy, a server's socket): it keeps its name"
 
 /* The absolute form of policy file `file` as it was named (relative to the cwd). */
 static bool named_file(const char *file, char *named, size_t len)
@@ -515,7 +519,7 @@ static bool named_file(const char *file, char *named, size_t len)
  * without WRITE (protect_policy_files). An include? whose file is missing where the
  * program could make it is refused: the next run would obey what it wrote there.
  */
-static int keep_policy_names(const struct policy *p, const struct tool_files *tools,
+static int keep_policy_names(const struct policy *p, const struct tool_files kept[2],
 			     struct compiled *out, size_t *cap, struct file_index *ix,
 			     struct diag_list *d)
 {
@@ -554,22 +558,17 @@ static int keep_policy_names(const struct policy *p, const struct tool_files *to
 	for (size_t i = 0; i < p->n_also_named && !ret; i++)
 		ret = walk_keep(&k, p->also_named[i], &writable) < 0;
 	k.why_link = k.why_other = WHY_TOOL;
-	for (size_t i = 0; i < tools->n && !ret; i++)
-		ret = walk_keep(&k, tools->paths[i], &writable) < 0;
+	for (size_t l = 0; l < 2; l++)
+		for (size_t i = 0; i < kept[l].n && !ret; i++)
+			ret = walk_keep(&k, kept[l].paths[i], &writable) < 0;
 out:
 	free(k.ri.v);
 	return ret ? -1 : 0;
 }
 
-/*
- * The policy files themselves (the root file and its includes), and what the user's tools
- * run from the program's trees (compile_protect.c: .git, other projects' .py-sandboxes),
- * when the policy lets the program write where they lie: the next run, the daemon's next
- * reload, the user's next `git status` would obey what the program wrote. Each such file
- * (or directory: all of it) gets a rule of its own without WRITE and with KEEP_NAME (no
- * unlink, no rename away or over it); the names on the way to it are kept by
- * keep_policy_names.
- */
+/* Each of `files` where the program may write (a policy file, a .git: the next run, the
+ * user's next `git status` would obey what it wrote) gets a rule of its own without WRITE
+ * and with KEEP_NAME (no unlink, no rename away or over it). */
 static int protect_files(char *const *files, size_t n, const char *why, struct compiled *out,
 			 size_t *cap, struct file_index *ix)
 {
@@ -598,11 +597,34 @@ static int protect_files(char *const *files, size_t n, const char *why, struct c
 	return ret;
 }
 
+/* What the program must not change for the next run or the user's tools (policy files,
+ * compile_protect.c's), and the names on the way to them and to every rule. */
+static int protect_all(const struct policy *p, struct compiled *out, size_t *cap,
+		       struct file_index *ix, struct diag_list *d)
+{
+	struct tool_files kept[2] = { 0 };
+	int ret = protect_files(p->files, p->n_files,
+				"the policy file: the program it confines never changes it", out,
+				cap, ix);
+
+	if (!ret && (tool_files_find(p, &kept[0]) || server_sockets_find(p, out, &kept[1])))
+		ret = diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+			       "out of memory compiling the policy");
+	if (!ret)
+		ret = protect_files(kept[0].paths, kept[0].n, WHY_TOOL_FILE, out, cap, ix);
+	if (!ret)
+		ret = protect_files(kept[1].paths, kept[1].n, WHY_SOCKET, out, cap, ix);
+	if (!ret)
+		ret = keep_policy_names(p, kept, out, cap, ix, d);
+	tool_files_free(&kept[0]);
+	tool_files_free(&kept[1]);
+	return ret ? ret : socket_rules_check(p, out, d);
+}
+
 int policy_compile(const struct policy *p, const struct compile_opts *o, struct compiled *out)
 {
 	struct implicit_path *imp = NULL;
 	struct file_index ix = { .diag = o->diag };
-	struct tool_files tools = { 0 };
 	size_t n_imp = 0, cap = 0;
 	bool implicit;
 	int ret = 0;
@@ -648,19 +670,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	implicit_paths_free(imp, n_imp);
 	stopwatch("compile: implicit paths added");
 	if (!ret)
-		ret = protect_files(p->files, p->n_files,
-				    "the policy file: the program it confines never changes it",
-				    out, &cap, &ix);
-	if (!ret && tool_files_find(p, &tools))
-		ret = diag_add(o->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
-			       "out of memory compiling the policy");
-	if (!ret)
-		ret = protect_files(tools.paths, tools.n, WHY_TOOL_FILE, out, &cap, &ix);
-	if (!ret)
-		ret = keep_policy_names(p, &tools, out, &cap, &ix, o->diag);
-	tool_files_free(&tools);
-	if (!ret)
-		ret = socket_rules_check(p, out, o->diag);
+		ret = protect_all(p, out, &cap, &ix, o->diag);
 	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out, o->diag);

@@ -234,3 +234,39 @@ int socket_rules_check(const struct policy *p, const struct compiled *out, struc
 	}
 	return 0;
 }
+
+/*
+ * The sockets servers outside the sandbox are bound to now (/proc/net/unix), in a
+ * directory the program may write: it could rename one away and bind its own under that
+ * name, and the user's next client would talk to it (found by an adversary: tmux's client
+ * ran the program the impostor named, ssh-add sent it a private key). Each keeps its name;
+ * one a rule names itself is left as the rule says. (A server started later, or a name
+ * taken before its server makes it, is a Known gap: docs/design.md.)
+ */
+int server_sockets_find(const struct policy *p, const struct compiled *out, struct tool_files *t)
+{
+	char line[PATH_MAX + 128], real[PATH_MAX];
+	FILE *f = fopen("/proc/net/unix", "re");
+	int ret = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return 0;
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *path = strchr(line, '/');
+		struct stat st;
+
+		if (!path || path[-1] != ' ')
+			continue; /* the header, an unnamed or abstract socket */
+		path[strcspn(path, "\n")] = '\0';
+		if (!realpath(path, real) || stat(real, &st) || !S_ISSOCK(st.st_mode) ||
+		    !(compiled_access(out, real, false) & PYSB_ACC_WRITE) ||
+		    named_by_a_rule(p, real))
+			continue;
+		ret = push(t, real);
+	}
+	fclose(f);
+	if (ret)
+		tool_files_free(t);
+	return ret;
+}
