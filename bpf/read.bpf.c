@@ -9,7 +9,8 @@
  *   lsm/inode_readlink   readlink(2): READ on the symlink (dentry-only walk)
  *   lsm/path_notify      inotify_add_watch, fanotify_mark, dnotify: READ on the watched
  *                        file or directory (a directory watch reports the names in it);
- *                        a mark on a whole mount or file system: always denied
+ *                        a mark on a whole mount or file system, or on a device node:
+ *                        always denied
  * Default: deny with -EACCES and an event. What overlayfs does with its creator's
  * credentials on a sandboxed task's behalf (reading its layers' xattrs) is not judged: the
  * overlay file itself was. Only those credentials (overlay_internal): any other override
@@ -90,6 +91,23 @@ int BPF_PROG(pysb_inode_readlink, struct dentry *dentry)
 	return check_read(PYSB_OP_READLINK, dentry, NULL);
 }
 
+/*
+ * A device node is one inode for every process of the machine: a watch on /dev/null,
+ * /dev/urandom or /dev/tty (readable by the rules, or implicit) reports when anyone reads
+ * or writes it, the timing of other users' keystrokes on /dev/tty above all (found by a
+ * review). Never watched from a sandbox.
+ */
+#define S_IFMT	00170000
+#define S_IFCHR 0020000
+#define S_IFBLK 0060000
+
+static __always_inline bool device_node(struct dentry *d)
+{
+	umode_t fmt = BPF_CORE_READ(d, d_inode, i_mode) & S_IFMT;
+
+	return fmt == S_IFCHR || fmt == S_IFBLK;
+}
+
 SEC("lsm/path_notify")
 int BPF_PROG(pysb_path_notify, const struct path *path, __u64 mask, unsigned int obj_type)
 {
@@ -97,10 +115,11 @@ int BPF_PROG(pysb_path_notify, const struct path *path, __u64 mask, unsigned int
 	struct pysb_event *e;
 	__u64 cgid;
 
-	if (obj_type == FSNOTIFY_OBJ_TYPE_INODE)
+	if (obj_type == FSNOTIFY_OBJ_TYPE_INODE && !device_node(BPF_CORE_READ(path, dentry)))
 		return check_read(PYSB_OP_NOTIFY, BPF_CORE_READ(path, dentry),
 				  BPF_CORE_READ(path, mnt));
-	/* A mount or file-system mark sees every file below, exposed or not. */
+	/* A mount or file-system mark sees every file below, exposed or not; a device
+	 * node's every reader and writer on the machine. */
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;

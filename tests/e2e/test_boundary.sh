@@ -339,6 +339,7 @@ bnd_read_app() {
 		"attempt('inotify-rw', lambda: inotify(T + '/rw', True))" \
 		"attempt('inotify-other', lambda: inotify(T + '/other', True))" \
 		"attempt('inotify-ro-file', lambda: check(libc.inotify_add_watch(check(libc.inotify_init1(0)), (T + '/ro/f').encode(), 0x2)))" \
+		"attempt('inotify-dev-null', lambda: check(libc.inotify_add_watch(check(libc.inotify_init1(0)), b'/dev/null', 0x3)))  # IN_ACCESS, IN_MODIFY" \
 		"fan = []" \
 		"attempt('fanotify-init', lambda: fan.append(check(libc.fanotify_init(0, 0))))" \
 		"def fanotify(path, flags):" \
@@ -371,6 +372,10 @@ bnd_read_case() {
 	expect_line "$T/out" "inotify-rw ok"
 	expect_line "$T/out" "inotify-other EACCES"
 	expect_line "$T/out" "inotify-ro-file ok"
+	# a device node (readable: /dev/null is implicit) tells of every reader on the machine
+	# (of /dev/tty: others' keystrokes): never watched
+	expect_line "$T/out" "inotify-dev-null EACCES"
+	expect_grep "$T/err" "^pysb-bpf: deny file notify\(read\) /dev/null "
 	# fanotify (root; without CAP_SYS_ADMIN fanotify_init itself is refused)
 	if _has "$T/out" xF "fanotify-init ok"; then
 		expect_line "$T/out" "fanotify-rw ok"
@@ -389,6 +394,7 @@ bnd_read_case() {
 		expect_line "$T/out" "$op-other ok"
 	done
 	expect_line "$T/out" "inotify-other ok"
+	expect_line "$T/out" "inotify-dev-null ok"
 	if [ "$u" = root ]; then
 		expect_line "$T/out" "fanotify-init ok"
 		expect_line "$T/out" "fanotify-other ok"
