@@ -310,3 +310,53 @@ deny = re.findall(rb"pysb-bpf: deny file open\(read\) [^\r\n]*secret.txt[^\r\n]*
 sys.exit(not (deny and all(cr == b"\r" for cr in deny)) or b"\r\r" in d or b"^@" in d)' "$T/out" ||
 		fail "deny line not ending in one CR LF, or CR CR, or ^@: $(od -c "$T/out" | head -30)"
 }
+
+# `sudo pysb-bpf attach --pid PID`: the policy's ~ is the confined process's user's, not
+# root's (found by a user: attach read ~ from its own environment, so expose-ro=~/data
+# named /root/data); and `sudo pysb-bpf learn --from` spells ~ as the program's user's, as
+# run does.
+test_users_attach_and_learn_from_read_the_programs_home() {
+	users_setup
+	local u=pysb-bob kpid apid
+	id "$u" >/dev/null 2>&1 || useradd -M -d "$T/bob" "$u" || fail "useradd $u"
+	usermod -d "$T/bob" "$u" 2>/dev/null
+	mkdir -p "$T/bob/data" "$T/run"
+	echo data-of-bob >"$T/bob/data/f"
+	chown -R "$u" "$T/bob" "$T/run"
+	chmod 755 "$T"
+	printf 'expose-ro=~/data\nexpose-rw=%s\n' "$T/run" >"$T/policy"
+	write_file "$T/run/k.py" <<PY
+import os, time
+open("$T/run/started", "w").close()  # Python runs, as bob: attach sees both
+while not os.path.exists("$T/run/go"):
+    time.sleep(0.05)
+for p in ("$T/bob/data/f", "$T/ro/data.txt"):
+    try:
+        open(p).read(); r = "read"
+    except PermissionError:
+        r = "denied"
+    open("$T/run/log", "a").write(p + " " + r + "\\n")
+PY
+	setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- python3 "$T/run/k.py" &
+	kpid=$!
+	for _ in $(seq 200); do [ -e "$T/run/started" ] && break; sleep 0.05; done
+	HOME=/root USER=root LOGNAME=root "$PYSB" attach --pid "$kpid" --policy "$T/policy" \
+		>"$T/out" 2>"$T/err" &
+	apid=$!
+	for _ in $(seq 100); do grep -q "is confined from now on" "$T/err" 2>/dev/null && break; sleep 0.1; done
+	expect_grep "$T/err" "process $kpid is confined from now on"
+	touch "$T/run/go"
+	wait "$kpid"
+	kill -INT "$apid"
+	wait "$apid"
+	expect_line "$T/run/log" "$T/bob/data/f read"
+	expect_line "$T/run/log" "$T/ro/data.txt denied"
+	# learn --from through sudo: a read in bob's home is spelt ~
+	printf '{"record":"event","kind":"file","operation":"open","path":"%s","access":["read"],"mode":"learn","decision":"audit"}\n' \
+		"$T/bob/data/f" >"$T/ev.jsonl"
+	SUDO_UID=$(id -u "$u") SUDO_GID=$(id -g "$u") SUDO_USER=$u HOME=/root USER=root LOGNAME=root \
+		"$PYSB" learn --from "$T/ev.jsonl" --policy "$T/learned" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/learned" "^expose-ro=~/data$"
+}

@@ -104,6 +104,7 @@ int cmd_learn(struct cli *cli)
 	const char *from = cli->from, *policy = cli->policy;
 	struct learn_set ls = { .envp = environ };
 	struct compiled compiled = { 0 };
+	struct identity id;
 	struct program prog = { 0 };
 	struct policy *p = NULL;
 	struct cli c = { 0 };
@@ -121,6 +122,9 @@ int cmd_learn(struct cli *cli)
 	/* A directory, a fifo or a missing file: a usage error, before anything is read. */
 	if (learn_check_source(from) || learn_check_target(policy, false))
 		return EXIT_USAGE;
+	/* ~ is the program's user's, as run reads it: through sudo (or --user), not root's */
+	if (resolve_identity(cli->user, &id))
+		return 1;
 	f = strcmp(from, "-") ? fopen(from, "re") : stdin;
 	if (!f) {
 		pr_err("learn: cannot open %s: %s", from, strerror(errno));

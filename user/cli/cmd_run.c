@@ -2,6 +2,8 @@
 /*
  * pysb-bpf run and pysb-bpf attach. See main.c.
  */
+#include <pwd.h>
+
 #include "main_int.h"
 
 /* ---------------- run */
@@ -164,6 +166,37 @@ out:
 
 /* pysb-bpf attach --pid PID [--policy FILE] [--audit] [--events FILE|-]: a running process
  * (a notebook's kernel between two cells) is confined from then on; Ctrl-C detaches it. */
+/* HOME, USER and LOGNAME of the real user of process `pid`, for the policy it is confined
+ * by. 0, or -1 after saying why. */
+static int attach_identity(long pid)
+{
+	char path[64], line[256];
+	struct passwd *pw = NULL;
+	unsigned uid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	f = fopen(path, "re");
+	if (!f) {
+		pr_err("attach: no process %ld (or not ours to see): %s", pid, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Uid: %u", &uid) == 1) {
+			pw = getpwuid(uid);
+			break;
+		}
+	fclose(f);
+	if (!pw)
+		return 0; /* a uid with no name: the caller's environment, as before */
+	if (setenv("HOME", pw->pw_dir, 1) || setenv("USER", pw->pw_name, 1) ||
+	    setenv("LOGNAME", pw->pw_name, 1)) {
+		pr_err("cannot set HOME for user %s: %s", pw->pw_name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int cmd_attach(struct cli *cli)
 {
 	struct compiled compiled = { 0 };
@@ -182,6 +215,10 @@ int cmd_attach(struct cli *cli)
 		       "'pysb-bpf attach --help'");
 		return EXIT_USAGE;
 	}
+	/* The policy's ~ and ${HOME} are the process's user's, not the caller's (root's
+	 * through sudo) */
+	if (attach_identity(pid))
+		goto out;
 	p = load_policy(&c);
 	if (!p)
 		goto out;
