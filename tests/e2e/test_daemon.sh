@@ -347,3 +347,61 @@ test_daemon_broken_policy_keeps_rules_across_restart() {
 	svc_wait_since 'B ok' 1
 	svc_cleanup
 }
+
+# A live reload keeps a service's own SysV objects and kernel keys its own (found by an
+# adversary: after a reload, its shared memory, message queue and key were refused, since
+# the records of its old sandbox id were removed, not given to the new one). The service
+# makes them once confined, then uses them before and after a reload.
+test_daemon_reload_keeps_the_services_own_sysv_objects_and_keys() {
+	local cg=$CGT/svc3
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf" "$T/svc" "$cg"
+	write_file "$T/svc.py" <<PY
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.shmat.restype = ctypes.c_void_p
+open("$cg/cgroup.procs", "w").write(str(os.getpid()))
+out = open("$T/svc/log", "a", buffering=1)
+def confined():
+    try:
+        open("$T/svc/../svc.py").close(); return False
+    except OSError:
+        return True
+while not confined():
+    time.sleep(0.1)
+shm = libc.shmget(0, 4096, 0o1000 | 0o600)
+msq = libc.msgget(0, 0o1000 | 0o600)
+key = libc.syscall(248, b"user", b"svc-key", b"v", 1, ctypes.c_int(-2))  # add_key
+out.write("made %d %d %d\n" % (shm, msq, key))
+def use():
+    p = libc.shmat(shm, None, 0)
+    ok = p not in (None, ctypes.c_void_p(-1).value)
+    if ok:
+        libc.shmdt(ctypes.c_void_p(p))
+    buf = ctypes.create_string_buffer(512)
+    q = libc.msgctl(msq, 2, buf) == 0  # IPC_STAT
+    k = libc.syscall(250, 11, key, buf, 64) >= 0  # KEYCTL_READ
+    return "shm %s msq %s key %s" % tuple("ok" if x else "denied" for x in (ok, q, k))
+while not os.path.exists("$T/svc/stop"):
+    out.write(use() + "\n")
+    time.sleep(0.2)
+PY
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/lib" "$T/svc" >"$T/conf/p.py-sandboxes"
+	mkdir -p "$T/lib"
+	binding svc '{"policy": "p.py-sandboxes", "cgroup": "pysb-e2e/svc3", "interpreter": "/usr/bin/python3"}'
+	python3 "$T/svc.py" &
+	SPID=$!
+	daemon_start "$T/conf"
+	wait_for "$T/svc/log" "^shm ok msq ok key ok$"
+	printf '# reloaded\nexpose-ro=%s\nexpose-rw=%s\n' "$T/lib" "$T/svc" >"$T/conf/p.py-sandboxes"
+	kill -HUP "$DPID"
+	wait_for "$T/daemon.err" "binding svc: policy .* reloaded"
+	svc_mark
+	sleep 1
+	touch "$T/svc/stop"
+	wait "$SPID"
+	tail -n +"$((MARK + 1))" "$T/svc/log" >"$T/after"
+	expect_grep "$T/after" "^shm ok msq ok key ok$"
+	expect_no_grep "$T/after" "denied"
+	expect_grep "$T/svc/log" "^made [0-9]+ [0-9]+ [0-9]+$"
+}

@@ -31,6 +31,9 @@ void retire_flush(struct daemon *d)
 		if (t && !loader_lost_id(&d->l, d->retired[i].id, lost))
 			for (int r = 0; r < PYSB_LOST_MAX; r++)
 				t->lost_base[r] += lost[r];
+		/* what it made under the old id while the switch settled */
+		if (t && t->id && t->id != d->retired[i].id)
+			loader_owners_move(&d->l, d->retired[i].id, t->id);
 		sandbox_set_add(&set, d->retired[i].id);
 	}
 	loader_sandboxes_free(&d->l, &set);
@@ -99,8 +102,11 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 			sandbox_record_remove(t->cgid);
 		return -1;
 	}
-	if (t->id)
+	if (t->id) {
+		/* its own SysV objects and keys stay its own under the new id */
+		loader_owners_move(&d->l, t->id, cfg.id);
 		d->retired[d->n_retired++] = (struct retired){ .t = t, .id = t->id };
+	}
 	t->id = cfg.id;
 	return 0;
 }

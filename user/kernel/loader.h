@@ -142,6 +142,8 @@ int loader_delete_keys(int map, const void *keys, size_t klen, uint32_t n);
 /* The same for every sandbox of `set` (their cgroups already switched away). The `events`
  * entry of a pooled id stays (its ring is the pool's). _rules: all but `events`. */
 void loader_sandboxes_free(struct loader *l, const struct sandbox_set *set);
+/* The SysV IPC objects and keys sandbox `from` owns, given to sandbox `to` (a reload). */
+void loader_owners_move(struct loader *l, uint32_t from, uint32_t to);
 void loader_sandboxes_free_rules(struct loader *l, const struct sandbox_set *set);
 /* Zeroes the id's counters (`lost`, `event_count`). */
 void loader_reset_lost_id(struct loader *l, uint32_t id);

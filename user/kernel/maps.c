@@ -314,6 +314,44 @@ static void forget_owners(struct loader *l, int map, const char *name, uint32_t 
 	free(kl.keys);
 }
 
+/* The records of sandbox `from` in owner map `map` given to sandbox `to`, with their
+ * counts in owner_records: a daemon's reload switches a service to a new id, and its own
+ * SysV objects and keys stay its own (found by an adversary: a reload took them away). */
+static void move_owners(struct loader *l, int map, const char *name, uint32_t table, uint32_t from,
+			uint32_t to)
+{
+	struct key_list kl = { .klen = sizeof(uint64_t) };
+	size_t len = 2 * PYSB_MAX_SANDBOXES * sizeof(uint32_t);
+	struct sandbox_set set = { 0 };
+	uint32_t *count;
+
+	if (from >= PYSB_MAX_SANDBOXES || to >= PYSB_MAX_SANDBOXES)
+		return;
+	sandbox_set_add(&set, from);
+	collect_keys(map, name, sizeof(uint32_t), 0, &set, &kl);
+	count = kl.n ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd.owner_records, 0)
+		     : MAP_FAILED;
+	for (size_t i = 0; i < kl.n && count != MAP_FAILED; i++) {
+		const void *key = kl.keys + i * kl.klen;
+		uint32_t id;
+
+		if (bpf_map_lookup_elem(map, key, &id) || id != from ||
+		    bpf_map_update_elem(map, key, &to, BPF_EXIST))
+			continue;
+		__atomic_add_fetch(&count[table + to], 1, __ATOMIC_SEQ_CST);
+		__atomic_sub_fetch(&count[table + from], 1, __ATOMIC_SEQ_CST);
+	}
+	if (count != MAP_FAILED)
+		munmap(count, len);
+	free(kl.keys);
+}
+
+void loader_owners_move(struct loader *l, uint32_t from, uint32_t to)
+{
+	move_owners(l, l->fd.ipc_owner, "ipc_owner", PYSB_OWNER_IPC, from, to);
+	move_owners(l, l->fd.key_owner, "key_owner", PYSB_OWNER_KEY, from, to);
+}
+
 /* What the kernel side wrote for the sandboxes of `set`: the owner records (unless the
  * caller knows there are none) and the counts of repeated events (a run's own end
  * removes its keys; this is for the killed ones, a pooled id a later run reclaims, and
