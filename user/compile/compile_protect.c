@@ -17,6 +17,7 @@
  * warning (once that server removed its socket, another's may be put there).
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -100,18 +101,29 @@ static int submodules(const struct policy *p, const char *dir, struct tool_files
 	return ret;
 }
 
-/* The tool files in canonical directory `dir`. */
-static int look_in(const struct policy *p, const char *dir, struct tool_files *t)
+/* The tool files in canonical directory `dir`, `rel` below the directory `dfd` is open
+ * on ("." for itself): one fstatat a name, relative to dfd (thousands of directories in
+ * /tmp cost a few milliseconds), and .gitmodules only beside a .git. */
+static int look_in(const struct policy *p, int dfd, const char *dir, const char *rel,
+		   struct tool_files *t)
 {
+	bool git = false;
+
 	for (size_t i = 0; i < sizeof(TOOL_NAMES) / sizeof(TOOL_NAMES[0]); i++) {
 		char path[PATH_MAX];
+		struct stat st;
 
+		if (snprintf(path, sizeof(path), "%s/%s", rel, TOOL_NAMES[i]) >=
+			    (int)sizeof(path) ||
+		    fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		git |= i == 0;
 		if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "",
 			     TOOL_NAMES[i]) >= (int)sizeof(path) ||
 		    found(p, path, t))
 			return -1;
 	}
-	return submodules(p, dir, t);
+	return git ? submodules(p, dir, t) : 0;
 }
 
 int tool_files_find(const struct policy *p, struct tool_files *t)
@@ -127,7 +139,7 @@ int tool_files_find(const struct policy *p, struct tool_files *t)
 		d = opendir(dir);
 		if (!d)
 			continue; /* a file, or unreadable: nothing found below */
-		if (look_in(p, dir, t))
+		if (look_in(p, dirfd(d), dir, ".", t))
 			goto nomem;
 		while ((de = readdir(d))) {
 			char sub[PATH_MAX];
@@ -136,13 +148,15 @@ int tool_files_find(const struct policy *p, struct tool_files *t)
 			if (de->d_name[0] == '.' &&
 			    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 				continue;
-			if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+			if (de->d_type != DT_DIR &&
+			    (de->d_type != DT_UNKNOWN ||
+			     fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+			     !S_ISDIR(st.st_mode)))
 				continue;
 			if (snprintf(sub, sizeof(sub), "%s/%s", strcmp(dir, "/") ? dir : "",
-				     de->d_name) >= (int)sizeof(sub) ||
-			    lstat(sub, &st) || !S_ISDIR(st.st_mode))
+				     de->d_name) >= (int)sizeof(sub))
 				continue;
-			if (look_in(p, sub, t)) {
+			if (look_in(p, dirfd(d), sub, de->d_name, t)) {
 				closedir(d);
 				goto nomem;
 			}
