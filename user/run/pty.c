@@ -393,8 +393,8 @@ void pty_close(struct pty_relay *p)
 		 * before the end (found by a test: the program's last line lost, once in ten
 		 * runs on 6.1). Read until the end of the pty (EIO: every slave closed), waiting
 		 * for what is on its way; a child that kept the slave open is killed with the
-		 * cgroup, so two quiet waits end it. */
-		for (int quiet = 0, i = 0; !p->master_done && quiet < 2 && i < 100000; i++) {
+		 * cgroup, so two quiet waits end it, and 256 KiB more (a child still writing). */
+		for (int quiet = 0, i = 0; !p->master_done && quiet < 2 && i < 64; i++) {
 			struct pollfd pf = { .fd = p->master, .events = POLLIN };
 			int n = copy_out(p);
 
