@@ -187,14 +187,8 @@ static int attach_identity(long pid)
 			break;
 		}
 	fclose(f);
-	if (!pw)
-		return 0; /* a uid with no name: the caller's environment, as before */
-	if (setenv("HOME", pw->pw_dir, 1) || setenv("USER", pw->pw_name, 1) ||
-	    setenv("LOGNAME", pw->pw_name, 1)) {
-		pr_err("cannot set HOME for user %s: %s", pw->pw_name, strerror(errno));
-		return -1;
-	}
-	return 0;
+	/* a uid with no name: the caller's environment, as before */
+	return pw ? set_user_environment(pw) : 0;
 }
 
 int cmd_attach(struct cli *cli)

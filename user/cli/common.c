@@ -74,6 +74,17 @@ void print_compiled(const struct compiled *c)
 	}
 }
 
+/* HOME, USER and LOGNAME of the user the program runs as, for ~ and ${HOME} in its policy. */
+int set_user_environment(const struct passwd *pw)
+{
+	if (setenv("HOME", pw->pw_dir, 1) || setenv("USER", pw->pw_name, 1) ||
+	    setenv("LOGNAME", pw->pw_name, 1)) {
+		pr_err("cannot set HOME for user %s: %s", pw->pw_name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Who the program runs as: --user, else the user who invoked sudo (SUDO_UID), else the
  * caller unchanged ((uid_t)-1). Root stays root only when asked for or not started by sudo.
@@ -113,12 +124,7 @@ int resolve_identity(const char *user, struct identity *id)
 	pr_info("the program runs as %s (uid %u, gid %u)", pw->pw_name, id->uid, id->gid);
 	/* Its own ~: sudo leaves root's HOME, USER and LOGNAME, and the policy's ~ and
 	 * ${HOME}, the program's env=HOME=${HOME} and what learning spells ~ would be root's. */
-	if (setenv("HOME", pw->pw_dir, 1) || setenv("USER", pw->pw_name, 1) ||
-	    setenv("LOGNAME", pw->pw_name, 1)) {
-		pr_err("cannot set HOME for user %s: %s", pw->pw_name, strerror(errno));
-		return -1;
-	}
-	return 0;
+	return set_user_environment(pw);
 }
 
 /* --events FILE|-: the JSON stream (docs/events.md); stdout is shared with the program. */

@@ -49,6 +49,7 @@ int policy_check_learn(const struct policy *p);
 int compile_for(const struct policy *p, const struct program *prog, struct compiled *out);
 void print_compiled(const struct compiled *c);
 int resolve_identity(const char *user, struct identity *id);
+int set_user_environment(const struct passwd *pw);
 int open_events(const struct cli *c, bool audit, const struct compiled *compiled,
 		struct events_json *ev, FILE **out);
 
