@@ -437,6 +437,22 @@ static void test_socket_rules_and_tool_files(void **state)
 	rmdir(tpath("rw/b"));
 	rmdir(tpath("rw/run"));
 	rmdir(tpath("ro/srv"));
+	/* a directory with no subdirectory (its link count says so: not read, its two names
+	 * looked up): a worktree's .git file and a policy still found */
+	mkdir(tpath("leaf"), 0755);
+	f_write(tpath("leaf/.git"), "gitdir: /elsewhere/.git/worktrees/w\n");
+	fclose(fopen(tpath("leaf/.py-sandboxes"), "w"));
+	r = compile_ok("expose-rw=leaf\n");
+	for (int i = 0; i < 2; i++) {
+		f = entry_of(&r->c, tpath(i ? "leaf/.py-sandboxes" : "leaf/.git"));
+		assert_non_null(f);
+		assert_int_equal(f->access & (PYSB_ACC_WRITE | PYSB_ACC_KEEP_NAME),
+				 PYSB_ACC_KEEP_NAME);
+	}
+	done(r);
+	unlink(tpath("leaf/.git"));
+	unlink(tpath("leaf/.py-sandboxes"));
+	rmdir(tpath("leaf"));
 }
 
 static void test_one_inode_two_spellings(void **state)

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,10 +34,8 @@ static const char *const TOOL_NAMES[] = { ".git", ".py-sandboxes" };
 /* Is canonical `path` named by a rule of the policy itself? */
 static bool named_by_a_rule(const struct policy *p, const char *path)
 {
-	char real[PATH_MAX];
-
 	for (size_t i = 0; i < p->n_paths; i++)
-		if (realpath(p->paths[i].path, real) && !strcmp(real, path))
+		if (!strcmp(p->paths[i].path, path)) /* canonical already (policy.h) */
 			return true;
 	return false;
 }
@@ -101,21 +100,31 @@ static int submodules(const struct policy *p, const char *dir, struct tool_files
 	return ret;
 }
 
+/* Is TOOL_NAMES[i] in `rel` below the directory dfd is open on (rel NULL: `seen` says)? */
+static bool present(int dfd, const char *rel, size_t i, unsigned seen)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (!rel)
+		return seen & 1u << i;
+	return snprintf(path, sizeof(path), "%s/%s", rel, TOOL_NAMES[i]) < (int)sizeof(path) &&
+	       !fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW);
+}
+
 /* The tool files in canonical directory `dir`, `rel` below the directory `dfd` is open
- * on ("." for itself): one fstatat a name, relative to dfd (thousands of directories in
- * /tmp cost a few milliseconds), and .gitmodules only beside a .git. */
-static int look_in(const struct policy *p, int dfd, const char *dir, const char *rel,
+ * on: one fstatat a name, relative to dfd (thousands of directories in /tmp cost a few
+ * milliseconds), and .gitmodules only beside a .git. rel NULL: dir itself, whose names
+ * its read said are there (`seen`: a bit per TOOL_NAMES entry), no call at all. */
+static int look_in(const struct policy *p, int dfd, const char *dir, const char *rel, unsigned seen,
 		   struct tool_files *t)
 {
 	bool git = false;
 
 	for (size_t i = 0; i < sizeof(TOOL_NAMES) / sizeof(TOOL_NAMES[0]); i++) {
 		char path[PATH_MAX];
-		struct stat st;
 
-		if (snprintf(path, sizeof(path), "%s/%s", rel, TOOL_NAMES[i]) >=
-			    (int)sizeof(path) ||
-		    fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW))
+		if (!present(dfd, rel, i, seen))
 			continue;
 		git |= i == 0;
 		if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "",
@@ -126,25 +135,67 @@ static int look_in(const struct policy *p, int dfd, const char *dir, const char 
 	return git ? submodules(p, dir, t) : 0;
 }
 
+/* The bit of TOOL_NAMES `name` is, 0 for any other name. */
+static unsigned tool_name_bit(const char *name)
+{
+	for (size_t i = 0; i < sizeof(TOOL_NAMES) / sizeof(TOOL_NAMES[0]); i++)
+		if (!strcmp(name, TOOL_NAMES[i]))
+			return 1u << i;
+	return 0;
+}
+
+/*
+ * Does directory `dir` (stat `st`) hold no subdirectory, by its link count? On ext4, xfs
+ * and tmpfs a directory has 2 links plus one per subdirectory (ext4 says 1 past 65,000);
+ * other file systems say 1 (btrfs, overlayfs's merged directories) or what they please
+ * (FUSE, CIFS): there the directory is read. Saves its open and reads: an expose-rw= of
+ * thousands of leaf directories is a few syscalls each.
+ */
+struct fs_seen {
+	dev_t dev; /* the last file system asked about, in this scan */
+	long f_type;
+};
+
+static bool no_subdirectory(const char *dir, const struct stat *st, struct fs_seen *fs)
+{
+	if (!S_ISDIR(st->st_mode) || st->st_nlink != 2)
+		return false;
+	if (st->st_dev != fs->dev) {
+		if (memo_statfs_type(dir, &fs->f_type))
+			return false;
+		fs->dev = st->st_dev;
+	}
+	return fs->f_type == EXT4_SUPER_MAGIC || fs->f_type == XFS_SUPER_MAGIC ||
+	       fs->f_type == TMPFS_MAGIC;
+}
+
 int tool_files_find(const struct policy *p, struct tool_files *t)
 {
+	struct fs_seen fs = { .dev = (dev_t)-1 };
+
 	memset(t, 0, sizeof(*t));
 	for (size_t i = 0; i < p->n_paths; i++) {
 		char dir[PATH_MAX];
 		struct dirent *de;
+		unsigned seen = 0;
+		struct stat st;
 		DIR *d;
 
-		if (p->paths[i].access != POLICY_RW || !realpath(p->paths[i].path, dir))
+		if (p->paths[i].access != POLICY_RW ||
+		    (size_t)snprintf(dir, sizeof(dir), "%s", p->paths[i].path) >= sizeof(dir))
 			continue;
+		if (!memo_stat(dir, &st) && no_subdirectory(dir, &st, &fs)) {
+			if (look_in(p, AT_FDCWD, dir, dir, 0, t))
+				goto nomem;
+			continue;
+		}
 		d = opendir(dir);
 		if (!d)
 			continue; /* a file, or unreadable: nothing found below */
-		if (look_in(p, dirfd(d), dir, ".", t))
-			goto nomem;
 		while ((de = readdir(d))) {
 			char sub[PATH_MAX];
-			struct stat st;
 
+			seen |= tool_name_bit(de->d_name);
 			if (de->d_name[0] == '.' &&
 			    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
 				continue;
@@ -156,12 +207,14 @@ int tool_files_find(const struct policy *p, struct tool_files *t)
 			if (snprintf(sub, sizeof(sub), "%s/%s", strcmp(dir, "/") ? dir : "",
 				     de->d_name) >= (int)sizeof(sub))
 				continue;
-			if (look_in(p, dirfd(d), sub, de->d_name, t)) {
+			if (look_in(p, dirfd(d), sub, de->d_name, 0, t)) {
 				closedir(d);
 				goto nomem;
 			}
 		}
 		closedir(d);
+		if (look_in(p, -1, dir, NULL, seen, t))
+			goto nomem;
 	}
 	return 0;
 nomem:
@@ -224,7 +277,7 @@ int socket_rules_check(const struct policy *p, const struct compiled *out, struc
 		char link[PATH_MAX], dir[PATH_MAX];
 		struct stat st;
 
-		if (!r->named || stat(r->path, &st) || !S_ISSOCK(st.st_mode))
+		if (!r->named || memo_stat(r->path, &st) || !S_ISSOCK(st.st_mode))
 			continue;
 		if (link_in_writable(out, r->named, link, sizeof(link), 0))
 			return diag_add(

@@ -124,11 +124,16 @@ static int answer(const struct memo_entry *e, struct stat *st)
 	return 0;
 }
 
+/* A path that is no link is lstat'ed, its answer kept for memo_lstat too: the compile
+ * stats each rule's path, then walks it (walk_keep) with lstat. */
 int memo_stat(const char *path, struct stat *st)
 {
 	struct memo_entry scratch;
+	const struct memo_entry *e = lookup(path, MEMO_LSTAT, &scratch);
 
-	return answer(lookup(path, MEMO_STAT, &scratch), st);
+	if (!e->err && S_ISLNK(e->st.st_mode))
+		e = lookup(path, MEMO_STAT, &scratch);
+	return answer(e, st);
 }
 
 int memo_lstat(const char *path, struct stat *st)
