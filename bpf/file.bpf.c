@@ -337,6 +337,33 @@ static __always_inline bool reopen_of_held_pipe(struct file *file, struct inode 
 	return (want & have) == want;
 }
 
+/*
+ * /dev/tty (char 5:0) opens the task's controlling terminal. Under `run` that is the pty
+ * pysb-bpf gave the program, whose session it leads: ssh's and git's password prompts,
+ * getpass() (found by a user: each failed, or fell back with a deny line, unless the
+ * policy named /dev/tty). Allowed when the terminal's session leader is a task of the
+ * sandbox, or when there is none (the kernel's own ENXIO follows). A process confined in
+ * place (`attach`, a daemon binding) whose session is led outside keeps the caller's
+ * terminal out of reach by this name: judged by the rules, like any file.
+ */
+#define TTYAUX_DEV (5u << 20) /* the kernel's MKDEV(5, 0) */
+
+static __always_inline bool own_controlling_tty(struct inode *inode, __u64 cgid, __u32 want)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct tty_struct *tty;
+	struct task_struct *leader;
+
+	if ((want & PYSB_ACC_EXEC) || (BPF_CORE_READ(inode, i_mode) & S_IFMT) != S_IFCHR ||
+	    BPF_CORE_READ(inode, i_rdev) != TTYAUX_DEV)
+		return false;
+	tty = BPF_CORE_READ(task, signal, tty);
+	if (!tty)
+		return true;
+	leader = pid_task_of(BPF_CORE_READ(tty, ctrl.session));
+	return leader && task_under(leader, cgid);
+}
+
 static __always_inline bool is_cgroupfs(struct inode *inode)
 {
 	unsigned long magic = inode->i_sb->s_magic;
@@ -401,7 +428,8 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	if (kernel_internal_open(&file->f_path) || overlay_fake_path_open(file) ||
 	    sandbox_proc_entry(inode, want, cgid))
 		return 0;
-	if (op == PYSB_OP_OPEN && reopen_of_held_pipe(file, inode, want))
+	if (op == PYSB_OP_OPEN &&
+	    (reopen_of_held_pipe(file, inode, want) || own_controlling_tty(inode, cgid, want)))
 		return 0;
 	pidfd = pidfd_verdict(cfg, cgid, file, inode);
 	if (pidfd <= 0)

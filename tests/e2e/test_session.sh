@@ -216,6 +216,50 @@ test_session_no_controlling_terminal_with_pipes() {
 	expect_line "$T/conf.out" "devtty ERR ENXIO"
 }
 
+# /dev/tty is the task's controlling terminal: under run the program's own pty, which it
+# reaches with no rule (ssh's, git's and getpass()'s prompts; found by a user: a deny
+# line, or a failed prompt, unless the policy named /dev/tty); with no terminal, the
+# kernel's ENXIO; for a process confined in place whose session is led outside (attach),
+# the caller's terminal by that name stays denied.
+test_session_dev_tty_names_only_the_sandboxs_own_terminal() {
+	session_setup
+	printf 'expose-ro=%s\n' "$T" >"$T/policy-notty"
+	probe_py "$T/pw.py" \
+		"import getpass, os" \
+		"attempt('devtty', lambda: os.close(os.open('/dev/tty', os.O_RDWR)))" \
+		"print('got:' + getpass.getpass('PASSWORD: '), flush=True)"
+	# unconfined: the terminal answers /dev/tty; the password is read without echo
+	python3 "$T/term.py" "$T/plain.txt" --send-after 'PASSWORD: ' 'hunter2\r' -- \
+		python3 "$T/pw.py" >/dev/null 2>&1
+	expect_grep "$T/plain.txt" "devtty ok"
+	expect_grep "$T/plain.txt" "got:hunter2"
+	# under run, no rule naming /dev/tty: the program's own pty, no deny line, no echo
+	python3 "$T/term.py" "$T/conf.txt" --send-after 'PASSWORD: ' 'hunter2\r' -- \
+		"$PYSB" run --policy "$T/policy-notty" -- python3 "$T/pw.py" >/dev/null 2>&1
+	expect_grep "$T/conf.txt" "devtty ok"
+	expect_grep "$T/conf.txt" "got:hunter2"
+	expect_no_grep "$T/conf.txt" "deny |GetPassWarning"
+	[ "$(grep -o hunter2 "$T/conf.txt" | wc -l)" = 1 ] || fail "the password was echoed: $(cat "$T/conf.txt")"
+	# no terminal at all: the kernel's ENXIO, no deny line
+	echo | "$PYSB" run --policy "$T/policy-notty" -- python3 "$T/pw.py" >"$T/pipe.out" 2>"$T/pipe.err"
+	expect_line "$T/pipe.out" "devtty ERR ENXIO"
+	expect_no_grep "$T/pipe.err" "deny "
+	# confined in place, its session led by the caller's shell: the caller's terminal stays
+	# out of reach by this name (a rule on /dev/tty would grant it)
+	probe_py "$T/victim.py" \
+		"import os, time" \
+		"attempt('before', lambda: os.close(os.open('/dev/tty', os.O_RDWR)))" \
+		"open('$T/started', 'w').close()" \
+		"while 'pysb-bpf' not in open('/proc/self/cgroup').read(): time.sleep(0.05)" \
+		"attempt('attached', lambda: os.close(os.open('/dev/tty', os.O_RDWR)))"
+	python3 "$T/term.py" "$T/att.txt" -- bash -c \
+		"python3 $T/victim.py & v=\$!; until [ -e $T/started ]; do sleep 0.05; done; $PYSB attach --pid \$v --policy $T/policy-notty; echo attach-rc=\$?" \
+		>/dev/null 2>&1
+	expect_grep "$T/att.txt" "before ok"
+	expect_grep "$T/att.txt" "attached (EACCES|EPERM)"
+	expect_grep "$T/att.txt" "deny file open.*/dev/tty"
+}
+
 # ipc.py: SysV shared memory and message queues through libc.
 ipc_lib() {
 	write_file "$T/ipc.py" <<'PY'
