@@ -1309,3 +1309,107 @@ test_escape_git_config_and_other_policy_kept_read_only() {
 	expect_line "$T/out" "plant-config ok"
 	expect_line "$T/out" "rewrite-policy-b EACCES"
 }
+
+# Files pysb-bpf itself opens as root at paths the program may change (found by an
+# adversary): `--events ev.jsonl` in a project the program may write (the docs' example,
+# `expose-rw=.`), which it made a link to a file of root's (a login script, ~/.bashrc):
+# the next run truncated it and filled it with event lines, whose paths the program
+# chose ($(...) that a login shell ran). A link the program could have made is never
+# followed: the next run refuses to start, saying which link; the file stays as it was.
+test_escape_events_file_planted_link_not_followed() {
+	id nobody >/dev/null 2>&1 || fail "no user nobody in this system"
+	mkdir -p "$T/proj" "$T/root-only" "$T/rw"
+	echo "root's" >"$T/root-only/login.sh"
+	printf 'expose-rw=.\n' >"$T/proj/.py-sandboxes"
+	write_file "$T/proj/plant.py" <<'PY'
+import os, sys
+try:
+    open("/etc/x$(id>PWNED)").close()
+except OSError:
+    pass
+os.unlink(sys.argv[2])
+os.symlink(sys.argv[1], sys.argv[2])
+print("planted", flush=True)
+PY
+	chown -R nobody "$T/proj"
+	# unconfined: root's write through the link the user's process planted lands in root's file
+	touch "$T/proj/plain.jsonl" && chown nobody "$T/proj/plain.jsonl"
+	(cd "$T/proj" && runuser -u nobody -- python3 plant.py "$T/root-only/other" plain.jsonl) >/dev/null
+	echo x >"$T/proj/plain.jsonl"
+	[ "$(cat "$T/root-only/other")" = x ] || fail "unconfined, the write did not follow the link"
+	# run 1 plants (its policy lets it), run 2, the same command, must not follow it
+	cd "$T/proj" || fail "cd"
+	"$PYSB" run --user nobody --events ev.jsonl -- python3 plant.py "$T/root-only/login.sh" ev.jsonl >"$T/out" 2>"$T/err"
+	expect_line "$T/out" "planted"
+	[ -L "$T/proj/ev.jsonl" ] || fail "run 1 did not plant the link"
+	"$PYSB" run --user nobody --events ev.jsonl -- python3 -c 'print("ran")' >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "^pysb-bpf: error: --events: ev.jsonl is reached through the link $T/proj/ev.jsonl, in a directory the sandboxed program may change"
+	expect_no_grep "$T/out" "ran"
+	[ "$(cat "$T/root-only/login.sh")" = "root's" ] || fail "root's file changed: $(head -c 300 "$T/root-only/login.sh")"
+	# a sandboxed root: the link in the directory its policy lets it write
+	printf 'expose-ro=%s\nexpose-rw=%s/rw\n' "$T/proj/plant.py" "$T" >"$T/policy"
+	touch "$T/rw/ev.jsonl"
+	"$PYSB" run --policy "$T/policy" --events "$T/rw/ev.jsonl" -- python3 "$T/proj/plant.py" "$T/root-only/login.sh" "$T/rw/ev.jsonl" >"$T/out" 2>"$T/err"
+	expect_line "$T/out" "planted"
+	"$PYSB" run --policy "$T/policy" --events "$T/rw/ev.jsonl" -- python3 -c 'print("ran")' >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "is reached through the link $T/rw/ev.jsonl"
+	[ "$(cat "$T/root-only/login.sh")" = "root's" ] || fail "root's file changed by the root run"
+	# the user's own ways still work: a plain file, /dev/stderr
+	rm -f "$T/rw/ev.jsonl"
+	"$PYSB" run --policy "$T/policy" --events "$T/rw/ev.jsonl" -- python3 -c 'open("/etc/hostname2")' >"$T/out" 2>"$T/err"
+	expect_grep "$T/rw/ev.jsonl" '"record":"summary"'
+	"$PYSB" run --policy "$T/policy" --events /dev/stderr -- python3 -c 'pass' 2>&1 >/dev/null |
+		cat >"$T/err"
+	expect_grep "$T/err" '"record":"summary"'
+}
+
+# Learning merged the rules into the policy file as it found it after the run: a link the
+# program (nothing is denied while learning) put in its place was read as root, and the
+# target's text (/etc/shadow) written back into the project, with the backup, readable
+# there (found by an adversary, with a default ACL the program set). The file is read
+# through no link the program could have made, and one it changed is not merged into: the
+# rules are saved in $TMPDIR, the secret nowhere.
+test_escape_learn_policy_file_replaced_not_read() {
+	id nobody >/dev/null 2>&1 || fail "no user nobody in this system"
+	mkdir -p "$T/proj" "$T/root-only" "$T/tmpd" "$T/data"
+	chmod 700 "$T/root-only"
+	echo "root:SECRETHASH:1::::::" >"$T/root-only/shadow"
+	echo d >"$T/data/f"
+	chmod -R a+rX "$T/data"
+	printf 'expose-ro=.\n' >"$T/proj/.py-sandboxes"
+	write_file "$T/proj/leak.py" <<PY
+import os
+open("$T/data/f").read()
+os.unlink(".py-sandboxes")
+os.symlink("$T/root-only/shadow", ".py-sandboxes")
+print("replaced", flush=True)
+PY
+	chown -R nobody "$T/proj"
+	cd "$T/proj" || fail "cd"
+	TMPDIR=$T/tmpd "$PYSB" run --user nobody --learn -- python3 leak.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_line "$T/out" "replaced"
+	expect_grep "$T/err" "is reached through the link $T/proj/.py-sandboxes"
+	expect_no_grep "$T/err" "SECRETHASH"
+	[ -L "$T/proj/.py-sandboxes" ] || fail "the link was replaced by a file"
+	[ ! -e "$T/proj/.py-sandboxes.old" ] || fail "a backup was written: $(cat "$T/proj/.py-sandboxes.old")"
+	if grep -rq SECRETHASH "$T/proj" "$T/tmpd"; then fail "the secret was copied: $(grep -rl SECRETHASH "$T/proj" "$T/tmpd")"; fi
+	expect_grep "$T/tmpd/.py-sandboxes.learned" "expose-ro=$T/data"
+	# a program that rewrites its policy during the run: not merged into
+	rm -f "$T/proj/.py-sandboxes"
+	printf 'expose-ro=.\n' >"$T/proj/.py-sandboxes"
+	chown nobody "$T/proj/.py-sandboxes"
+	write_file "$T/proj/widen.py" <<PY
+open("$T/data/f").read()
+open(".py-sandboxes", "a").write("expose-rw=/\n")
+PY
+	rm -f "$T/tmpd/"*
+	TMPDIR=$T/tmpd "$PYSB" run --user nobody --learn -- python3 widen.py >"$T/out" 2>"$T/err"
+	expect_grep "$T/err" "changed while the program ran"
+	expect_no_grep "$T/tmpd/.py-sandboxes.learned" "expose-rw=/\$"
+	expect_grep "$T/tmpd/.py-sandboxes.learned" "expose-ro=$T/data"
+}

@@ -237,7 +237,8 @@ static void test_fallback_next_to_then_tmpdir_never_over_a_file(void **state)
 
 /* learn_file whose write fails (its directory removed during the run): the rules are in
  * the fallback, named on stderr, the lines added shown; status 1, not -1. */
-static const char *lf_file;
+static const char *lf_file, *lf_before;
+static const struct path_writer *lf_writer;
 static FILE *lf_review;
 static int call_learn_file(void *arg)
 {
@@ -246,7 +247,7 @@ static int call_learn_file(void *arg)
 	struct learn_env env;
 
 	path_of(cwd, sizeof(cwd), "");
-	env = (struct learn_env){ .cwd = cwd };
+	env = (struct learn_env){ .cwd = cwd, .writer = lf_writer, .before = lf_before };
 	return learn_file(lf_file, s, &env, true, 0, lf_review);
 }
 
@@ -283,6 +284,62 @@ static void test_learn_file_write_fails_rules_saved_and_shown(void **state)
 	assert_non_null(strstr(review, "+++ b/"));
 	assert_non_null(strstr(review, "\n+expose-ro=./data\n"));
 	free(review);
+	unsetenv("TMPDIR");
+	learn_set_free(&s);
+}
+
+/* A policy file the program made a link to a secret of root's (nothing is denied while
+ * learning), or rewrote: not read through the link, not merged into; the rules saved in
+ * $TMPDIR, away from the directory (found by an adversary: /etc/shadow copied back into
+ * the project by learning's write, readable there through an ACL the program set). */
+static void test_learn_file_tampered_target_not_merged(void **state)
+{
+	struct path_writer nobody = { .uid = 65534, .gid = 65534 };
+	struct learn_set s = { 0 };
+	char p[256], tmp[256], proj[256], secret[256], want[512];
+	json_t *j;
+
+	(void)state;
+	path_of(proj, sizeof(proj), "proj");
+	assert_int_equal(mkdir(proj, 0755), 0);
+	assert_int_equal(chown(proj, 65534, 65534), 0);
+	path_of(secret, sizeof(secret), "shadow");
+	put("shadow", "root:SECRETHASH:1::::::\n");
+	path_of(p, sizeof(p), "proj/f");
+	put("proj/f", "x");
+	j = json_pack("{s:s, s:s, s:s, s:s, s:[s]}", "record", "event", "kind", "file", "operation",
+		      "open", "path", p, "access", "read");
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	path_of(tmp, sizeof(tmp), "tmp3");
+	assert_int_equal(mkdir(tmp, 0755), 0);
+	setenv("TMPDIR", tmp, 1);
+	path_of(p, sizeof(p), "proj/.py-sandboxes");
+	assert_int_equal(symlink(secret, p), 0);
+	lf_file = p;
+	lf_writer = &nobody;
+	lf_review = NULL;
+	assert_int_equal(capture_output(call_learn_file, &s, false, err, sizeof(err)), 1);
+	expect_err("is reached through the link");
+	snprintf(want, sizeof(want), "%s/.py-sandboxes.learned", tmp);
+	expect_err(want);
+	assert_null(strstr(slurp(want), "SECRETHASH"));
+	assert_null(strstr(err, "SECRETHASH"));
+	assert_int_equal(unlink(want), 0);
+	path_of(want, sizeof(want), "proj/.py-sandboxes.old");
+	assert_int_equal(access(want, F_OK), -1); /* nothing written beside it */
+	/* a file the program rewrote during the run: merged into the text it began with */
+	assert_int_equal(unlink(p), 0);
+	put("proj/.py-sandboxes", "expose-rw=/\n");
+	lf_before = "# the user's policy\n";
+	assert_int_equal(capture_output(call_learn_file, &s, false, err, sizeof(err)), 1);
+	expect_err("changed while the program ran");
+	snprintf(want, sizeof(want), "%s/.py-sandboxes.learned", tmp);
+	assert_non_null(strstr(slurp(want), "# the user's policy\n"));
+	assert_null(strstr(slurp(want), "expose-rw=/\n"));
+	assert_string_equal(slurp(p), "expose-rw=/\n"); /* left as it is, for the user to see */
+	lf_writer = NULL;
+	lf_before = NULL;
 	unsetenv("TMPDIR");
 	learn_set_free(&s);
 }
@@ -381,6 +438,7 @@ int main(void)
 		cmocka_unit_test(test_check_source_refuses_directories_fifos_and_missing),
 		cmocka_unit_test(test_fallback_next_to_then_tmpdir_never_over_a_file),
 		cmocka_unit_test(test_learn_file_write_fails_rules_saved_and_shown),
+		cmocka_unit_test(test_learn_file_tampered_target_not_merged),
 		cmocka_unit_test(test_diff_unified_format),
 		cmocka_unit_test(test_diff_same_as_diff_u),
 	};

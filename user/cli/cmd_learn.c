@@ -83,7 +83,7 @@ int learn_extend_env(const struct policy *p, char ***envp)
 
 /* learn_file's status: 0 written, 1 not (the rules in a fallback file), -1 lost. */
 int learn_write(const char *file, struct learn_set *ls, const struct compiled *c, bool backup,
-		bool envs, FILE *review)
+		bool envs, FILE *review, const struct path_writer *w, const char *before)
 {
 	struct learn_covered *cov = covered_of(c);
 	char *cwd = getcwd(NULL, 0);
@@ -91,7 +91,9 @@ int learn_write(const char *file, struct learn_set *ls, const struct compiled *c
 				 .cwd = cwd,
 				 .covered = cov,
 				 .n_covered = cov ? c->n_files : 0,
-				 .envs = envs };
+				 .envs = envs,
+				 .writer = w,
+				 .before = before };
 	int ret = learn_file(file, ls, &env, backup, time(NULL), review);
 
 	free(cov);
@@ -104,6 +106,7 @@ int cmd_learn(struct cli *cli)
 	const char *from = cli->from, *policy = cli->policy;
 	struct learn_set ls = { .envp = environ };
 	struct compiled compiled = { 0 };
+	struct path_writer w;
 	struct identity id;
 	struct program prog = { 0 };
 	struct policy *p = NULL;
@@ -161,8 +164,10 @@ int cmd_learn(struct cli *cli)
 	/* The implicit set of a Python program, as `check` shows it, is never written. */
 	if (program_resolve(c.rest, c.n_rest, NULL, &prog) || compile_for(p, &prog, &compiled))
 		goto out;
-	/* The lines added on stdout: the command's output, to review or to keep. */
-	ret = learn_write(policy, &ls, &compiled, !created, false, stdout) ? 1 : 0;
+	/* The lines added on stdout: the command's output, to review or to keep. Read and
+	 * written through no link the program the events came from could have made. */
+	program_writer(&w, &id, &compiled);
+	ret = learn_write(policy, &ls, &compiled, !created, false, stdout, &w, NULL) ? 1 : 0;
 out:
 	if (f != stdin)
 		fclose(f);

@@ -62,18 +62,23 @@ static int ready_to_run(const struct cli *c, const struct program *prog,
 	return 0;
 }
 
-/* The program's environment (and argv[0] for it), and the --events stream (opened, with its notice of
- * os-sandbox=none). 0, or -1 after saying why. */
+/* The program's environment (and argv[0] for it), the --events stream (opened, with its
+ * notice of os-sandbox=none), the text learning will merge into as the run begins (one the
+ * program changes is not merged into). 0, or -1 after saying why. */
 static int program_io(const struct cli *c, const struct policy *p, const struct compiled *compiled,
-		      bool audit, bool os_none, struct program *prog, char ***envp,
-		      struct events_json *ev, FILE **ev_out)
+		      const struct identity *id, struct path_writer *w, bool audit, bool os_none,
+		      struct program *prog, char ***envp, struct events_json *ev, FILE **ev_out,
+		      char **before)
 {
+
 	if (policy_build_env(p, environ, envp) || (c->learn && learn_extend_env(p, envp)) ||
 	    program_argv0_for(prog, *envp)) {
 		pr_err("cannot build the program's environment");
 		return -1;
 	}
-	if (open_events(c, audit, compiled, ev, ev_out))
+	program_writer(w, id, compiled);
+	if (open_events(c, audit, compiled, w, ev, ev_out) ||
+	    (c->learn && !(*before = learn_read_target(c->learn_file ?: c->policy, w))))
 		return -1;
 	if (os_none && ev->out)
 		events_json_notice(ev, "os-sandbox=none: py-sandboxes' @sandbox isolation is off; "
@@ -96,16 +101,16 @@ int cmd_run(struct cli *cli)
 	struct learn_set ls = { .envp = environ };
 	bool created = false;
 	struct sandbox_prep *prep = NULL;
+	struct path_writer w;
+	char *before = NULL;
 
 	/* An unwritable target fails now, not after the run. */
-	if (c.learn && (learn_check_target(c.learn_file ? c.learn_file : c.policy, true) ||
+	if (c.learn && (learn_check_target(c.learn_file ?: c.policy, true) ||
 			learn_prepare(c.policy, &created)))
 		goto out;
 	/* who the program runs as, first: the policy's ~ is that user's */
 	if (resolve_identity(c.user, &id) || !(p = load_policy(&c)) ||
-	    (c.learn && policy_check_learn(p)))
-		goto out;
-	if (launch_modes(&c, p, &os_none))
+	    (c.learn && policy_check_learn(p)) || launch_modes(&c, p, &os_none))
 		goto out;
 	/* The kernel's part of the set-up meanwhile, with the ring a run of this mode takes
 	 * unless the policy says otherwise (bpf.events-buffer: done again with its size). */
@@ -119,9 +124,9 @@ int cmd_run(struct cli *cli)
 	if (compile_for(p, &prog, &compiled))
 		goto out;
 	audit = c.audit || c.learn || compiled.audit_mode;
-	if (ready_to_run(&c, &prog, &compiled, audit))
-		goto out;
-	if (program_io(&c, p, &compiled, audit, os_none, &prog, &envp, &ev, &ev_out))
+	if (ready_to_run(&c, &prog, &compiled, audit) ||
+	    program_io(&c, p, &compiled, &id, &w, audit, os_none, &prog, &envp, &ev, &ev_out,
+		       &before))
 		goto out;
 	ret = sandbox_run(&(struct run_opts){
 		.path = prog.interp,
@@ -146,13 +151,14 @@ int cmd_run(struct cli *cli)
 	 * lines added on stderr (stdout is the program's). A write that fails saves them to
 	 * a fallback file and keeps the program's status; 125 only when they are lost. */
 	if (c.learn && (ret != EXIT_PYSB_ERROR || ls.records) &&
-	    learn_write(c.learn_file ? c.learn_file : c.policy, &ls, &compiled,
-			!created || (c.learn_file && strcmp(c.learn_file, c.policy)), true,
-			stderr) < 0)
+	    learn_write(c.learn_file ?: c.policy, &ls, &compiled,
+			!created || (c.learn_file && strcmp(c.learn_file, c.policy)), true, stderr,
+			&w, before) < 0)
 		ret = EXIT_PYSB_ERROR;
 out:
 	sandbox_prep_cancel(prep);
 	learn_set_free(&ls);
+	free(before);
 	if (ev_out && ev_out != stdout)
 		fclose(ev_out);
 	policy_env_free(envp);
@@ -168,11 +174,11 @@ out:
  * (a notebook's kernel between two cells) is confined from then on; Ctrl-C detaches it. */
 /* HOME, USER and LOGNAME of the real user of process `pid`, for the policy it is confined
  * by. 0, or -1 after saying why. */
-static int attach_identity(long pid)
+static int attach_identity(long pid, struct identity *id)
 {
-	char path[64], line[256];
+	char path[64], line[4096];
 	struct passwd *pw = NULL;
-	unsigned uid;
+	unsigned u[4];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
@@ -181,11 +187,22 @@ static int attach_identity(long pid)
 		pr_err("attach: no process %ld (or not ours to see): %s", pid, strerror(errno));
 		return -1;
 	}
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Uid: %u", &uid) == 1) {
-			pw = getpwuid(uid);
-			break;
+	/* its file system ids (what it could change), and its groups */
+	*id = (struct identity){ .uid = 0 };
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 7, *end;
+
+		if (sscanf(line, "Uid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) == 4) {
+			id->uid = u[3];
+			pw = getpwuid(u[0]);
+		} else if (sscanf(line, "Gid: %u %u %u %u", &u[0], &u[1], &u[2], &u[3]) == 4) {
+			id->gid = u[3];
+		} else if (!strncmp(line, "Groups:", 7)) {
+			for (unsigned long g;
+			     id->n_groups < 256 && (g = strtoul(p, &end, 10), end != p); p = end)
+				id->groups[id->n_groups++] = (gid_t)g;
 		}
+	}
 	fclose(f);
 	/* a uid with no name: the caller's environment, as before */
 	return pw ? set_user_environment(pw) : 0;
@@ -197,6 +214,8 @@ int cmd_attach(struct cli *cli)
 	struct events_json ev = { 0 };
 	struct program prog = { 0 };
 	struct policy *p = NULL;
+	struct path_writer w;
+	struct identity id;
 	FILE *ev_out = NULL;
 	struct cli c = *cli;
 	long pid = c.pid;
@@ -211,7 +230,7 @@ int cmd_attach(struct cli *cli)
 	}
 	/* The policy's ~ and ${HOME} are the process's user's, not the caller's (root's
 	 * through sudo) */
-	if (attach_identity(pid))
+	if (attach_identity(pid, &id))
 		goto out;
 	p = load_policy(&c);
 	if (!p)
@@ -227,7 +246,8 @@ int cmd_attach(struct cli *cli)
 	if (compile_for(p, &prog, &compiled))
 		goto out;
 	audit = c.audit || compiled.audit_mode;
-	if (open_events(&c, audit, &compiled, &ev, &ev_out))
+	program_writer(&w, &id, &compiled);
+	if (open_events(&c, audit, &compiled, &w, &ev, &ev_out))
 		goto out;
 	ret = sandbox_attach(&(struct run_opts){ .compiled = &compiled,
 						 .audit = audit,

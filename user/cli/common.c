@@ -2,6 +2,9 @@
 /*
  * What the commands share: loading and compiling the policy, the program's identity, the --events stream. See main.c.
  */
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "main_int.h"
 #include "stopwatch.h"
 
@@ -127,19 +130,67 @@ int resolve_identity(const char *user, struct identity *id)
 	return set_user_environment(pw);
 }
 
+static bool policy_may_write(const char *dir, void *c)
+{
+	return compiled_access(c, dir, false) & PYSB_ACC_WRITE;
+}
+
+/* Who the program runs as (id; its uid -1: pysb-bpf's own) and what compiled `c` lets it
+ * write: what it could have changed in an earlier run, for the files pysb-bpf opens. */
+void program_writer(struct path_writer *w, const struct identity *id, const struct compiled *c)
+{
+	static gid_t groups[256];
+	int n = id->uid == (uid_t)-1 ? getgroups(256, groups) : id->n_groups;
+
+	*w = (struct path_writer){
+		.uid = id->uid == (uid_t)-1 ? geteuid() : id->uid,
+		.gid = id->uid == (uid_t)-1 ? getegid() : id->gid,
+		.groups = id->uid == (uid_t)-1 ? groups : id->groups,
+		.n_groups = n > 0 ? (size_t)n : 0,
+		.may_write = policy_may_write,
+		.arg = (void *)c,
+	};
+}
+
+/* The --events file, as root: never through a link the program could have planted in an
+ * earlier run (found by an adversary: `--events ev.jsonl` in its project, made a link to
+ * root's ~/.bashrc, was truncated and filled with event lines a login shell ran), never a
+ * file with other names; truncated once that is known. */
+static FILE *open_events_file(const char *path, const struct path_writer *w)
+{
+	char why[2 * PATH_MAX + 256];
+	struct stat st;
+	int fd = open_untampered(path, O_WRONLY | O_CREAT, 0644, w, why, sizeof(why));
+	FILE *f;
+
+	if (fd < 0) {
+		pr_err("--events: %s", why);
+		return NULL;
+	}
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
+		pr_err("cannot empty the event stream %s: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	f = fdopen(fd, "w");
+	if (!f) {
+		pr_err("cannot open the event stream %s: %s", path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 /* --events FILE|-: the JSON stream (docs/events.md); stdout is shared with the program. */
 int open_events(const struct cli *c, bool audit, const struct compiled *compiled,
-		struct events_json *ev, FILE **out)
+		const struct path_writer *w, struct events_json *ev, FILE **out)
 {
 	const char *mode = c->learn ? "learn" : audit ? "audit" : "enforce";
 
 	if (!c->events) /* learning alone: rendered, not written */
 		return c->learn && events_json_init(ev, NULL, "", mode, compiled) ? -1 : 0;
-	*out = strcmp(c->events, "-") ? fopen(c->events, "we") : stdout;
-	if (!*out) {
-		pr_err("cannot open the event stream %s: %s", c->events, strerror(errno));
+	*out = strcmp(c->events, "-") ? open_events_file(c->events, w) : stdout;
+	if (!*out)
 		return -1;
-	}
 	if (events_json_init(ev, *out, strcmp(c->events, "-") ? c->events : "stdout", mode,
 			     compiled)) {
 		pr_err("out of memory");

@@ -33,6 +33,7 @@
 #include "program.h"
 #include "runner.h"
 #include "status.h"
+#include "untampered.h"
 
 extern char **environ;
 
@@ -50,14 +51,15 @@ int compile_for(const struct policy *p, const struct program *prog, struct compi
 void print_compiled(const struct compiled *c);
 int resolve_identity(const char *user, struct identity *id);
 int set_user_environment(const struct passwd *pw);
+void program_writer(struct path_writer *w, const struct identity *id, const struct compiled *c);
 int open_events(const struct cli *c, bool audit, const struct compiled *compiled,
-		struct events_json *ev, FILE **out);
+		const struct path_writer *w, struct events_json *ev, FILE **out);
 
 /* cmd_learn.c */
 int learn_prepare(const char *policy, bool *created);
 int learn_extend_env(const struct policy *p, char ***envp);
 int learn_write(const char *file, struct learn_set *ls, const struct compiled *c, bool backup,
-		bool envs, FILE *review);
+		bool envs, FILE *review, const struct path_writer *w, const char *before);
 int cmd_learn(struct cli *cli);
 
 /* cmd_run.c */

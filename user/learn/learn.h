@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include "strindex.h"
+#include "untampered.h"
 
 /* What the records asked for. */
 struct learn_path {
@@ -60,6 +61,11 @@ struct learn_env {
 	const struct learn_covered *covered;
 	size_t n_covered;
 	bool envs; /* a learning run: pass envp on as env= rules (not for `learn --from`) */
+	/* Who ran: the file is read through no link it could have made (NULL: not checked). */
+	const struct path_writer *writer;
+	/* The file's text when the run began (NULL: not compared): one the program changed
+	 * (nothing is denied while learning) is not merged into. */
+	const char *before;
 };
 
 /* The generated lines, per family, sorted. */
@@ -147,6 +153,12 @@ int learn_write_atomic(const char *path, const char *text);
  */
 int learn_file(const char *file, const struct learn_set *s, const struct learn_env *env,
 	       bool backup, time_t now, FILE *review);
+
+/*
+ * Before a learning run: the text of `file` (learn_env.before), read through no link `w`
+ * could have made. NULL after saying why (errno ENOMEM: out of memory).
+ */
+char *learn_read_target(const char *file, const struct path_writer *w);
 
 /*
  * Before a learning run: can `file` be created or replaced the way learn_file does it (a

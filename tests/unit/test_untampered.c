@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Files pysb-bpf opens as root at paths a sandboxed program may have changed
+ * (user/lib/untampered.c): a link in a directory the program's user or its policy may
+ * write is never followed (the final name, or one on the way, relative or absolute); a
+ * link where it could not have made it is (/dev/stderr); a regular file with other names
+ * is refused. Run as root (the scratch tree's owners are set with chown).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "untampered.h"
+
+#define NOBODY 65534
+
+static char S[64]; /* the scratch tree: S/user is the program's user's, S/root root's */
+static char why[8192];
+
+static const char *at(const char *rel)
+{
+	static char buf[4][256];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", S, rel);
+	return buf[i];
+}
+
+static int setup(void **state)
+{
+	(void)state;
+	snprintf(S, sizeof(S), "/tmp/pysb-untampered-XXXXXX");
+	if (!mkdtemp(S) || chmod(S, 0755) || mkdir(at("user"), 0755) ||
+	    chown(at("user"), NOBODY, NOBODY) || mkdir(at("root"), 0755))
+		return -1;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	char cmd[256];
+
+	(void)state;
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", S);
+	return system(cmd);
+}
+
+static void put(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static char policy_dir[256]; /* the one directory the "policy" lets root's program write */
+static bool may_write(const char *dir, void *arg)
+{
+	(void)arg;
+	return !strcmp(dir, policy_dir);
+}
+
+static int try_open(const char *path, const struct path_writer *w)
+{
+	int fd = open_untampered(path, O_WRONLY | O_CREAT, 0644, w, why, sizeof(why));
+
+	if (fd >= 0)
+		close(fd);
+	return fd >= 0 ? 0 : errno;
+}
+
+static void test_links_where_the_program_could_make_them_refused(void **state)
+{
+	struct path_writer nobody = { .uid = NOBODY, .gid = NOBODY };
+	char cwd[256];
+
+	(void)state;
+	put(at("root/secret"), "s\n");
+	/* the final name, planted in the user's directory */
+	assert_int_equal(symlink(at("root/secret"), at("user/ev")), 0);
+	assert_int_equal(try_open(at("user/ev"), &nobody), EPERM);
+	assert_non_null(strstr(why, at("user/ev")));
+	/* a directory on the way replaced by a link */
+	assert_int_equal(symlink(at("root"), at("user/logs")), 0);
+	assert_int_equal(try_open(at("user/logs/new.jsonl"), &nobody), EPERM);
+	assert_int_equal(access(at("root/new.jsonl"), F_OK), -1);
+	/* the same, named relative to the working directory, and after a `..` */
+	assert_true(getcwd(cwd, sizeof(cwd)) != NULL);
+	assert_int_equal(chdir(at("user")), 0);
+	assert_int_equal(try_open("ev", &nobody), EPERM);
+	assert_int_equal(try_open("../user/logs/x", &nobody), EPERM);
+	assert_int_equal(chdir(cwd), 0);
+	/* the secret untouched */
+	assert_int_equal(access(at("root/x"), F_OK), -1);
+	{
+		struct stat st;
+
+		assert_int_equal(stat(at("root/secret"), &st), 0);
+		assert_int_equal(st.st_size, 2);
+	}
+}
+
+static void test_links_out_of_reach_followed_files_opened(void **state)
+{
+	struct path_writer nobody = { .uid = NOBODY, .gid = NOBODY };
+
+	(void)state;
+	/* a link in root's directory: the program could not have made it (/dev/stderr) */
+	put(at("root/target"), "");
+	assert_int_equal(symlink(at("root/target"), at("root/l")), 0);
+	assert_int_equal(try_open(at("root/l"), &nobody), 0);
+	assert_int_equal(symlink(at("user"), at("root/userdir")), 0);
+	assert_int_equal(try_open(at("root/userdir/plain.jsonl"), &nobody), 0); /* created */
+	assert_int_equal(access(at("user/plain.jsonl"), F_OK), 0);
+	/* group-writable by a group the user is not in, no ACL: out of its reach */
+	assert_int_equal(mkdir(at("grp"), 0775), 0);
+	assert_int_equal(chown(at("grp"), 0, 4242), 0);
+	assert_int_equal(chmod(at("grp"), 0775), 0);
+	assert_int_equal(symlink(at("root/target"), at("grp/l")), 0);
+	assert_int_equal(try_open(at("grp/l"), &nobody), 0);
+	/* ... in it: refused */
+	nobody.groups = (gid_t[]){ 4242 };
+	nobody.n_groups = 1;
+	assert_int_equal(try_open(at("grp/l"), &nobody), EPERM);
+}
+
+static void test_root_judged_by_its_policy_and_hard_links_refused(void **state)
+{
+	struct path_writer root = { .uid = 0, .may_write = may_write };
+
+	(void)state;
+	put(at("root/t2"), "");
+	assert_int_equal(symlink(at("root/t2"), at("root/l2")), 0);
+	assert_int_equal(try_open(at("root/l2"), &root), 0); /* no capability, no rule there */
+	snprintf(policy_dir, sizeof(policy_dir), "%s", at("root"));
+	assert_int_equal(try_open(at("root/l2"), &root), EPERM);
+	policy_dir[0] = '\0';
+	/* a regular file with another name */
+	put(at("root/h1"), "");
+	assert_int_equal(link(at("root/h1"), at("root/h2")), 0);
+	assert_int_equal(try_open(at("root/h2"), &root), EMLINK);
+	assert_non_null(strstr(why, "hard links"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_links_where_the_program_could_make_them_refused),
+		cmocka_unit_test(test_links_out_of_reach_followed_files_opened),
+		cmocka_unit_test(test_root_judged_by_its_policy_and_hard_links_refused),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}

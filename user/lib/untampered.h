@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Files pysb-bpf opens as root for the user (the --events stream, the policy file
+ * learning rewrites) at paths a sandboxed program may have changed in an earlier run: a
+ * link it planted on the way would make root truncate, write, or read and copy back a
+ * file of its choosing (found by an adversary: root's ~/.bashrc truncated and filled with
+ * event lines a login shell ran, /etc/shadow copied into the project by learning). A
+ * link on the way is followed only where the program could not have made it.
+ */
+#ifndef PYSB_UNTAMPERED_H
+#define PYSB_UNTAMPERED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Who ran in the sandbox, for what it could have changed. */
+struct path_writer {
+	uid_t uid; /* the program's user; 0: root, whose reach the policy alone bounds */
+	gid_t gid;
+	const gid_t *groups; /* its supplementary groups */
+	size_t n_groups;
+	/* Does the policy let the program write canonical directory `dir`? NULL: nowhere. */
+	bool (*may_write)(const char *dir, void *arg);
+	void *arg;
+};
+
+/*
+ * Could w have made or replaced an entry of canonical directory `dir`: its mode bits
+ * (an ACL's mask where the directory has one) let w's user write it, or the policy does?
+ */
+bool path_writer_may_change(const struct path_writer *w, const char *dir);
+
+/*
+ * open(2) of `path` with `flags` (O_CREAT: `mode`), following no link that lies in a
+ * directory w could change (the final name: not at all, unless its directory is out of
+ * w's reach: /dev/stderr, /dev/fd/N), and refusing a regular file with other names (a
+ * hard link). The fd, or -1 with errno and `why` (a sentence naming the link or the
+ * file, and what to do).
+ */
+int open_untampered(const char *path, int flags, mode_t mode, const struct path_writer *w,
+		    char *why, size_t len);
+
+#endif /* PYSB_UNTAMPERED_H */
