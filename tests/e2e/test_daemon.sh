@@ -405,3 +405,62 @@ PY
 	expect_no_grep "$T/after" "denied"
 	expect_grep "$T/svc/log" "^made [0-9]+ [0-9]+ [0-9]+$"
 }
+
+# A binding's interpreter in the service's own tree (its venv): each reload resolves it
+# again for the implicit rules. Found by an adversary: the service re-pointed
+# .venv/bin/python3 at / and the administrator's next reload granted it the whole tree
+# read-only. The names on the way to it keep their names; what it ends in is granted only
+# when it is a program.
+test_daemon_service_cannot_repoint_its_interpreter_for_the_next_reload() {
+	local cg=$CGT/svc4
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf" "$T/svc/.venv/bin" "$T/secret" "$cg" "$T/copy/.venv/bin"
+	echo s >"$T/secret/s"
+	ln -s /usr/bin/python3 "$T/svc/.venv/bin/python3"
+	ln -s /usr/bin/python3 "$T/copy/.venv/bin/python3"
+	write_file "$T/svc.py" <<PY
+import os, sys, time
+open("$cg/cgroup.procs", "w").write(str(os.getpid()))
+out = open("$T/svc/log", "a", buffering=1)
+def secret():
+    try:
+        open("$T/secret/s").read(); return "READ"
+    except OSError:
+        return "DENIED"
+while secret() == "READ":
+    time.sleep(0.1)
+link = sys.argv[1] + "/.venv/bin/python3"
+try:
+    os.unlink(link); os.symlink("/", link); out.write("repoint ok\n")
+except OSError as e:
+    out.write("repoint %s\n" % type(e).__name__)
+while not os.path.exists("$T/svc/stop"):
+    out.write("secret %s\n" % secret())
+    time.sleep(0.2)
+PY
+	# unconfined, on a copy: the link is re-pointed
+	python3 - "$T/copy" <<'PY'
+import os, sys
+link = sys.argv[1] + "/.venv/bin/python3"
+os.unlink(link); os.symlink("/", link)
+PY
+	[ "$(readlink "$T/copy/.venv/bin/python3")" = / ] || fail "unconfined, the link was not re-pointed"
+	printf 'expose-rw=%s\n' "$T/svc" >"$T/conf/p.py-sandboxes"
+	binding svc "{\"policy\": \"p.py-sandboxes\", \"cgroup\": \"pysb-e2e/svc4\", \"interpreter\": \"$T/svc/.venv/bin/python3\"}"
+	"$T/svc/.venv/bin/python3" "$T/svc.py" "$T/svc" &
+	SPID=$!
+	daemon_start "$T/conf"
+	wait_for "$T/svc/log" "^repoint "
+	expect_grep "$T/svc/log" "^repoint PermissionError$"
+	[ "$(readlink "$T/svc/.venv/bin/python3")" = /usr/bin/python3 ] || fail "the link was re-pointed"
+	printf '# reloaded\nexpose-rw=%s\n' "$T/svc" >"$T/conf/p.py-sandboxes"
+	kill -HUP "$DPID"
+	wait_for "$T/daemon.err" "binding svc: policy .* reloaded"
+	svc_mark
+	sleep 1
+	touch "$T/svc/stop"
+	wait "$SPID"
+	tail -n +"$((MARK + 1))" "$T/svc/log" >"$T/after"
+	expect_grep "$T/after" "^secret DENIED$"
+	expect_no_grep "$T/after" "READ"
+}

@@ -282,53 +282,6 @@ bool policy_exec_allowed(const struct policy *p, struct policy_src *src)
 	return policy_api_exec(p, src);
 }
 
-/* May the program write the directory `path` lies in (rename or replace its entry)? */
-static bool parent_writable(const struct compiled *out, const char *path)
-{
-	char parent[PATH_MAX], real[PATH_MAX];
-
-	snprintf(parent, sizeof(parent), "%s", path);
-	dirname(parent);
-	return realpath(parent, real) && (compiled_access(out, real, false) & PYSB_ACC_WRITE);
-}
-
-/*
- * May the program's script be granted READ as implicit? Only a regular file, and only
- * when no link on the way to it, as it was named, lies in a directory the program may
- * write: a run could have made app.py a link to /etc/shadow, or to /, and the next run
- * would grant what the link names. (In an rw tree the script is readable anyway.)
- */
-static bool script_grantable(const struct compiled *out, const char *named, const char *script,
-			     struct diag_list *d)
-{
-	char prefix[PATH_MAX];
-	size_t len = strlen(named);
-	struct stat st;
-
-	if (stat(script, &st) || !S_ISREG(st.st_mode))
-		return false;
-	if (named[0] != '/' || len >= sizeof(prefix))
-		return true;
-	for (size_t i = 1; i <= len; i++) {
-		if (i < len && named[i] != '/')
-			continue;
-		memcpy(prefix, named, i);
-		prefix[i] = '\0';
-		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
-			continue;
-		if (parent_writable(out, prefix)) {
-			diag_add(
-				d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
-				"%s is reached through the link %s, in a directory the program may "
-				"write: its target (%s) is not granted as the program's script. Name "
-				"the file itself, or expose it",
-				named, prefix, script);
-			return false;
-		}
-	}
-	return true;
-}
-
 /* ---------------- names kept: what the next run resolves a path through */
 
 /* The compiled rules by canonical path, sorted: which directories the program may write,
@@ -498,6 +451,9 @@ static int walk_keep(struct keeper *k, const char *path, bool *writable)
 #define WHY_SOCKET                                                                               \
 	"a server's socket, where the program may write: it keeps its name (no impostor in its " \
 	"place)"
+#define WHY_INTERP                                                                           \
+	"on the way to the service's interpreter, where it may write: it keeps its name (a " \
+	"reload would grant what it names)"
 #define WHY_TOOL \
 	"on the way to what is kept (a .git, a policy, a server's socket): it keeps its name"
 
@@ -520,8 +476,8 @@ static bool named_file(const char *file, char *named, size_t len)
  * program could make it is refused: the next run would obey what it wrote there.
  */
 static int keep_policy_names(const struct policy *p, const struct tool_files kept[2],
-			     struct compiled *out, size_t *cap, struct file_index *ix,
-			     struct diag_list *d)
+			     const char *interp, struct compiled *out, size_t *cap,
+			     struct file_index *ix, struct diag_list *d)
 {
 	struct keeper k = { .out = out, .cap = cap, .ix = ix };
 	char named[PATH_MAX];
@@ -561,6 +517,9 @@ static int keep_policy_names(const struct policy *p, const struct tool_files kep
 	for (size_t l = 0; l < 2; l++)
 		for (size_t i = 0; i < kept[l].n && !ret; i++)
 			ret = walk_keep(&k, kept[l].paths[i], &writable) < 0;
+	k.why_link = k.why_other = WHY_INTERP;
+	if (interp && !ret)
+		ret = walk_keep(&k, interp, &writable) < 0;
 out:
 	free(k.ri.v);
 	return ret ? -1 : 0;
@@ -599,9 +558,10 @@ static int protect_files(char *const *files, size_t n, const char *why, struct c
 
 /* What the program must not change for the next run or the user's tools (policy files,
  * compile_protect.c's), and the names on the way to them and to every rule. */
-static int protect_all(const struct policy *p, struct compiled *out, size_t *cap,
-		       struct file_index *ix, struct diag_list *d)
+static int protect_all(const struct policy *p, const struct compile_opts *o, struct compiled *out,
+		       size_t *cap, struct file_index *ix)
 {
+	struct diag_list *d = o->diag;
 	struct tool_files kept[2] = { 0 };
 	int ret = protect_files(p->files, p->n_files,
 				"the policy file: the program it confines never changes it", out,
@@ -615,7 +575,8 @@ static int protect_all(const struct policy *p, struct compiled *out, size_t *cap
 	if (!ret)
 		ret = protect_files(kept[1].paths, kept[1].n, WHY_SOCKET, out, cap, ix);
 	if (!ret)
-		ret = keep_policy_names(p, kept, out, cap, ix, d);
+		ret = keep_policy_names(p, kept, o->keep_interpreter ? o->interpreter : NULL, out,
+					cap, ix, d);
 	tool_files_free(&kept[0]);
 	tool_files_free(&kept[1]);
 	return ret ? ret : socket_rules_check(p, out, d);
@@ -670,7 +631,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	implicit_paths_free(imp, n_imp);
 	stopwatch("compile: implicit paths added");
 	if (!ret)
-		ret = protect_all(p, out, &cap, &ix, o->diag);
+		ret = protect_all(p, o, out, &cap, &ix);
 	free(ix.slots);
 	if (!ret)
 		ret = compile_mounts(out, o->diag);

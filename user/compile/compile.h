@@ -109,6 +109,10 @@ struct compile_opts {
 	/* Where the errors and warnings go (user/lib/diag.h): check collects them there; NULL:
 	 * printed on stderr as they come (run, the daemon). */
 	struct diag_list *diag;
+	/* a daemon's binding: the names on the way to `interpreter`, where the service may
+	 * write, keep their names (each reload resolves it again; found by an adversary: a
+	 * service re-pointed its venv's python at / and the next reload granted it) */
+	bool keep_interpreter;
 };
 
 /* Where a policy line's message is about: its file, line and column. */
@@ -232,6 +236,12 @@ int server_sockets_find(const struct policy *p, const struct compiled *out, stru
 /* Rules naming a unix socket: an error through a link in a directory the program may
  * write, a warning in such a directory (compile_protect.c). 0, or -1 (said in d). */
 int socket_rules_check(const struct policy *p, const struct compiled *out, struct diag_list *d);
+/* May the program write the directory `path` lies in (rename or replace its entry)? */
+bool parent_writable(const struct compiled *out, const char *path);
+/* May the script (canonical `script`, as named `named`) be granted READ as implicit?
+ * (false said as a warning in d) */
+bool script_grantable(const struct compiled *out, const char *named, const char *script,
+		      struct diag_list *d);
 
 /* The mounted file systems into c->mounts, with their access (compile_mounts.c). */
 int compile_mounts(struct compiled *c, struct diag_list *d);

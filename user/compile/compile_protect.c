@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <errno.h>
+#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -336,4 +337,51 @@ int server_sockets_find(const struct policy *p, const struct compiled *out, stru
 	if (ret)
 		tool_files_free(t);
 	return ret;
+}
+
+/* May the program write the directory `path` lies in (rename or replace its entry)? */
+bool parent_writable(const struct compiled *out, const char *path)
+{
+	char parent[PATH_MAX], real[PATH_MAX];
+
+	snprintf(parent, sizeof(parent), "%s", path);
+	dirname(parent);
+	return realpath(parent, real) && (compiled_access(out, real, false) & PYSB_ACC_WRITE);
+}
+
+/*
+ * May the program's script be granted READ as implicit? Only a regular file, and only
+ * when no link on the way to it, as it was named, lies in a directory the program may
+ * write: a run could have made app.py a link to /etc/shadow, or to /, and the next run
+ * would grant what the link names. (In an rw tree the script is readable anyway.)
+ */
+bool script_grantable(const struct compiled *out, const char *named, const char *script,
+		      struct diag_list *d)
+{
+	char prefix[PATH_MAX];
+	size_t len = strlen(named);
+	struct stat st;
+
+	if (stat(script, &st) || !S_ISREG(st.st_mode))
+		return false;
+	if (named[0] != '/' || len >= sizeof(prefix))
+		return true;
+	for (size_t i = 1; i <= len; i++) {
+		if (i < len && named[i] != '/')
+			continue;
+		memcpy(prefix, named, i);
+		prefix[i] = '\0';
+		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
+			continue;
+		if (parent_writable(out, prefix)) {
+			diag_add(
+				d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
+				"%s is reached through the link %s, in a directory the program may "
+				"write: its target (%s) is not granted as the program's script. Name "
+				"the file itself, or expose it",
+				named, prefix, script);
+			return false;
+		}
+	}
+	return true;
 }

@@ -209,8 +209,12 @@ static int add_interpreter(struct implicit_set *s, const char *interp)
 	char cur[PATH_MAX], link[PATH_MAX], dir[PATH_MAX], rdir[PATH_MAX], prefix[PATH_MAX];
 	char end[PATH_MAX];
 	const char *real_end = realpath(interp, end) ? end : NULL;
+	struct stat st;
 	int ret = 0;
 
+	/* only a program: a binding's interpreter a service re-pointed at / grants nothing */
+	if (!real_end || stat(real_end, &st) || !S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+		return 0;
 	snprintf(cur, sizeof(cur), "%s", interp);
 	for (int hops = 0; hops < 40 && !ret; hops++) {
 		ssize_t n;

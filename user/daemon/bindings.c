@@ -275,6 +275,7 @@ static int binding_compile(const struct binding_conf *conf, struct compiled *out
 		.script = conf->script[0] ? conf->script : NULL,
 		.script_named = conf->script[0] ? conf->script : NULL,
 		.implicit = true, /* unless the policy says bpf.implicit=false */
+		.keep_interpreter = true,
 	};
 	int ret;
 
