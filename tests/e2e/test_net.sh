@@ -106,19 +106,24 @@ net_py() {
 	} >"$f"
 }
 
-# net_servers [--ns] SPEC...: starts a server outside the sandbox (in the namespace with
-# --ns). SPEC: tcp:ADDR:PORT (greets "hello"), udp:ADDR:PORT (echoes), unix:PATH,
-# unixd:PATH, abstract:NAME. ADDR may be an IPv6 address in brackets.
+# net_servers [--ns|--unshare] SPEC...: starts a server outside the sandbox (in the
+# namespace with --ns, in a network namespace of its own with --unshare). SPEC:
+# tcp:ADDR:PORT (greets "hello"), udp:ADDR:PORT (echoes), unix:PATH, unixd:PATH,
+# abstract:NAME, unixlink:PATH (bound to a temporary name, linked to PATH, the first
+# unlinked: OpenSSH's ControlMaster). ADDR may be an IPv6 address in brackets.
 net_servers() {
 	local prefix=() ready
 	if [ "$1" = --ns ]; then
 		prefix=(ip netns exec "$NET_NS")
 		shift
+	elif [ "$1" = --unshare ]; then
+		prefix=(unshare -n)
+		shift
 	fi
 	ready=$(mktemp "$T/ready.XXXXXX")
 	rm -f "$ready"
 	[ -f "$T/srv.py" ] || write_file "$T/srv.py" <<'PY'
-import socket, sys, threading
+import os, socket, sys, threading
 
 def serve_stream(s):
     while True:
@@ -149,7 +154,10 @@ for spec in sys.argv[2:]:
         s.bind((addr.strip("[]"), int(port)))
     else:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM if kind == "unixd" else socket.SOCK_STREAM)
-        s.bind("\0" + rest if kind == "abstract" else rest)
+        s.bind("\0" + rest if kind == "abstract" else rest + ".Xa8d7f6e5" if kind == "unixlink" else rest)
+        if kind == "unixlink":
+            os.link(rest + ".Xa8d7f6e5", rest)
+            os.unlink(rest + ".Xa8d7f6e5")
     if s.type == socket.SOCK_STREAM:
         s.listen(64)
         t = threading.Thread(target=serve_stream, args=(s,), daemon=True)
@@ -684,4 +692,44 @@ test_net_unix_outside_servers_socket_not_replaced() {
 	mv "$T/copy/srv/default2" "$T/copy/srv/default" 2>/dev/null
 	run_plain python3 "$T/app.py" "$T/copy"
 	expect_line "$T/out" "rename-away ok"
+}
+
+# The same, for the servers /proc/net/unix does not name as they are (an adversary:
+# impostors took their place): a socket linked to its name after bind, then the bound name
+# unlinked (OpenSSH's ControlMaster, ControlPath in /tmp), and a server in another network
+# namespace (a container's, rootless Docker's; one /proc/net/unix shows one namespace). A
+# socket the sandbox binds there itself is its own to unlink.
+test_net_unix_renamed_or_other_netns_servers_socket_not_replaced() {
+	mkdir -p "$T/rw/ssh" "$T/rw/ns"
+	net_servers "unixlink:$T/rw/ssh/master"
+	net_servers --unshare "unix:$T/rw/ns/docker.sock"
+	net_setup "expose-rw=$T/rw"
+	net_py "$T/app.py" \
+		"import os, socket, sys" \
+		"d = sys.argv[1]" \
+		"for n in ('ssh/master', 'ns/docker.sock'):" \
+		"    attempt('rename-away ' + n, lambda: os.rename(d + '/' + n, d + '/' + n + '.old'))" \
+		"    attempt('unlink ' + n, lambda: os.unlink(d + '/' + n))" \
+		"def own():" \
+		"    s = socket.socket(socket.AF_UNIX); s.bind(d + '/ssh/own.sock'); s.close()" \
+		"    os.unlink(d + '/ssh/own.sock')" \
+		"attempt('own-bind-unlink', own)"
+	run_sb "$T/policy" "$T/app.py" "$T/rw"
+	expect_rc 0
+	for n in ns/docker.sock ssh/master; do
+		expect_line "$T/out" "rename-away $n EACCES"
+		expect_line "$T/out" "unlink $n EACCES"
+		[ -S "$T/rw/$n" ] || fail "the server's socket $n was moved"
+	done
+	expect_line "$T/out" "own-bind-unlink ok"
+	# unconfined, on a copy of the layout: the sockets are taken away
+	mkdir -p "$T/copy/ssh" "$T/copy/ns"
+	for n in ssh/master ns/docker.sock; do
+		python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+			"$T/copy/$n"
+	done
+	run_plain python3 "$T/app.py" "$T/copy"
+	for n in ssh/master ns/docker.sock; do
+		expect_line "$T/out" "rename-away $n ok"
+	done
 }

@@ -455,6 +455,66 @@ static void test_socket_rules_and_tool_files(void **state)
 	rmdir(tpath("leaf"));
 }
 
+/* A unix socket of this process bound to `name`, listening (the server outside). */
+static int bound_socket(const char *name)
+{
+	struct sockaddr_un a = { .sun_family = AF_UNIX };
+	int s = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	assert_true(s >= 0);
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", name);
+	assert_int_equal(bind(s, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(s, 1), 0);
+	return s;
+}
+
+static uint32_t kept_bits(const struct compiled *c, const char *path)
+{
+	const struct compiled_file *f = entry_of(c, path);
+
+	return f ? f->access & (PYSB_ACC_WRITE | PYSB_ACC_KEEP_NAME) : PYSB_ACC_WRITE;
+}
+
+/* The sockets of servers outside, where the program may write, keep their names, also
+ * when /proc/net/unix's name is gone (an adversary: OpenSSH's ControlMaster binds a
+ * temporary name, links ControlPath to it, unlinks the first) or relative (a chdir, then
+ * bind). A socket file alone in a directory, with no server, is not kept. */
+static void test_outside_servers_sockets_kept(void **state)
+{
+	char cwd[PATH_MAX];
+	struct result *r;
+	int s[3];
+
+	(void)state;
+	mkdir(tpath("rw/ssh"), 0755);
+	mkdir(tpath("rw/rel"), 0755);
+	mkdir(tpath("rw/stale"), 0755);
+	s[0] = bound_socket(tpath("rw/ssh/master.Xa8d7f6e5"));
+	assert_int_equal(link(tpath("rw/ssh/master.Xa8d7f6e5"), tpath("rw/ssh/master")), 0);
+	assert_int_equal(unlink(tpath("rw/ssh/master.Xa8d7f6e5")), 0);
+	close(bound_socket(tpath("rw/stale/gone"))); /* its file stays, its server is gone */
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
+	assert_int_equal(chdir(tpath("rw/rel")), 0);
+	s[1] = bound_socket("relative.sock");
+	s[2] = bound_socket(tpath("rw/direct.sock"));
+	r = compile_ok("expose-rw=rw\n");
+	assert_int_equal(chdir(cwd), 0);
+	assert_int_equal(kept_bits(&r->c, tpath("rw/ssh/master")), PYSB_ACC_KEEP_NAME);
+	assert_int_equal(kept_bits(&r->c, tpath("rw/rel/relative.sock")), PYSB_ACC_KEEP_NAME);
+	assert_int_equal(kept_bits(&r->c, tpath("rw/direct.sock")), PYSB_ACC_KEEP_NAME);
+	assert_null(entry_of(&r->c, tpath("rw/stale/gone")));
+	done(r);
+	for (size_t i = 0; i < 3; i++)
+		close(s[i]);
+	unlink(tpath("rw/ssh/master"));
+	unlink(tpath("rw/rel/relative.sock"));
+	unlink(tpath("rw/direct.sock"));
+	unlink(tpath("rw/stale/gone"));
+	rmdir(tpath("rw/ssh"));
+	rmdir(tpath("rw/rel"));
+	rmdir(tpath("rw/stale"));
+}
+
 static void test_one_inode_two_spellings(void **state)
 {
 	struct result *r;
@@ -1332,6 +1392,7 @@ int main(void)
 		cmocka_unit_test(test_names_on_every_way_kept),
 		cmocka_unit_test(test_absent_include_where_writable_refused),
 		cmocka_unit_test(test_socket_rules_and_tool_files),
+		cmocka_unit_test(test_outside_servers_sockets_kept),
 		cmocka_unit_test(test_one_inode_two_spellings),
 		cmocka_unit_test(test_many_entries),
 		cmocka_unit_test(test_implicit_on_off),

@@ -230,8 +230,9 @@ struct tool_files {
 };
 int tool_files_find(const struct policy *p, struct tool_files *t);
 void tool_files_free(struct tool_files *t);
-/* The sockets bound now (/proc/net/unix) where the program may write, no rule naming them
- * itself: kept by their names (compile_protect.c). 0, or -1 out of memory. */
+/* The sockets bound now (the /proc/<pid>/net/unix of every network namespace; a bound name
+ * gone: every socket file of its directory) where the program may write, no rule naming
+ * them itself: kept by their names (compile_protect.c). 0, or -1 out of memory. */
 int server_sockets_find(const struct policy *p, const struct compiled *out, struct tool_files *t);
 /* Rules naming a unix socket: an error through a link in a directory the program may
  * write, a warning in such a directory (compile_protect.c). 0, or -1 (said in d). */

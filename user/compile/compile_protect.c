@@ -304,36 +304,249 @@ int socket_rules_check(const struct policy *p, const struct compiled *out, struc
 }
 
 /*
- * The sockets servers outside the sandbox are bound to now (/proc/net/unix), in a
- * directory the program may write: it could rename one away and bind its own under that
- * name, and the user's next client would talk to it (found by an adversary: tmux's client
- * ran the program the impostor named, ssh-add sent it a private key). Each keeps its name;
- * one a rule names itself is left as the rule says. (A server started later, or a name
- * taken before its server makes it, is a Known gap: docs/design.md.)
+ * The sockets servers outside the sandbox are bound to now, in a directory the program may
+ * write: it could rename one away and bind its own under that name, and the user's next
+ * client would talk to it (found by an adversary: tmux's client ran the program the
+ * impostor named, ssh-add sent it a private key). Each keeps its name; one a rule names
+ * itself is left as the rule says. The names sockets were bound to, read from the
+ * /proc/<pid>/net/unix of each network namespace a process is in (a container's, a
+ * PrivateNetwork= service's, rootless Docker's API socket in $XDG_RUNTIME_DIR: one
+ * /proc/net/unix shows its own namespace only). A name that no longer names a socket may
+ * have been renamed or linked after bind (OpenSSH's ControlMaster binds a temporary name,
+ * links the socket to ControlPath and unlinks the first): every socket file of its
+ * directory is kept. A relative name (bound after a chdir) is looked up in the working
+ * directory of each process. (A server started later, or a name taken before its server
+ * makes it, is a Known gap: docs/design.md.)
  */
-int server_sockets_find(const struct policy *p, const struct compiled *out, struct tool_files *t)
+struct sock_scan {
+	const struct policy *p;
+	const struct compiled *out;
+	struct tool_files names; /* bound, as the kernel shows them */
+	struct tool_files *keep;
+	ino_t *ns; /* the network namespaces read (their nsfs inodes) */
+	size_t n_ns;
+	int *pids; /* every process seen, for the relative names */
+	size_t n_pids;
+};
+
+/* Each name in /proc/<pid>/net/unix `file` ("Num RefCount Protocol Flags Type St Inode
+ * Path"; an abstract name starts with '@', an unnamed socket has no Path) into s->names. */
+static int bound_names_read(struct sock_scan *s, const char *file, bool *read)
 {
-	char line[PATH_MAX + 128], real[PATH_MAX];
-	FILE *f = fopen("/proc/net/unix", "re");
+	char line[PATH_MAX + 128];
+	FILE *f = fopen(file, "re");
 	int ret = 0;
 
-	memset(t, 0, sizeof(*t));
+	*read = f != NULL;
 	if (!f)
 		return 0;
+	if (!fgets(line, sizeof(line), f)) /* the header */
+		goto out;
 	while (!ret && fgets(line, sizeof(line), f)) {
-		char *path = strchr(line, '/');
+		int at = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%*s %*s %*s %*s %*s %*s %*s %n", &at) < 0 || !at || !line[at] ||
+		    line[at] == '@')
+			continue;
+		ret = push(&s->names, line + at);
+	}
+out:
+	fclose(f);
+	return ret;
+}
+
+/* The names bound in process `pid`'s network namespace, if no other process showed them
+ * (one fstatat a process, relative to /proc's `proc`: 10-20 us under a loaded VM, the
+ * whole cost; /proc/<pid>/net/unix read once a namespace). */
+static int names_of_netns(struct sock_scan *s, int proc, const char *pid)
+{
+	char path[64];
+	struct stat before, after;
+	bool read;
+	ino_t *ns;
+	int *v;
+
+	snprintf(path, sizeof(path), "%s/ns/net", pid);
+	if (fstatat(proc, path, &before, 0))
+		return 0; /* gone, a zombie, or not ours to see */
+	if (strcmp(pid, "self")) {
+		v = realloc(s->pids, (s->n_pids + 1) * sizeof(*v));
+		if (!v)
+			return -1;
+		s->pids = v;
+		s->pids[s->n_pids++] = atoi(pid);
+	}
+	for (size_t i = 0; i < s->n_ns; i++)
+		if (s->ns[i] == before.st_ino)
+			return 0;
+	snprintf(path, sizeof(path), "/proc/%s/net/unix", pid);
+	if (bound_names_read(s, path, &read))
+		return -1;
+	snprintf(path, sizeof(path), "%s/ns/net", pid);
+	if (!read || fstatat(proc, path, &after, 0) || after.st_ino != before.st_ino)
+		return 0; /* exited (its pid reused?) in between: read again through another */
+	ns = realloc(s->ns, (s->n_ns + 1) * sizeof(*ns));
+	if (!ns)
+		return -1;
+	s->ns = ns;
+	s->ns[s->n_ns++] = before.st_ino;
+	return 0;
+}
+
+/* `path`, canonical, when it is a socket the program may write and no rule names. */
+static int keep_socket(struct sock_scan *s, const char *path)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (!realpath(path, real) || stat(real, &st) || !S_ISSOCK(st.st_mode) ||
+	    !(compiled_access(s->out, real, false) & PYSB_ACC_WRITE) || named_by_a_rule(s->p, real))
+		return 0;
+	return push(s->keep, real);
+}
+
+/* Absolute bound `name`: kept when it still names a socket; else its directory, canonical,
+ * into `dirs` when the program may write there (the socket renamed or linked in it). */
+static int keep_absolute(struct sock_scan *s, const char *name, struct tool_files *dirs)
+{
+	char dir[PATH_MAX], real[PATH_MAX];
+	struct stat st;
+
+	if (realpath(name, real) && !stat(real, &st) && S_ISSOCK(st.st_mode))
+		return keep_socket(s, real);
+	if ((size_t)snprintf(dir, sizeof(dir), "%s", name) >= sizeof(dir))
+		return 0;
+	*strrchr(dir, '/') = '\0';
+	if (!realpath(dir[0] ? dir : "/", real) ||
+	    !(compiled_access(s->out, real, false) & PYSB_ACC_WRITE))
+		return 0;
+	return push(dirs, real);
+}
+
+/* Every socket file in canonical directory `dir`: which one is the renamed server's, the
+ * names do not say (a stale one of an earlier run is kept too: docs/design.md). */
+static int keep_dir_sockets(struct sock_scan *s, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int ret = 0;
+
+	if (!d)
+		return 0;
+	while (!ret && (de = readdir(d))) {
+		char path[PATH_MAX];
 		struct stat st;
 
-		if (!path || path[-1] != ' ')
-			continue; /* the header, an unnamed or abstract socket */
-		path[strcspn(path, "\n")] = '\0';
-		if (!realpath(path, real) || stat(real, &st) || !S_ISSOCK(st.st_mode) ||
-		    !(compiled_access(out, real, false) & PYSB_ACC_WRITE) ||
-		    named_by_a_rule(p, real))
+		if (de->d_type != DT_SOCK &&
+		    (de->d_type != DT_UNKNOWN ||
+		     fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		     !S_ISSOCK(st.st_mode)))
 			continue;
-		ret = push(t, real);
+		if (snprintf(path, sizeof(path), "%s/%s", strcmp(dir, "/") ? dir : "", de->d_name) <
+		    (int)sizeof(path))
+			ret = keep_socket(s, path);
 	}
-	fclose(f);
+	closedir(d);
+	return ret;
+}
+
+/* Relative bound `name` (a chdir, then bind): a socket of that name in the working
+ * directory of a process (each directory once), kept under the name it has here (the
+ * magic link of a process in another mount namespace names another file: same inode
+ * only). A server that changed directory since is not found: docs/design.md. */
+static int keep_relative(struct sock_scan *s, const char *name, struct tool_files *cwds)
+{
+	for (size_t i = 0; i < cwds->n; i++) {
+		char path[PATH_MAX], real[PATH_MAX];
+		struct stat st, here;
+
+		if (snprintf(path, sizeof(path), "%s/%s", cwds->paths[i], name) >=
+			    (int)sizeof(path) ||
+		    stat(path, &st) || !S_ISSOCK(st.st_mode) || !realpath(path, real) ||
+		    stat(real, &here) || here.st_dev != st.st_dev || here.st_ino != st.st_ino)
+			continue;
+		if (keep_socket(s, real))
+			return -1;
+	}
+	return 0;
+}
+
+/* The working directories of the processes seen, one /proc/<pid>/cwd each (by inode). */
+static int working_dirs(struct sock_scan *s, struct tool_files *cwds)
+{
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} *seen = calloc(s->n_pids + 1, sizeof(*seen));
+	size_t n = 0;
+	int ret = 0;
+
+	if (!seen)
+		return -1;
+	for (size_t i = 0; i < s->n_pids && !ret; i++) {
+		char path[64];
+		struct stat st;
+		size_t j;
+
+		snprintf(path, sizeof(path), "/proc/%d/cwd", s->pids[i]);
+		if (stat(path, &st))
+			continue;
+		for (j = 0; j < n && (seen[j].dev != st.st_dev || seen[j].ino != st.st_ino); j++)
+			;
+		if (j < n)
+			continue;
+		seen[n].dev = st.st_dev;
+		seen[n++].ino = st.st_ino;
+		ret = push(cwds, path);
+	}
+	free(seen);
+	return ret;
+}
+
+static int keep_bound(struct sock_scan *s)
+{
+	struct tool_files dirs = { 0 }, cwds = { 0 };
+	bool relative = false;
+	int ret = 0;
+
+	for (size_t i = 0; i < s->names.n && !ret; i++)
+		if (s->names.paths[i][0] == '/')
+			ret = keep_absolute(s, s->names.paths[i], &dirs);
+		else
+			relative = true;
+	for (size_t i = 0; i < dirs.n && !ret; i++)
+		ret = keep_dir_sockets(s, dirs.paths[i]);
+	if (!ret && relative)
+		ret = working_dirs(s, &cwds);
+	for (size_t i = 0; i < s->names.n && relative && !ret; i++)
+		if (s->names.paths[i][0] != '/')
+			ret = keep_relative(s, s->names.paths[i], &cwds);
+	tool_files_free(&dirs);
+	tool_files_free(&cwds);
+	return ret;
+}
+
+int server_sockets_find(const struct policy *p, const struct compiled *out, struct tool_files *t)
+{
+	struct sock_scan s = { .p = p, .out = out, .keep = t };
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	if (!d)
+		return 0;
+	ret = names_of_netns(&s, dirfd(d), "self");
+	while (!ret && (de = readdir(d)))
+		if (de->d_name[0] >= '1' && de->d_name[0] <= '9')
+			ret = names_of_netns(&s, dirfd(d), de->d_name);
+	closedir(d);
+	if (!ret)
+		ret = keep_bound(&s);
+	tool_files_free(&s.names);
+	free(s.ns);
+	free(s.pids);
 	if (ret)
 		tool_files_free(t);
 	return ret;
