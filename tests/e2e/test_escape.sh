@@ -1345,7 +1345,7 @@ PY
 	"$PYSB" run --user nobody --events ev.jsonl -- python3 -c 'print("ran")' >"$T/out" 2>"$T/err"
 	RC=$?
 	expect_rc 125
-	expect_grep "$T/err" "^pysb-bpf: error: --events: ev.jsonl is reached through the link $T/proj/ev.jsonl, in a directory the sandboxed program may change"
+	expect_grep "$T/err" "^pysb-bpf: error: cannot open the event stream ev.jsonl: it is reached through the link $T/proj/ev.jsonl, in a directory the sandboxed program may change"
 	expect_no_grep "$T/out" "ran"
 	[ "$(cat "$T/root-only/login.sh")" = "root's" ] || fail "root's file changed: $(head -c 300 "$T/root-only/login.sh")"
 	# a sandboxed root: the link in the directory its policy lets it write

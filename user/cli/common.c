@@ -164,7 +164,7 @@ static FILE *open_events_file(const char *path, const struct path_writer *w)
 	FILE *f;
 
 	if (fd < 0) {
-		pr_err("--events: %s", why);
+		pr_err("cannot open the event stream %s", why);
 		return NULL;
 	}
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {

@@ -155,8 +155,8 @@ int learn_file(const char *file, const struct learn_set *s, const struct learn_e
 	       bool backup, time_t now, FILE *review);
 
 /*
- * Before a learning run: the text of `file` (learn_env.before), read through no link `w`
- * could have made. NULL after saying why (errno ENOMEM: out of memory).
+ * Before a learning run: the text of `file` (learn_env.before; "" when it is missing),
+ * read through no link `w` could have made. NULL after saying why.
  */
 char *learn_read_target(const char *file, const struct path_writer *w);
 

@@ -90,6 +90,8 @@ char *learn_read_target(const char *file, const struct path_writer *w)
 	bool refused;
 	char *text = read_target(file, &env, &st, &refused);
 
+	if (!text && !refused && errno == ENOENT)
+		return strdup(""); /* made by learning: one the program makes is not merged into */
 	if (!text && !refused)
 		pr_err("learning: cannot read %s: %s", file, strerror(errno));
 	return text;
@@ -276,7 +278,7 @@ static char *merge_base(const char *file, const struct learn_env *env, const cha
 	if (*refused) {
 		free(text);
 		*unread = true;
-		return env->before ? strdup(env->before) : learn_template(stamp);
+		return env->before && *env->before ? strdup(env->before) : learn_template(stamp);
 	}
 	if (!text && *exists) {
 		/* The rules still reach the fallback, merged into the template. */

@@ -119,11 +119,12 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 	int fd;
 
 	if (untrusted_link(path, w, link, sizeof(link))) {
-		snprintf(why, len,
-			 "%s is reached through the link %s, in a directory the sandboxed program "
-			 "may change: it could have pointed it at a file of root's; name the file "
-			 "by a path through no such link",
-			 path, link);
+		snprintf(
+			why, len,
+			"%s: it is reached through the link %s, in a directory the sandboxed program "
+			"may change: it could have pointed it at a file of root's; name the file "
+			"by a path through no such link",
+			path, link);
 		errno = EPERM;
 		return -1;
 	}
@@ -138,10 +139,11 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 	}
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_nlink > 1) {
 		close(fd);
-		snprintf(why, len,
-			 "%s has %ju other names (hard links): one could be a file the sandboxed "
-			 "program chose; name a file of its own",
-			 path, (uintmax_t)st.st_nlink - 1);
+		snprintf(
+			why, len,
+			"%s: it has %ju other names (hard links): one could be a file the sandboxed "
+			"program chose; name a file of its own",
+			path, (uintmax_t)st.st_nlink - 1);
 		errno = EMLINK;
 		return -1;
 	}
