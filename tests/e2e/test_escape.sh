@@ -1362,6 +1362,7 @@ PY
 	rm -f "$T/rw/ev.jsonl"
 	"$PYSB" run --policy "$T/policy" --events "$T/rw/ev.jsonl" -- python3 -c 'open("/etc/hostname2")' >"$T/out" 2>"$T/err"
 	expect_grep "$T/rw/ev.jsonl" '"record":"summary"'
+	expect_grep "$T/err" "warning: the event stream $T/rw/ev.jsonl lies where the program may write"
 	"$PYSB" run --policy "$T/policy" --events /dev/stderr -- python3 -c 'pass' 2>&1 >/dev/null |
 		cat >"$T/err"
 	expect_grep "$T/err" '"record":"summary"'

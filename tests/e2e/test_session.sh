@@ -196,6 +196,95 @@ test_session_ctrl_c_reaches_the_program() {
 	expect_no_grep "$T/conf2.txt" "not interrupted"
 }
 
+# ^Z typed in an interactive shell: the job stops and the shell gets its prompt back, `fg`
+# continues it (found by a user: under pysb-bpf the program kept running, the shell never
+# came back; the program's own group is orphaned, so the kernel discards the pty's
+# SIGTSTP). Shown first with the program run bare in the same shell.
+test_session_ctrl_z_stops_the_job_and_fg_continues_it() {
+	session_setup
+	probe_py "$T/loop.py" \
+		"import time" \
+		"for i in range(600):" \
+		"    print('tick', i, flush=True); time.sleep(0.2)"
+	write_file "$T/job.py" <<'PY'
+import os, pty, re, select, sys, time
+out, cmd = sys.argv[1], sys.argv[2]
+pid, fd = pty.fork()
+if pid == 0:
+    os.execvp("bash", ["bash", "--norc", "--noprofile", "-i"])
+seen = b""
+def wait(pattern, start, secs=60):
+    global seen
+    end = time.time() + secs
+    while time.time() < end:
+        m = re.search(pattern, seen[start:])
+        if m:
+            return start + m.end()
+        r, _, _ = select.select([fd], [], [], 0.5)
+        if r:
+            try:
+                seen += os.read(fd, 4096)
+            except OSError:
+                break
+    return -1
+def ticks(start):
+    return len(re.findall(rb"tick \d+", seen[start:]))
+os.write(fd, b"PS1='PROMPT> '\n")
+at = wait(rb"PROMPT> ", 0)
+os.write(fd, cmd.encode() + b"\n")
+at = wait(rb"tick 3\r?\n", at)
+os.write(fd, b"\x1a")
+at = wait(rb"Stopped", at)
+print("stopped" if at >= 0 else "not stopped")
+if at >= 0:
+    at = wait(rb"PROMPT> ", at)
+    time.sleep(2)
+    wait(rb"$^", at, 0.5)
+    print("ticks while stopped", ticks(at))
+    os.write(fd, b"fg\n")
+    at2 = wait(rb"tick \d+", at)
+    wait(rb"$^", at2, 2)
+    print("ticks after fg", ticks(at2))
+os.write(fd, b"\x03")
+wait(rb"PROMPT> ", max(at, 0), 10)
+os.write(fd, b"exit\n")
+time.sleep(0.5)
+open(out, "wb").write(seen)
+PY
+	python3 "$T/job.py" "$T/bare.txt" "python3 $T/loop.py" >"$T/bare.out"
+	expect_line "$T/bare.out" "stopped"
+	expect_line "$T/bare.out" "ticks while stopped 0"
+	python3 "$T/job.py" "$T/conf.txt" "$PYSB run --policy $T/policy -- python3 $T/loop.py" >"$T/conf.out"
+	expect_line "$T/conf.out" "stopped"
+	expect_line "$T/conf.out" "ticks while stopped 0"
+	expect_grep "$T/conf.out" "^ticks after fg [1-9]"
+}
+
+# pysb-bpf's own lines into a pipe whose reader left (`2>&1 | head`): the program goes on
+# (found by a user: pysb-bpf died of SIGPIPE at its first deny line, killed the program
+# before it wrote its result and left its cgroup).
+test_session_closed_stderr_pipe_does_not_kill_the_program() {
+	session_setup
+	mkdir -p "$T/res"
+	printf 'expose-ro=%s\nexpose-rw=%s/res\n' "$T" "$T" >"$T/policy-pipe"
+	probe_py "$T/w.py" \
+		"import time" \
+		"for i in range(50):" \
+		"    attempt('hostname', lambda: open('/etc/hostname'))" \
+		"time.sleep(1)" \
+		"open('$T/res/done', 'w').write('done')"
+	# unconfined, the same pipeline: the program completes
+	python3 "$T/w.py" 2>&1 >/dev/null | true
+	[ -s "$T/res/done" ] || fail "unconfined, no result"
+	rm -f "$T/res/done"
+	"$PYSB" run --policy "$T/policy-pipe" -- python3 "$T/w.py" 2>&1 >/dev/null | true
+	RC=${PIPESTATUS[0]}
+	expect_rc 0
+	[ -s "$T/res/done" ] || fail "the program did not finish"
+	"$PYSB" status >"$T/status" 2>&1
+	expect_no_grep "$T/status" "\(gone\)"
+}
+
 # With no terminal on stdin, stdout, stderr the program still has its own session: no
 # controlling terminal, so the caller's (its /dev/tty) is out of reach; stdio stays as it is.
 test_session_no_controlling_terminal_with_pipes() {

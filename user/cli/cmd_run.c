@@ -86,7 +86,15 @@ static int program_io(const struct cli *c, const struct policy *p, const struct 
 	return 0;
 }
 
+static int run_command(struct cli *cli);
+
 int cmd_run(struct cli *cli)
+{
+	run_ignore_sigpipe();
+	return run_command(cli);
+}
+
+static int run_command(struct cli *cli)
 {
 	struct compiled compiled = { 0 };
 	struct policy *p = NULL;

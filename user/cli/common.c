@@ -3,6 +3,7 @@
  * What the commands share: loading and compiling the policy, the program's identity, the --events stream. See main.c.
  */
 #include <fcntl.h>
+#include <libgen.h>
 #include <sys/stat.h>
 
 #include "main_int.h"
@@ -158,7 +159,7 @@ void program_writer(struct path_writer *w, const struct identity *id, const stru
  * file with other names; truncated once that is known. */
 static FILE *open_events_file(const char *path, const struct path_writer *w)
 {
-	char why[2 * PATH_MAX + 256];
+	char why[2 * PATH_MAX + 256], dir[PATH_MAX];
 	struct stat st;
 	int fd = open_untampered(path, O_WRONLY | O_CREAT, 0644, w, why, sizeof(why));
 	FILE *f;
@@ -167,6 +168,8 @@ static FILE *open_events_file(const char *path, const struct path_writer *w)
 		pr_err("cannot open the event stream %s", why);
 		return NULL;
 	}
+	if (!realpath(path, dir))
+		dir[0] = '\0';
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
 		pr_err("cannot empty the event stream %s: %s", path, strerror(errno));
 		close(fd);
@@ -176,6 +179,10 @@ static FILE *open_events_file(const char *path, const struct path_writer *w)
 	if (!f) {
 		pr_err("cannot open the event stream %s: %s", path, strerror(errno));
 		close(fd);
+	} else if (S_ISREG(st.st_mode) && w->may_write && w->may_write(dirname(dir), w->arg)) {
+		pr_warn("the event stream %s lies where the program may write: it could add or "
+			"change records there; name a file outside its trees for an audit you trust",
+			path);
 	}
 	return f;
 }

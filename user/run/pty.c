@@ -340,6 +340,25 @@ static int copy_out(struct pty_relay *p)
 	return 1;
 }
 
+/*
+ * ^Z typed for the program: the pty turns it into SIGTSTP for its foreground group, which
+ * the kernel discards when that group is the program's own (orphaned: the program leads
+ * a session its parent is not in; found by a user: ^Z did nothing, the shell never got
+ * the prompt back). That group is stopped with SIGSTOP instead; pty_stopped then stops
+ * pysb-bpf, so the shell shows the job stopped. A job of a shell running in the sandbox
+ * (another group) is left to the pty: that shell's job control works as it does.
+ */
+static void suspend_typed(const struct pty_relay *p, const char *buf, size_t n)
+{
+	struct termios t;
+
+	if (!p->raw || p->child <= 0 || tcgetattr(p->master, &t) || !(t.c_lflag & ISIG) ||
+	    t.c_cc[VSUSP] == _POSIX_VDISABLE || !memchr(buf, t.c_cc[VSUSP], n) ||
+	    tcgetpgrp(p->master) != p->child)
+		return;
+	kill(-p->child, SIGSTOP);
+}
+
 void pty_relay(struct pty_relay *p, short in_revents, short master_revents)
 {
 	char buf[4096];
@@ -356,6 +375,7 @@ void pty_relay(struct pty_relay *p, short in_revents, short master_revents)
 			if (write_all(p->master, buf, (size_t)n))
 				pr_warn("cannot pass input to the program's terminal: %s",
 					strerror(errno));
+			suspend_typed(p, buf, (size_t)n);
 		} else if (n == 0 || errno != EINTR) {
 			/* The caller's terminal hung up: the program's input ends too. */
 			restore(p);

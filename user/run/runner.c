@@ -216,6 +216,17 @@ struct rlimit program_nofile = { RLIM_INFINITY, RLIM_INFINITY };
 enum child_step { STEP_EXEC, STEP_IDENTITY, STEP_SESSION, STEP_KEYRING, STEP_NO_NEW_PRIVS };
 
 /* Child side of clone3: only async-signal-safe calls until execve. */
+/* Did the caller ignore SIGPIPE (its disposition, for the program)? */
+static bool caller_ignores_sigpipe;
+
+void run_ignore_sigpipe(void)
+{
+	struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+
+	if (!sigaction(SIGPIPE, &ign, &old))
+		caller_ignores_sigpipe = old.sa_handler == SIG_IGN;
+}
+
 static void child_exec(const struct run_opts *o, const struct pty_relay *pty, const sigset_t *mask,
 		       int gopipe, int errpipe, pid_t parent)
 {
@@ -271,6 +282,8 @@ static void child_exec(const struct run_opts *o, const struct pty_relay *pty, co
 		err = errno;
 		goto fail;
 	}
+	if (!caller_ignores_sigpipe)
+		signal(SIGPIPE, SIG_DFL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	step = STEP_EXEC;
 	execve(o->path ? o->path : o->argv[0], o->argv, o->envp);

@@ -49,6 +49,13 @@ void sandbox_prep_cancel(struct sandbox_prep *sp);
 int sandbox_attach(const struct run_opts *o, pid_t pid);
 
 /* Returns the exit status to exit with: the program's, or 125/126/127. */
+/*
+ * pysb-bpf's own lines (deny lines, -v) to a pipe whose reader left (`| head`) must not
+ * kill it, nor the program it supervises (found by a user: the program killed before it
+ * wrote its result, its cgroup left behind): SIGPIPE ignored from the start of a run,
+ * the caller's disposition given back to the program.
+ */
+void run_ignore_sigpipe(void);
 int sandbox_run(const struct run_opts *o);
 
 #endif /* PYSB_RUNNER_H */
