@@ -149,6 +149,29 @@ test_users_app_py() {
 	users_expect_pair
 }
 
+# The README's three spellings of one program: `app.py`, `-- python3 app.py` (with
+# options), `-- .venv/bin/python app.py`; the script lies where no rule reaches, and each
+# reads it (found by a user: only `run app.py` could, the others failed with "can't open
+# file ... Permission denied"). -c reads no script: nothing granted for a word after it.
+test_users_python3_app_py_reads_its_script() {
+	users_setup
+	mkdir -p "$T/proj/.venv/bin"
+	ln -s "$(command -v python3)" "$T/proj/.venv/bin/python"
+	printf '%s\n' "$USERS_PROBE" >"$T/proj/app.py"
+	cd "$T/proj" || fail "cd"
+	run_sb "$T/policy" app.py
+	users_expect_pair
+	run_sb "$T/policy" python3 app.py
+	users_expect_pair
+	run_sb "$T/policy" python3 -u -X dev app.py
+	users_expect_pair
+	run_sb "$T/policy" .venv/bin/python app.py
+	users_expect_pair
+	run_sb "$T/policy" python3 -c "open('app.py').read()" app.py
+	expect_rc 1
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/proj/app.py "
+}
+
 test_users_absolute_paths() {
 	users_setup
 	printf '%s\n' "$USERS_PROBE" >"$T/app.py"

@@ -327,6 +327,47 @@ static void test_venv_python_keeps_its_path(void **state)
 	program_free(&p);
 }
 
+/* `python3 [options] SCRIPT`: the script the interpreter's own command line names is the
+ * program's script (its implicit READ), as for `run app.py` (found by a user); not for
+ * -c, -m, - (stdin). */
+static void test_python_command_line_names_its_script(void **state)
+{
+	static const struct {
+		const char *argv[6];
+		bool script;
+	} cases[] = {
+		{ { "python3.11", "app.py" }, true },
+		{ { "python3.11", "-u", "-X", "dev", "app.py", "x" }, true },
+		{ { "python3.11", "-Wignore", "-B", "app.py" }, true },
+		{ { "python3.11", "-W", "ignore", "--", "app.py" }, true },
+		{ { "python3.11", "-c", "app.py" }, false },
+		{ { "python3.11", "-uc", "1", "app.py" }, false },
+		{ { "python3.11", "-m", "app" }, false },
+		{ { "python3.11", "-", "app.py" }, false },
+		{ { "python3.11" }, false },
+	};
+	char want[PATH_MAX];
+
+	(void)state;
+	mkdirs("bin");
+	link_to("TRUE", "bin/python3.11");
+	put("app.py", "print(1)\n");
+	snprintf(want, sizeof(want), "%s", tpath("app.py"));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct program p;
+		char *argv[7] = { 0 };
+
+		memcpy(argv, cases[i].argv, sizeof(cases[i].argv));
+		assert_int_equal(resolve(&p, argv), 0);
+		assert_int_equal(p.has_script, cases[i].script);
+		if (cases[i].script) {
+			assert_string_equal(p.script, want);
+			assert_string_equal(p.script_named, want);
+		}
+		program_free(&p);
+	}
+}
+
 static void test_pyenv_style_shim_resolves_to_the_real_interpreter(void **state)
 {
 	struct program p;
@@ -501,6 +542,7 @@ int main(void)
 		cmocka_unit_test(test_env_shebang_runs_the_interpreter_directly),
 		cmocka_unit_test(test_direct_shebang_and_loops),
 		cmocka_unit_test(test_venv_python_keeps_its_path),
+		cmocka_unit_test(test_python_command_line_names_its_script),
 		cmocka_unit_test(test_pyenv_style_shim_resolves_to_the_real_interpreter),
 		cmocka_unit_test(test_uv_and_conda_layouts_grant_their_prefixes),
 		cmocka_unit_test(test_relinked_bin_never_grants_its_parent),

@@ -642,6 +642,8 @@ int program_resolve(char *const *args, int n, const struct program_opts *o, stru
 		snprintf(out->script, sizeof(out->script), "%s", c.script);
 		snprintf(out->script_named, sizeof(out->script_named), "%s", c.script_named);
 		out->has_script = c.has_script;
+		if (!out->has_script && interpreter_is_python(c.exe))
+			program_python_script(args + 1, n - 1, out); /* python3 app.py */
 		out->needs_exec = program_exec_reason(c.exe);
 	}
 	for (int i = 0; c.words && i < c.n; i++)

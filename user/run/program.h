@@ -62,6 +62,10 @@ int program_check(const struct program *p, const struct compiled *c, bool audit)
  */
 int program_argv0_for(struct program *p, char *const *envp);
 
+/* `python [options] SCRIPT`: SCRIPT into p (has_script) when the interpreter's own command
+ * line names one (args: its arguments after the interpreter). */
+void program_python_script(char *const *args, int n, struct program *p);
+
 /*
  * Resolves args[0..n) (n >= 1). Returns 0, or 127 (not found) / 126 (cannot be executed
  * as it is) / 125 (out of memory) after saying why (pr_err). `o` may be NULL.
