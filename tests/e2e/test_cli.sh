@@ -252,3 +252,28 @@ test_cli_option_typo_is_not_a_policy_line() {
 	RC=$?
 	expect_rc 0
 }
+
+# `run` as a user who is not root says what is missing, and how (found by a user: only
+# "cannot create and lock ...: Permission denied").
+test_cli_run_not_root_says_so() {
+	id nobody >/dev/null 2>&1 || fail "no user nobody in this system"
+	printf 'expose-ro=/usr\n' >"$T/policy"
+	chmod 644 "$T/policy"
+	(cd "$T" && runuser -u nobody -- "$PYSB" run --policy "$T/policy" -- /bin/true) >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "not root: a sandbox needs root, or CAP_BPF and CAP_SYS_ADMIN; run it with sudo"
+}
+
+# A file that is no program: the exec's error alone (found by a user: the kernel's
+# request for a binfmt-XXXX module, refused in the sandbox, printed "deny self kernel-load"
+# with pysb-bpf's comm, as if pysb-bpf had been refused something). Still refused.
+test_cli_run_not_a_program_no_kernel_load_line() {
+	printf 'vm\n' >"$T/notes" # short: not 4 printable bytes, so the kernel asks for a binfmt
+	chmod 755 "$T/notes"
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	run_sb "$T/policy" "$T/notes"
+	expect_rc 126
+	expect_grep "$T/err" "cannot execute $T/notes: Exec format error"
+	expect_no_grep "$T/err" "kernel-load"
+}

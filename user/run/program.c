@@ -123,7 +123,8 @@ int program_check(const struct program *p, const struct compiled *c, bool audit)
 		return 0;
 	pr_warn("%s%s%s: %s; the policy denies every exec after the program's start (no "
 		"python-api=ALLOW:process-exec), so that will fail. Run the Python program "
-		"directly (pysb-bpf run -- python3 app.py, or a venv's .venv/bin/python), or "
+		"directly, naming the interpreter by its path (pysb-bpf run -- /usr/bin/python3 "
+		"app.py, or a venv's .venv/bin/python app.py), or "
 		"allow it: python-api=ALLOW:process-exec and expose-ro= the directories of what "
 		"it runs",
 		p->interp, p->has_script ? " " : "", p->has_script ? p->script : "", p->needs_exec);
