@@ -374,6 +374,16 @@ static void test_generate_net_and_exec(void **state)
 		      "bind", "protocol", "udp", "address", "::ffff:10.0.0.1", "port", 0);
 	assert_int_equal(learn_add_record(&s, j), 0);
 	json_decref(j);
+	/* OUT to the wildcard: judged as loopback, learned so (found by a user: the
+	 * 0.0.0.0 and :: lines never matched, and learning again added nothing) */
+	j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net", "operation",
+		      "connect", "protocol", "udp", "address", "0.0.0.0", "port", 8182);
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net", "operation",
+		      "connect", "protocol", "udp", "address", "::", "port", 8182);
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
 	j = json_pack("{s:s,s:s,s:s,s:s,s:s}", "record", "event", "kind", "net", "operation",
 		      "socket", "family", "packet", "type", "raw");
 	assert_int_equal(learn_add_record(&s, j), 0);
@@ -392,19 +402,21 @@ static void test_generate_net_and_exec(void **state)
 	assert_int_equal(learn_add_record(&s, j), 0);
 	json_decref(j);
 	assert_int_equal(learn_generate(&s, &env, &r), 0);
-	assert_int_equal(r.n_socket, 3);
+	assert_int_equal(r.n_socket, 5);
 	assert_string_equal(r.socket[0], "bpf.socket-family=packet");
 	/* one line per protocol, address and direction, the ports listed (py-sandboxes'
 	 * grouping); the port is APP_PORT's: *PORT* variables only, the first by name */
 	assert_string_equal(r.socket[1], "net=ALLOW|TCP|127.0.0.1|80,443,${APP_PORT}|OUT");
 	assert_string_equal(r.socket[2], "net=ALLOW|UDP|10.0.0.1|0|IN");
+	assert_string_equal(r.socket[3], "net=ALLOW|UDP|127.0.0.1|8182|OUT");
+	assert_string_equal(r.socket[4], "net=ALLOW|UDP|::1|8182|OUT");
 	/* py-sandboxes' comment line before the category */
 	assert_int_equal(r.n_api, 2);
 	assert_string_equal(r.api[0], "# \u26a0 process-exec: runs code outside the patched "
 				      "interpreter");
 	assert_string_equal(r.api[1], "python-api=ALLOW:process-exec");
 	assert_int_equal(s.unlearned, 1); /* the memfd exec */
-	assert_int_equal(s.records, 8);
+	assert_int_equal(s.records, 10);
 	learn_rules_free(&r);
 	learn_set_free(&s);
 }

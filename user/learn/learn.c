@@ -224,6 +224,12 @@ static int add_net(struct learn_set *s, const json_t *rec, const char *op)
 		return 0;
 	if (!strncmp(addr, "::ffff:", 7) && strchr(addr + 7, '.'))
 		addr += 7; /* IPv4-mapped: judged by the IPv4 rules */
+	/* OUT to the wildcard is judged as loopback (docs/network.md): a rule naming 0.0.0.0
+	 * would never match (found by a user, asyncio's start_server(host=None)) */
+	if (!in && !strcmp(addr, "0.0.0.0"))
+		addr = "127.0.0.1";
+	else if (!in && !strcmp(addr, "::"))
+		addr = "::1";
 	var = port_var(s->envp, (unsigned)port);
 	if (var)
 		snprintf(ports, sizeof(ports), "${%.*s}", (int)(strchr(var, '=') - var), var);
