@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <time.h>
 
@@ -16,7 +17,9 @@ void stopwatch(const char *step)
 
 	pthread_mutex_lock(&lock);
 	if (on < 0) {
-		on = getenv("PYSB_BPF_TIMING") != NULL;
+		const char *v = getenv("PYSB_BPF_TIMING");
+
+		on = v && *v && strcmp(v, "0"); /* unset, empty or 0: off (found by a user) */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		prev = t0;
 	}
