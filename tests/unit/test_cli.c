@@ -78,6 +78,29 @@ static void test_run_both_value_forms_and_program(void **state)
 	cli_free(&p.c);
 }
 
+/* check, diff and learn read ~ as run --user does (found by a user: a policy learned for
+ * `run --user alice` could not be checked by root, ~ being root's) */
+static void test_user_for_check_diff_learn(void **state)
+{
+	static const char *const cmds[][5] = {
+		{ "check", "--user", "alice", "--", "python3" },
+		{ "diff", "--user", "alice", "a", "b" },
+		{ "learn", "--user", "alice", "--from", "ev" },
+	};
+	struct parse_call p;
+	char out[2048];
+
+	(void)state;
+	for (size_t i = 0; i < 3; i++) {
+		char *argv[6] = { 0 };
+
+		memcpy(argv, cmds[i], sizeof(cmds[i]));
+		assert_int_equal(parse(&p, argv, out, sizeof(out)), 0);
+		assert_string_equal(p.c.user, "alice");
+		cli_free(&p.c);
+	}
+}
+
 static void test_run_policy_lines(void **state)
 {
 	struct parse_call p;
@@ -224,6 +247,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_both_value_forms_and_program),
 		cmocka_unit_test(test_run_policy_lines),
+		cmocka_unit_test(test_user_for_check_diff_learn),
 		cmocka_unit_test(test_typo_is_answered_not_taken_as_a_policy_line),
 		cmocka_unit_test(test_daemon_equals_and_space_forms),
 		cmocka_unit_test(test_usage_errors_share_one_code),

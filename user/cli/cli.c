@@ -93,12 +93,23 @@ static const struct option run_opts[] = {
 	OPT_HELP,
 	OPT_END,
 };
-static const struct option check_opts[] = { OPT_POLICY, OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END };
+#define OPT_USER                                        \
+	{                                               \
+		"user", required_argument, NULL, O_USER \
+	}
+static const struct option check_opts[] = {
+	OPT_POLICY, OPT_USER, OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END,
+};
 static const struct option probe_opts[] = {
 	{ "fresh", no_argument, NULL, O_FRESH }, OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END,
 };
 static const struct option learn_opts[] = {
-	{ "from", required_argument, NULL, O_FROM }, OPT_POLICY, OPT_VERBOSE, OPT_HELP, OPT_END,
+	{ "from", required_argument, NULL, O_FROM },
+	OPT_POLICY,
+	OPT_USER,
+	OPT_VERBOSE,
+	OPT_HELP,
+	OPT_END,
 };
 static const struct option attach_opts[] = {
 	{ "pid", required_argument, NULL, O_PID },
@@ -109,7 +120,7 @@ static const struct option attach_opts[] = {
 	OPT_HELP,
 	OPT_END,
 };
-static const struct option diff_opts[] = { OPT_JSON, OPT_HELP, OPT_END };
+static const struct option diff_opts[] = { OPT_USER, OPT_JSON, OPT_HELP, OPT_END };
 static const struct option status_opts[] = { OPT_JSON, OPT_VERBOSE, OPT_HELP, OPT_END };
 static const struct option daemon_opts[] = {
 	{ "config", required_argument, NULL, O_CONFIG },
@@ -162,6 +173,7 @@ static const struct cli_command commands[] = {
 	  "implicitly, and whether it needs a second exec. Exit 1 when the policy has errors.\n"
 	  "\n"
 	  "Options:\n" POLICY_HELP
+	  "  --user USER|UID     read ~ and ${HOME} as this user's (as run --user does)\n"
 	  "  --json              the report as one JSON document\n" COMMON_HELP,
 	  "+:p:vh", check_opts, true, REST_ANY },
 	{ "probe", "[OPTIONS]", "can this kernel enforce? one line per check",
@@ -181,7 +193,8 @@ static const struct cli_command commands[] = {
 	  "\n"
 	  "Options:\n"
 	  "  --from FILE|-       the event stream (a regular file, a pipe or - for stdin)\n"
-	  "  -p, --policy FILE   the policy to write (default " DEFAULT_POLICY ")\n" COMMON_HELP,
+	  "  -p, --policy FILE   the policy to write (default " DEFAULT_POLICY ")\n"
+	  "  --user USER|UID     read ~ and ${HOME} as this user's (as run --user does)\n" COMMON_HELP,
 	  "+:p:vh", learn_opts, false, REST_NONE },
 	{ "attach", "--pid PID [OPTIONS]", "confine a running process from now on",
 	  "Confines the running process PID (a notebook's kernel) from now on; what it\n"
@@ -196,7 +209,8 @@ static const struct cli_command commands[] = {
 	  "Prints what CANDIDATE grants that CURRENT does not (+) and the reverse (-),\n"
 	  "rules normalised. Exit 0 when they grant the same, 1 when not.\n"
 	  "\n"
-	  "Options:\n  --json              the differences as one JSON document\n"
+	  "Options:\n  --user USER|UID     read ~ and ${HOME} as this user's (as run --user does)\n"
+	  "  --json              the differences as one JSON document\n"
 	  "  -h, --help          this help\n",
 	  "+:h", diff_opts, false, REST_TWO },
 	{ "status", "[--json]", "list the confined cgroups, their owners and policies",

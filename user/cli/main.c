@@ -71,7 +71,11 @@ static int cmd_diff(struct cli *c)
 	struct policy *p[2] = { NULL, NULL };
 	int ret = EXIT_PYSB_ERROR, n;
 	bool json = c->json;
+	struct identity id;
 
+	/* ~ as `run --user` reads it (a policy learned for that user) */
+	if (resolve_identity(c->user, &id))
+		return EXIT_PYSB_ERROR;
 	for (int i = 0; i < 2; i++) {
 		struct diag_list diag = { 0 };
 
