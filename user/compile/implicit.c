@@ -326,6 +326,13 @@ static const struct {
 	{ "/etc/mime.types", PYSB_ACC_READ, "MIME types (mimetypes, http.server)" },
 	{ "/etc/os-release", PYSB_ACC_READ, "distribution name (platform)" },
 	{ "/usr/lib/os-release", PYSB_ACC_READ, "distribution name (platform)" },
+	/* The terminal's description and readline's key bindings: the interactive
+	 * interpreter and curses read them (found by a user: deny lines at every REPL). */
+	{ "/usr/share/terminfo", PYSB_ACC_READ, "terminal descriptions (curses, readline)" },
+	{ "/usr/lib/terminfo", PYSB_ACC_READ, "terminal descriptions (curses, readline)" },
+	{ "/lib/terminfo", PYSB_ACC_READ, "terminal descriptions (curses, readline)" },
+	{ "/etc/terminfo", PYSB_ACC_READ, "terminal descriptions (curses, readline)" },
+	{ "/etc/inputrc", PYSB_ACC_READ, "readline key bindings" },
 };
 
 static int add_runtime(struct implicit_set *s)
