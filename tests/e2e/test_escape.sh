@@ -1348,9 +1348,9 @@ PY
 	expect_grep "$T/err" "^pysb-bpf: error: cannot open the event stream ev.jsonl: it is reached through the link $T/proj/ev.jsonl, in a directory the sandboxed program may change"
 	expect_no_grep "$T/out" "ran"
 	[ "$(cat "$T/root-only/login.sh")" = "root's" ] || fail "root's file changed: $(head -c 300 "$T/root-only/login.sh")"
-	# a sandboxed root: the link in the directory its policy lets it write
+	# a sandboxed root: the link in the directory its policy lets it write (the file made
+	# by that run: an existing one is read-only to the program, below)
 	printf 'expose-ro=%s\nexpose-rw=%s/rw\n' "$T/proj/plant.py" "$T" >"$T/policy"
-	touch "$T/rw/ev.jsonl"
 	"$PYSB" run --policy "$T/policy" --events "$T/rw/ev.jsonl" -- python3 "$T/proj/plant.py" "$T/root-only/login.sh" "$T/rw/ev.jsonl" >"$T/out" 2>"$T/err"
 	expect_line "$T/out" "planted"
 	"$PYSB" run --policy "$T/policy" --events "$T/rw/ev.jsonl" -- python3 -c 'print("ran")' >"$T/out" 2>"$T/err"
@@ -1362,7 +1362,21 @@ PY
 	rm -f "$T/rw/ev.jsonl"
 	"$PYSB" run --policy "$T/policy" --events "$T/rw/ev.jsonl" -- python3 -c 'open("/etc/hostname2")' >"$T/out" 2>"$T/err"
 	expect_grep "$T/rw/ev.jsonl" '"record":"summary"'
-	expect_grep "$T/err" "warning: the event stream $T/rw/ev.jsonl lies where the program may write"
+	expect_grep "$T/err" "warning: the event stream $T/rw/ev.jsonl lies where the program may write, and did not exist"
+	# existing: read-only to the program, its name kept, no warning (no forged records)
+	"$PYSB" run --policy "$T/policy" --events "$T/rw/ev.jsonl" -- python3 -c "import os
+for what, f in (('append', lambda: open('$T/rw/ev.jsonl', 'a').write('{}')),
+                ('unlink', lambda: os.unlink('$T/rw/ev.jsonl')),
+                ('other', lambda: open('$T/rw/other', 'w').write('x'))):
+    try:
+        f(); print(what, 'ok')
+    except OSError as e:
+        print(what, e.errno)" >"$T/out" 2>"$T/err"
+	expect_line "$T/out" "append 13"
+	expect_line "$T/out" "unlink 13"
+	expect_line "$T/out" "other ok"
+	expect_no_grep "$T/err" "lies where the program may write"
+	expect_grep "$T/rw/ev.jsonl" '"record":"summary"'
 	"$PYSB" run --policy "$T/policy" --events /dev/stderr -- python3 -c 'pass' 2>&1 >/dev/null |
 		cat >"$T/err"
 	expect_grep "$T/err" '"record":"summary"'

@@ -129,7 +129,7 @@ static int run_command(struct cli *cli)
 	ret = EXIT_PYSB_ERROR;
 	/* root's runs keep the implicit paths of an interpreter (user/compile/implicit.c) */
 	implicit_cache_dir = geteuid() ? NULL : PYSB_RUN_DIR "/implicit";
-	if (compile_for(p, &prog, &compiled))
+	if (compile_for(p, &prog, c.events, &compiled))
 		goto out;
 	audit = c.audit || c.learn || compiled.audit_mode;
 	if (ready_to_run(&c, &prog, &compiled, audit) ||
@@ -251,7 +251,7 @@ int cmd_attach(struct cli *cli)
 		goto out;
 	}
 	prog.interp[len] = '\0';
-	if (compile_for(p, &prog, &compiled))
+	if (compile_for(p, &prog, c.events, &compiled))
 		goto out;
 	audit = c.audit || compiled.audit_mode;
 	program_writer(&w, &id, &compiled);

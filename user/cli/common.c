@@ -3,7 +3,6 @@
  * What the commands share: loading and compiling the policy, the program's identity, the --events stream. See main.c.
  */
 #include <fcntl.h>
-#include <libgen.h>
 #include <sys/stat.h>
 
 #include "main_int.h"
@@ -38,12 +37,14 @@ int policy_check_learn(const struct policy *p)
 	return 0;
 }
 
-int compile_for(const struct policy *p, const struct program *prog, struct compiled *out)
+int compile_for(const struct policy *p, const struct program *prog, const char *events,
+		struct compiled *out)
 {
 	struct compile_opts co = {
 		.interpreter = prog && prog->interp[0] ? prog->interp : NULL,
 		.script = prog && prog->has_script ? prog->script : NULL,
 		.script_named = prog && prog->has_script ? prog->script_named : NULL,
+		.events_file = events && strcmp(events, "-") ? events : NULL,
 	};
 	int ret;
 
@@ -159,7 +160,7 @@ void program_writer(struct path_writer *w, const struct identity *id, const stru
  * file with other names; truncated once that is known. */
 static FILE *open_events_file(const char *path, const struct path_writer *w)
 {
-	char why[2 * PATH_MAX + 256], dir[PATH_MAX];
+	char why[2 * PATH_MAX + 256], real[PATH_MAX];
 	struct stat st;
 	int fd = open_untampered(path, O_WRONLY | O_CREAT, 0644, w, why, sizeof(why));
 	FILE *f;
@@ -168,8 +169,8 @@ static FILE *open_events_file(const char *path, const struct path_writer *w)
 		pr_err("cannot open the event stream %s", why);
 		return NULL;
 	}
-	if (!realpath(path, dir))
-		dir[0] = '\0';
+	if (!realpath(path, real))
+		real[0] = '\0';
 	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && ftruncate(fd, 0)) {
 		pr_err("cannot empty the event stream %s: %s", path, strerror(errno));
 		close(fd);
@@ -179,9 +180,11 @@ static FILE *open_events_file(const char *path, const struct path_writer *w)
 	if (!f) {
 		pr_err("cannot open the event stream %s: %s", path, strerror(errno));
 		close(fd);
-	} else if (S_ISREG(st.st_mode) && w->may_write && w->may_write(dirname(dir), w->arg)) {
-		pr_warn("the event stream %s lies where the program may write: it could add or "
-			"change records there; name a file outside its trees for an audit you trust",
+	} else if (S_ISREG(st.st_mode) && w->may_write && w->may_write(real, w->arg)) {
+		/* made now: the compile kept an existing one read-only (WHY_EVENTS) */
+		pr_warn("the event stream %s lies where the program may write, and did not exist "
+			"when its policy was compiled: this run's program could add records; from "
+			"the next run on it is read-only to the program",
 			path);
 	}
 	return f;

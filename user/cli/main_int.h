@@ -47,7 +47,8 @@ struct identity {
 /* common.c */
 struct policy *load_policy(const struct cli *c);
 int policy_check_learn(const struct policy *p);
-int compile_for(const struct policy *p, const struct program *prog, struct compiled *out);
+int compile_for(const struct policy *p, const struct program *prog, const char *events,
+		struct compiled *out);
 void print_compiled(const struct compiled *c);
 int resolve_identity(const char *user, struct identity *id);
 int set_user_environment(const struct passwd *pw);

@@ -451,6 +451,11 @@ static int walk_keep(struct keeper *k, const char *path, bool *writable)
 #define WHY_SOCKET                                                                               \
 	"a server's socket, where the program may write: it keeps its name (no impostor in its " \
 	"place)"
+#define WHY_EVENTS                                                                              \
+	"the --events file pysb-bpf writes, where the program may write: read-only to it, its " \
+	"name kept (no forged records)"
+#define WHY_EVENTS_WAY \
+	"on the way to the --events file, where the program may write: it keeps its name"
 #define WHY_INTERP                                                                           \
 	"on the way to the service's interpreter, where it may write: it keeps its name (a " \
 	"reload would grant what it names)"
@@ -476,7 +481,7 @@ static bool named_file(const char *file, char *named, size_t len)
  * program could make it is refused: the next run would obey what it wrote there.
  */
 static int keep_policy_names(const struct policy *p, const struct tool_files kept[2],
-			     const char *interp, struct compiled *out, size_t *cap,
+			     const struct compile_opts *o, struct compiled *out, size_t *cap,
 			     struct file_index *ix, struct diag_list *d)
 {
 	struct keeper k = { .out = out, .cap = cap, .ix = ix };
@@ -518,8 +523,11 @@ static int keep_policy_names(const struct policy *p, const struct tool_files kep
 		for (size_t i = 0; i < kept[l].n && !ret; i++)
 			ret = walk_keep(&k, kept[l].paths[i], &writable) < 0;
 	k.why_link = k.why_other = WHY_INTERP;
-	if (interp && !ret)
-		ret = walk_keep(&k, interp, &writable) < 0;
+	if (o->keep_interpreter && o->interpreter && !ret)
+		ret = walk_keep(&k, o->interpreter, &writable) < 0;
+	k.why_link = k.why_other = WHY_EVENTS_WAY;
+	if (o->events_file && !ret && named_file(o->events_file, named, sizeof(named)))
+		ret = walk_keep(&k, named, &writable) < 0;
 out:
 	free(k.ri.v);
 	return ret ? -1 : 0;
@@ -574,9 +582,11 @@ static int protect_all(const struct policy *p, const struct compile_opts *o, str
 		ret = protect_files(kept[0].paths, kept[0].n, WHY_TOOL_FILE, out, cap, ix);
 	if (!ret)
 		ret = protect_files(kept[1].paths, kept[1].n, WHY_SOCKET, out, cap, ix);
+	if (!ret && o->events_file)
+		ret = protect_files((char *const[]){ (char *)o->events_file }, 1, WHY_EVENTS, out,
+				    cap, ix);
 	if (!ret)
-		ret = keep_policy_names(p, kept, o->keep_interpreter ? o->interpreter : NULL, out,
-					cap, ix, d);
+		ret = keep_policy_names(p, kept, o, out, cap, ix, d);
 	tool_files_free(&kept[0]);
 	tool_files_free(&kept[1]);
 	return ret ? ret : socket_rules_check(p, out, d);

@@ -113,6 +113,9 @@ struct compile_opts {
 	 * write, keep their names (each reload resolves it again; found by an adversary: a
 	 * service re-pointed its venv's python at / and the next reload granted it) */
 	bool keep_interpreter;
+	/* the --events file pysb-bpf will write (NULL: none): where the program may write,
+	 * read-only to it, its name and those on its way kept (it could forge records) */
+	const char *events_file;
 };
 
 /* Where a policy line's message is about: its file, line and column. */
