@@ -215,7 +215,6 @@ struct rlimit program_nofile = { RLIM_INFINITY, RLIM_INFINITY };
 /* What the child could not do, for the parent's message. */
 enum child_step { STEP_EXEC, STEP_IDENTITY, STEP_SESSION, STEP_KEYRING, STEP_NO_NEW_PRIVS };
 
-/* Child side of clone3: only async-signal-safe calls until execve. */
 /* Did the caller ignore SIGPIPE (its disposition, for the program)? */
 static bool caller_ignores_sigpipe;
 
@@ -227,6 +226,7 @@ void run_ignore_sigpipe(void)
 		caller_ignores_sigpipe = old.sa_handler == SIG_IGN;
 }
 
+/* Child side of clone3: only async-signal-safe calls until execve. */
 static void child_exec(const struct run_opts *o, const struct pty_relay *pty, const sigset_t *mask,
 		       int gopipe, int errpipe, pid_t parent)
 {
@@ -283,7 +283,7 @@ static void child_exec(const struct run_opts *o, const struct pty_relay *pty, co
 		goto fail;
 	}
 	if (!caller_ignores_sigpipe)
-		signal(SIGPIPE, SIG_DFL);
+		sigaction(SIGPIPE, &(struct sigaction){ .sa_handler = SIG_DFL }, NULL);
 	sigprocmask(SIG_SETMASK, mask, NULL);
 	step = STEP_EXEC;
 	execve(o->path ? o->path : o->argv[0], o->argv, o->envp);
