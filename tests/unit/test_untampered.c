@@ -102,6 +102,11 @@ static void test_links_where_the_program_could_make_them_refused(void **state)
 	assert_int_equal(try_open("ev", &nobody), EPERM);
 	assert_int_equal(try_open("../user/logs/x", &nobody), EPERM);
 	assert_int_equal(chdir(cwd), 0);
+	/* a FIFO (or a device) the program could have put in place of the file: the open
+	 * would hang (or write the device) */
+	assert_int_equal(mkfifo(at("user/fifo"), 0644), 0);
+	assert_int_equal(try_open(at("user/fifo"), &nobody), EPERM);
+	assert_non_null(strstr(why, "no regular file"));
 	/* the secret untouched */
 	assert_int_equal(access(at("root/x"), F_OK), -1);
 	{
@@ -147,6 +152,11 @@ static void test_root_judged_by_its_policy_and_hard_links_refused(void **state)
 	snprintf(policy_dir, sizeof(policy_dir), "%s", at("root"));
 	assert_int_equal(try_open(at("root/l2"), &root), EPERM);
 	policy_dir[0] = '\0';
+	/* a world-writable directory: an earlier run under a wider policy could have made it */
+	assert_int_equal(mkdir(at("pub"), 0777), 0);
+	assert_int_equal(chmod(at("pub"), 01777), 0);
+	assert_int_equal(symlink(at("root/t2"), at("pub/l")), 0);
+	assert_int_equal(try_open(at("pub/l"), &root), EPERM);
 	/* a regular file with another name */
 	put(at("root/h1"), "");
 	assert_int_equal(link(at("root/h1"), at("root/h2")), 0);

@@ -168,17 +168,15 @@ fail:
 	return -1;
 }
 
+static int save_fallback(const char *file, const char *text, char *out, size_t len, bool beside);
+
 /* The write failed: the rules go to a fallback file, named, so the run is not lost. */
 static int learn_fallback(const char *file, const char *merged, size_t added, bool beside)
 {
-	char saved[PATH_MAX + 64], away[PATH_MAX], base[PATH_MAX];
-	const char *tmpdir = getenv("TMPDIR");
+	char saved[PATH_MAX + 64];
 
 	/* not beside a file the program tampered with: that directory may be its choice */
-	snprintf(base, sizeof(base), "%s", file);
-	snprintf(away, sizeof(away), "%s/%s", tmpdir && *tmpdir == '/' ? tmpdir : "/tmp",
-		 basename(base));
-	if (learn_save_fallback(beside ? file : away, merged, saved, sizeof(saved))) {
+	if (save_fallback(file, merged, saved, sizeof(saved), beside)) {
 		pr_err("learning: cannot save the rules anywhere either (next to %s, in $TMPDIR or "
 		       "/tmp, in the working directory): %s; the lines above are all that is left "
 		       "of them",
@@ -522,10 +520,17 @@ int learn_check_source(const char *from)
 
 int learn_save_fallback(const char *file, const char *text, char *out, size_t len)
 {
+	return save_fallback(file, text, out, len, true);
+}
+
+/* beside: first next to `file`, and owned like it; else only in $TMPDIR, /tmp or ".",
+ * and root's (`file` may be what the program put there: its owner, its directory). */
+static int save_fallback(const char *file, const char *text, char *out, size_t len, bool beside)
+{
 	char tmp[PATH_MAX], base[NAME_MAX + 1], dir[3][PATH_MAX];
 	const char *tmpdir = getenv("TMPDIR");
 	struct stat st;
-	bool own = !stat(file, &st);
+	bool own = beside && !stat(file, &st);
 	int fd = -1;
 
 	snprintf(tmp, sizeof(tmp), "%s", file);
@@ -534,9 +539,9 @@ int learn_save_fallback(const char *file, const char *text, char *out, size_t le
 	snprintf(dir[0], sizeof(dir[0]), "%s", dirname(tmp));
 	snprintf(dir[1], sizeof(dir[1]), "%s", tmpdir && *tmpdir == '/' ? tmpdir : "/tmp");
 	snprintf(dir[2], sizeof(dir[2]), ".");
-	if (!own)
+	if (!own && beside)
 		own = !stat(dir[0], &st); /* the owner the new file would have had */
-	for (int d = 0; d < 3 && fd < 0; d++) {
+	for (int d = beside ? 0 : 1; d < 3 && fd < 0; d++) {
 		for (int i = 0; i < 100; i++) {
 			int n = i ? snprintf(out, len, "%s/%s.learned_%d", dir[d], base, i)
 				  : snprintf(out, len, "%s/%s.learned", dir[d], base);

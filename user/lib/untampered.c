@@ -11,7 +11,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <stdint.h>
+#include <sys/syscall.h>
 #include <sys/xattr.h>
+#include <linux/openat2.h>
 #include <unistd.h>
 
 #include "untampered.h"
@@ -33,10 +35,12 @@ bool path_writer_may_change(const struct path_writer *w, const char *dir)
 
 	if (w->may_write && w->may_write(dir, w->arg))
 		return true;
-	if (w->uid == 0)
-		return false; /* no capability left: what the policy grants, above */
 	if (stat(dir, &st))
 		return true; /* unknown: the worst */
+	if (w->uid == 0)
+		/* no capability left: what the policy grants, above, and what every user may
+		 * change (a link an earlier root run under a wider policy left in /tmp) */
+		return st.st_mode & S_IWOTH;
 	if (st.st_uid == w->uid)
 		return true; /* its owner may chmod it writable */
 	bit = in_groups(w, st.st_gid) ? S_IWGRP : S_IWOTH;
@@ -46,23 +50,32 @@ bool path_writer_may_change(const struct path_writer *w, const char *dir)
 	return (st.st_mode & S_IWGRP) && getxattr(dir, "system.posix_acl_access", NULL, 0) > 0;
 }
 
+/* Why the walk refuses: the entry it names (a link, a special file), into `bad`. */
+enum walk_verdict { WALK_OK, WALK_LINK, WALK_SPECIAL, WALK_UNCHECKED };
+
 /*
- * The first link on the way to `path` lying in a directory w could change, into `link`:
- * 1; none: 0. A missing entry ends the walk: what is missing is made by the open, which
- * follows no link there. `..` goes up from the directory reached, as the kernel does.
+ * Walks `path` as the kernel resolves it, judging each link by the directory it lies in:
+ * WALK_LINK for the first one w could have made, WALK_SPECIAL for a final object that is
+ * no regular file or directory (a FIFO would hang the open, a device would be written)
+ * where w could have made it, WALK_UNCHECKED for what cannot be walked (too long, no
+ * working directory); `bad` names it. `canon`: the path with every link resolved (the
+ * missing rest as named), for an open that follows none. A missing entry ends the walk:
+ * what is missing is made by the open.
  */
-static int untrusted_link(const char *path, const struct path_writer *w, char *link, size_t len)
+static enum walk_verdict walk(const char *path, const struct path_writer *w, char *bad, size_t len,
+			      char *canon, size_t clen)
 {
 	char rest[2 * PATH_MAX + 2], next[2 * PATH_MAX + 2], cur[PATH_MAX], entry[PATH_MAX];
 	char target[PATH_MAX], *p = rest;
 	int links = 0;
 
-	if (path[0] == '/')
+	snprintf(bad, len, "%s", path);
+	cur[0] = '\0';
+	if ((path[0] != '/' && (!getcwd(cur, sizeof(cur)) || cur[0] != '/')) ||
+	    snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return WALK_UNCHECKED;
+	if (!strcmp(cur, "/"))
 		cur[0] = '\0';
-	else if (!getcwd(cur, sizeof(cur)) || !strcmp(cur, "/"))
-		cur[0] = '\0';
-	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
-		return 0; /* the open says ENAMETOOLONG */
 	while (*p) {
 		struct stat st;
 		char *name;
@@ -83,56 +96,103 @@ static int untrusted_link(const char *path, const struct path_writer *w, char *l
 			continue;
 		}
 		if (snprintf(entry, sizeof(entry), "%s/%.*s", cur, (int)n, name) >=
-			    (int)sizeof(entry) ||
-		    lstat(entry, &st))
-			return 0;
+		    (int)sizeof(entry))
+			return WALK_UNCHECKED;
+		if (lstat(entry, &st)) {
+			snprintf(canon, clen, "%s%s", entry, p); /* made by the open, or ENOENT */
+			return WALK_OK;
+		}
 		if (!S_ISLNK(st.st_mode)) {
-			if (!S_ISDIR(st.st_mode))
-				return 0; /* the object; anything after it fails with ENOTDIR */
-			memcpy(cur, entry, strlen(entry) + 1);
-			continue;
+			bool final = !p[strspn(p, "/")];
+
+			if (S_ISDIR(st.st_mode)) {
+				memcpy(cur, entry, strlen(entry) + 1);
+				continue;
+			}
+			snprintf(canon, clen, "%s", entry);
+			if (final && !S_ISREG(st.st_mode) &&
+			    path_writer_may_change(w, cur[0] ? cur : "/")) {
+				snprintf(bad, len, "%s", entry);
+				return WALK_SPECIAL;
+			}
+			return WALK_OK; /* the object; anything after it fails with ENOTDIR */
 		}
 		if (path_writer_may_change(w, cur[0] ? cur : "/")) {
-			snprintf(link, len, "%s", entry);
-			return 1;
+			snprintf(bad, len, "%s", entry);
+			return WALK_LINK;
 		}
 		ssize_t t = readlink(entry, target, sizeof(target) - 1);
 
 		if (t <= 0 || ++links > 40)
-			return 0; /* the open fails on it (ELOOP) */
+			break; /* the open fails on it (ELOOP) */
 		target[t] = '\0';
 		if (snprintf(next, sizeof(next), "%s/%s", target, p) >= (int)sizeof(next))
-			return 0;
+			return WALK_UNCHECKED;
 		memcpy(rest, next, strlen(next) + 1);
 		p = rest;
 		if (target[0] == '/')
 			cur[0] = '\0';
 	}
-	return 0;
+	snprintf(canon, clen, "%s", cur[0] ? cur : "/");
+	return WALK_OK;
+}
+
+/* open(2) of canonical `canon` following no link at all (a directory swapped for one
+ * since the walk fails with ELOOP); kernels before 5.6: O_NOFOLLOW on the last name. */
+static int open_no_links(const char *canon, int flags, mode_t mode)
+{
+	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC),
+				.resolve = RESOLVE_NO_SYMLINKS };
+	long fd;
+
+	if (flags & O_CREAT)
+		how.mode = mode;
+	fd = syscall(SYS_openat2, AT_FDCWD, canon, &how, sizeof(how));
+	if (fd < 0 && errno == ENOSYS)
+		return open(canon, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+	return (int)fd;
 }
 
 int open_untampered(const char *path, int flags, mode_t mode, const struct path_writer *w,
 		    char *why, size_t len)
 {
-	char link[PATH_MAX];
+	char bad[PATH_MAX], canon[PATH_MAX];
 	struct stat st;
 	int fd;
 
-	if (untrusted_link(path, w, link, sizeof(link))) {
-		snprintf(
-			why, len,
-			"%s: it is reached through the link %s, in a directory the sandboxed program "
-			"may change: it could have pointed it at a file of root's; name the file "
-			"by a path through no such link",
-			path, link);
+	switch (walk(path, w, bad, sizeof(bad), canon, sizeof(canon))) {
+	case WALK_LINK:
+		snprintf(why, len,
+			 "%s: it is reached through the link %s, in a directory the sandboxed "
+			 "program may change: it could have pointed it at a file of root's; name "
+			 "the file by a path through no such link",
+			 path, bad);
 		errno = EPERM;
 		return -1;
+	case WALK_SPECIAL:
+		snprintf(why, len,
+			 "%s is no regular file (a FIFO or a device), in a directory the sandboxed "
+			 "program may change: it could have put it there; remove it, or name "
+			 "another file",
+			 bad);
+		errno = EPERM;
+		return -1;
+	case WALK_UNCHECKED:
+		snprintf(why, len,
+			 "%s: its path cannot be checked (too long, or no working "
+			 "directory); name it by a shorter absolute path",
+			 path);
+		errno = EPERM;
+		return -1;
+	case WALK_OK:
+		break;
 	}
-	/* A final link is followed only when the walk judged it (/dev/stderr): O_NOFOLLOW
-	 * otherwise, against one made since. */
-	if (lstat(path, &st) || !S_ISLNK(st.st_mode))
-		flags |= O_NOFOLLOW;
-	fd = open(path, flags | O_CLOEXEC, mode);
+	/* A final link is followed only when the walk judged it (/dev/stderr); every other
+	 * path is opened as the walk resolved it, through no link at all. */
+	if (!lstat(path, &st) && S_ISLNK(st.st_mode))
+		fd = open(path, flags | O_CLOEXEC, mode);
+	else
+		fd = open_no_links(canon, flags, mode);
 	if (fd < 0) {
 		snprintf(why, len, "%s: %s", path, strerror(errno));
 		return -1;

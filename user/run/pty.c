@@ -348,13 +348,35 @@ static int copy_out(struct pty_relay *p)
  * pysb-bpf, so the shell shows the job stopped. A job of a shell running in the sandbox
  * (another group) is left to the pty: that shell's job control works as it does.
  */
+/* Does the program ignore or catch SIGTSTP (an interactive shell, an editor)? Then the
+ * pty's signal is its own to act on: a handler gets it, orphaned or not. */
+static bool handles_sigtstp(pid_t pid)
+{
+	char path[64], line[256];
+	unsigned long long mask;
+	bool handled = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (fgets(line, sizeof(line), f))
+		if ((sscanf(line, "SigIgn: %llx", &mask) == 1 ||
+		     sscanf(line, "SigCgt: %llx", &mask) == 1) &&
+		    (mask & (1ULL << (SIGTSTP - 1))))
+			handled = true;
+	fclose(f);
+	return handled;
+}
+
 static void suspend_typed(const struct pty_relay *p, const char *buf, size_t n)
 {
 	struct termios t;
 
 	if (!p->raw || p->child <= 0 || tcgetattr(p->master, &t) || !(t.c_lflag & ISIG) ||
 	    t.c_cc[VSUSP] == _POSIX_VDISABLE || !memchr(buf, t.c_cc[VSUSP], n) ||
-	    tcgetpgrp(p->master) != p->child)
+	    tcgetpgrp(p->master) != p->child || handles_sigtstp(p->child))
 		return;
 	kill(-p->child, SIGSTOP);
 }
