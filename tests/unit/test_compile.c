@@ -370,6 +370,39 @@ static void f_write(const char *path, const char *text)
 	fclose(f);
 }
 
+/*
+ * The script is granted only when no link on the way to it, as the kernel resolves its
+ * name, lies where the program may write. The link a run could re-point may sit in a
+ * link's target (ro/to-rw -> ../rw/d, d a link in the rw tree): the spelled name's own
+ * prefixes hold none (found by a review; granted before).
+ */
+static void test_script_through_relinkable_link_not_granted(void **state)
+{
+	struct result *r = compile_ok("expose-rw=rw\nexpose-ro=ro\n");
+	struct diag_list d = { 0 };
+
+	(void)state;
+	mkdir(tpath("other"), 0755);
+	put("other/app.py", "x\n");
+	put("ro/app.py", "x\n");
+	assert_int_equal(symlink("../other", tpath("rw/d")), 0);
+	assert_int_equal(symlink("../rw/d", tpath("ro/to-rw")), 0);
+	assert_int_equal(symlink("app.py", tpath("ro/same")), 0);
+	assert_false(script_grantable(&r->c, tpath("ro/to-rw/app.py"), tpath("other/app.py"), &d));
+	assert_int_equal(d.n_warnings, 1);
+	assert_non_null(strstr(d.warnings[0].msg, tpath("rw/d")));
+	assert_false(script_grantable(&r->c, tpath("rw/d/app.py"), tpath("other/app.py"), &d));
+	/* a link where the program only reads, a plain name, a relative name: granted */
+	assert_true(script_grantable(&r->c, tpath("ro/same"), tpath("ro/app.py"), &d));
+	assert_true(script_grantable(&r->c, tpath("ro/app.py"), tpath("ro/app.py"), &d));
+	assert_int_equal(d.n_warnings, 2);
+	diag_free(&d);
+	unlink(tpath("ro/same"));
+	unlink(tpath("ro/to-rw"));
+	unlink(tpath("rw/d"));
+	done(r);
+}
+
 /* A rule naming a server's socket through a link in a directory the program may write is
  * an error (a review: the program re-points the link at tmux's socket, the next run grants
  * it); a socket in such a directory is a warning; elsewhere, nothing. Also what the user's
@@ -1391,6 +1424,7 @@ int main(void)
 		cmocka_unit_test(test_rule_names_in_rw_tree_kept),
 		cmocka_unit_test(test_names_on_every_way_kept),
 		cmocka_unit_test(test_absent_include_where_writable_refused),
+		cmocka_unit_test(test_script_through_relinkable_link_not_granted),
 		cmocka_unit_test(test_socket_rules_and_tool_files),
 		cmocka_unit_test(test_outside_servers_sockets_kept),
 		cmocka_unit_test(test_one_inode_two_spellings),

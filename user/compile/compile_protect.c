@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "compile.h"
+#include "untampered.h"
 
 static const char *const TOOL_NAMES[] = { ".git", ".py-sandboxes" };
 
@@ -231,44 +232,21 @@ void tool_files_free(struct tool_files *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Is there, on the way to absolute `named` as spelled, a link in a directory the compiled
- * rules let the program write? The link's path into `link`. Links in link targets are
- * followed too (at most 8). */
-static bool link_in_writable(const struct compiled *out, const char *named, char *link, size_t len,
-			     int depth)
+static bool rules_let_write(const char *dir, void *arg)
 {
-	char prefix[PATH_MAX], parent[PATH_MAX], target[PATH_MAX], real[PATH_MAX];
-	const char *p = named;
+	return compiled_access(arg, dir, false) & PYSB_ACC_WRITE;
+}
 
-	while (depth < 8 && *p) {
-		struct stat st;
-		ssize_t n;
+/* Is there, on the way to `named` as the kernel resolves it (the links in link targets
+ * too), a link in a directory the compiled rules let the program write? Its path into
+ * `link`. */
+static bool link_in_writable(const struct compiled *out, const char *named, char *link, size_t len)
+{
+	const struct path_writer w = { .may_write = rules_let_write,
+				       .arg = (void *)out,
+				       .rules_only = true };
 
-		p += strspn(p, "/");
-		p += strcspn(p, "/");
-		if ((size_t)(p - named) >= sizeof(prefix))
-			return false;
-		snprintf(prefix, sizeof(prefix), "%.*s", (int)(p - named), named);
-		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
-			continue;
-		snprintf(parent, sizeof(parent), "%s", prefix);
-		*strrchr(parent, '/') = '\0';
-		if (realpath(parent[0] ? parent : "/", real) &&
-		    (compiled_access(out, real, false) & PYSB_ACC_WRITE)) {
-			snprintf(link, len, "%s", prefix);
-			return true;
-		}
-		n = readlink(prefix, target, sizeof(target) - 1);
-		if (n <= 0)
-			return false;
-		target[n] = '\0';
-		if (target[0] == '/' ? link_in_writable(out, target, link, len, depth + 1)
-				     : (snprintf(real, sizeof(real), "%s/%s", parent, target) <
-					(int)sizeof(real)) &&
-					       link_in_writable(out, real, link, len, depth + 1))
-			return true;
-	}
-	return false;
+	return walk_untampered(named, &w, link, len, NULL, 0) == UNTAMPERED_LINK;
 }
 
 int socket_rules_check(const struct policy *p, const struct compiled *out, struct diag_list *d)
@@ -280,7 +258,7 @@ int socket_rules_check(const struct policy *p, const struct compiled *out, struc
 
 		if (!r->named || memo_stat(r->path, &st) || !S_ISSOCK(st.st_mode))
 			continue;
-		if (link_in_writable(out, r->named, link, sizeof(link), 0))
+		if (link_in_writable(out, r->named, link, sizeof(link)))
 			return diag_add(
 				d, DIAG_ERROR, src_at(&r->src),
 				"name the socket by its own path, through no link the "
@@ -564,37 +542,40 @@ bool parent_writable(const struct compiled *out, const char *path)
 
 /*
  * May the program's script be granted READ as implicit? Only a regular file, and only
- * when no link on the way to it, as it was named, lies in a directory the program may
+ * when no link on the way to it, as the kernel resolves the name it was given (links in
+ * link targets too: found by a review), lies in a directory the program may
  * write: a run could have made app.py a link to /etc/shadow, or to /, and the next run
  * would grant what the link names. (In an rw tree the script is readable anyway.)
  */
 bool script_grantable(const struct compiled *out, const char *named, const char *script,
 		      struct diag_list *d)
 {
-	char prefix[PATH_MAX];
-	size_t len = strlen(named);
+	const struct path_writer w = { .may_write = rules_let_write,
+				       .arg = (void *)out,
+				       .rules_only = true };
+	char link[PATH_MAX];
 	struct stat st;
 
 	if (stat(script, &st) || !S_ISREG(st.st_mode))
 		return false;
-	if (named[0] != '/' || len >= sizeof(prefix))
+	switch (walk_untampered(named, &w, link, sizeof(link), NULL, 0)) {
+	case UNTAMPERED_OK:
+	case UNTAMPERED_SPECIAL:
 		return true;
-	for (size_t i = 1; i <= len; i++) {
-		if (i < len && named[i] != '/')
-			continue;
-		memcpy(prefix, named, i);
-		prefix[i] = '\0';
-		if (lstat(prefix, &st) || !S_ISLNK(st.st_mode))
-			continue;
-		if (parent_writable(out, prefix)) {
-			diag_add(
-				d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
-				"%s is reached through the link %s, in a directory the program may "
-				"write: its target (%s) is not granted as the program's script. Name "
-				"the file itself, or expose it",
-				named, prefix, script);
-			return false;
-		}
+	case UNTAMPERED_LINK:
+		diag_add(d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
+			 "%s is reached through the link %s, in a directory the program may "
+			 "write: its target (%s) is not granted as the program's script. Name the "
+			 "file itself, or expose it",
+			 named, link, script);
+		return false;
+	case UNTAMPERED_UNCHECKED:
+		break;
 	}
-	return true;
+	diag_add(d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
+		 "%s: its path cannot be checked for links the program may change (too long, "
+		 "or no working directory): it is not granted as the program's script. Name it "
+		 "by a shorter absolute path, or expose it",
+		 named);
+	return false;
 }

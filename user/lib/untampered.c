@@ -35,6 +35,8 @@ bool path_writer_may_change(const struct path_writer *w, const char *dir)
 
 	if (w->may_write && w->may_write(dir, w->arg))
 		return true;
+	if (w->rules_only)
+		return false;
 	if (stat(dir, &st))
 		return true; /* unknown: the worst */
 	if (w->uid == 0)
@@ -50,20 +52,10 @@ bool path_writer_may_change(const struct path_writer *w, const char *dir)
 	return (st.st_mode & S_IWGRP) && getxattr(dir, "system.posix_acl_access", NULL, 0) > 0;
 }
 
-/* Why the walk refuses: the entry it names (a link, a special file), into `bad`. */
-enum walk_verdict { WALK_OK, WALK_LINK, WALK_SPECIAL, WALK_UNCHECKED };
-
-/*
- * Walks `path` as the kernel resolves it, judging each link by the directory it lies in:
- * WALK_LINK for the first one w could have made, WALK_SPECIAL for a final object that is
- * no regular file or directory (a FIFO would hang the open, a device would be written)
- * where w could have made it, WALK_UNCHECKED for what cannot be walked (too long, no
- * working directory); `bad` names it. `canon`: the path with every link resolved (the
- * missing rest as named), for an open that follows none. A missing entry ends the walk:
- * what is missing is made by the open.
- */
-static enum walk_verdict walk(const char *path, const struct path_writer *w, char *bad, size_t len,
-			      char *canon, size_t clen)
+/* untampered.h; `canon` may be NULL with `clen` 0. A FIFO would hang the open, a device
+ * would be written: UNTAMPERED_SPECIAL. */
+enum untampered_walk walk_untampered(const char *path, const struct path_writer *w, char *bad,
+				     size_t len, char *canon, size_t clen)
 {
 	char rest[2 * PATH_MAX + 2], next[2 * PATH_MAX + 2], cur[PATH_MAX], entry[PATH_MAX];
 	char target[PATH_MAX], *p = rest;
@@ -73,7 +65,7 @@ static enum walk_verdict walk(const char *path, const struct path_writer *w, cha
 	cur[0] = '\0';
 	if ((path[0] != '/' && (!getcwd(cur, sizeof(cur)) || cur[0] != '/')) ||
 	    snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
-		return WALK_UNCHECKED;
+		return UNTAMPERED_UNCHECKED;
 	if (!strcmp(cur, "/"))
 		cur[0] = '\0';
 	while (*p) {
@@ -97,10 +89,10 @@ static enum walk_verdict walk(const char *path, const struct path_writer *w, cha
 		}
 		if (snprintf(entry, sizeof(entry), "%s/%.*s", cur, (int)n, name) >=
 		    (int)sizeof(entry))
-			return WALK_UNCHECKED;
+			return UNTAMPERED_UNCHECKED;
 		if (lstat(entry, &st)) {
 			snprintf(canon, clen, "%s%s", entry, p); /* made by the open, or ENOENT */
-			return WALK_OK;
+			return UNTAMPERED_OK;
 		}
 		if (!S_ISLNK(st.st_mode)) {
 			bool final = !p[strspn(p, "/")];
@@ -113,13 +105,13 @@ static enum walk_verdict walk(const char *path, const struct path_writer *w, cha
 			if (final && !S_ISREG(st.st_mode) &&
 			    path_writer_may_change(w, cur[0] ? cur : "/")) {
 				snprintf(bad, len, "%s", entry);
-				return WALK_SPECIAL;
+				return UNTAMPERED_SPECIAL;
 			}
-			return WALK_OK; /* the object; anything after it fails with ENOTDIR */
+			return UNTAMPERED_OK; /* the object; anything after it fails with ENOTDIR */
 		}
 		if (path_writer_may_change(w, cur[0] ? cur : "/")) {
 			snprintf(bad, len, "%s", entry);
-			return WALK_LINK;
+			return UNTAMPERED_LINK;
 		}
 		ssize_t t = readlink(entry, target, sizeof(target) - 1);
 
@@ -127,14 +119,14 @@ static enum walk_verdict walk(const char *path, const struct path_writer *w, cha
 			break; /* the open fails on it (ELOOP) */
 		target[t] = '\0';
 		if (snprintf(next, sizeof(next), "%s/%s", target, p) >= (int)sizeof(next))
-			return WALK_UNCHECKED;
+			return UNTAMPERED_UNCHECKED;
 		memcpy(rest, next, strlen(next) + 1);
 		p = rest;
 		if (target[0] == '/')
 			cur[0] = '\0';
 	}
 	snprintf(canon, clen, "%s", cur[0] ? cur : "/");
-	return WALK_OK;
+	return UNTAMPERED_OK;
 }
 
 /* open(2) of canonical `canon` following no link at all (a directory swapped for one
@@ -160,8 +152,8 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 	struct stat st;
 	int fd;
 
-	switch (walk(path, w, bad, sizeof(bad), canon, sizeof(canon))) {
-	case WALK_LINK:
+	switch (walk_untampered(path, w, bad, sizeof(bad), canon, sizeof(canon))) {
+	case UNTAMPERED_LINK:
 		snprintf(why, len,
 			 "%s: it is reached through the link %s, in a directory the sandboxed "
 			 "program may change: it could have pointed it at a file of root's; name "
@@ -169,7 +161,7 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 			 path, bad);
 		errno = EPERM;
 		return -1;
-	case WALK_SPECIAL:
+	case UNTAMPERED_SPECIAL:
 		snprintf(why, len,
 			 "%s is no regular file (a FIFO or a device), in a directory the sandboxed "
 			 "program may change: it could have put it there; remove it, or name "
@@ -177,14 +169,14 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 			 bad);
 		errno = EPERM;
 		return -1;
-	case WALK_UNCHECKED:
+	case UNTAMPERED_UNCHECKED:
 		snprintf(why, len,
 			 "%s: its path cannot be checked (too long, or no working "
 			 "directory); name it by a shorter absolute path",
 			 path);
 		errno = EPERM;
 		return -1;
-	case WALK_OK:
+	case UNTAMPERED_OK:
 		break;
 	}
 	/* A final link is followed only when the walk judged it (/dev/stderr); every other

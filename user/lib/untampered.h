@@ -23,6 +23,9 @@ struct path_writer {
 	/* Does the policy let the program write canonical directory `dir`? NULL: nowhere. */
 	bool (*may_write)(const char *dir, void *arg);
 	void *arg;
+	/* Only may_write says what it may change (the compile's checks: any run of the policy,
+	 * under whatever user, is bounded by its rules; the mode bits are not asked). */
+	bool rules_only;
 };
 
 /*
@@ -30,6 +33,19 @@ struct path_writer {
  * (an ACL's mask where the directory has one) let w's user write it, or the policy does?
  */
 bool path_writer_may_change(const struct path_writer *w, const char *dir);
+
+/*
+ * The walk of `path` as the kernel resolves it, each link judged by the directory it
+ * lies in. UNTAMPERED_LINK: the first link w could have made or re-pointed, in `bad`.
+ * UNTAMPERED_SPECIAL: the final object is no regular file or directory (a FIFO, a device,
+ * a socket) and w could have put it there, in `bad`. UNTAMPERED_UNCHECKED: the path cannot
+ * be walked (too long, no working directory). `canon` (may be NULL): the path with every
+ * link resolved, a missing rest as named. A missing entry ends the walk (UNTAMPERED_OK).
+ */
+enum untampered_walk { UNTAMPERED_OK, UNTAMPERED_LINK, UNTAMPERED_SPECIAL, UNTAMPERED_UNCHECKED };
+
+enum untampered_walk walk_untampered(const char *path, const struct path_writer *w, char *bad,
+				     size_t len, char *canon, size_t clen);
 
 /*
  * open(2) of `path` with `flags` (O_CREAT: `mode`), following no link that lies in a
