@@ -1253,6 +1253,41 @@ test_escape_relinked_script_grants_nothing_outside() {
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
 }
 
+# A pyenv/asdf shim is resolved by running `TOOL which NAME` before the sandbox exists,
+# outside it (found by an adversary): under expose-rw= on its project, a program rewrote
+# its own app.py into a four-line "shim" naming a script it wrote, and the user's next
+# `pysb-bpf run app.py` (or `check app.py`) ran that script as root, in no cgroup. A shim or
+# a tool a program of the policy may have written is never run; `run app.py` is refused
+# and says so. The planted script does its harm when run unconfined.
+test_escape_planted_shim_never_runs_outside() {
+	escape_setup
+	local py
+	py=$(command -v python3)
+	probe_py "$T/rw/app.py" \
+		"attempt('outside', lambda: write('$T/other/by-sandbox', 'x'))" \
+		"attempt('own', lambda: write('$T/rw/evil.sh', '#!/bin/sh\\nid >$T/other/PWNED\\necho $py\\n'))" \
+		"os.chmod('$T/rw/evil.sh', 0o755)" \
+		"write(__file__, '#!/usr/bin/env bash\\nexec \"$T/rw/evil.sh\" exec \"\$program\" \"\$@\"\\n')" \
+		"os.chmod(__file__, 0o755)" \
+		"print('planted', flush=True)"
+	cd "$T/rw" || fail "cd"
+	run_sb "$T/policy" app.py
+	expect_rc 0
+	expect_line "$T/out" "outside EACCES"
+	expect_line "$T/out" "own ok"
+	expect_line "$T/out" "planted"
+	[ ! -e "$T/other/PWNED" ] || fail "PWNED before the second run"
+	run_sb "$T/policy" app.py
+	[ ! -e "$T/other/PWNED" ] || fail "pysb-bpf ran the planted tool outside the sandbox: $(cat "$T/other/PWNED")"
+	expect_rc 126
+	expect_grep "$T/err" "app.py is a shim running \`$T/rw/evil.sh exec app.py\`, and the policy lets its program write $T/rw/app.py: pysb-bpf runs nothing outside the sandbox"
+	"$PYSB" check --policy "$T/policy" app.py >"$T/out" 2>"$T/err"
+	[ ! -e "$T/other/PWNED" ] || fail "check ran the planted tool"
+	# what the planted tool does when run unconfined: what the sandbox kept it from
+	run_plain "$T/rw/evil.sh"
+	[ -e "$T/other/PWNED" ] || fail "unconfined, the planted tool did not write outside"
+}
+
 # What the user's own tools run from a tree the program may write (found by an adversary):
 # with expose-rw= on a git project, the program appended core.fsmonitor to .git/config and
 # the user's next `git status`, outside, ran it; with expose-rw= on a workspace, it

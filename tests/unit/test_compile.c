@@ -396,6 +396,15 @@ static void test_script_through_relinkable_link_not_granted(void **state)
 	assert_true(script_grantable(&r->c, tpath("ro/same"), tpath("ro/app.py"), &d));
 	assert_true(script_grantable(&r->c, tpath("ro/app.py"), tpath("ro/app.py"), &d));
 	assert_int_equal(d.n_warnings, 2);
+	/* in a tree the program may write: readable by its rule, no implicit grant that a
+	 * swap between two lookups could move (found by an adversary) */
+	put("rw/app.py", "x\n");
+	assert_false(script_grantable(&r->c, tpath("rw/app.py"), tpath("rw/app.py"), &d));
+	assert_int_equal(d.n_warnings, 2);
+	/* the name resolves to another file than when the command was read */
+	assert_false(script_grantable(&r->c, tpath("ro/app.py"), tpath("other/app.py"), &d));
+	assert_int_equal(d.n_warnings, 3);
+	assert_non_null(strstr(d.warnings[2].msg, "when the command was read"));
 	diag_free(&d);
 	unlink(tpath("ro/same"));
 	unlink(tpath("ro/to-rw"));

@@ -17,6 +17,7 @@ static char tmp[] = "/tmp/pysb-program-XXXXXX";
 
 #include "compile.h"
 #include "fixture.h"
+#include "policy.h"
 #include "program.h"
 #include "capture.h"
 
@@ -57,18 +58,28 @@ static void link_to(const char *target, const char *rel)
 	assert_int_equal(symlink(target, tpath(rel)), 0);
 }
 
-/* Resolves args with PATH=tmp/bin from tmp; returns the status. */
+/* The policy a program runs under, for shims (NULL: none, which grants write nowhere). */
+static struct policy *policy;
+
+/* Resolves args with PATH=tmp/bin from tmp under `policy`; returns the status. */
 static int resolve(struct program *p, char *const *args)
 {
+	static struct policy *empty;
 	char path[PATH_MAX + 8];
+	struct diag_list d = { 0 };
 	int n = 0;
 
 	while (args[n])
 		n++;
+	if (!empty)
+		assert_int_equal(policy_parse_buffer("empty", "", 0, NULL, tmp, &empty, &d), 0);
 	snprintf(path, sizeof(path), "%s", tpath("bin"));
 	assert_int_equal(chdir(tmp), 0);
 	return program_resolve(args, n,
-			       &(struct program_opts){ .path_env = path, .uid = (uid_t)-1 }, p);
+			       &(struct program_opts){ .path_env = path,
+						       .uid = (uid_t)-1,
+						       .policy = policy ?: empty },
+			       p);
 }
 
 static void test_shebang_lines_as_linux_reads_them(void **state)
@@ -202,8 +213,15 @@ static void test_binary_keeps_argv0_as_typed(void **state)
 	assert_int_equal(resolve(&p, (char *[]){ "./no-such-file", NULL }), 127);
 }
 
+static int resolve_typo(void *arg)
+{
+	return resolve(arg, (char *[]){ "nosuch.py", NULL });
+}
+
 static void test_py_file_without_shebang_runs_with_python3(void **state)
 {
+	char err[4096];
+
 	struct program p;
 
 	(void)state;
@@ -218,6 +236,11 @@ static void test_py_file_without_shebang_runs_with_python3(void **state)
 	assert_true(p.has_script);
 	assert_non_null(strstr(p.script, "/app.py"));
 	program_free(&p);
+	/* a mistyped script name: said as a missing file where the user is, not as a
+	 * command missing from a long PATH (found by a user) */
+	assert_int_equal(capture_output(resolve_typo, &p, false, err, sizeof(err)), 127);
+	assert_non_null(strstr(err, "nosuch.py: no such file in "));
+	assert_null(strstr(err, "PATH="));
 }
 
 static int resolve_crlf(void *arg)
@@ -408,6 +431,80 @@ static void test_pyenv_style_shim_resolves_to_the_real_interpreter(void **state)
 	assert_int_equal(resolve(&p, (char *[]){ "python3", NULL }), 126);
 }
 
+static int resolve_shim_planted(void *arg)
+{
+	return resolve(arg, (char *[]){ "python3", NULL });
+}
+
+/* expect_shim_refused POLICY_TEXT: `python3` (the shim in bin/) is refused under it, and
+ * the tool never ran (it would have made tmp/RAN). */
+static void expect_shim_refused(const char *text, const char *why)
+{
+	struct diag_list d = { 0 };
+	struct program p;
+	char err[4096];
+
+	assert_int_equal(policy_parse_buffer("t", text, strlen(text), NULL, tmp, &policy, &d), 0);
+	unlink(tpath("RAN"));
+	assert_int_equal(capture_output(resolve_shim_planted, &p, false, err, sizeof(err)), 126);
+	assert_non_null(strstr(err, "pysb-bpf runs nothing outside the sandbox"));
+	assert_non_null(strstr(err, why));
+	assert_int_not_equal(access(tpath("RAN"), F_OK), 0);
+	policy_free(policy);
+	policy = NULL;
+}
+
+/*
+ * `TOOL which` runs outside the sandbox, before it exists: never for a shim, or a tool, a
+ * program of the policy may have written (found by an adversary: under expose-rw=. a
+ * program rewrote its app.py into a "shim" naming its own script, which the next run
+ * executed as root, unconfined). Refused: the shim's directory writable, the shim itself,
+ * a link on the way to it, the tool's installation (its directory or anything below the one
+ * above: pyenv's plugins and hooks); allowed: the same under a read-only policy.
+ */
+static void test_shim_a_program_may_have_written_never_runs(void **state)
+{
+	char text[4 * PATH_MAX];
+	struct program p;
+
+	(void)state;
+	mkdirs("bin");
+	mkdirs("inst/libexec");
+	mkdirs("inst/plugins");
+	mkdirs("root/versions/3.99/bin");
+	link_to("TRUE", "root/versions/3.99/bin/python3");
+	snprintf(text, sizeof(text), "#!/bin/sh\ntouch %s\necho %s\n", tpath("RAN"),
+		 tpath("root/versions/3.99/bin/python3"));
+	put_exec("inst/libexec/pyenv", text);
+	snprintf(text, sizeof(text), "#!/usr/bin/env bash\nexec \"%s\" exec \"$program\" \"$@\"\n",
+		 tpath("inst/libexec/pyenv"));
+	put_exec("bin/python3", text);
+	snprintf(text, sizeof(text), "expose-rw=%s\n", tpath("bin"));
+	expect_shim_refused(text, tpath("bin/python3"));
+	snprintf(text, sizeof(text), "expose-ro=%s\nexpose-rw=%s\n", tmp, tpath("inst/plugins"));
+	expect_shim_refused(text, tpath("inst"));
+	snprintf(text, sizeof(text), "expose-rw=%s\n", tpath("inst/libexec"));
+	expect_shim_refused(text, tpath("inst/libexec/pyenv"));
+	/* bin/python3 a link to the shim, made in a writable directory */
+	mkdirs("rw");
+	rename(tpath("bin/python3"), tpath("rw/shim"));
+	assert_int_equal(symlink(tpath("rw/shim"), tpath("bin/python3")), 0);
+	snprintf(text, sizeof(text), "expose-rw=%s\n", tpath("rw"));
+	expect_shim_refused(text, tpath("rw/shim"));
+	/* read-only everywhere: the tool runs, the real interpreter is found */
+	snprintf(text, sizeof(text), "expose-ro=%s\n", tmp);
+	assert_int_equal(policy_parse_buffer("t", text, strlen(text), NULL, tmp, &policy,
+					     &(struct diag_list){ 0 }),
+			 0);
+	assert_int_equal(resolve(&p, (char *[]){ "python3", NULL }), 0);
+	assert_string_equal(p.interp, tpath("root/versions/3.99/bin/python3"));
+	assert_int_equal(access(tpath("RAN"), F_OK), 0);
+	program_free(&p);
+	policy_free(policy);
+	policy = NULL;
+	unlink(tpath("bin/python3"));
+}
+
 static bool granted(const struct implicit_path *v, size_t n, const char *rel, uint32_t access)
 {
 	char real[PATH_MAX];
@@ -544,6 +641,7 @@ int main(void)
 		cmocka_unit_test(test_venv_python_keeps_its_path),
 		cmocka_unit_test(test_python_command_line_names_its_script),
 		cmocka_unit_test(test_pyenv_style_shim_resolves_to_the_real_interpreter),
+		cmocka_unit_test(test_shim_a_program_may_have_written_never_runs),
 		cmocka_unit_test(test_uv_and_conda_layouts_grant_their_prefixes),
 		cmocka_unit_test(test_relinked_bin_never_grants_its_parent),
 	};

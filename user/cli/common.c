@@ -91,6 +91,27 @@ int set_user_environment(const struct passwd *pw)
 }
 
 /*
+ * A uid with no passwd entry (a container's arbitrary uid, sudo's -u '#4242'): its own
+ * number as group, no supplementary group, HOME=/ (as sudo and systemd's DynamicUser=
+ * leave it), USER and LOGNAME the number.
+ */
+static int identity_of_bare_uid(uid_t uid, struct identity *id)
+{
+	static char name[16];
+	struct passwd pw = { .pw_name = name, .pw_dir = "/", .pw_uid = uid, .pw_gid = uid };
+
+	snprintf(name, sizeof(name), "%u", uid);
+	id->uid = uid;
+	id->gid = uid;
+	id->groups[0] = uid;
+	id->n_groups = 1;
+	pr_info("the program runs as uid %u, which has no passwd entry: gid %u, no other "
+		"group, HOME=/",
+		uid, uid);
+	return set_user_environment(&pw);
+}
+
+/*
  * Who the program runs as: --user, else the user who invoked sudo (SUDO_UID), else the
  * caller unchanged ((uid_t)-1). Root stays root only when asked for or not started by sudo.
  */
@@ -105,8 +126,12 @@ int resolve_identity(const char *user, struct identity *id)
 		unsigned long n = strtoul(user, &end, 10);
 
 		pw = (*user && !*end) ? getpwuid((uid_t)n) : getpwnam(user);
+		if (!pw && *user && !*end && n < (uid_t)-1)
+			return identity_of_bare_uid((uid_t)n, id);
 		if (!pw) {
-			pr_err("--user %s: no such user", user);
+			pr_err("--user %s: no such user; name a user of the passwd database, or "
+			       "give a numeric uid",
+			       user);
 			return -1;
 		}
 	} else if (sudo_uid && getuid() == 0) {
@@ -132,7 +157,7 @@ int resolve_identity(const char *user, struct identity *id)
 	return set_user_environment(pw);
 }
 
-static bool policy_may_write(const char *dir, void *c)
+static bool compiled_may_write(const char *dir, void *c)
 {
 	return compiled_access(c, dir, false) & PYSB_ACC_WRITE;
 }
@@ -149,7 +174,7 @@ void program_writer(struct path_writer *w, const struct identity *id, const stru
 		.gid = id->uid == (uid_t)-1 ? getegid() : id->gid,
 		.groups = id->uid == (uid_t)-1 ? groups : id->groups,
 		.n_groups = n > 0 ? (size_t)n : 0,
-		.may_write = policy_may_write,
+		.may_write = compiled_may_write,
 		.arg = (void *)c,
 	};
 }

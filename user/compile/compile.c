@@ -21,16 +21,6 @@ uint32_t kernel_dev(uint64_t st_dev)
 	return (major(st_dev) << 20) | minor(st_dev);
 }
 
-/* Is `path` equal to or below directory `dir` (both canonical)? */
-static bool path_under(const char *path, const char *dir)
-{
-	size_t n = strlen(dir);
-
-	if (n == 1 && dir[0] == '/')
-		return true;
-	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
 
 /*
@@ -269,7 +259,7 @@ uint32_t compiled_access(const struct compiled *c, const char *path, bool explic
 
 		if (explicit_only && c->files[i].implicit)
 			continue;
-		if (len >= best && path_under(path, c->files[i].path)) {
+		if (len >= best && policy_path_under(path, c->files[i].path)) {
 			best = len;
 			access = c->files[i].access;
 		}

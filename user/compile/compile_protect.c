@@ -540,12 +540,47 @@ bool parent_writable(const struct compiled *out, const char *path)
 	return realpath(parent, real) && (compiled_access(out, real, false) & PYSB_ACC_WRITE);
 }
 
+/* The script's name resolved to another file than when the command was read. */
+static bool changed_meanwhile(struct diag_list *d, const char *named, const char *script,
+			      const char *now)
+{
+	diag_add(d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
+		 "%s named %s when the command was read, and %s now: something renames or "
+		 "relinks it; it is not granted as the program's script",
+		 named, script, now);
+	return false;
+}
+
+/* Does a directory on the way to canonical `path` let the program write (rename or
+ * replace what lies below it)? Where one does, the script lies in a tree its rules grant
+ * anyway: no implicit READ is needed, and none is given that a swap could move. */
+static bool writable_on_the_way(const struct compiled *out, const char *path)
+{
+	char dir[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	while ((slash = strrchr(dir, '/'))) {
+		*slash = '\0';
+		if (compiled_access(out, dir[0] ? dir : "/", false) & PYSB_ACC_WRITE)
+			return true;
+		if (!dir[0])
+			break;
+	}
+	return false;
+}
+
 /*
  * May the program's script be granted READ as implicit? Only a regular file, and only
  * when no link on the way to it, as the kernel resolves the name it was given (links in
  * link targets too: found by a review), lies in a directory the program may
  * write: a run could have made app.py a link to /etc/shadow, or to /, and the next run
- * would grant what the link names. (In an rw tree the script is readable anyway.)
+ * would grant what the link names. Nor when a directory on its way lets the program write
+ * (in an rw tree the script is readable anyway; found by an adversary: a sandbox of the
+ * same project swapped app.py for a link to /etc/shadow between the lookups, and the next
+ * run was granted /etc/shadow, 8 times in 35), nor when the name resolves to another file
+ * than when the command was read. The loader holds the file granted and checks it is the
+ * one judged here (sandbox_maps.c same_as_compiled).
  */
 bool script_grantable(const struct compiled *out, const char *named, const char *script,
 		      struct diag_list *d)
@@ -553,15 +588,16 @@ bool script_grantable(const struct compiled *out, const char *named, const char 
 	const struct path_writer w = { .may_write = rules_let_write,
 				       .arg = (void *)out,
 				       .rules_only = true };
-	char link[PATH_MAX];
+	char link[PATH_MAX], canon[PATH_MAX];
 	struct stat st;
 
 	if (stat(script, &st) || !S_ISREG(st.st_mode))
 		return false;
-	switch (walk_untampered(named, &w, link, sizeof(link), NULL, 0)) {
+	switch (walk_untampered(named, &w, link, sizeof(link), canon, sizeof(canon))) {
 	case UNTAMPERED_OK:
 	case UNTAMPERED_SPECIAL:
-		return true;
+		return strcmp(canon, script) ? changed_meanwhile(d, named, script, canon)
+					     : !writable_on_the_way(out, canon);
 	case UNTAMPERED_LINK:
 		diag_add(d, DIAG_WARNING, (struct diag_at){ 0 }, NULL,
 			 "%s is reached through the link %s, in a directory the program may "

@@ -19,6 +19,7 @@
 #include "compile.h"
 #include "log.h"
 #include "program.h"
+#include "program_int.h"
 #include "runner.h"
 
 extern char **environ;
@@ -316,123 +317,6 @@ int program_parse_shim(const char *text, char *tool, size_t tool_len, char *name
 	return -1;
 }
 
-/* `export NAME="value"` lines of a shim with a literal value (PYENV_ROOT). */
-static int shim_exports(const char *text, char **env, int max)
-{
-	int n = 0;
-
-	for (const char *l = text; l && *l && n < max; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		const char *eq, *v, *end;
-		size_t nl = strcspn(l, "\n");
-
-		if (strncmp(l, "export ", 7) || !(eq = memchr(l, '=', nl)))
-			continue;
-		v = eq + 1;
-		end = l + nl;
-		if (*v == '"' && end > v + 1 && end[-1] == '"')
-			v++, end--;
-		if (memchr(v, '$', (size_t)(end - v)) || memchr(v, '`', (size_t)(end - v)))
-			continue;
-		if (asprintf(&env[n], "%.*s=%.*s", (int)(eq - l - 7), l + 7, (int)(end - v), v) < 0)
-			break;
-		n++;
-	}
-	return n;
-}
-
-/* Reads up to len - 1 bytes of fd into buf, NUL-terminated; the number read. */
-static size_t read_all(int fd, char *buf, size_t len)
-{
-	size_t got = 0;
-	ssize_t r;
-
-	while (got + 1 < len &&
-	       ((r = read(fd, buf + got, len - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
-		got += r > 0 ? (size_t)r : 0;
-	buf[got] = '\0';
-	return got;
-}
-
-/* `TOOL which NAME` as the program's user, with the shim's exports: the path it prints. */
-static int shim_which(struct chain *c, const char *tool, const char *name, const char *text,
-		      char *out, size_t len)
-{
-	const struct program_opts *o = c->o;
-	char *const *envp = o && o->envp ? o->envp : environ;
-	char *exports[8], **env, err[512] = "";
-	int n_exp = shim_exports(text, exports, 8), n_env = 0, outp[2], errp[2], status;
-	size_t got;
-	pid_t pid;
-
-	while (envp[n_env])
-		n_env++;
-	env = calloc((size_t)(n_env + n_exp + 1), sizeof(*env));
-	if (!env || pipe2(outp, O_CLOEXEC)) {
-		free(env);
-		goto fail_exports;
-	}
-	if (pipe2(errp, O_CLOEXEC)) {
-		close(outp[0]);
-		close(outp[1]);
-		free(env);
-		goto fail_exports;
-	}
-	n_env = 0;
-	for (int i = 0; envp[i]; i++) {
-		bool shadowed = false;
-
-		for (int k = 0; k < n_exp && !shadowed; k++)
-			shadowed = !strncmp(envp[i], exports[k],
-					    (size_t)(strchr(exports[k], '=') - exports[k] + 1));
-		if (!shadowed)
-			env[n_env++] = envp[i];
-	}
-	for (int k = 0; k < n_exp; k++)
-		env[n_env++] = exports[k];
-	pid = fork();
-	if (pid == 0) {
-		dup2(outp[1], 1);
-		dup2(errp[1], 2);
-		if (o && o->uid != (uid_t)-1 &&
-		    (setgroups(o->n_groups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
-		     setresuid(o->uid, o->uid, o->uid)))
-			_exit(126);
-		execve(tool, (char *[]){ (char *)tool, "which", (char *)name, NULL }, env);
-		dprintf(2, "cannot execute %s: %s", tool, strerror(errno));
-		_exit(127);
-	}
-	close(outp[1]);
-	close(errp[1]);
-	got = pid > 0 ? read_all(outp[0], out, len) : 0;
-	if (pid > 0)
-		read_all(errp[0], err, sizeof(err));
-	close(outp[0]);
-	close(errp[0]);
-	free(env);
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		err[strcspn(err, "\n")] = '\0';
-		pr_err("%s is a shim whose real program `%s which %s` names, and that failed: %s; "
-		       "run the interpreter by its path (pysb-bpf run -- /path/to/python3 ...)",
-		       c->exe, tool, name, err[0] ? err : "no output");
-		goto fail_exports;
-	}
-	while (got && (out[got - 1] == '\n' || out[got - 1] == ' '))
-		out[--got] = '\0';
-	for (int k = 0; k < n_exp; k++)
-		free(exports[k]);
-	if (out[0] != '/' || strchr(out, '\n')) {
-		pr_err("`%s which %s` printed '%s', not one absolute path; run the interpreter by "
-		       "its path",
-		       tool, name, out);
-		return -1;
-	}
-	return 0;
-fail_exports:
-	for (int k = 0; k < n_exp; k++)
-		free(exports[k]);
-	return -1;
-}
-
 static int resolve_file(struct chain *c, const char *file, const char *argv0, const char *as_script,
 			bool py_default, int depth);
 
@@ -454,8 +338,8 @@ static int resolve_shim(struct chain *c, const char *file, const char *text, int
 	}
 	if (!strchr(tool, '/'))
 		snprintf(tool, sizeof(tool), "%s", found);
-	snprintf(c->exe, sizeof(c->exe), "%s", file); /* for shim_which's messages */
-	if (shim_which(c, tool, name, text, real, sizeof(real)))
+	if (!shim_trusted(c->o, file, tool, name) ||
+	    shim_which(c->o, file, tool, name, text, real, sizeof(real)))
 		return EXIT_CANNOT_EXEC;
 	how_add(c, " -> `%s which %s` (shim)", base(tool), name);
 	return resolve_file(c, real, real, real, false, depth + 1);
@@ -536,7 +420,7 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0, co
 		ret = errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
 		goto out;
 	}
-	len = read_all(fd, text, SHIM_MAX);
+	len = program_read_all(fd, text, SHIM_MAX);
 	close(fd);
 	/* The kernel runs a #! script only when it may execute it; NAME.py is then read by
 	 * python3 as before. */
@@ -612,6 +496,11 @@ int program_resolve(char *const *args, int n, const struct program_opts *o, stru
 			how_add(&c, "%s", name);
 		script = name;
 	} else if (program_find_in_path(name, o ? o->path_env : NULL, file, sizeof(file))) {
+		if (py) { /* a script's name mistyped, more likely than a command's */
+			pr_err("%s: no such file in %s (nor a command of that name on PATH)", name,
+			       getcwd(file, sizeof(file)) ? file : "the working directory");
+			return EXIT_NOT_FOUND;
+		}
 		pr_err("%s: command not found (PATH=%s)", name,
 		       o && o->path_env ? o->path_env
 		       : getenv("PATH") ? getenv("PATH")
