@@ -260,6 +260,50 @@ PY
 	expect_grep "$T/conf.out" "^ticks after fg [1-9]"
 }
 
+# `kill -TSTP` to pysb-bpf (a job manager, ^Z in a shell when no terminal is relayed)
+# suspends the program with it, and `kill -CONT` continues both, as for a program run
+# bare (found by a user: pysb-bpf stopped, its program ran on). No pty here: stdio are
+# files. The program's ticks are counted while stopped.
+test_session_tstp_to_pysb_bpf_suspends_the_program() {
+	session_setup
+	probe_py "$T/loop.py" \
+		"import time" \
+		"for i in range(300):" \
+		"    print('tick', i, flush=True); time.sleep(0.1)"
+	# tstp.py OUT CMD...: starts CMD in a process group of its own (a shell's job: not
+	# orphaned, so a SIGTSTP stops a bare program), stops it with SIGTSTP, counts ticks
+	# while stopped, continues it with SIGCONT and counts again.
+	write_file "$T/tstp.py" <<'PY'
+import os, signal, subprocess, sys, time
+out = sys.argv[1]
+def ticks():
+    return open(out).read().count("tick")
+with open(out, "w") as f:
+    p = subprocess.Popen(sys.argv[2:], stdout=f, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL, preexec_fn=os.setpgrp)
+for _ in range(300):
+    if ticks() > 3:
+        break
+    time.sleep(0.1)
+os.kill(p.pid, signal.SIGTSTP)
+time.sleep(1)
+state = open("/proc/%d/stat" % p.pid).read().rsplit(")", 1)[1].split()[0]
+n1 = ticks(); time.sleep(2); n2 = ticks()
+print("state", state, "ticks while stopped", n2 - n1, flush=True)
+os.kill(p.pid, signal.SIGCONT)
+time.sleep(2)
+print("ticks after cont", ticks() - n2, flush=True)
+os.kill(p.pid, signal.SIGINT)
+p.wait()
+PY
+	python3 "$T/tstp.py" "$T/bare" python3 "$T/loop.py" >"$T/bare.out"
+	expect_line "$T/bare.out" "state T ticks while stopped 0"
+	expect_grep "$T/bare.out" "^ticks after cont [1-9]"
+	python3 "$T/tstp.py" "$T/conf" "$PYSB" run --policy "$T/policy" -- python3 "$T/loop.py" >"$T/conf.out"
+	expect_line "$T/conf.out" "state T ticks while stopped 0"
+	expect_grep "$T/conf.out" "^ticks after cont [1-9]"
+}
+
 # pysb-bpf's own lines into a pipe whose reader left (`2>&1 | head`): the program goes on
 # (found by a user: pysb-bpf died of SIGPIPE at its first deny line, killed the program
 # before it wrote its result and left its cgroup).

@@ -83,6 +83,37 @@ print(open(os.path.expanduser('~/.config/app/conf')).read().strip())"
 	expect_line "$T/out" "conf-of-alice"
 }
 
+# `--user 4242` where 4242 has no passwd entry (a container's arbitrary uid; sudo's
+# -u '#4242'): the program runs as that uid, with gid 4242 and HOME=/ (found by a user:
+# "no such user", while the help says USER|UID). Its file access is that uid's: a file
+# only 4242 may read is read, a file only root may read is denied by the kernel.
+test_users_bare_uid_without_passwd_entry() {
+	users_setup
+	! getent passwd 4242 >/dev/null || skip "uid 4242 has a passwd entry here"
+	chmod 755 "$T"
+	echo "of-4242" >"$T/ro/mine.txt"
+	chown 4242 "$T/ro/mine.txt"
+	chmod 600 "$T/ro/mine.txt" "$T/ro/data.txt"
+	echo 'env=HOME=${HOME}' >>"$T/policy"
+	"$PYSB" run --user 4242 --policy "$T/policy" -- /usr/bin/python3 -c "import os
+print('as', os.getuid(), os.getgid(), os.getgroups(), os.environ.get('HOME'))
+print(open('$T/ro/mine.txt').read().strip())
+try:
+    open('$T/ro/data.txt')
+except PermissionError:
+    print('root-only EACCES')" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "as 4242 4242 [4242] /"
+	expect_line "$T/out" "of-4242"
+	expect_line "$T/out" "root-only EACCES"
+	# a mistyped script name is said as a missing file where the user is
+	cd "$T" || fail "cd"
+	run_sb "$T/policy" nosuch.py
+	expect_rc 127
+	expect_grep "$T/err" "nosuch.py: no such file in $T "
+}
+
 test_users_python_on_path() {
 	users_setup
 	# `python` where the guest has one, else a link on PATH as python-is-python3 makes

@@ -348,9 +348,7 @@ static int copy_out(struct pty_relay *p)
  * pysb-bpf, so the shell shows the job stopped. A job of a shell running in the sandbox
  * (another group) is left to the pty: that shell's job control works as it does.
  */
-/* Does the program ignore or catch SIGTSTP (an interactive shell, an editor)? Then the
- * pty's signal is its own to act on: a handler gets it, orphaned or not. */
-static bool handles_sigtstp(pid_t pid)
+bool program_handles_sigtstp(pid_t pid)
 {
 	char path[64], line[256];
 	unsigned long long mask;
@@ -376,7 +374,7 @@ static void suspend_typed(const struct pty_relay *p, const char *buf, size_t n)
 
 	if (!p->raw || p->child <= 0 || tcgetattr(p->master, &t) || !(t.c_lflag & ISIG) ||
 	    t.c_cc[VSUSP] == _POSIX_VDISABLE || !memchr(buf, t.c_cc[VSUSP], n) ||
-	    tcgetpgrp(p->master) != p->child || handles_sigtstp(p->child))
+	    tcgetpgrp(p->master) != p->child || program_handles_sigtstp(p->child))
 		return;
 	kill(-p->child, SIGSTOP);
 }
@@ -414,10 +412,10 @@ void pty_winch(struct pty_relay *p)
 		ioctl(p->master, TIOCSWINSZ, &ws); /* the kernel sends the SIGWINCH */
 }
 
-void pty_stopped(struct pty_relay *p)
+bool pty_stopped(struct pty_relay *p)
 {
 	if (!p->raw)
-		return; /* not the terminal's foreground job: nothing to give back */
+		return false; /* not the terminal's foreground job: nothing to give back */
 	restore(p);
 	/* Stopped like the program, so the shell shows the job stopped; `fg` continues
 	 * pysb-bpf here. SIGSTOP, as SIGTSTP is discarded in an orphaned process group. */
@@ -425,6 +423,7 @@ void pty_stopped(struct pty_relay *p)
 	set_raw(p);
 	pty_winch(p);
 	kill(-p->child, SIGCONT);
+	return true;
 }
 
 void pty_close(struct pty_relay *p)

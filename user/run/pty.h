@@ -47,8 +47,13 @@ void pty_relay(struct pty_relay *p, short in_revents, short master_revents);
 void pty_winch(struct pty_relay *p);
 
 /* The program stopped on the pty (^Z): give the terminal back, stop pysb-bpf like it,
- * and on `fg` take the terminal again and continue the program. */
-void pty_stopped(struct pty_relay *p);
+ * and on `fg` take the terminal again and continue the program. False when there is no
+ * terminal to give back (nothing done). */
+bool pty_stopped(struct pty_relay *p);
+
+/* Does process `pid` ignore or catch SIGTSTP (an interactive shell, an editor)? Then a
+ * SIGTSTP is its own to act on: a handler gets it, its process group orphaned or not. */
+bool program_handles_sigtstp(pid_t pid);
 
 /* The program exited: copy what it still wrote, restore the terminal, close the pty. */
 void pty_close(struct pty_relay *p);

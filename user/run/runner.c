@@ -407,6 +407,33 @@ void batch_done(struct event_sink *sink, const struct loader *l, bool tick)
 	events_json_sync(o->events);
 }
 
+/*
+ * SIGTSTP to pysb-bpf (`kill -TSTP`, ^Z in a shell whose job it is when no terminal is
+ * relayed): the program is suspended with it, as sudo and script(1) do (found by a user:
+ * pysb-bpf stopped, its program ran on). A program that handles SIGTSTP gets it; another
+ * is stopped with SIGSTOP (its group is orphaned: the kernel discards a SIGTSTP there).
+ * True: pysb-bpf stops too once the program has.
+ */
+static bool suspend_program(pid_t pid, int pidfd)
+{
+	if (program_handles_sigtstp(pid)) {
+		syscall(SYS_pidfd_send_signal, pidfd, SIGTSTP, NULL, 0);
+		return true;
+	}
+	return !kill(-pid, SIGSTOP);
+}
+
+/* The program stopped: ^Z on its pty (pty_stopped), or a stop asked of pysb-bpf, which
+ * then stops itself and, continued (`fg`, `kill -CONT`), continues the program. */
+static bool stopped(pid_t pid, struct pty_relay *pty, bool stop_asked)
+{
+	if (pty_stopped(pty) || !stop_asked)
+		return false;
+	kill(getpid(), SIGSTOP);
+	kill(-pid, SIGCONT);
+	return false;
+}
+
 static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid, int pidfd,
 		      int sigfd, struct event_ring *ring, struct pty_relay *pty)
 {
@@ -419,6 +446,7 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 		{ .events = POLLIN }, /* the pty, relayed to the caller's terminal */
 	};
 	struct timespec last = { 0 }, now;
+	bool stop_asked = false;
 	int status;
 
 	for (;;) {
@@ -458,9 +486,11 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 				continue;
 			if (si.ssi_signo == SIGWINCH)
 				pty_winch(pty);
+			else if (si.ssi_signo == SIGTSTP)
+				stop_asked = suspend_program(pid, pidfd);
 			else if (si.ssi_signo == SIGCHLD && si.ssi_code == CLD_STOPPED &&
 				 (pid_t)si.ssi_pid == pid)
-				pty_stopped(pty); /* ^Z on its terminal */
+				stop_asked = stopped(pid, pty, stop_asked);
 			else if (si.ssi_signo != SIGCHLD)
 				forward_signal(pid, pidfd, &si);
 		}
@@ -542,6 +572,7 @@ int sandbox_run(const struct run_opts *o)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
 	sigaddset(&mask, SIGWINCH);
+	sigaddset(&mask, SIGTSTP);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (sigfd < 0) {
