@@ -213,6 +213,26 @@ static void test_binary_keeps_argv0_as_typed(void **state)
 	assert_int_equal(resolve(&p, (char *[]){ "./no-such-file", NULL }), 127);
 }
 
+/* A FIFO named app.py (a sandboxed program may plant one, or a link to a device, where
+ * root's pysb-bpf reads the program to find its #! line): never opened, so never hung on
+ * (alarm: a hang fails the test); python3 is given it, as for a file without #!. */
+static void test_special_file_as_program_never_opened(void **state)
+{
+	struct program p;
+
+	(void)state;
+	mkdirs("bin");
+	link_to("TRUE", "bin/python3");
+	unlink(tpath("fifo.py"));
+	assert_int_equal(mkfifo(tpath("fifo.py"), 0644), 0);
+	alarm(10);
+	assert_int_equal(resolve(&p, (char *[]){ "./fifo.py", NULL }), 0);
+	alarm(0);
+	assert_string_equal(p.interp, tpath("bin/python3"));
+	program_free(&p);
+	unlink(tpath("fifo.py"));
+}
+
 static int resolve_typo(void *arg)
 {
 	return resolve(arg, (char *[]){ "nosuch.py", NULL });
@@ -642,6 +662,7 @@ int main(void)
 		cmocka_unit_test(test_python_command_line_names_its_script),
 		cmocka_unit_test(test_pyenv_style_shim_resolves_to_the_real_interpreter),
 		cmocka_unit_test(test_shim_a_program_may_have_written_never_runs),
+		cmocka_unit_test(test_special_file_as_program_never_opened),
 		cmocka_unit_test(test_uv_and_conda_layouts_grant_their_prefixes),
 		cmocka_unit_test(test_relinked_bin_never_grants_its_parent),
 	};

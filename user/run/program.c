@@ -395,6 +395,30 @@ static int resolve_interpreter(struct chain *c, const char *file, const char *in
 }
 
 /*
+ * `file` opened for reading if it is a regular file; -2 if it is something else (nothing
+ * opened: opening a device can act, /dev/watchdog arms the machine's reset, and a FIFO
+ * hangs; the name may be a link a sandboxed program planted, and pysb-bpf is root), -1
+ * with errno. Looked at through O_PATH, then opened through that descriptor.
+ */
+static int open_if_regular(const char *file)
+{
+	char self[64];
+	struct stat st;
+	int pfd = open(file, O_PATH | O_CLOEXEC), fd;
+
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &st) || !S_ISREG(st.st_mode)) {
+		close(pfd);
+		return -2;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	close(pfd);
+	return fd;
+}
+
+/*
  * file: absolute; argv0: argv[0] when it is a binary (the user's word at the top); as_script:
  * how an interpreter gets it when it is a script (the path execve would get). Appends the
  * leading argv words to c->words, the binary to c->exe.
@@ -414,14 +438,16 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0, co
 		ret = EXIT_CANNOT_EXEC;
 		goto out;
 	}
-	fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	fd = open_if_regular(file);
+	if (fd == -1) {
 		pr_err("cannot open %s: %s", file, strerror(errno));
 		ret = errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
 		goto out;
 	}
-	len = program_read_all(fd, text, SHIM_MAX);
-	close(fd);
+	len = fd >= 0 ? program_read_all(fd, text, SHIM_MAX) : 0;
+	text[len] = '\0';
+	if (fd >= 0)
+		close(fd);
 	/* The kernel runs a #! script only when it may execute it; NAME.py is then read by
 	 * python3 as before. */
 	if (len >= 2 && text[0] == '#' && text[1] == '!' && access(file, X_OK) && !py_default) {
