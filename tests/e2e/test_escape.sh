@@ -1253,12 +1253,13 @@ test_escape_relinked_script_grants_nothing_outside() {
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other/secret.txt "
 }
 
-# A pyenv/asdf shim is resolved by running `TOOL which NAME` before the sandbox exists,
-# outside it (found by an adversary): under expose-rw= on its project, a program rewrote
-# its own app.py into a four-line "shim" naming a script it wrote, and the user's next
-# `pysb-bpf run app.py` (or `check app.py`) ran that script as root, in no cgroup. A shim or
-# a tool a program of the policy may have written is never run; `run app.py` is refused
-# and says so. The planted script does its harm when run unconfined.
+# A pyenv/asdf shim was resolved by running its `TOOL which NAME` before the sandbox
+# existed, outside it (found by an adversary): under expose-rw= on its project, a program
+# rewrote its own app.py into a four-line "shim" naming a script it wrote, and the user's
+# next `pysb-bpf run app.py` (or `check app.py`) ran that script as root, in no cgroup.
+# Shims are now read as pyenv and asdf read their version files, and nothing runs before
+# the sandbox: `run app.py` is refused and says so. The planted script does its harm when
+# run unconfined.
 test_escape_planted_shim_never_runs_outside() {
 	escape_setup
 	local py
@@ -1280,7 +1281,7 @@ test_escape_planted_shim_never_runs_outside() {
 	run_sb "$T/policy" app.py
 	[ ! -e "$T/other/PWNED" ] || fail "pysb-bpf ran the planted tool outside the sandbox: $(cat "$T/other/PWNED")"
 	expect_rc 126
-	expect_grep "$T/err" "app.py is a shim running \`$T/rw/evil.sh exec app.py\`, and the policy lets its program write $T/rw/app.py: pysb-bpf runs nothing outside the sandbox"
+	expect_grep "$T/err" "app.py is a shim of $T/rw/evil.sh, whose versions pysb-bpf does not read"
 	"$PYSB" check --policy "$T/policy" app.py >"$T/out" 2>"$T/err"
 	[ ! -e "$T/other/PWNED" ] || fail "check ran the planted tool"
 	# what the planted tool does when run unconfined: what the sandbox kept it from

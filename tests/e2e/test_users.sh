@@ -253,6 +253,7 @@ export PYENV_ROOT="$T/root"
 exec "$T/fakepyenv/libexec/pyenv" exec "\$program" "\$@"
 EOF
 	chmod 755 "$T/fakepyenv/libexec/pyenv" "$T/shims/python3"
+	echo 3.x >"$T/root/version" # `pyenv global 3.x`: what pysb-bpf reads, as pyenv does
 	# the shim works unconfined, through three execs (env, bash, pyenv's exec)
 	PATH="$T/shims:$PATH" run_plain python3 -c "import sys; print('exe', sys.executable)"
 	expect_rc 0

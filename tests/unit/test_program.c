@@ -17,7 +17,6 @@ static char tmp[] = "/tmp/pysb-program-XXXXXX";
 
 #include "compile.h"
 #include "fixture.h"
-#include "policy.h"
 #include "program.h"
 #include "capture.h"
 
@@ -58,28 +57,17 @@ static void link_to(const char *target, const char *rel)
 	assert_int_equal(symlink(target, tpath(rel)), 0);
 }
 
-/* The policy a program runs under, for shims (NULL: none, which grants write nowhere). */
-static struct policy *policy;
-
-/* Resolves args with PATH=tmp/bin from tmp under `policy`; returns the status. */
+/* Resolves args with PATH=tmp/bin from tmp; returns the status. */
 static int resolve(struct program *p, char *const *args)
 {
-	static struct policy *empty;
 	char path[PATH_MAX + 8];
-	struct diag_list d = { 0 };
 	int n = 0;
 
 	while (args[n])
 		n++;
-	if (!empty)
-		assert_int_equal(policy_parse_buffer("empty", "", 0, NULL, tmp, &empty, &d), 0);
 	snprintf(path, sizeof(path), "%s", tpath("bin"));
 	assert_int_equal(chdir(tmp), 0);
-	return program_resolve(args, n,
-			       &(struct program_opts){ .path_env = path,
-						       .uid = (uid_t)-1,
-						       .policy = policy ?: empty },
-			       p);
+	return program_resolve(args, n, &(struct program_opts){ .path_env = path }, p);
 }
 
 static void test_shebang_lines_as_linux_reads_them(void **state)
@@ -411,118 +399,120 @@ static void test_python_command_line_names_its_script(void **state)
 	}
 }
 
-static void test_pyenv_style_shim_resolves_to_the_real_interpreter(void **state)
+/* A pyenv shim as pyenv writes it, exporting PYENV_ROOT=tmp/root, its tool tmp/inst/pyenv
+ * (which would make tmp/RAN if anything ran it). */
+static void pyenv_layout(void)
 {
-	struct program p;
 	char text[4 * PATH_MAX];
 
-	(void)state;
 	mkdirs("bin");
+	mkdirs("inst");
+	mkdirs("root/shims");
 	mkdirs("root/versions/3.99/bin");
+	mkdirs("root/versions/3.98.1/bin");
 	link_to("TRUE", "root/versions/3.99/bin/python3");
-	/* the fake pyenv: `which NAME` prints $PYENV_ROOT/versions/3.99/bin/NAME, the
-	 * PYENV_ROOT the shim exports */
-	put_exec("fakepyenv", "#!/bin/sh\n"
-			      "[ \"$1\" = which ] || exit 9\n"
-			      "echo \"$PYENV_ROOT/versions/3.99/bin/$2\"\n");
+	link_to("TRUE", "root/versions/3.98.1/bin/python3");
+	link_to("TRUE", "bin/python3");
+	snprintf(text, sizeof(text), "#!/bin/sh\ntouch %s\n", tpath("RAN"));
+	put_exec("inst/pyenv", text);
 	snprintf(text, sizeof(text),
 		 "#!/usr/bin/env bash\nset -e\nprogram=\"${0##*/}\"\n"
 		 "export PYENV_ROOT=\"%s\"\nexec \"%s\" exec \"$program\" \"$@\"\n",
-		 tpath("root"), tpath("fakepyenv"));
-	put_exec("bin/python3", text);
-	assert_int_equal(resolve(&p, (char *[]){ "python3", "-c", "print(1)", NULL }), 0);
+		 tpath("root"), tpath("inst/pyenv"));
+	put_exec("root/shims/python3", text);
+	put("root/version", "3.99\n");
+	unlink(tpath(".python-version"));
+	unlink(tpath("RAN"));
+}
+
+static int resolve_shim_at(void *arg)
+{
+	return resolve(arg, (char *[]){ tpath("root/shims/python3"), NULL });
+}
+
+/*
+ * The Python a pyenv shim names, found as `pyenv which` finds it, by reading its version
+ * files: nothing runs before the sandbox (found by an adversary: pysb-bpf ran the shim's
+ * `TOOL which`, outside every sandbox, as root, and a sandboxed program had written the
+ * shim). $PYENV_ROOT/version; the nearest .python-version (comments, a prefix: the latest
+ * installed); PYENV_VERSION; `system` (PATH without the shims); a version with '/' ignored.
+ */
+static void test_pyenv_shim_read_as_pyenv_reads_it(void **state)
+{
+	char err[4096];
+	struct program p;
+
+	(void)state;
+	pyenv_layout();
+	assert_int_equal(resolve_shim_at(&p), 0);
 	assert_string_equal(p.interp, tpath("root/versions/3.99/bin/python3"));
-	assert_string_equal(p.argv[0], tpath("root/versions/3.99/bin/python3"));
-	assert_string_equal(p.argv[1], "-c");
-	assert_string_equal(p.argv[2], "print(1)");
-	assert_null(p.argv[3]);
 	assert_false(p.has_script); /* the shim is never read by the program */
-	assert_non_null(strstr(p.how, "which python3"));
+	assert_non_null(strstr(p.how, "`pyenv which python3` (shim)"));
+	program_free(&p);
+	put(".python-version", "# pinned\n3.98\n");
+	assert_int_equal(resolve_shim_at(&p), 0);
+	assert_string_equal(p.interp, tpath("root/versions/3.98.1/bin/python3"));
+	program_free(&p);
+	setenv("PYENV_VERSION", "../../bin:system", 1);
+	assert_int_equal(resolve_shim_at(&p), 0);
+	assert_string_equal(p.interp, tpath("bin/python3"));
 	program_free(&p);
 	/* #!/usr/bin/env python3 with the shim first on PATH: the real one as well */
+	setenv("PYENV_VERSION", "3.99", 1);
+	unlink(tpath("bin/python3"));
+	assert_int_equal(symlink(tpath("root/shims/python3"), tpath("bin/python3")), 0);
 	put_exec("s.py", "#!/usr/bin/env python3\n");
 	assert_int_equal(resolve(&p, (char *[]){ "./s.py", NULL }), 0);
 	assert_string_equal(p.interp, tpath("root/versions/3.99/bin/python3"));
 	assert_string_equal(p.argv[1], "./s.py");
 	program_free(&p);
-	/* a failing `which` is an error before the start, not a denial inside */
-	put_exec("fakepyenv",
-		 "#!/bin/sh\necho 'pyenv: python3: command not found' >&2\nexit 127\n");
-	assert_int_equal(resolve(&p, (char *[]){ "python3", NULL }), 126);
+	/* a version not installed: an error before the start, not a denial inside */
+	setenv("PYENV_VERSION", "2.7", 1);
+	assert_int_equal(capture_output(resolve_shim_at, &p, false, err, sizeof(err)), 126);
+	assert_non_null(strstr(err, "no version it would choose here (2.7, from PYENV_VERSION)"));
+	unsetenv("PYENV_VERSION");
+	assert_int_not_equal(access(tpath("RAN"), F_OK), 0); /* the tool never ran */
+	unlink(tpath(".python-version"));
 }
 
-static int resolve_shim_planted(void *arg)
+static int resolve_planted(void *arg)
 {
-	return resolve(arg, (char *[]){ "python3", NULL });
+	return resolve(arg, (char *[]){ "./app.py", NULL });
 }
 
-/* expect_shim_refused POLICY_TEXT: `python3` (the shim in bin/) is refused under it, and
- * the tool never ran (it would have made tmp/RAN). */
-static void expect_shim_refused(const char *text, const char *why)
+/* asdf's shims: the plugin's line of the nearest .tool-versions, under ASDF_DATA_DIR. A
+ * shim of another tool is refused, its tool never run. */
+static void test_asdf_shim_and_other_tools(void **state)
 {
-	struct diag_list d = { 0 };
-	struct program p;
-	char err[4096];
-
-	assert_int_equal(policy_parse_buffer("t", text, strlen(text), NULL, tmp, &policy, &d), 0);
-	unlink(tpath("RAN"));
-	assert_int_equal(capture_output(resolve_shim_planted, &p, false, err, sizeof(err)), 126);
-	assert_non_null(strstr(err, "pysb-bpf runs nothing outside the sandbox"));
-	assert_non_null(strstr(err, why));
-	assert_int_not_equal(access(tpath("RAN"), F_OK), 0);
-	policy_free(policy);
-	policy = NULL;
-}
-
-/*
- * `TOOL which` runs outside the sandbox, before it exists: never for a shim, or a tool, a
- * program of the policy may have written (found by an adversary: under expose-rw=. a
- * program rewrote its app.py into a "shim" naming its own script, which the next run
- * executed as root, unconfined). Refused: the shim's directory writable, the shim itself,
- * a link on the way to it, the tool's installation (its directory or anything below the one
- * above: pyenv's plugins and hooks); allowed: the same under a read-only policy.
- */
-static void test_shim_a_program_may_have_written_never_runs(void **state)
-{
-	char text[4 * PATH_MAX];
+	char text[4 * PATH_MAX], err[4096];
 	struct program p;
 
 	(void)state;
-	mkdirs("bin");
-	mkdirs("inst/libexec");
-	mkdirs("inst/plugins");
-	mkdirs("root/versions/3.99/bin");
-	link_to("TRUE", "root/versions/3.99/bin/python3");
-	snprintf(text, sizeof(text), "#!/bin/sh\ntouch %s\necho %s\n", tpath("RAN"),
-		 tpath("root/versions/3.99/bin/python3"));
-	put_exec("inst/libexec/pyenv", text);
-	snprintf(text, sizeof(text), "#!/usr/bin/env bash\nexec \"%s\" exec \"$program\" \"$@\"\n",
-		 tpath("inst/libexec/pyenv"));
-	put_exec("bin/python3", text);
-	snprintf(text, sizeof(text), "expose-rw=%s\n", tpath("bin"));
-	expect_shim_refused(text, tpath("bin/python3"));
-	snprintf(text, sizeof(text), "expose-ro=%s\nexpose-rw=%s\n", tmp, tpath("inst/plugins"));
-	expect_shim_refused(text, tpath("inst"));
-	snprintf(text, sizeof(text), "expose-rw=%s\n", tpath("inst/libexec"));
-	expect_shim_refused(text, tpath("inst/libexec/pyenv"));
-	/* bin/python3 a link to the shim, made in a writable directory */
-	mkdirs("rw");
-	rename(tpath("bin/python3"), tpath("rw/shim"));
-	assert_int_equal(symlink(tpath("rw/shim"), tpath("bin/python3")), 0);
-	snprintf(text, sizeof(text), "expose-rw=%s\n", tpath("rw"));
-	expect_shim_refused(text, tpath("rw/shim"));
-	/* read-only everywhere: the tool runs, the real interpreter is found */
-	snprintf(text, sizeof(text), "expose-ro=%s\n", tmp);
-	assert_int_equal(policy_parse_buffer("t", text, strlen(text), NULL, tmp, &policy,
-					     &(struct diag_list){ 0 }),
-			 0);
-	assert_int_equal(resolve(&p, (char *[]){ "python3", NULL }), 0);
-	assert_string_equal(p.interp, tpath("root/versions/3.99/bin/python3"));
-	assert_int_equal(access(tpath("RAN"), F_OK), 0);
+	pyenv_layout();
+	mkdirs("asdf/installs/python/3.12.1/bin");
+	link_to("TRUE", "asdf/installs/python/3.12.1/bin/python3");
+	snprintf(text, sizeof(text),
+		 "#!/usr/bin/env bash\n# asdf-plugin: python 3.12.1\n"
+		 "exec %s exec \"python3\" \"$@\"\n",
+		 tpath("inst/asdf"));
+	put_exec("asdf-shim", text);
+	put(".tool-versions", "nodejs 20.1.0\npython 3.11.0 3.12.1 # fallback\n");
+	setenv("ASDF_DATA_DIR", tpath("asdf"), 1);
+	assert_int_equal(resolve(&p, (char *[]){ "./asdf-shim", NULL }), 0);
+	assert_string_equal(p.interp, tpath("asdf/installs/python/3.12.1/bin/python3"));
 	program_free(&p);
-	policy_free(policy);
-	policy = NULL;
-	unlink(tpath("bin/python3"));
+	unsetenv("ASDF_DATA_DIR");
+	unlink(tpath(".tool-versions"));
+	/* any other `exec TOOL exec NAME` (a program rewrote its app.py into one, naming a
+	 * script of its own): refused, nothing run */
+	snprintf(text, sizeof(text), "#!/usr/bin/env bash\nexec \"%s\" exec \"$program\" \"$@\"\n",
+		 tpath("inst/pyenv-evil"));
+	put_exec("inst/pyenv-evil", "#!/bin/sh\ntouch RAN\n");
+	put_exec("app.py", text);
+	assert_int_equal(capture_output(resolve_planted, &p, false, err, sizeof(err)), 126);
+	assert_non_null(strstr(err, "whose versions pysb-bpf does not read"));
+	assert_int_not_equal(access(tpath("RAN"), F_OK), 0);
+	unlink(tpath("app.py"));
 }
 
 static bool granted(const struct implicit_path *v, size_t n, const char *rel, uint32_t access)
@@ -660,8 +650,8 @@ int main(void)
 		cmocka_unit_test(test_direct_shebang_and_loops),
 		cmocka_unit_test(test_venv_python_keeps_its_path),
 		cmocka_unit_test(test_python_command_line_names_its_script),
-		cmocka_unit_test(test_pyenv_style_shim_resolves_to_the_real_interpreter),
-		cmocka_unit_test(test_shim_a_program_may_have_written_never_runs),
+		cmocka_unit_test(test_pyenv_shim_read_as_pyenv_reads_it),
+		cmocka_unit_test(test_asdf_shim_and_other_tools),
 		cmocka_unit_test(test_special_file_as_program_never_opened),
 		cmocka_unit_test(test_uv_and_conda_layouts_grant_their_prefixes),
 		cmocka_unit_test(test_relinked_bin_never_grants_its_parent),

@@ -252,10 +252,8 @@ static bool compile_checked(struct report *r, struct policy *p, struct program *
 
 	if (!o->interpreter) {
 		/* as `run` resolves it; python3 by default, and then only shown if found */
-		const struct program_opts po = { .uid = (uid_t)-1, .policy = p };
-
-		rc = o->program ? program_resolve(o->program, o->n_program, &po, prog)
-				: program_resolve((char *[]){ "python3", NULL }, 1, &po, prog);
+		rc = o->program ? program_resolve(o->program, o->n_program, NULL, prog)
+				: program_resolve((char *[]){ "python3", NULL }, 1, NULL, prog);
 		if (rc && o->program) {
 			add_error(r, "the program cannot be resolved (see stderr)");
 			return false;

@@ -162,8 +162,7 @@ int cmd_learn(struct cli *cli)
 	c.rest = (char *[]){ "python3", NULL };
 	c.n_rest = 1;
 	/* The implicit set of a Python program, as `check` shows it, is never written. */
-	if (program_resolve(c.rest, c.n_rest,
-			    &(struct program_opts){ .uid = (uid_t)-1, .policy = p }, &prog) ||
+	if (program_resolve(c.rest, c.n_rest, NULL, &prog) ||
 	    compile_for(p, &prog, NULL, &compiled))
 		goto out;
 	/* The lines added on stdout: the command's output, to review or to keep. Read and

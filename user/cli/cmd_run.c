@@ -33,23 +33,6 @@ static int launch_modes(struct cli *c, const struct policy *p, bool *os_none)
 	return 0;
 }
 
-/* What runs: a pyenv/asdf shim is resolved as the user it runs as (`id`,
- * user/run/program.c), where no program of policy p could have written it. 0, or
- * program_resolve's status. */
-static int resolve_program(const struct cli *c, const struct identity *id, const struct policy *p,
-			   struct program *prog)
-{
-	return program_resolve(c->rest, c->n_rest,
-			       &(struct program_opts){ .policy = p,
-						       .uid = id->uid,
-						       .gid = id->gid,
-						       .groups = id->groups,
-						       .n_groups = id->uid == (uid_t)-1
-									   ? 0
-									   : (size_t)id->n_groups },
-			       prog);
-}
-
 /* Can the program start under this policy (program_check), said at -v with the compiled
  * rules? 0, or -1 after saying why not. */
 static int ready_to_run(const struct cli *c, const struct program *prog,
@@ -126,7 +109,7 @@ static int run_command(struct cli *cli)
 	/* The kernel's part of the set-up meanwhile, with the ring a run of this mode takes
 	 * unless the policy says otherwise (bpf.events-buffer: done again with its size). */
 	prep = sandbox_prep_start(c.learn ? PYSB_RINGBUF_LEARN : PYSB_RINGBUF_BYTES);
-	ret = resolve_program(&c, &id, p, &prog);
+	ret = program_resolve(c.rest, c.n_rest, NULL, &prog);
 	if (ret)
 		goto out;
 	ret = EXIT_PYSB_ERROR;

@@ -304,7 +304,7 @@ char *expand_tilde(const struct parser *ps, const char *s)
 	return out;
 }
 
-/* ---------------- what the rules let a program write, before the compile */
+/* ---------------- paths below paths */
 
 bool policy_path_under(const char *path, const char *dir)
 {
@@ -313,30 +313,4 @@ bool policy_path_under(const char *path, const char *dir)
 	if (n == 1 && dir[0] == '/')
 		return true;
 	return !strncmp(path, dir, n) && (path[n] == '\0' || path[n] == '/');
-}
-
-bool policy_may_write(const struct policy *p, const char *path)
-{
-	size_t best = 0;
-	bool rw = false;
-
-	for (size_t i = 0; i < p->n_paths; i++) {
-		size_t n = strlen(p->paths[i].path);
-
-		if (n >= best && policy_path_under(path, p->paths[i].path)) {
-			best = n;
-			rw = p->paths[i].access == POLICY_RW;
-		}
-	}
-	return rw;
-}
-
-bool policy_writes_in_tree(const struct policy *p, const char *dir)
-{
-	if (policy_may_write(p, dir))
-		return true;
-	for (size_t i = 0; i < p->n_paths; i++)
-		if (p->paths[i].access == POLICY_RW && policy_path_under(p->paths[i].path, dir))
-			return true;
-	return false;
 }

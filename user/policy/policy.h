@@ -146,13 +146,6 @@ void policy_free(struct policy *p);
 int policy_build_env(const struct policy *p, char *const *host_envp, char ***out);
 void policy_env_free(char **envp);
 
-/*
- * Before the compile, from the expose- rules alone: does the nearest rule over canonical
- * `path` grant write (policy_may_write)? Does any rule grant write at or below `dir`
- * (policy_writes_in_tree)? For what pysb-bpf decides before the rules are compiled: which
- * files a program of this policy may have written (a shim pysb-bpf would run).
- */
-bool policy_may_write(const struct policy *p, const char *path);
 /* Is `path` `dir` or below it (both canonical)? */
 bool policy_path_under(const char *path, const char *dir);
 bool policy_writes_in_tree(const struct policy *p, const char *dir);

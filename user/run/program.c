@@ -320,26 +320,17 @@ int program_parse_shim(const char *text, char *tool, size_t tool_len, char *name
 static int resolve_file(struct chain *c, const char *file, const char *argv0, const char *as_script,
 			bool py_default, int depth);
 
-/* A pyenv/asdf shim: what `TOOL which NAME` names runs instead (as `TOOL exec` would). */
+/* A pyenv/asdf shim: what `TOOL which NAME` would name runs instead (as `TOOL exec` would),
+ * found by reading TOOL's version files: nothing runs before the sandbox (user/run/shim.c). */
 static int resolve_shim(struct chain *c, const char *file, const char *text, int depth)
 {
-	char tool[PATH_MAX], name[256], found[PATH_MAX], real[PATH_MAX];
+	char tool[PATH_MAX], name[256], real[PATH_MAX];
 
 	if (program_parse_shim(text, tool, sizeof(tool), name, sizeof(name)))
 		return 1;
 	if (!name[0])
 		snprintf(name, sizeof(name), "%s", base(file));
-	if (!strchr(tool, '/') &&
-	    program_find_in_path(tool, c->o ? c->o->path_env : NULL, found, sizeof(found))) {
-		pr_err("%s is a shim running `%s exec %s`, and %s is not on PATH; run the "
-		       "interpreter by its path",
-		       file, tool, name, tool);
-		return EXIT_NOT_FOUND;
-	}
-	if (!strchr(tool, '/'))
-		snprintf(tool, sizeof(tool), "%s", found);
-	if (!shim_trusted(c->o, file, tool, name) ||
-	    shim_which(c->o, file, tool, name, text, real, sizeof(real)))
+	if (shim_which(c->o, file, tool, name, text, real, sizeof(real)))
 		return EXIT_CANNOT_EXEC;
 	how_add(c, " -> `%s which %s` (shim)", base(tool), name);
 	return resolve_file(c, real, real, real, false, depth + 1);
@@ -394,13 +385,21 @@ static int resolve_interpreter(struct chain *c, const char *file, const char *in
 	return ret;
 }
 
-/*
- * `file` opened for reading if it is a regular file; -2 if it is something else (nothing
- * opened: opening a device can act, /dev/watchdog arms the machine's reset, and a FIFO
- * hangs; the name may be a link a sandboxed program planted, and pysb-bpf is root), -1
- * with errno. Looked at through O_PATH, then opened through that descriptor.
- */
-static int open_if_regular(const char *file)
+size_t program_read_all(int fd, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t r;
+
+	while (got + 1 < len &&
+	       ((r = read(fd, buf + got, len - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
+		got += r > 0 ? (size_t)r : 0;
+	buf[got] = '\0';
+	return got;
+}
+
+/* program_int.h. Opening a device can act (/dev/watchdog arms the machine's reset), a FIFO
+ * hangs: the name may be a link a sandboxed program planted, and pysb-bpf is root. */
+int program_open_if_regular(const char *file)
 {
 	char self[64];
 	struct stat st;
@@ -438,7 +437,7 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0, co
 		ret = EXIT_CANNOT_EXEC;
 		goto out;
 	}
-	fd = open_if_regular(file);
+	fd = program_open_if_regular(file);
 	if (fd == -1) {
 		pr_err("cannot open %s: %s", file, strerror(errno));
 		ret = errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;

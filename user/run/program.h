@@ -20,18 +20,9 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-struct policy;
-
 struct program_opts {
 	const char *path_env; /* the PATH to search; NULL: $PATH, else /usr/local/bin:/usr/bin:/bin */
-	char *const *envp;    /* the environment a shim's `TOOL which` runs with; NULL: environ */
-	uid_t uid;	      /* ... and its identity; (uid_t)-1: the caller's */
-	gid_t gid;
-	const gid_t *groups;
-	size_t n_groups;
-	/* the policy the program runs under: a shim's `TOOL which` runs only where no program
-	 * of it could have written the shim or TOOL (user/run/shim.c); NULL: shims refused */
-	const struct policy *policy;
+	char *const *envp;    /* the environment a shim's versions are read in; NULL: environ */
 };
 
 struct program {

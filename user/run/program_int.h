@@ -3,7 +3,6 @@
 #ifndef PYSB_PROGRAM_INT_H
 #define PYSB_PROGRAM_INT_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 struct program_opts;
@@ -11,13 +10,13 @@ struct program_opts;
 /* Reads up to len - 1 bytes of fd into buf, NUL-terminated; the number read. */
 size_t program_read_all(int fd, char *buf, size_t len);
 
-/* May `TOOL which NAME` run for shim `shim`: neither the shim nor TOOL's installation is
- * something a program of o->policy may have written? False after saying why not. */
-bool shim_trusted(const struct program_opts *o, const char *shim, const char *tool,
-		  const char *name);
+/* `file` opened for reading if it is a regular file (looked at through O_PATH first: a
+ * device is never opened, a FIFO never hangs); -2 if it is something else, -1 with errno. */
+int program_open_if_regular(const char *file);
 
-/* `TOOL which NAME` as the program's user, with the shim's exports: the absolute path it
- * prints, into out. 0, or -1 after saying what failed. */
+/* What `TOOL which NAME` would print for shim `shim` (text: its content), TOOL pyenv or
+ * asdf, found by reading their version files (user/run/shim.c): nothing is run. The
+ * program's path into out; 0, or -1 after saying what failed. */
 int shim_which(const struct program_opts *o, const char *shim, const char *tool, const char *name,
 	       const char *text, char *out, size_t len);
 

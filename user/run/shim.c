@@ -1,192 +1,281 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pyenv and asdf shims (user/run/program.c resolve_shim): the real program a shim names is
- * what `TOOL which NAME` prints, run before the sandbox exists, outside it. So TOOL runs
- * only when neither the shim nor TOOL's installation is something a program of this
- * policy may have written (found by an adversary: under expose-rw=., a program rewrote its
- * own app.py into a four-line "shim" naming a script it wrote, and the user's next
- * `pysb-bpf run app.py`, or `check app.py`, ran that script as root, in no cgroup, with
- * every capability).
+ * pyenv and asdf shims (user/run/program.c resolve_shim): the real program a shim names,
+ * found as `pyenv which NAME` (`asdf which NAME`) would find it, by reading the same
+ * version files, without running anything. pysb-bpf once ran the shim's `TOOL which NAME`
+ * itself, before the sandbox existed: a shim or a tool a sandboxed program had written
+ * then ran outside every sandbox, as root (found by an adversary: under expose-rw=. a
+ * program rewrote its own app.py into a four-line "shim" naming a script it wrote; a check
+ * of who could have written the shim still let a sandbox under another policy plant one).
+ * Nothing a shim names runs before the sandbox; what it names runs inside it.
+ *
+ * pyenv (libexec/pyenv-version-name, -version-file, -version-file-read, -which): the
+ * versions are $PYENV_VERSION (split on ':'), else the first word of each line of the
+ * nearest `.python-version` from the working directory up, else of $PYENV_ROOT/version,
+ * else `system`; a version with '/' or equal to ".." is ignored; a version not installed
+ * may be a prefix of installed ones (3.11: the latest 3.11.N) or carry `python-`. The
+ * program is $PYENV_ROOT/versions/VERSION/bin/NAME, the first that is executable; `system`
+ * is NAME on PATH without the shims. asdf: $ASDF_<PLUGIN>_VERSION, else the plugin's line
+ * of the nearest `.tool-versions` from the working directory up, else of ~/.tool-versions;
+ * the program is $ASDF_DATA_DIR (~/.asdf)/installs/PLUGIN/VERSION/bin/NAME.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "log.h"
-#include "policy.h"
 #include "program.h"
 #include "program_int.h"
-#include "untampered.h"
 
-static bool rules_let_write(const char *dir, void *p)
+#define VERSIONS_MAX 1024 /* the versions read, space-separated */
+
+/* `export NAME="value"` with a literal value in the shim (PYENV_ROOT), else NAME in the
+ * environment pysb-bpf runs with; NULL if neither. */
+static const char *shim_var(const char *text, const struct program_opts *o, const char *name,
+			    char *buf, size_t len)
 {
-	return policy_may_write(p, dir);
+	char *const *envp = o && o->envp ? o->envp : environ;
+	size_t n = strlen(name);
+
+	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		size_t nl = strcspn(l, "\n");
+		const char *v = l + 7 + n + 1, *end = l + nl;
+
+		if (strncmp(l, "export ", 7) || strncmp(l + 7, name, n) || l[7 + n] != '=')
+			continue;
+		if (end > v + 1 && *v == '"' && end[-1] == '"')
+			v++, end--;
+		if (memchr(v, '$', (size_t)(end - v)) || memchr(v, '`', (size_t)(end - v)) ||
+		    (size_t)(end - v) >= len)
+			continue;
+		snprintf(buf, len, "%.*s", (int)(end - v), v);
+		return buf;
+	}
+	for (int i = 0; envp[i]; i++)
+		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
+			return envp[i] + n + 1;
+	return NULL;
+}
+
+/* Appends version `v` (n bytes) to the space-separated list `vers`: never one with '/' or
+ * "..", which pyenv refuses too (a name must not leave versions/). */
+static void add_version(char *vers, size_t len, const char *v, size_t n)
+{
+	size_t have = strlen(vers);
+
+	if (!n || memchr(v, '/', n) || (n == 2 && v[0] == '.' && v[1] == '.') || have + n + 2 > len)
+		return;
+	snprintf(vers + have, len - have, "%s%.*s", have ? " " : "", (int)n, v);
 }
 
 /*
- * Could a program of policy p have made, replaced or rewritten `file`: a link on the way
- * to it, the file or its directory, that p lets it write? What it could have changed
- * into `what`. With `tree` (TOOL): also anything at or below the directory above the
- * file's own (~/.pyenv of ~/.pyenv/libexec/pyenv: its plugins and hooks run too).
+ * The versions of version file `path` into `vers`: the first word of each line (pyenv), or
+ * with `plugin`, the words after it on its line (asdf's .tool-versions); empty lines and
+ * comments skipped. Only a regular file is read. False if there is none.
  */
-static bool program_may_have_written(const struct policy *p, const char *file, bool tree,
-				     char *what, size_t len)
+static bool read_versions(const char *path, const char *plugin, char *vers, size_t len)
 {
-	const struct path_writer w = { .may_write = rules_let_write,
-				       .arg = (void *)p,
-				       .rules_only = true };
-	char canon[PATH_MAX], dir[PATH_MAX], *slash;
+	char text[4096];
+	int fd = program_open_if_regular(path);
+	size_t got;
 
-	if (walk_untampered(file, &w, what, len, canon, sizeof(canon)) != UNTAMPERED_OK)
+	if (fd < 0)
+		return false;
+	got = program_read_all(fd, text, sizeof(text));
+	close(fd);
+	vers[0] = '\0';
+	for (char *l = text; l < text + got; l += strcspn(l, "\n") + 1) {
+		char *end = l + strcspn(l, "\n#"), *w = l;
+
+		while (w < end) {
+			size_t n;
+
+			w += strspn(w, " \t\r");
+			n = strcspn(w, " \t\r\n#");
+			if (w + n > end)
+				n = (size_t)(end - w);
+			if (!n)
+				break;
+			if (plugin && w == l + strspn(l, " \t\r")) {
+				if (strlen(plugin) != n || strncmp(w, plugin, n))
+					break; /* another plugin's line */
+			} else {
+				add_version(vers, len, w, n);
+				if (!plugin)
+					break; /* pyenv: the first word */
+			}
+			w += n;
+		}
+	}
+	return true;
+}
+
+/* The nearest file `name` from the working directory up, read into `vers`; where into
+ * `from`. */
+static bool versions_up(const char *name, const char *plugin, char *vers, size_t len, char *from,
+			size_t flen)
+{
+	char dir[PATH_MAX];
+
+	if (!getcwd(dir, sizeof(dir)))
+		return false;
+	for (;;) {
+		char *slash = strrchr(dir, '/');
+
+		if (snprintf(from, flen, "%s/%s", strcmp(dir, "/") ? dir : "", name) < (int)flen &&
+		    read_versions(from, plugin, vers, len))
+			return true;
+		if (!slash || slash == dir) {
+			if (!strcmp(dir, "/"))
+				return false;
+			snprintf(dir, sizeof(dir), "/");
+			continue;
+		}
+		*slash = '\0';
+	}
+}
+
+/* Version `v` installed under `versions` (pyenv: also `python-` dropped, or the latest
+ * installed v.N... of a prefix v); its directory into `dir`. */
+static bool installed(const char *versions, const char *v, bool pyenv, char *dir, size_t len)
+{
+	char best[NAME_MAX + 1] = "";
+	size_t n = strlen(v);
+	struct stat st;
+	struct dirent *de;
+	DIR *d;
+
+	if (snprintf(dir, len, "%s/%s", versions, v) < (int)len && !stat(dir, &st) &&
+	    S_ISDIR(st.st_mode))
 		return true;
-	snprintf(what, len, "%s", canon);
-	snprintf(dir, sizeof(dir), "%s", canon);
-	for (int up = 0; up < (tree ? 2 : 1) && (slash = strrchr(dir, '/')); up++)
-		*(slash == dir ? slash + 1 : slash) = '\0';
-	if (policy_may_write(p, canon) || policy_may_write(p, dir))
-		return true;
-	if (tree && policy_writes_in_tree(p, dir)) {
-		snprintf(what, len, "%s", dir);
-		return true;
+	if (!pyenv)
+		return false;
+	if (!strncmp(v, "python-", 7))
+		return installed(versions, v + 7, false, dir, len);
+	d = opendir(versions);
+	while (d && (de = readdir(d))) {
+		const char *rest = de->d_name + n;
+
+		if (strncmp(de->d_name, v, n) || *rest != '.' || !isdigit((unsigned char)rest[1]) ||
+		    rest[strspn(rest, ".0123456789")])
+			continue;
+		if (!best[0] || strverscmp(de->d_name, best) > 0)
+			snprintf(best, sizeof(best), "%s", de->d_name);
+	}
+	if (d)
+		closedir(d);
+	return best[0] && snprintf(dir, len, "%s/%s", versions, best) < (int)len;
+}
+
+/* NAME on $PATH without `shims` (a version `system`). */
+static bool on_system_path(const struct program_opts *o, const char *shims, const char *name,
+			   char *out, size_t len)
+{
+	const char *path = o && o->path_env ? o->path_env : getenv("PATH");
+	char rest[4096] = "";
+
+	for (const char *p = path ? path : ""; *p;) {
+		size_t n = strcspn(p, ":"), have = strlen(rest);
+
+		if ((strlen(shims) != n || strncmp(p, shims, n)) && have + n + 2 < sizeof(rest))
+			snprintf(rest + have, sizeof(rest) - have, "%s%.*s", have ? ":" : "",
+				 (int)n, p);
+		p += n + (p[n] == ':');
+	}
+	return rest[0] && !program_find_in_path(name, rest, out, len);
+}
+
+/* The first of `vers` that has bin/NAME under `versions`. */
+static bool first_installed(const struct program_opts *o, const char *versions, const char *shims,
+			    const char *vers, bool pyenv, const char *name, char *out, size_t len)
+{
+	for (const char *v = vers; *v; v += strspn(v, " ")) {
+		size_t n = strcspn(v, " ");
+		char one[NAME_MAX + 1], dir[PATH_MAX];
+
+		snprintf(one, sizeof(one), "%.*s", (int)n, v);
+		v += n;
+		if (!strcmp(one, "system")) {
+			if (on_system_path(o, shims, name, out, len))
+				return true;
+			continue;
+		}
+		if (installed(versions, one, pyenv, dir, sizeof(dir)) &&
+		    snprintf(out, len, "%s/bin/%s", dir, name) < (int)len && !access(out, X_OK))
+			return true;
 	}
 	return false;
-}
-
-bool shim_trusted(const struct program_opts *o, const char *shim, const char *tool,
-		  const char *name)
-{
-	char what[PATH_MAX] = "";
-
-	if (o && o->policy &&
-	    !program_may_have_written(o->policy, shim, false, what, sizeof(what)) &&
-	    !program_may_have_written(o->policy, tool, true, what, sizeof(what)))
-		return true;
-	pr_err("%s is a shim running `%s exec %s`, and %s%s: pysb-bpf runs nothing outside the "
-	       "sandbox on a file the program could have written; run the interpreter by its "
-	       "path (pysb-bpf run -- /path/to/python3 ...), or keep the shim and its tool out "
-	       "of the policy's writable trees",
-	       shim, tool, name,
-	       what[0] ? "the policy lets its program write " : "no policy says who wrote it",
-	       what);
-	return false;
-}
-
-/* `export NAME="value"` lines of a shim with a literal value (PYENV_ROOT). */
-static int shim_exports(const char *text, char **env, int max)
-{
-	int n = 0;
-
-	for (const char *l = text; l && *l && n < max; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		const char *eq, *v, *end;
-		size_t nl = strcspn(l, "\n");
-
-		if (strncmp(l, "export ", 7) || !(eq = memchr(l, '=', nl)))
-			continue;
-		v = eq + 1;
-		end = l + nl;
-		if (*v == '"' && end > v + 1 && end[-1] == '"')
-			v++, end--;
-		if (memchr(v, '$', (size_t)(end - v)) || memchr(v, '`', (size_t)(end - v)))
-			continue;
-		if (asprintf(&env[n], "%.*s=%.*s", (int)(eq - l - 7), l + 7, (int)(end - v), v) < 0)
-			break;
-		n++;
-	}
-	return n;
-}
-
-size_t program_read_all(int fd, char *buf, size_t len)
-{
-	size_t got = 0;
-	ssize_t r;
-
-	while (got + 1 < len &&
-	       ((r = read(fd, buf + got, len - 1 - got)) > 0 || (r < 0 && errno == EINTR)))
-		got += r > 0 ? (size_t)r : 0;
-	buf[got] = '\0';
-	return got;
 }
 
 int shim_which(const struct program_opts *o, const char *shim, const char *tool, const char *name,
 	       const char *text, char *out, size_t len)
 {
-	char *const *envp = o && o->envp ? o->envp : environ;
-	char *exports[8], **env, err[512] = "";
-	int n_exp = shim_exports(text, exports, 8), n_env = 0, outp[2], errp[2], status;
-	size_t got;
-	pid_t pid;
+	const char *kind = strrchr(tool, '/') ? strrchr(tool, '/') + 1 : tool, *root, *env;
+	char vers[VERSIONS_MAX] = "", from[PATH_MAX] = "", rootbuf[PATH_MAX], plugin[64] = "";
+	char versions[PATH_MAX + 80], shims[PATH_MAX + 8], var[128], buf[PATH_MAX];
+	const char *home = shim_var("", o, "HOME", buf, sizeof(buf));
+	bool pyenv = !strcmp(kind, "pyenv");
 
-	while (envp[n_env])
-		n_env++;
-	env = calloc((size_t)(n_env + n_exp + 1), sizeof(*env));
-	if (!env || pipe2(outp, O_CLOEXEC)) {
-		free(env);
-		goto fail_exports;
-	}
-	if (pipe2(errp, O_CLOEXEC)) {
-		close(outp[0]);
-		close(outp[1]);
-		free(env);
-		goto fail_exports;
-	}
-	n_env = 0;
-	for (int i = 0; envp[i]; i++) {
-		bool shadowed = false;
-
-		for (int k = 0; k < n_exp && !shadowed; k++)
-			shadowed = !strncmp(envp[i], exports[k],
-					    (size_t)(strchr(exports[k], '=') - exports[k] + 1));
-		if (!shadowed)
-			env[n_env++] = envp[i];
-	}
-	for (int k = 0; k < n_exp; k++)
-		env[n_env++] = exports[k];
-	pid = fork();
-	if (pid == 0) {
-		dup2(outp[1], 1);
-		dup2(errp[1], 2);
-		if (o && o->uid != (uid_t)-1 &&
-		    (setgroups(o->n_groups, o->groups) || setresgid(o->gid, o->gid, o->gid) ||
-		     setresuid(o->uid, o->uid, o->uid)))
-			_exit(126);
-		execve(tool, (char *[]){ (char *)tool, "which", (char *)name, NULL }, env);
-		dprintf(2, "cannot execute %s: %s", tool, strerror(errno));
-		_exit(127);
-	}
-	close(outp[1]);
-	close(errp[1]);
-	got = pid > 0 ? program_read_all(outp[0], out, len) : 0;
-	if (pid > 0)
-		program_read_all(errp[0], err, sizeof(err));
-	close(outp[0]);
-	close(errp[0]);
-	free(env);
-	if (pid < 0 || waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
-		err[strcspn(err, "\n")] = '\0';
-		pr_err("%s is a shim whose real program `%s which %s` names, and that failed: %s; "
-		       "run the interpreter by its path (pysb-bpf run -- /path/to/python3 ...)",
-		       shim, tool, name, err[0] ? err : "no output");
-		goto fail_exports;
-	}
-	while (got && (out[got - 1] == '\n' || out[got - 1] == ' '))
-		out[--got] = '\0';
-	for (int k = 0; k < n_exp; k++)
-		free(exports[k]);
-	if (out[0] != '/' || strchr(out, '\n')) {
-		pr_err("`%s which %s` printed '%s', not one absolute path; run the interpreter by "
-		       "its path",
-		       tool, name, out);
+	if (!pyenv && strcmp(kind, "asdf")) {
+		pr_err("%s is a shim of %s, whose versions pysb-bpf does not read (pyenv's and "
+		       "asdf's only): run the interpreter by its path (pysb-bpf run -- "
+		       "/path/to/python3 ...)",
+		       shim, tool);
 		return -1;
 	}
-	return 0;
-fail_exports:
-	for (int k = 0; k < n_exp; k++)
-		free(exports[k]);
+	if (pyenv) {
+		root = shim_var(text, o, "PYENV_ROOT", rootbuf, sizeof(rootbuf));
+		if (!root && home && snprintf(rootbuf, sizeof(rootbuf), "%s/.pyenv", home) > 0)
+			root = rootbuf;
+		snprintf(versions, sizeof(versions), "%s/versions", root ? root : "");
+		snprintf(shims, sizeof(shims), "%s/shims", root ? root : "");
+		if ((env = shim_var("", o, "PYENV_VERSION", buf, sizeof(buf)))) {
+			for (const char *v = env; *v; v += *v == ':') {
+				add_version(vers, sizeof(vers), v, strcspn(v, ":"));
+				v += strcspn(v, ":");
+			}
+			snprintf(from, sizeof(from), "PYENV_VERSION");
+		} else if (!versions_up(".python-version", NULL, vers, sizeof(vers), from,
+					sizeof(from)) &&
+			   !(snprintf(from, sizeof(from), "%s/version", root ? root : "") > 0 &&
+			     read_versions(from, NULL, vers, sizeof(vers)))) {
+			snprintf(vers, sizeof(vers), "system");
+			snprintf(from, sizeof(from), "no version file");
+		}
+	} else {
+		/* `# asdf-plugin: python 3.11.7`: the plugin whose versions count */
+		const char *p = strstr(text, "# asdf-plugin: ");
+
+		if (p)
+			sscanf(p + 15, "%63[A-Za-z0-9_-]", plugin);
+		root = shim_var("", o, "ASDF_DATA_DIR", rootbuf, sizeof(rootbuf));
+		if (!root && home && snprintf(rootbuf, sizeof(rootbuf), "%s/.asdf", home) > 0)
+			root = rootbuf;
+		snprintf(versions, sizeof(versions), "%s/installs/%s", root ? root : "", plugin);
+		snprintf(shims, sizeof(shims), "%s/shims", root ? root : "");
+		snprintf(var, sizeof(var), "ASDF_%s_VERSION", plugin);
+		for (char *c = var; *c; c++)
+			*c = *c == '-' ? '_' : (char)toupper((unsigned char)*c);
+		if (plugin[0] && (env = shim_var("", o, var, buf, sizeof(buf)))) {
+			add_version(vers, sizeof(vers), env, strlen(env));
+			snprintf(from, sizeof(from), "%s", var);
+		} else if (plugin[0] &&
+			   !versions_up(".tool-versions", plugin, vers, sizeof(vers), from,
+					sizeof(from)) &&
+			   home) {
+			snprintf(from, sizeof(from), "%s/.tool-versions", home);
+			read_versions(from, plugin, vers, sizeof(vers));
+		}
+	}
+	if (root && vers[0] && first_installed(o, versions, shims, vers, pyenv, name, out, len))
+		return 0;
+	pr_err("%s is a %s shim, and no version it would choose here (%s, from %s) has %s "
+	       "installed: run the interpreter by its path (pysb-bpf run -- /path/to/python3 ...)",
+	       shim, kind, vers[0] ? vers : "none", from[0] ? from : "no version file", name);
 	return -1;
 }
