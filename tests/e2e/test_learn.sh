@@ -62,6 +62,13 @@ PY
 	sed -n '/^# <learning_guard_files>/,/^# <\/learning_guard_files>/p' "$T/policy" >"$T/block"
 	expect_line "$T/block" "expose-rw=./results"
 	[ ! -e "$T/policy.old" ] || fail "a backup of a file that did not exist"
+	# the FAQ's spelling, --learn=.py-sandboxes with the default ./.py-sandboxes: the same
+	# file, made by this run, gets no .old either (found by a user)
+	mkdir -p "$T/p2"
+	(cd "$T/p2" && "$PYSB" run --learn=.py-sandboxes -- /usr/bin/python3 -c \
+		"open('$T/cfg/app.conf').read()" >/dev/null 2>"$T/err2")
+	grep -q "^expose-ro=.*/cfg$" "$T/p2/.py-sandboxes" || fail "nothing learned: $(cat "$T/err2")"
+	[ ! -e "$T/p2/.py-sandboxes.old" ] || fail "--learn=FILE: a backup of a file that did not exist"
 	rm "$T/results/result.txt"
 	enforce_clean "$T/policy" "$T/prog.py"
 	[ "$(cat "$T/results/result.txt")" = "LEVEL=3" ] || fail "the program did not write its result"

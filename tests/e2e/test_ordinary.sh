@@ -84,8 +84,8 @@ write_fd_probe() {
 # What ordinary programs read of the machine's public facts works under a hand-written
 # policy, with no deny line (found by a user): os.cpu_count() (glibc reads
 # /sys/devices/system/cpu/online), mimetypes (/etc/mime.types: http.server failed every
-# file), platform's os-release, curses' terminfo and readline's inputrc (the REPL). /etc/shadow
-# stays denied.
+# file), platform's os-release, pip's distro (/etc/debian_version: every pip install
+# failed), curses' terminfo and readline's inputrc (the REPL). /etc/shadow stays denied.
 test_ordinary_public_facts_readable() {
 	mkdir -p "$T/ro"
 	printf 'expose-ro=%s\n' "$T/ro" >"$T/policy"
@@ -94,6 +94,11 @@ print('cpus', os.cpu_count() > 0)
 mimetypes.init()
 print('mime', mimetypes.guess_type('a.css')[0])
 print('os', bool(platform.freedesktop_os_release().get('ID')))
+try:
+    import pip._vendor.distro as distro
+except ImportError:
+    import distro
+print('distro', bool(distro.version()))
 import curses
 curses.setupterm('xterm', 1)
 print('terminfo', curses.tigetnum('colors') > 0)
@@ -106,10 +111,11 @@ except OSError as e:
 	expect_line "$T/out" "cpus True"
 	expect_line "$T/out" "mime text/css"
 	expect_line "$T/out" "os True"
+	expect_line "$T/out" "distro True"
 	expect_line "$T/out" "terminfo True"
 	expect_line "$T/out" "shadow EACCES"
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /etc/shadow "
-	expect_no_grep "$T/err" "deny file open\(read\) /(sys|etc/mime|etc/os|usr/lib/os|usr/lib/terminfo|usr/share/terminfo|lib/terminfo|etc/terminfo|etc/inputrc)"
+	expect_no_grep "$T/err" "deny file open\(read\) /(sys|etc/mime|etc/os|etc/debian|etc/lsb|usr/lib/os|usr/lib/terminfo|usr/share/terminfo|lib/terminfo|etc/terminfo|etc/inputrc)"
 }
 
 # `echo x >/dev/stderr` (a shell's O_CREAT open of /proc/self/fd/2) and Python's

@@ -114,6 +114,29 @@ except PermissionError:
 	expect_grep "$T/err" "nosuch.py: no such file in $T "
 }
 
+# `sudo pysb-bpf run -- python3 app.py` with a venv activated: sudo's PATH finds the
+# system's python3, and the venv's packages are missing, silently (found by a user). run
+# says so when a venv lies in the working directory; naming it is quiet; a command sudo's
+# PATH lacks says whose PATH it was. sudo simulated by the environment Debian's sudo sets.
+test_users_sudo_path_misses_the_venv_and_says_so() {
+	users_setup
+	mkdir -p "$T/proj"
+	/usr/bin/python3 -m venv --without-pip "$T/proj/.venv" || fail "venv"
+	cd "$T/proj" || fail "cd"
+	printf 'expose-ro=%s\n' "$T/proj" >>"$T/policy"
+	SUDO_UID=0 SUDO_USER=root run_sb "$T/policy" python3 -c "import sys; print(sys.prefix)"
+	expect_rc 0
+	expect_no_grep "$T/out" "$T/proj/.venv"
+	expect_grep "$T/err" "started through sudo, /.*python3 was found on sudo's PATH, not yours: the venv in $T/proj/.venv is not used"
+	SUDO_UID=0 SUDO_USER=root run_sb "$T/policy" .venv/bin/python -c "import sys; print(sys.prefix)"
+	expect_rc 0
+	expect_line "$T/out" "$T/proj/.venv"
+	expect_no_grep "$T/err" "sudo"
+	SUDO_UID=0 SUDO_USER=root run_sb "$T/policy" no-such-tool-15
+	expect_rc 127
+	expect_grep "$T/err" "started through sudo, this is sudo's PATH, not yours"
+}
+
 test_users_python_on_path() {
 	users_setup
 	# `python` where the guest has one, else a link on PATH as python-is-python3 makes
@@ -300,6 +323,17 @@ test_users_shell_script_says_what_to_write() {
 	expect_rc 0
 	expect_line "$T/out" "data.txt"
 	expect_no_grep "$T/err" "shell script"
+	# `sh -c` is a shell, not a script (found by a user: "it is a shell script"); its
+	# status is the program's
+	run_sb "$T/policy" sh -c 'exit 42'
+	expect_rc 42
+	expect_no_grep "$T/err" "shell script"
+	# a file without an execute bit: said plainly, not left to work out (found by a user)
+	printf '#!/bin/sh\n' >"$T/noexec"
+	chmod 644 "$T/noexec"
+	run_sb "$T/policy" "$T/noexec"
+	expect_rc 126
+	expect_grep "$T/err" "cannot execute $T/noexec: it has no execute bit; chmod \+x it"
 }
 
 # A program under no directory the policy grants (bpf.implicit=false: not even its own

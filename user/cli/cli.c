@@ -141,7 +141,7 @@ static const struct option plain_opts[] = { OPT_HELP, OPT_END };
 #define POLICY_HELP                                                                     \
 	"  -p, --policy FILE   the policy (default " DEFAULT_POLICY ")\n"               \
 	"  --KEY=VALUE         one more policy line KEY=VALUE after the file's, e.g.\n" \
-	"                      --expose-ro=/data or --net=ALLOW|tcp|10.0.0.0/8|443|OUT\n"
+	"                      --expose-ro=/data or '--net=ALLOW|tcp|10.0.0.0/8|443|OUT'\n"
 #define COMMON_HELP                                                                        \
 	"  -v, --verbose       say more (-vv: debug); PYSB_BPF_LOG=quiet|info|debug too\n" \
 	"  -h, --help          this help\n"

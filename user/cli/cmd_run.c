@@ -3,6 +3,7 @@
  * pysb-bpf run and pysb-bpf attach. See main.c.
  */
 #include <pwd.h>
+#include <sys/stat.h>
 
 #include "main_int.h"
 
@@ -33,11 +34,51 @@ static int launch_modes(struct cli *c, const struct policy *p, bool *os_none)
 	return 0;
 }
 
+/* Do a and b name one file (`--learn=.py-sandboxes` and the policy ./.py-sandboxes: a
+ * policy made from the template by this run then gets no .old of its own; found by a
+ * user)? */
+static bool same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return !strcmp(a, b) ||
+	       (!stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino);
+}
+
+/*
+ * sudo replaces the user's PATH with its secure_path and drops VIRTUAL_ENV: a bare
+ * `python3` is then the system's, not the activated venv's (found by a user: the program
+ * ran without the venv's packages, silently, while `check` without sudo showed the venv's
+ * interpreter). Said when started through sudo, a venv lies in the working directory, and
+ * the interpreter is not its.
+ */
+static void sudo_path_hint(const struct program *prog)
+{
+	static const char *const venvs[] = { ".venv", "venv", "env" };
+	char cwd[PATH_MAX], py[PATH_MAX + 32];
+
+	if (!getenv("SUDO_UID") || !prog->interp[0] || !getcwd(cwd, sizeof(cwd)))
+		return;
+	for (size_t i = 0; i < sizeof(venvs) / sizeof(venvs[0]); i++) {
+		size_t n = strlen(cwd) + 1 + strlen(venvs[i]);
+
+		snprintf(py, sizeof(py), "%s/%s/bin/python", cwd, venvs[i]);
+		if (access(py, X_OK) || !strncmp(prog->interp, py, n))
+			continue;
+		pr_warn("started through sudo, %s was found on sudo's PATH, not yours: the venv in "
+			"%s/%s is not used; name its interpreter (pysb-bpf run -- %s/bin/python "
+			"...)",
+			prog->interp, cwd, venvs[i], venvs[i]);
+		return;
+	}
+}
+
 /* Can the program start under this policy (program_check), said at -v with the compiled
  * rules? 0, or -1 after saying why not. */
 static int ready_to_run(const struct cli *c, const struct program *prog,
 			const struct compiled *compiled, bool audit)
 {
+	sudo_path_hint(prog);
 	if (program_check(prog, compiled, audit))
 		return -1;
 	if (log_level >= LOG_INFO) {
@@ -146,8 +187,8 @@ static int run_command(struct cli *cli)
 	 * a fallback file and keeps the program's status; 125 only when they are lost. */
 	if (c.learn && (ret != EXIT_PYSB_ERROR || ls.records) &&
 	    learn_write(c.learn_file ?: c.policy, &ls, &compiled,
-			!created || (c.learn_file && strcmp(c.learn_file, c.policy)), true, stderr,
-			&w, before) < 0)
+			!created || (c.learn_file && !same_file(c.learn_file, c.policy)), true,
+			stderr, &w, before) < 0)
 		ret = EXIT_PYSB_ERROR;
 out:
 	sandbox_prep_cancel(prep);

@@ -326,6 +326,13 @@ static const struct {
 	{ "/etc/mime.types", PYSB_ACC_READ, "MIME types (mimetypes, http.server)" },
 	{ "/etc/os-release", PYSB_ACC_READ, "distribution name (platform)" },
 	{ "/usr/lib/os-release", PYSB_ACC_READ, "distribution name (platform)" },
+	/* What pip's vendored `distro` reads besides os-release (found by a user: every pip
+	 * install failed with PermissionError on /etc/debian_version): one line of version,
+	 * on every machine of the distribution. */
+	{ "/etc/debian_version", PYSB_ACC_READ, "distribution name (platform)" },
+	{ "/etc/lsb-release", PYSB_ACC_READ, "distribution name (platform)" },
+	{ "/etc/redhat-release", PYSB_ACC_READ, "distribution name (platform)" },
+	{ "/etc/system-release", PYSB_ACC_READ, "distribution name (platform)" },
 	/* The terminal's description and readline's key bindings: the interactive
 	 * interpreter and curses read them (found by a user: deny lines at every REPL). */
 	{ "/usr/share/terminfo", PYSB_ACC_READ, "terminal descriptions (curses, readline)" },

@@ -293,7 +293,9 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 	else
 		fputs("-", f);
 	if (e->flags & PYSB_EV_EXEC_POLICY)
-		fputs(" (process-exec not allowed by the policy)", f);
+		fputs(" (process-exec not allowed by the policy; python-api=ALLOW:process-exec allows "
+		      "it)",
+		      f);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
 	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);

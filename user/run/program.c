@@ -53,7 +53,7 @@ static bool ends_with(const char *s, const char *suffix)
 }
 
 /* Shell names and launchers whose work is a second exec; NULL when `name` is neither. */
-static const char *program_exec_reason(const char *path)
+static const char *program_exec_reason(const char *path, bool script)
 {
 	static const char *const shells[] = { "sh",   "bash", "dash",	 "zsh", "ksh",
 					      "mksh", "fish", "busybox", NULL };
@@ -66,7 +66,8 @@ static const char *program_exec_reason(const char *path)
 
 	for (int i = 0; shells[i]; i++)
 		if (!strcmp(b, shells[i]))
-			return "it is a shell script: each command it runs is an exec of its own";
+			return script ? "it is a shell script: each command it runs is an exec of its own"
+				      : "it is a shell: each command it runs is an exec of its own";
 	for (int i = 0; launchers[i]; i++)
 		if (!strcmp(b, launchers[i]))
 			return "it is a launcher: it starts the real program with a second exec";
@@ -526,10 +527,13 @@ int program_resolve(char *const *args, int n, const struct program_opts *o, stru
 			       getcwd(file, sizeof(file)) ? file : "the working directory");
 			return EXIT_NOT_FOUND;
 		}
-		pr_err("%s: command not found (PATH=%s)", name,
+		pr_err("%s: command not found (PATH=%s)%s", name,
 		       o && o->path_env ? o->path_env
 		       : getenv("PATH") ? getenv("PATH")
-					: "");
+					: "",
+		       getenv("SUDO_UID") ? "; started through sudo, this is sudo's PATH, not "
+					    "yours: name the program by its path"
+					  : "");
 		return EXIT_NOT_FOUND;
 	} else {
 		how_add(&c, "%s (PATH)", name);
@@ -559,7 +563,7 @@ int program_resolve(char *const *args, int n, const struct program_opts *o, stru
 		out->has_script = c.has_script;
 		if (!out->has_script && interpreter_is_python(c.exe))
 			program_python_script(args + 1, n - 1, out); /* python3 app.py */
-		out->needs_exec = program_exec_reason(c.exe);
+		out->needs_exec = program_exec_reason(c.exe, out->has_script);
 	}
 	for (int i = 0; c.words && i < c.n; i++)
 		free(c.words[i]);

@@ -88,15 +88,19 @@ static int kernel_prepare(struct sandbox_cgroup *cg, struct loader *l, uint32_t 
 	if (!loader_pinned() && probe_run(0))
 		return -1;
 	stopwatch("probe");
-	if (sandbox_cgroup_create_run(cg))
-		return -1;
-	stopwatch("cgroup created");
+	/* The programs first: the first load after boot takes seconds (minutes under
+	 * emulation), and a ^C then must leave no cgroup behind (found by a user: an
+	 * orphan run-* cgroup that `status` did not show). */
 	if (loader_start(l, &what, &err)) {
 		probe_report_load_failure(what, err, false);
-		sandbox_cgroup_destroy(cg);
 		return -1;
 	}
 	stopwatch("loader_start");
+	if (sandbox_cgroup_create_run(cg)) {
+		loader_stop(l);
+		return -1;
+	}
+	stopwatch("cgroup created");
 	if (log_level >= LOG_INFO) {
 		char hooks[4096];
 		int n = loader_hooks(l, hooks, sizeof(hooks));
