@@ -66,7 +66,10 @@ test_status_lists_two_runs_and_a_daemon_binding() {
 	svc_start "$cg"
 	# its loop set up before it is confined (its pipe is outside the policy)
 	wait_for "$T/svc/log" '^A ok$'
-	daemon_start "$T/conf"
+	# started from $T with a relative --config: status still names the policy by its
+	# absolute path (found by a user: conf/svc.py-sandboxes, from wherever status runs)
+	cd "$T" || fail "cd"
+	daemon_start conf
 	wait_for "$T/daemon.err" "status-svc: confined $cg "
 	wait_for "$T/one.out" '^phase0$'
 	wait_for "$T/two.out" '^phase0$'

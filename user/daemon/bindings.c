@@ -85,7 +85,10 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 
 		sandbox_record_self(&r);
 		snprintf(r.binding, sizeof(r.binding), "%s", b->conf.name);
-		snprintf(r.policy, sizeof(r.policy), "%s", b->conf.policy);
+		/* canonical: `status` is read from anywhere (found by a user: conf/x.py-sandboxes,
+		 * relative to where the daemon started) */
+		if (!realpath(b->conf.policy, r.policy))
+			snprintf(r.policy, sizeof(r.policy), "%s", b->conf.policy);
 		snprintf(r.mode, sizeof(r.mode), "%s", b->conf.audit ? "audit" : "enforce");
 		snprintf(r.cgroup, sizeof(r.cgroup), "%s", t->path);
 		sandbox_record_write(&r);

@@ -418,6 +418,25 @@ int program_open_if_regular(const char *file)
 	return fd;
 }
 
+bool program_lacks_execute_bit(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISREG(st.st_mode) && !(st.st_mode & 0111);
+}
+
+/* An exec the kernel will refuse with `err`, said plainly when it is the missing execute
+ * bit (found by a user, left to work it out from "a deny line, or none"). */
+static void say_cannot_execute(const char *file, int err)
+{
+	if (err == EACCES && program_lacks_execute_bit(file))
+		pr_err("cannot execute %s: it has no execute bit; chmod +x it, or run it with its "
+		       "interpreter",
+		       file);
+	else
+		pr_err("cannot execute %s: %s", file, strerror(err));
+}
+
 /*
  * file: absolute; argv0: argv[0] when it is a binary (the user's word at the top); as_script:
  * how an interpreter gets it when it is a script (the path execve would get). Appends the
@@ -451,7 +470,7 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0, co
 	/* The kernel runs a #! script only when it may execute it; NAME.py is then read by
 	 * python3 as before. */
 	if (len >= 2 && text[0] == '#' && text[1] == '!' && access(file, X_OK) && !py_default) {
-		pr_err("cannot execute %s: %s", file, strerror(errno));
+		say_cannot_execute(file, errno);
 		ret = EXIT_CANNOT_EXEC;
 		goto out;
 	}

@@ -92,6 +92,9 @@ int program_env_split(char *s, char **words, int max, const char **err);
  */
 int program_parse_shim(const char *text, char *tool, size_t tool_len, char *name, size_t name_len);
 
+/* Is `path` a regular file no one may execute (no x bit at all)? */
+bool program_lacks_execute_bit(const char *path);
+
 /* PATH lookup as execvp does it (an empty entry is the working directory): 0 and the
  * path in out, or -1. */
 int program_find_in_path(const char *name, const char *path_env, char *out, size_t len);

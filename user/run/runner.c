@@ -7,8 +7,7 @@
  *   7. at the end kill what is left in the cgroup, remove it, and only then detach.
  * Any failure before 5 undoes what was done and runs nothing.
  */
-#include <sys/stat.h>
-
+#include "program.h"
 #include "runner_int.h"
 
 /* ---------------- events: stderr line, JSON stream (--events), learning (--learn) */
@@ -300,15 +299,6 @@ fail:
 	_exit(err == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC);
 }
 
-/* A regular file no one may execute (said plainly: found by a user, who was left to work
- * it out from "a deny line, or none"). */
-static bool no_execute_bit(const char *path)
-{
-	struct stat st;
-
-	return !stat(path, &st) && S_ISREG(st.st_mode) && !(st.st_mode & 0111);
-}
-
 static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
 		   const struct pty_relay *pty, const sigset_t *mask, int *pidfd)
 {
@@ -359,7 +349,7 @@ static pid_t spawn(const struct run_opts *o, struct loader *l, int cgroup_fd,
 	}
 	n = read(errpipe[0], msg, sizeof(msg));
 	if (n == sizeof(msg) && msg[0] == STEP_EXEC && msg[1] == EACCES &&
-	    no_execute_bit(o->path ? o->path : o->argv[0]))
+	    program_lacks_execute_bit(o->path ? o->path : o->argv[0]))
 		pr_err("cannot execute %s: it has no execute bit; chmod +x it, or run it with its "
 		       "interpreter (pysb-bpf run -- python3 %s)",
 		       o->path ? o->path : o->argv[0], o->path ? o->path : o->argv[0]);
