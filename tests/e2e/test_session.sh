@@ -302,6 +302,18 @@ PY
 	python3 "$T/tstp.py" "$T/conf" "$PYSB" run --policy "$T/policy" -- python3 "$T/loop.py" >"$T/conf.out"
 	expect_line "$T/conf.out" "state T ticks while stopped 0"
 	expect_grep "$T/conf.out" "^ticks after cont [1-9]"
+	# a program that ignores SIGTSTP goes on, bare and confined, and pysb-bpf with it (found
+	# by an adversary: the ask stayed armed, and the program's own stop later froze
+	# pysb-bpf for good)
+	probe_py "$T/ign.py" \
+		"import signal, time" \
+		"signal.signal(signal.SIGTSTP, signal.SIG_IGN)" \
+		"for i in range(300):" \
+		"    print('tick', i, flush=True); time.sleep(0.1)"
+	python3 "$T/tstp.py" "$T/ibare" python3 "$T/ign.py" >"$T/ibare.out"
+	expect_grep "$T/ibare.out" "^state [RS] ticks while stopped [1-9]"
+	python3 "$T/tstp.py" "$T/iconf" "$PYSB" run --policy "$T/policy" -- python3 "$T/ign.py" >"$T/iconf.out"
+	expect_grep "$T/iconf.out" "^state [RS] ticks while stopped [1-9]"
 }
 
 # pysb-bpf's own lines into a pipe whose reader left (`2>&1 | head`): the program goes on

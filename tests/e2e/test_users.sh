@@ -84,7 +84,8 @@ print(open(os.path.expanduser('~/.config/app/conf')).read().strip())"
 }
 
 # `--user 4242` where 4242 has no passwd entry (a container's arbitrary uid; sudo's
-# -u '#4242'): the program runs as that uid, with gid 4242 and HOME=/ (found by a user:
+# -u '#4242'): the program runs as that uid, in group nogroup, HOME=/nonexistent (not a
+# group that happens to have its number: found by an adversary) (found by a user:
 # "no such user", while the help says USER|UID). Its file access is that uid's: a file
 # only 4242 may read is read, a file only root may read is denied by the kernel.
 test_users_bare_uid_without_passwd_entry() {
@@ -104,7 +105,7 @@ except PermissionError:
     print('root-only EACCES')" >"$T/out" 2>"$T/err"
 	RC=$?
 	expect_rc 0
-	expect_line "$T/out" "as 4242 4242 [4242] /"
+	expect_line "$T/out" "as 4242 65534 [65534] /nonexistent"
 	expect_line "$T/out" "of-4242"
 	expect_line "$T/out" "root-only EACCES"
 	# a mistyped script name is said as a missing file where the user is
@@ -318,15 +319,16 @@ test_users_shell_script_says_what_to_write() {
 	expect_grep "$T/err" "list.sh: it is a shell script: each command it runs is an exec .*python-api=ALLOW:process-exec"
 	expect_grep "$T/err" "^pysb-bpf: deny (file open\(read\)|exec exec\(exec\)) [^ ]*/ls "
 	expect_grep "$T/err" "ls: Permission denied"
-	printf 'python-api=ALLOW:process-exec\nexpose-ro=/usr/bin\n' >>"$T/policy"
-	run_sb "$T/policy" ./list.sh
-	expect_rc 0
-	expect_line "$T/out" "data.txt"
-	expect_no_grep "$T/err" "shell script"
 	# `sh -c` is a shell, not a script (found by a user: "it is a shell script"); its
 	# status is the program's
 	run_sb "$T/policy" sh -c 'exit 42'
 	expect_rc 42
+	expect_grep "$T/err" "sh: it is a shell: each command it runs is an exec"
+	expect_no_grep "$T/err" "shell script"
+	printf 'python-api=ALLOW:process-exec\nexpose-ro=/usr/bin\n' >>"$T/policy"
+	run_sb "$T/policy" ./list.sh
+	expect_rc 0
+	expect_line "$T/out" "data.txt"
 	expect_no_grep "$T/err" "shell script"
 	# a file without an execute bit: said plainly, not left to work out (found by a user)
 	printf '#!/bin/sh\n' >"$T/noexec"

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -405,6 +406,22 @@ static void test_script_through_relinkable_link_not_granted(void **state)
 	assert_false(script_grantable(&r->c, tpath("ro/app.py"), tpath("other/app.py"), &d));
 	assert_int_equal(d.n_warnings, 3);
 	assert_non_null(strstr(d.warnings[2].msg, "when the command was read"));
+	/* through a bind mount of the rw tree: the same inodes by another path (found by a
+	 * review: judged by path, the link there was followed); as root only */
+	mkdir(tpath("bind"), 0755);
+	assert_int_equal(symlink("../other/app.py", tpath("rw/app2.py")), 0);
+	if (!mount(tpath("rw"), tpath("bind"), NULL, MS_BIND, NULL)) {
+		/* judged, then unmounted, then asserted: a failure leaves no mount behind */
+		bool granted =
+			script_grantable(&r->c, tpath("bind/app2.py"), tpath("other/app.py"), &d);
+		bool named = d.n_warnings &&
+			     strstr(d.warnings[d.n_warnings - 1].msg, tpath("bind/app2.py"));
+
+		umount(tpath("bind"));
+		assert_false(granted);
+		assert_true(named);
+	}
+	unlink(tpath("rw/app2.py"));
 	diag_free(&d);
 	unlink(tpath("ro/same"));
 	unlink(tpath("ro/to-rw"));

@@ -469,8 +469,35 @@ static void test_pyenv_shim_read_as_pyenv_reads_it(void **state)
 	/* a version not installed: an error before the start, not a denial inside */
 	setenv("PYENV_VERSION", "2.7", 1);
 	assert_int_equal(capture_output(resolve_shim_at, &p, false, err, sizeof(err)), 126);
-	assert_non_null(strstr(err, "no version it would choose here (2.7, from PYENV_VERSION)"));
+	assert_non_null(strstr(err, "no version it would choose here (read from PYENV_VERSION)"));
+	/* python-.. must not leave versions/ (pyenv strips python- after its check) */
+	setenv("PYENV_VERSION", "python-..", 1);
+	assert_int_equal(capture_output(resolve_shim_at, &p, false, err, sizeof(err)), 126);
+	/* set but empty: as unset (the .python-version above) */
+	setenv("PYENV_VERSION", "", 1);
+	assert_int_equal(resolve_shim_at(&p), 0);
+	assert_string_equal(p.interp, tpath("root/versions/3.98.1/bin/python3"));
+	program_free(&p);
 	unsetenv("PYENV_VERSION");
+	/* an empty .python-version: pyenv's `system` */
+	link_to("TRUE", "bin/python3");
+	put(".python-version", "\n");
+	assert_int_equal(resolve_shim_at(&p), 0);
+	assert_string_equal(p.interp, tpath("bin/python3"));
+	program_free(&p);
+	/* root reads the version files: never through a link (a sandbox under expose-rw=.
+	 * made .python-version a link to /etc/shadow, and root printed its lines: found by an
+	 * adversary), and never prints what it read */
+	put("secret", "TOKEN_5ecret\n");
+	unlink(tpath(".python-version"));
+	assert_int_equal(symlink(tpath("secret"), tpath(".python-version")), 0);
+	assert_int_equal(resolve_shim_at(&p), 0);
+	assert_string_equal(p.interp, tpath("root/versions/3.99/bin/python3")); /* link ignored */
+	program_free(&p);
+	unlink(tpath(".python-version"));
+	put(".python-version", "TOKEN_5ecret\n");
+	assert_int_equal(capture_output(resolve_shim_at, &p, false, err, sizeof(err)), 126);
+	assert_null(strstr(err, "TOKEN_5ecret"));
 	assert_int_not_equal(access(tpath("RAN"), F_OK), 0); /* the tool never ran */
 	unlink(tpath(".python-version"));
 }
@@ -484,7 +511,7 @@ static int resolve_planted(void *arg)
  * shim of another tool is refused, its tool never run. */
 static void test_asdf_shim_and_other_tools(void **state)
 {
-	char text[4 * PATH_MAX], err[4096];
+	char text[4 * PATH_MAX], err[4096], *home;
 	struct program p;
 
 	(void)state;
@@ -501,6 +528,18 @@ static void test_asdf_shim_and_other_tools(void **state)
 	assert_int_equal(resolve(&p, (char *[]){ "./asdf-shim", NULL }), 0);
 	assert_string_equal(p.interp, tpath("asdf/installs/python/3.12.1/bin/python3"));
 	program_free(&p);
+	/* asdf goes on up past a .tool-versions with no python line: ~/.tool-versions */
+	put(".tool-versions", "nodejs 20.1.0\n");
+	mkdirs("home");
+	put("home/.tool-versions", "python 3.12.1\n");
+	home = getenv("HOME") ? strdup(getenv("HOME")) : NULL;
+	setenv("HOME", tpath("home"), 1);
+	assert_int_equal(resolve(&p, (char *[]){ "./asdf-shim", NULL }), 0);
+	assert_string_equal(p.interp, tpath("asdf/installs/python/3.12.1/bin/python3"));
+	program_free(&p);
+	if (home)
+		setenv("HOME", home, 1);
+	free(home);
 	unsetenv("ASDF_DATA_DIR");
 	unlink(tpath(".tool-versions"));
 	/* any other `exec TOOL exec NAME` (a program rewrote its app.py into one, naming a

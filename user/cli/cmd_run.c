@@ -57,13 +57,17 @@ static void sudo_path_hint(const struct program *prog)
 	static const char *const venvs[] = { ".venv", "venv", "env" };
 	char cwd[PATH_MAX], py[PATH_MAX + 32];
 
-	if (!getenv("SUDO_UID") || !prog->interp[0] || !getcwd(cwd, sizeof(cwd)))
+	/* a Python found by a PATH lookup (a bare name, #!/usr/bin/env): not one named */
+	if (!getenv("SUDO_UID") || !interpreter_is_python(prog->interp) ||
+	    !(strstr(prog->how, "(PATH)") || strstr(prog->how, "/env ") ||
+	      strstr(prog->how, "(python3 runs it)")) ||
+	    !getcwd(cwd, sizeof(cwd)))
 		return;
 	for (size_t i = 0; i < sizeof(venvs) / sizeof(venvs[0]); i++) {
 		size_t n = strlen(cwd) + 1 + strlen(venvs[i]);
 
 		snprintf(py, sizeof(py), "%s/%s/bin/python", cwd, venvs[i]);
-		if (access(py, X_OK) || !strncmp(prog->interp, py, n))
+		if (access(py, X_OK) || (!strncmp(prog->interp, py, n) && prog->interp[n] == '/'))
 			continue;
 		pr_warn("started through sudo, %s was found on sudo's PATH, not yours: the venv in "
 			"%s/%s is not used; name its interpreter (pysb-bpf run -- %s/bin/python "

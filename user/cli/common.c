@@ -91,23 +91,27 @@ int set_user_environment(const struct passwd *pw)
 }
 
 /*
- * A uid with no passwd entry (a container's arbitrary uid, sudo's -u '#4242'): its own
- * number as group, no supplementary group, HOME=/ (as sudo and systemd's DynamicUser=
- * leave it), USER and LOGNAME the number.
+ * A uid with no passwd entry (a container's arbitrary uid, sudo's -u '#4242'): group
+ * nogroup (65534), no supplementary group, HOME=/nonexistent (as nobody's), USER and
+ * LOGNAME the number. Its own number as group would be whatever group has it (found by an
+ * adversary: --user 103 put the program in ssl-cert), and HOME=/ would make a policy's ~
+ * the whole machine.
  */
 static int identity_of_bare_uid(uid_t uid, struct identity *id)
 {
 	static char name[16];
-	struct passwd pw = { .pw_name = name, .pw_dir = "/", .pw_uid = uid, .pw_gid = uid };
+	struct passwd pw = {
+		.pw_name = name, .pw_dir = "/nonexistent", .pw_uid = uid, .pw_gid = 65534
+	};
 
 	snprintf(name, sizeof(name), "%u", uid);
 	id->uid = uid;
-	id->gid = uid;
-	id->groups[0] = uid;
+	id->gid = 65534;
+	id->groups[0] = 65534;
 	id->n_groups = 1;
-	pr_info("the program runs as uid %u, which has no passwd entry: gid %u, no other "
-		"group, HOME=/",
-		uid, uid);
+	pr_info("the program runs as uid %u, which has no passwd entry: group 65534 (nogroup), "
+		"HOME=/nonexistent",
+		uid);
 	return set_user_environment(&pw);
 }
 

@@ -171,7 +171,10 @@ static void want_slots(struct daemon *d, struct pysb_watch *want, bool *need_pen
 			w->cfg.flags = PYSB_SB_DAEMON | sandbox_flags(&b->c, b->conf.audit);
 			w->cfg.caps = b->c.caps;
 		} else {
-			continue;
+			/* its rules cannot be filled now: the binding's new cgroups get the
+			 * fail-closed sandbox meanwhile, never none (found by a review) */
+			*need_pending = true;
+			w->flags = PYSB_WATCH_PENDING;
 		}
 		if (b->conf.confine_at == CONFINE_EXEC)
 			w->cfg.flags |= PYSB_SB_HOLD; /* armed at the first execve in it */

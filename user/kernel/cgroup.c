@@ -170,11 +170,7 @@ int sandbox_cgroup_create_run(struct sandbox_cgroup *cg)
 			int err = errno;
 
 			pr_err("cannot create and lock %s: %s%s", cg->lock, strerror(err),
-			       err == EACCES && geteuid()
-				       ? " (not root: a sandbox needs root, or CAP_BPF and "
-					 "CAP_SYS_ADMIN; run it with sudo: the program still runs "
-					 "as you)"
-				       : "");
+			       err == EACCES && geteuid() ? NOT_ROOT_HINT : "");
 			if (cg->lock_fd >= 0) {
 				unlink(cg->lock);
 				close(cg->lock_fd);

@@ -20,6 +20,11 @@ struct sandbox_cgroup {
 	int lock_fd;
 };
 
+/* Said after a refusal (EACCES) met as another user than root. */
+#define NOT_ROOT_HINT                                                                            \
+	" (not root: a sandbox needs root, or CAP_BPF and CAP_SYS_ADMIN; run it with sudo: the " \
+	"program still runs as you)"
+
 /* Mount point of the cgroup v2 hierarchy, from /proc/self/mountinfo; -1 if none. */
 int cgroup2_mount(char *buf, size_t len);
 

@@ -301,7 +301,8 @@ int loader_start(struct loader *l, const char **what, int *err)
 	/* One loader at a time decides whether the shared instance exists. */
 	lock = open(LOCK_FILE, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX)) {
-		pr_err("cannot lock %s: %s", LOCK_FILE, strerror(errno));
+		pr_err("cannot lock %s: %s%s", LOCK_FILE, strerror(errno),
+		       errno == EACCES && geteuid() ? NOT_ROOT_HINT : "");
 		goto out;
 	}
 	remove_stale_tmp();

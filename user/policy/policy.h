@@ -148,7 +148,6 @@ void policy_env_free(char **envp);
 
 /* Is `path` `dir` or below it (both canonical)? */
 bool policy_path_under(const char *path, const char *dir);
-bool policy_writes_in_tree(const struct policy *p, const char *dir);
 
 /* Value of the last `key=` line among p->python or p->params, or NULL. */
 const char *policy_get(const struct policy *p, const char *key);

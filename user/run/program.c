@@ -400,11 +400,11 @@ size_t program_read_all(int fd, char *buf, size_t len)
 
 /* program_int.h. Opening a device can act (/dev/watchdog arms the machine's reset), a FIFO
  * hangs: the name may be a link a sandboxed program planted, and pysb-bpf is root. */
-int program_open_if_regular(const char *file)
+int program_open_if_regular(const char *file, bool nofollow)
 {
 	char self[64];
 	struct stat st;
-	int pfd = open(file, O_PATH | O_CLOEXEC), fd;
+	int pfd = open(file, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0)), fd;
 
 	if (pfd < 0)
 		return -1;
@@ -457,7 +457,7 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0, co
 		ret = EXIT_CANNOT_EXEC;
 		goto out;
 	}
-	fd = program_open_if_regular(file);
+	fd = program_open_if_regular(file, false);
 	if (fd == -1) {
 		pr_err("cannot open %s: %s", file, strerror(errno));
 		ret = errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;

@@ -340,6 +340,27 @@ static int copy_out(struct pty_relay *p)
 	return 1;
 }
 
+enum tstp_disposition proc_sigtstp(pid_t pid)
+{
+	char path[64], line[256];
+	enum tstp_disposition d = TSTP_DEFAULT;
+	unsigned long long mask;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return TSTP_DEFAULT; /* gone, or unreadable: a SIGSTOP does no harm */
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "SigIgn: %llx", &mask) == 1 && (mask & (1ULL << (SIGTSTP - 1))))
+			d = TSTP_IGNORED;
+		if (sscanf(line, "SigCgt: %llx", &mask) == 1 && (mask & (1ULL << (SIGTSTP - 1))))
+			d = TSTP_CAUGHT;
+	}
+	fclose(f);
+	return d;
+}
+
 /*
  * ^Z typed for the program: the pty turns it into SIGTSTP for its foreground group, which
  * the kernel discards when that group is the program's own (orphaned: the program leads
@@ -348,33 +369,13 @@ static int copy_out(struct pty_relay *p)
  * pysb-bpf, so the shell shows the job stopped. A job of a shell running in the sandbox
  * (another group) is left to the pty: that shell's job control works as it does.
  */
-bool program_handles_sigtstp(pid_t pid)
-{
-	char path[64], line[256];
-	unsigned long long mask;
-	bool handled = false;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	while (fgets(line, sizeof(line), f))
-		if ((sscanf(line, "SigIgn: %llx", &mask) == 1 ||
-		     sscanf(line, "SigCgt: %llx", &mask) == 1) &&
-		    (mask & (1ULL << (SIGTSTP - 1))))
-			handled = true;
-	fclose(f);
-	return handled;
-}
-
 static void suspend_typed(const struct pty_relay *p, const char *buf, size_t n)
 {
 	struct termios t;
 
 	if (!p->raw || p->child <= 0 || tcgetattr(p->master, &t) || !(t.c_lflag & ISIG) ||
 	    t.c_cc[VSUSP] == _POSIX_VDISABLE || !memchr(buf, t.c_cc[VSUSP], n) ||
-	    tcgetpgrp(p->master) != p->child || program_handles_sigtstp(p->child))
+	    tcgetpgrp(p->master) != p->child || proc_sigtstp(p->child) != TSTP_DEFAULT)
 		return;
 	kill(-p->child, SIGSTOP);
 }

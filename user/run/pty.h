@@ -51,10 +51,10 @@ void pty_winch(struct pty_relay *p);
  * terminal to give back (nothing done). */
 bool pty_stopped(struct pty_relay *p);
 
-/* Does process `pid` ignore or catch SIGTSTP (an interactive shell, an editor)? Then a
- * SIGTSTP is its own to act on: a handler gets it, its process group orphaned or not. */
-bool program_handles_sigtstp(pid_t pid);
-
+/* What process `pid` does with SIGTSTP: a program that ignores or catches it (an
+ * interactive shell, an editor) acts on it itself, its process group orphaned or not. */
+enum tstp_disposition { TSTP_DEFAULT, TSTP_CAUGHT, TSTP_IGNORED };
+enum tstp_disposition proc_sigtstp(pid_t pid);
 /* The program exited: copy what it still wrote, restore the terminal, close the pty. */
 void pty_close(struct pty_relay *p);
 

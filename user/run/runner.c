@@ -414,30 +414,71 @@ void batch_done(struct event_sink *sink, const struct loader *l, bool tick)
 }
 
 /*
- * SIGTSTP to pysb-bpf (`kill -TSTP`, ^Z in a shell whose job it is when no terminal is
- * relayed): the program is suspended with it, as sudo and script(1) do (found by a user:
- * pysb-bpf stopped, its program ran on). A program that handles SIGTSTP gets it; another
- * is stopped with SIGSTOP (its group is orphaned: the kernel discards a SIGTSTP there).
- * True: pysb-bpf stops too once the program has.
+ * Is pysb-bpf's own process group orphaned (no member with a parent in another group of
+ * its session: no job-control shell left to continue it)? The kernel discards a SIGTSTP
+ * there; so does pysb-bpf (found by a review: a stray TSTP to a detached run stopped it
+ * and its program for good). The members looked at: pysb-bpf, and its parent when that
+ * is in the same group (sudo).
  */
-static bool suspend_program(pid_t pid, int pidfd)
+static bool own_group_orphaned(void)
 {
-	if (program_handles_sigtstp(pid)) {
-		syscall(SYS_pidfd_send_signal, pidfd, SIGTSTP, NULL, 0);
-		return true;
+	pid_t pgrp = getpgrp(), sid = getsid(0), p = getppid();
+
+	for (int i = 0; i < 2 && p > 1; i++) {
+		char path[64];
+		FILE *f;
+		int pp = 0;
+
+		if (getpgid(p) != pgrp)
+			return getsid(p) != sid;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)p);
+		f = fopen(path, "re");
+		if (!f || fscanf(f, "%*d %*s %*c %d", &pp) != 1)
+			pp = 0;
+		if (f)
+			fclose(f);
+		p = pp;
 	}
-	return !kill(-pid, SIGSTOP);
+	return true;
 }
 
-/* The program stopped: ^Z on its pty (pty_stopped), or a stop asked of pysb-bpf, which
- * then stops itself and, continued (`fg`, `kill -CONT`), continues the program. */
-static bool stopped(pid_t pid, struct pty_relay *pty, bool stop_asked)
+/*
+ * SIGTSTP to pysb-bpf (`kill -TSTP`, ^Z in a shell when no terminal is relayed): the
+ * program is suspended with it, as sudo and script(1) do (found by a user: pysb-bpf
+ * stopped, its program ran on). A program that catches SIGTSTP gets it; one that ignores
+ * it is left alone (as it would be bare); another is stopped with SIGSTOP (its group is
+ * orphaned: the kernel discards a SIGTSTP there). The deadline until which a stop of the
+ * program is the answer (0: none): pysb-bpf then stops too.
+ */
+static time_t suspend_program(pid_t pid, int pidfd)
 {
-	if (pty_stopped(pty) || !stop_asked)
-		return false;
+	struct timespec now;
+	enum tstp_disposition d = proc_sigtstp(pid);
+
+	if (own_group_orphaned() || d == TSTP_IGNORED)
+		return 0;
+	if (d == TSTP_CAUGHT)
+		syscall(SYS_pidfd_send_signal, pidfd, SIGTSTP, NULL, 0);
+	else if (kill(-pid, SIGSTOP))
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return now.tv_sec + 2; /* a handler that stops later is not answering this one */
+}
+
+/* The program stopped: ^Z on its pty (pty_stopped), or a stop asked of pysb-bpf before
+ * *until (cleared: one stop answers one ask), which then stops itself and, continued
+ * (`fg`, `kill -CONT`), continues the program. */
+static void stopped(pid_t pid, struct pty_relay *pty, time_t *until)
+{
+	struct timespec now;
+	time_t asked = *until;
+
+	*until = 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (pty_stopped(pty) || !asked || now.tv_sec > asked)
+		return;
 	kill(getpid(), SIGSTOP);
 	kill(-pid, SIGCONT);
-	return false;
 }
 
 static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid, int pidfd,
@@ -452,7 +493,7 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 		{ .events = POLLIN }, /* the pty, relayed to the caller's terminal */
 	};
 	struct timespec last = { 0 }, now;
-	bool stop_asked = false;
+	time_t stop_until = 0;
 	int status;
 
 	for (;;) {
@@ -493,10 +534,10 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 			if (si.ssi_signo == SIGWINCH)
 				pty_winch(pty);
 			else if (si.ssi_signo == SIGTSTP)
-				stop_asked = suspend_program(pid, pidfd);
+				stop_until = suspend_program(pid, pidfd);
 			else if (si.ssi_signo == SIGCHLD && si.ssi_code == CLD_STOPPED &&
 				 (pid_t)si.ssi_pid == pid)
-				stop_asked = stopped(pid, pty, stop_asked);
+				stopped(pid, pty, &stop_until);
 			else if (si.ssi_signo != SIGCHLD)
 				forward_signal(pid, pidfd, &si);
 		}

@@ -62,13 +62,26 @@ static const char *shim_var(const char *text, const struct program_opts *o, cons
 	return NULL;
 }
 
-/* Appends version `v` (n bytes) to the space-separated list `vers`: never one with '/' or
- * "..", which pyenv refuses too (a name must not leave versions/). */
+/* Could `v` (n bytes) name a version: 1 to 64 of [A-Za-z0-9._+:-], not "." or ".." (pyenv
+ * refuses '/' and ".." too: a name must not leave versions/)? What is not is dropped,
+ * never printed (found by an adversary: a .python-version linked to /etc/shadow had its
+ * lines printed by root in the error). */
+static bool version_name(const char *v, size_t n)
+{
+	if (!n || n > 64 || (n <= 2 && !strncmp(v, "..", n)))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)v[i]) && !strchr("._+:-", v[i]))
+			return false;
+	return true;
+}
+
+/* Appends version `v` (n bytes) to the space-separated list `vers`, if it may name one. */
 static void add_version(char *vers, size_t len, const char *v, size_t n)
 {
 	size_t have = strlen(vers);
 
-	if (!n || memchr(v, '/', n) || (n == 2 && v[0] == '.' && v[1] == '.') || have + n + 2 > len)
+	if (!version_name(v, n) || have + n + 2 > len)
 		return;
 	snprintf(vers + have, len - have, "%s%.*s", have ? " " : "", (int)n, v);
 }
@@ -81,7 +94,7 @@ static void add_version(char *vers, size_t len, const char *v, size_t n)
 static bool read_versions(const char *path, const char *plugin, char *vers, size_t len)
 {
 	char text[4096];
-	int fd = program_open_if_regular(path);
+	int fd = program_open_if_regular(path, true);
 	size_t got;
 
 	if (fd < 0)
@@ -127,8 +140,9 @@ static bool versions_up(const char *name, const char *plugin, char *vers, size_t
 	for (;;) {
 		char *slash = strrchr(dir, '/');
 
+		/* asdf goes on up past a file with no line for its plugin; pyenv stops */
 		if (snprintf(from, flen, "%s/%s", strcmp(dir, "/") ? dir : "", name) < (int)flen &&
-		    read_versions(from, plugin, vers, len))
+		    read_versions(from, plugin, vers, len) && (!plugin || vers[0]))
 			return true;
 		if (!slash || slash == dir) {
 			if (!strcmp(dir, "/"))
@@ -156,7 +170,7 @@ static bool installed(const char *versions, const char *v, bool pyenv, char *dir
 	if (!pyenv)
 		return false;
 	if (!strncmp(v, "python-", 7))
-		return installed(versions, v + 7, false, dir, len);
+		return version_name(v + 7, n - 7) && installed(versions, v + 7, true, dir, len);
 	d = opendir(versions);
 	while (d && (de = readdir(d))) {
 		const char *rest = de->d_name + n;
@@ -230,11 +244,12 @@ int shim_which(const struct program_opts *o, const char *shim, const char *tool,
 	}
 	if (pyenv) {
 		root = shim_var(text, o, "PYENV_ROOT", rootbuf, sizeof(rootbuf));
-		if (!root && home && snprintf(rootbuf, sizeof(rootbuf), "%s/.pyenv", home) > 0)
+		if (!root && home &&
+		    snprintf(rootbuf, sizeof(rootbuf), "%s/.pyenv", home) < (int)sizeof(rootbuf))
 			root = rootbuf;
 		snprintf(versions, sizeof(versions), "%s/versions", root ? root : "");
 		snprintf(shims, sizeof(shims), "%s/shims", root ? root : "");
-		if ((env = shim_var("", o, "PYENV_VERSION", buf, sizeof(buf)))) {
+		if ((env = shim_var("", o, "PYENV_VERSION", buf, sizeof(buf))) && *env) {
 			for (const char *v = env; *v; v += *v == ':') {
 				add_version(vers, sizeof(vers), v, strcspn(v, ":"));
 				v += strcspn(v, ":");
@@ -242,11 +257,13 @@ int shim_which(const struct program_opts *o, const char *shim, const char *tool,
 			snprintf(from, sizeof(from), "PYENV_VERSION");
 		} else if (!versions_up(".python-version", NULL, vers, sizeof(vers), from,
 					sizeof(from)) &&
-			   !(snprintf(from, sizeof(from), "%s/version", root ? root : "") > 0 &&
+			   !(snprintf(from, sizeof(from), "%s/version", root ? root : "") <
+				     (int)sizeof(from) &&
 			     read_versions(from, NULL, vers, sizeof(vers)))) {
-			snprintf(vers, sizeof(vers), "system");
 			snprintf(from, sizeof(from), "no version file");
 		}
+		if (!vers[0]) /* none, or an empty file: pyenv's `system` */
+			snprintf(vers, sizeof(vers), "system");
 	} else {
 		/* `# asdf-plugin: python 3.11.7`: the plugin whose versions count */
 		const char *p = strstr(text, "# asdf-plugin: ");
@@ -254,7 +271,8 @@ int shim_which(const struct program_opts *o, const char *shim, const char *tool,
 		if (p)
 			sscanf(p + 15, "%63[A-Za-z0-9_-]", plugin);
 		root = shim_var("", o, "ASDF_DATA_DIR", rootbuf, sizeof(rootbuf));
-		if (!root && home && snprintf(rootbuf, sizeof(rootbuf), "%s/.asdf", home) > 0)
+		if (!root && home &&
+		    snprintf(rootbuf, sizeof(rootbuf), "%s/.asdf", home) < (int)sizeof(rootbuf))
 			root = rootbuf;
 		snprintf(versions, sizeof(versions), "%s/installs/%s", root ? root : "", plugin);
 		snprintf(shims, sizeof(shims), "%s/shims", root ? root : "");
@@ -274,8 +292,8 @@ int shim_which(const struct program_opts *o, const char *shim, const char *tool,
 	}
 	if (root && vers[0] && first_installed(o, versions, shims, vers, pyenv, name, out, len))
 		return 0;
-	pr_err("%s is a %s shim, and no version it would choose here (%s, from %s) has %s "
+	pr_err("%s is a %s shim, and no version it would choose here (read from %s) has %s "
 	       "installed: run the interpreter by its path (pysb-bpf run -- /path/to/python3 ...)",
-	       shim, kind, vers[0] ? vers : "none", from[0] ? from : "no version file", name);
+	       shim, kind, from[0] ? from : "no version file", name);
 	return -1;
 }
