@@ -216,7 +216,7 @@ bench-native: all $(OUTPUT)/bench/bench_parse $(OUTPUT)/bench/bench_dedup
 FUZZ_SECONDS ?= 600
 # (the parser alone: diff.c, which writes JSON, is not part of it)
 POLICY_SRCS := $(filter-out user/policy/diff.c,$(wildcard user/policy/*.c)) user/lib/strindex.c user/lib/utf8.c \
-	user/lib/diag.c user/lib/log.c user/lib/secret_paths.c
+	user/lib/diag.c user/lib/log.c user/lib/secret_paths.c user/lib/untampered.c
 $(OUTPUT)/fuzz/fuzz_policy: tests/fuzz/fuzz_policy.c $(POLICY_SRCS) user/policy/policy.h
 	$(call msg,FUZZ-CC,$@)
 	$(Q)mkdir -p $(OUTPUT)/fuzz/corpus

@@ -429,6 +429,31 @@ static void test_script_through_relinkable_link_not_granted(void **state)
 	done(r);
 }
 
+/* .gitmodules, read by root in a tree the program may write, as a FIFO or a link to a
+ * device: never opened (found by an adversary: a FIFO hung the run and the daemon's
+ * reload, a link to /dev/watchdog reset the machine). The alarm turns a hang into a
+ * failure. */
+static void test_gitmodules_fifo_or_device_never_opened(void **state)
+{
+	struct result *r;
+
+	(void)state;
+	mkdir(tpath("rw/gm"), 0755);
+	mkdir(tpath("rw/gm/.git"), 0755);
+	assert_int_equal(mkfifo(tpath("rw/gm/.gitmodules"), 0644), 0);
+	alarm(20);
+	r = compile_ok("expose-rw=rw\n");
+	alarm(0);
+	done(r);
+	unlink(tpath("rw/gm/.gitmodules"));
+	assert_int_equal(symlink("/dev/null", tpath("rw/gm/.gitmodules")), 0);
+	r = compile_ok("expose-rw=rw\n");
+	done(r);
+	unlink(tpath("rw/gm/.gitmodules"));
+	rmdir(tpath("rw/gm/.git"));
+	rmdir(tpath("rw/gm"));
+}
+
 /* A rule naming a server's socket through a link in a directory the program may write is
  * an error (a review: the program re-points the link at tmux's socket, the next run grants
  * it); a socket in such a directory is a warning; elsewhere, nothing. Also what the user's
@@ -1451,6 +1476,7 @@ int main(void)
 		cmocka_unit_test(test_names_on_every_way_kept),
 		cmocka_unit_test(test_absent_include_where_writable_refused),
 		cmocka_unit_test(test_script_through_relinkable_link_not_granted),
+		cmocka_unit_test(test_gitmodules_fifo_or_device_never_opened),
 		cmocka_unit_test(test_socket_rules_and_tool_files),
 		cmocka_unit_test(test_outside_servers_sockets_kept),
 		cmocka_unit_test(test_one_inode_two_spellings),

@@ -78,12 +78,19 @@ static int submodules(const struct policy *p, const char *dir, struct tool_files
 {
 	char path[PATH_MAX], line[PATH_MAX + 64];
 	FILE *f;
-	int ret = 0;
+	int ret = 0, fd;
 
+	/* read by root where the program may write: never a FIFO, a device or a link (found
+	 * by an adversary: a FIFO hung the next run and the daemon's reload, a link to
+	 * /dev/watchdog reset the machine a minute later; git refuses a linked .gitmodules) */
 	snprintf(path, sizeof(path), "%s/.gitmodules", dir);
-	f = fopen(path, "re");
-	if (!f)
+	fd = open_regular(path, true);
+	f = fd >= 0 ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return 0;
+	}
 	while (!ret && fgets(line, sizeof(line), f)) {
 		char *v = line + strspn(line, " \t"), *end;
 

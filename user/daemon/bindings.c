@@ -3,6 +3,7 @@
  * The daemon's bindings: confining one cgroup (ids, maps, socket programs, records), reading and compiling the binding files, reloads, releasing what no binding claims. See daemon.c.
  */
 #include "daemon_int.h"
+#include "untampered.h"
 
 /* ---------------- confining one cgroup */
 
@@ -257,7 +258,8 @@ uint64_t fingerprint(const struct binding_conf *conf, const struct policy *p)
 	for (size_t i = 0; i < p->n_files; i++) {
 		char buf[8192];
 		size_t n;
-		FILE *f = fopen(p->files[i], "re");
+		int fd = open_regular(p->files[i], false);
+		FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
 
 		h = fnv(h, p->files[i], strlen(p->files[i]) + 1);
 		if (!f)

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -199,5 +200,50 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 		errno = EMLINK;
 		return -1;
 	}
+	return fd;
+}
+
+/* File systems whose "regular" files are the kernel's own state (statfs(2) f_type). */
+static bool pseudo_fs(long type)
+{
+	static const long types[] = {
+		0x9fa0,	    /* proc */
+		0x62656572, /* sysfs */
+		0x74726163, /* tracefs */
+		0x64626720, /* debugfs */
+		0x73636673, /* securityfs */
+		0x63677270, /* cgroup2 */
+		0x27e0eb,   /* cgroup */
+		0xcafe4a11, /* bpf */
+		0x62656570, /* configfs */
+		0x6165676c, /* pstore */
+		0xde5e81e4, /* efivarfs */
+		0xf97cff8c, /* selinuxfs */
+		0x42494e4d, /* binfmt_misc */
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (type == types[i])
+			return true;
+	return false;
+}
+
+int open_regular(const char *path, bool nofollow)
+{
+	char self[64];
+	struct statfs sf;
+	struct stat st;
+	int pfd = open(path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0)), fd;
+
+	if (pfd < 0)
+		return -1;
+	if (fstat(pfd, &st) || !S_ISREG(st.st_mode) || fstatfs(pfd, &sf) ||
+	    pseudo_fs((long)sf.f_type)) {
+		close(pfd);
+		return -2;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	close(pfd);
 	return fd;
 }

@@ -57,4 +57,16 @@ enum untampered_walk walk_untampered(const char *path, const struct path_writer 
 int open_untampered(const char *path, int flags, mode_t mode, const struct path_writer *w,
 		    char *why, size_t len);
 
+/*
+ * `path` opened for reading if it is a regular file of a real file system; -2 if it is
+ * anything else, with nothing opened: a FIFO would hang the open, a device act on it
+ * (/dev/watchdog arms the machine's reset), a file of procfs, sysfs, tracefs or debugfs
+ * block or hand out the kernel's state (trace_pipe, /proc/kmsg); -1 with errno. With
+ * `nofollow` a final link is not followed (-2). Looked at through O_PATH, then opened
+ * through that descriptor. For every file pysb-bpf (root) reads where a sandboxed program
+ * could have put something (found by adversaries: a program file, .gitmodules and
+ * .python-version made a FIFO or a link to /dev/watchdog).
+ */
+int open_regular(const char *path, bool nofollow);
+
 #endif /* PYSB_UNTAMPERED_H */

@@ -25,6 +25,7 @@
 #include "policy_api.h"
 #include "policy_eval.h"
 #include "strindex.h"
+#include "untampered.h"
 #include "utf8.h"
 
 #define MAX_FILE	  (16 * 1024 * 1024)

@@ -18,17 +18,19 @@ const char *read_error(int err)
 
 /*
  * Reads a whole regular file. Returns 0 or an errno value: EINVAL for anything but a
- * regular file (O_NONBLOCK and that check keep FIFOs and devices from hanging the parse),
- * EFBIG beyond MAX_FILE.
+ * regular file of a real file system, never opened (open_regular: FIFOs and devices
+ * neither hang the parse nor act), EFBIG beyond MAX_FILE.
  */
 int read_whole(const char *path, char **buf, size_t *len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	int fd = open_regular(path, false);
 	size_t n = 0, cap = 0;
 	char *b = NULL;
 	struct stat st;
 	int err = 0;
 
+	if (fd == -2) /* nothing opened (a device opened can act: /dev/watchdog) */
+		return !stat(path, &st) && S_ISDIR(st.st_mode) ? EISDIR : EINVAL;
 	if (fd < 0)
 		return errno;
 	if (fstat(fd, &st)) {

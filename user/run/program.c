@@ -21,6 +21,7 @@
 #include "program.h"
 #include "program_int.h"
 #include "runner.h"
+#include "untampered.h"
 
 extern char **environ;
 
@@ -398,26 +399,6 @@ size_t program_read_all(int fd, char *buf, size_t len)
 	return got;
 }
 
-/* program_int.h. Opening a device can act (/dev/watchdog arms the machine's reset), a FIFO
- * hangs: the name may be a link a sandboxed program planted, and pysb-bpf is root. */
-int program_open_if_regular(const char *file, bool nofollow)
-{
-	char self[64];
-	struct stat st;
-	int pfd = open(file, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0)), fd;
-
-	if (pfd < 0)
-		return -1;
-	if (fstat(pfd, &st) || !S_ISREG(st.st_mode)) {
-		close(pfd);
-		return -2;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	close(pfd);
-	return fd;
-}
-
 bool program_lacks_execute_bit(const char *path)
 {
 	struct stat st;
@@ -457,7 +438,7 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0, co
 		ret = EXIT_CANNOT_EXEC;
 		goto out;
 	}
-	fd = program_open_if_regular(file, false);
+	fd = open_regular(file, false);
 	if (fd == -1) {
 		pr_err("cannot open %s: %s", file, strerror(errno));
 		ret = errno == ENOENT || errno == ENOTDIR ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;

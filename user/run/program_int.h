@@ -11,11 +11,6 @@ struct program_opts;
 /* Reads up to len - 1 bytes of fd into buf, NUL-terminated; the number read. */
 size_t program_read_all(int fd, char *buf, size_t len);
 
-/* `file` opened for reading if it is a regular file (looked at through O_PATH first: a
- * device is never opened, a FIFO never hangs; nofollow: nor a final link followed); -2 if
- * it is something else, -1 with errno. */
-int program_open_if_regular(const char *file, bool nofollow);
-
 /* What `TOOL which NAME` would print for shim `shim` (text: its content), TOOL pyenv or
  * asdf, found by reading their version files (user/run/shim.c): nothing is run. The
  * program's path into out; 0, or -1 after saying what failed. */

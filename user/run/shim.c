@@ -31,6 +31,7 @@
 #include "log.h"
 #include "program.h"
 #include "program_int.h"
+#include "untampered.h"
 
 #define VERSIONS_MAX 1024 /* the versions read, space-separated */
 
@@ -94,7 +95,7 @@ static void add_version(char *vers, size_t len, const char *v, size_t n)
 static bool read_versions(const char *path, const char *plugin, char *vers, size_t len)
 {
 	char text[4096];
-	int fd = program_open_if_regular(path, true);
+	int fd = open_regular(path, true);
 	size_t got;
 
 	if (fd < 0)
