@@ -244,9 +244,11 @@ void tool_files_free(struct tool_files *t)
  * over its inode and its ancestors' (`dir/..`, up to the root), by inode. A bind mount
  * reaches a rule's inodes by another path, which path prefixes miss (found by a review:
  * under expose-rw=/srv/data, a link planted in its bind mount /home/u/proj was judged
- * unchangeable). Unknown (stat fails, too deep): WRITE, the worst.
+ * unchangeable). Unknown (stat fails, too deep): WRITE, the worst. With `whole_way`:
+ * WRITE if any entry on the way up grants it (each is the nearest rule of its own
+ * directory, so: does any directory from `dir` up let the program write?).
  */
-static uint32_t access_by_inode(const struct compiled *out, const char *dir)
+static uint32_t access_by_inode(const struct compiled *out, const char *dir, bool whole_way)
 {
 	char p[PATH_MAX];
 	struct stat st, up;
@@ -256,10 +258,16 @@ static uint32_t access_by_inode(const struct compiled *out, const char *dir)
 	for (int depth = 0; depth < 256; depth++) {
 		size_t n = strlen(p);
 
-		for (size_t i = 0; i < out->n_files; i++)
-			if (!out->files[i].link && out->files[i].ino == (uint64_t)st.st_ino &&
-			    out->files[i].st_dev == (uint64_t)st.st_dev)
-				return out->files[i].access;
+		for (size_t i = 0; i < out->n_files; i++) {
+			const struct compiled_file *f = &out->files[i];
+
+			if (f->link || f->ino != (uint64_t)st.st_ino ||
+			    f->st_dev != (uint64_t)st.st_dev)
+				continue;
+			if (!whole_way || (f->access & PYSB_ACC_WRITE))
+				return f->access;
+			break;
+		}
 		if (n + 4 > sizeof(p))
 			break;
 		memcpy(p + n, "/..", 4);
@@ -274,7 +282,7 @@ static uint32_t access_by_inode(const struct compiled *out, const char *dir)
 
 static bool rules_let_write(const char *dir, void *arg)
 {
-	return access_by_inode(arg, dir) & PYSB_ACC_WRITE;
+	return access_by_inode(arg, dir, false) & PYSB_ACC_WRITE;
 }
 
 /* Is there, on the way to `named` as the kernel resolves it (the links in link targets
@@ -600,14 +608,11 @@ static bool writable_on_the_way(const struct compiled *out, const char *path)
 	char *slash;
 
 	snprintf(dir, sizeof(dir), "%s", path);
-	while ((slash = strrchr(dir, '/'))) {
-		*slash = '\0';
-		if (access_by_inode(out, dir[0] ? dir : "/") & PYSB_ACC_WRITE)
-			return true;
-		if (!dir[0])
-			break;
-	}
-	return false;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return false;
+	*(slash == dir ? slash + 1 : slash) = '\0';
+	return access_by_inode(out, dir, true) & PYSB_ACC_WRITE;
 }
 
 /*

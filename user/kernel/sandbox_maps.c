@@ -9,8 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <linux/openat2.h>
 #include <fcntl.h>
 
 #include "abi_names.h"
@@ -18,6 +16,7 @@
 #include "loader.h"
 #include "log.h"
 #include "stopwatch.h"
+#include "untampered.h"
 
 /*
  * The inode just held for `path` must be the one the compile judged (ino, and st_dev as
@@ -32,26 +31,23 @@
 static int same_as_compiled(const struct file_pins *pins, const char *path, uint64_t ino,
 			    uint64_t st_dev, bool link)
 {
-	struct open_how how = { .flags = O_PATH | O_CLOEXEC | (link ? O_NOFOLLOW : 0),
-				.resolve = RESOLVE_NO_SYMLINKS };
 	struct stat st, now;
-	long fd;
+	int fd;
 
 	if (fstat(pins->fd[pins->n - 1], &st))
 		return -errno;
 	if ((uint64_t)st.st_ino == ino && (!st_dev || (uint64_t)st.st_dev == st_dev))
 		return 0;
-	fd = syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
-	if (fd >= 0 && !fstat((int)fd, &now) && now.st_ino == st.st_ino &&
-	    now.st_dev == st.st_dev) {
-		close((int)fd);
+	fd = open_no_links(path, O_PATH | (link ? O_NOFOLLOW : 0), 0);
+	if (fd >= 0 && !fstat(fd, &now) && now.st_ino == st.st_ino && now.st_dev == st.st_dev) {
+		close(fd);
 		pr_debug("%s was replaced since the compile, through no link: its rule goes to "
 			 "the file there now",
 			 path);
 		return 0;
 	}
 	if (fd >= 0)
-		close((int)fd);
+		close(fd);
 	pr_err("%s now names another file than when the policy was compiled, through a link: "
 	       "the sandbox is not set up; run again, and look for what relinks it",
 	       path);

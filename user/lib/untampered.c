@@ -130,9 +130,8 @@ enum untampered_walk walk_untampered(const char *path, const struct path_writer 
 	return UNTAMPERED_OK;
 }
 
-/* open(2) of canonical `canon` following no link at all (a directory swapped for one
- * since the walk fails with ELOOP); kernels before 5.6: O_NOFOLLOW on the last name. */
-static int open_no_links(const char *canon, int flags, mode_t mode)
+/* untampered.h. A directory swapped for a link since a walk fails with ELOOP. */
+int open_no_links(const char *canon, int flags, mode_t mode)
 {
 	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC),
 				.resolve = RESOLVE_NO_SYMLINKS };

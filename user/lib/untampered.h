@@ -57,6 +57,10 @@ enum untampered_walk walk_untampered(const char *path, const struct path_writer 
 int open_untampered(const char *path, int flags, mode_t mode, const struct path_writer *w,
 		    char *why, size_t len);
 
+/* open(2) of canonical `canon` (O_CLOEXEC added) following no link at all, on the way or
+ * (unless O_NOFOLLOW) at its end; kernels before 5.6: O_NOFOLLOW on the last name. */
+int open_no_links(const char *canon, int flags, mode_t mode);
+
 /*
  * `path` opened for reading if it is a regular file of a real file system; -2 if it is
  * anything else, with nothing opened: a FIFO would hang the open, a device act on it

@@ -3,7 +3,6 @@
 #ifndef PYSB_PROGRAM_INT_H
 #define PYSB_PROGRAM_INT_H
 
-#include <stdbool.h>
 #include <stddef.h>
 
 struct program_opts;

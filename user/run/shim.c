@@ -29,18 +29,24 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "policy.h"
 #include "program.h"
 #include "program_int.h"
 #include "untampered.h"
 
 #define VERSIONS_MAX 1024 /* the versions read, space-separated */
 
-/* `export NAME="value"` with a literal value in the shim (PYENV_ROOT), else NAME in the
- * environment pysb-bpf runs with; NULL if neither. */
+/* NAME in the environment pysb-bpf runs with (o->envp, else environ), or NULL. */
+static const char *env_of(const struct program_opts *o, const char *name)
+{
+	return policy_envp_get(o && o->envp ? o->envp : environ, name);
+}
+
+/* `export NAME="value"` with a literal value in the shim (PYENV_ROOT), into buf; else
+ * NAME in the environment; NULL if neither. */
 static const char *shim_var(const char *text, const struct program_opts *o, const char *name,
 			    char *buf, size_t len)
 {
-	char *const *envp = o && o->envp ? o->envp : environ;
 	size_t n = strlen(name);
 
 	for (const char *l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
@@ -57,10 +63,7 @@ static const char *shim_var(const char *text, const struct program_opts *o, cons
 		snprintf(buf, len, "%.*s", (int)(end - v), v);
 		return buf;
 	}
-	for (int i = 0; envp[i]; i++)
-		if (!strncmp(envp[i], name, n) && envp[i][n] == '=')
-			return envp[i] + n + 1;
-	return NULL;
+	return env_of(o, name);
 }
 
 /* Could `v` (n bytes) name a version: 1 to 64 of [A-Za-z0-9._+:-], not "." or ".." (pyenv
@@ -232,8 +235,8 @@ int shim_which(const struct program_opts *o, const char *shim, const char *tool,
 {
 	const char *kind = strrchr(tool, '/') ? strrchr(tool, '/') + 1 : tool, *root, *env;
 	char vers[VERSIONS_MAX] = "", from[PATH_MAX] = "", rootbuf[PATH_MAX], plugin[64] = "";
-	char versions[PATH_MAX + 80], shims[PATH_MAX + 8], var[128], buf[PATH_MAX];
-	const char *home = shim_var("", o, "HOME", buf, sizeof(buf));
+	char versions[PATH_MAX + 80], shims[PATH_MAX + 8], var[128];
+	const char *home = env_of(o, "HOME");
 	bool pyenv = !strcmp(kind, "pyenv");
 
 	if (!pyenv && strcmp(kind, "asdf")) {
@@ -250,7 +253,7 @@ int shim_which(const struct program_opts *o, const char *shim, const char *tool,
 			root = rootbuf;
 		snprintf(versions, sizeof(versions), "%s/versions", root ? root : "");
 		snprintf(shims, sizeof(shims), "%s/shims", root ? root : "");
-		if ((env = shim_var("", o, "PYENV_VERSION", buf, sizeof(buf))) && *env) {
+		if ((env = env_of(o, "PYENV_VERSION")) && *env) {
 			for (const char *v = env; *v; v += *v == ':') {
 				add_version(vers, sizeof(vers), v, strcspn(v, ":"));
 				v += strcspn(v, ":");
@@ -271,7 +274,7 @@ int shim_which(const struct program_opts *o, const char *shim, const char *tool,
 
 		if (p)
 			sscanf(p + 15, "%63[A-Za-z0-9_-]", plugin);
-		root = shim_var("", o, "ASDF_DATA_DIR", rootbuf, sizeof(rootbuf));
+		root = env_of(o, "ASDF_DATA_DIR");
 		if (!root && home &&
 		    snprintf(rootbuf, sizeof(rootbuf), "%s/.asdf", home) < (int)sizeof(rootbuf))
 			root = rootbuf;
@@ -280,7 +283,7 @@ int shim_which(const struct program_opts *o, const char *shim, const char *tool,
 		snprintf(var, sizeof(var), "ASDF_%s_VERSION", plugin);
 		for (char *c = var; *c; c++)
 			*c = *c == '-' ? '_' : (char)toupper((unsigned char)*c);
-		if (plugin[0] && (env = shim_var("", o, var, buf, sizeof(buf)))) {
+		if (plugin[0] && (env = env_of(o, var))) {
 			add_version(vers, sizeof(vers), env, strlen(env));
 			snprintf(from, sizeof(from), "%s", var);
 		} else if (plugin[0] &&
