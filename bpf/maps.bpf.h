@@ -406,7 +406,8 @@ PYSB_MAP struct {
  * same generation. Only for sandboxed tasks (created on their first cached walk), freed
  * with the task.
  */
-#define PYSB_DIR_SLOTS 4
+#define PYSB_DIR_SETS_SHIFT 2
+#define PYSB_DIR_SLOTS	    (2 << PYSB_DIR_SETS_SHIFT) /* two ways a set */
 
 struct pysb_dir_slot {
 	__u64 dir;	/* the directory's dentry; 0: empty */

@@ -210,7 +210,23 @@ static __always_inline bool cacheable_fs(__u64 vfsmnt)
 }
 
 /*
- * The slot of the task's cache for directory `dir`, or NULL when nothing may be cached.
+ * The first of the two slots of a task's directory cache that may hold the answer for
+ * directory `dir` (its set; the other is the next). Two ways: the directory of a new file
+ * (file_open's) and the one above it (path_mknod's and path_unlink's walks start at the
+ * directory the entry goes in) evicted each other at every call of a create loop in a
+ * one-way slot whenever their addresses shared it. A multiplicative hash: dentries are
+ * slab objects a fixed size apart.
+ */
+static __always_inline struct pysb_dir_slot *dir_set_of(struct pysb_dir_cache *dc, __u64 dir)
+{
+	__u32 set = (dir * 0x9E3779B97F4A7C15ULL) >> (64 - PYSB_DIR_SETS_SHIFT);
+
+	return &dc->slot[(2 * set) & (PYSB_DIR_SLOTS - 2)];
+}
+
+/*
+ * The set of the task's cache for directory `dir` (two slots), or NULL when nothing may
+ * be cached.
  * An answer found there is the walk's own, by this argument (docs/design.md): it read
  * only dentries of `dir`'s mount between `dir` and the rule, and that mount's root. The
  * same directory object at the same address (its inode unchanged: a directory inode of
@@ -229,7 +245,7 @@ static __always_inline struct pysb_dir_slot *dir_slot(struct walk_state *c)
 		return NULL;
 	c->sgen = *(volatile __u64 *)sgp;
 	c->gen = fs_gen_now();
-	return &dc->slot[(c->dir >> 8) & (PYSB_DIR_SLOTS - 1)];
+	return dir_set_of(dc, c->dir);
 }
 
 static __always_inline bool dir_hit(struct walk_state *c, struct pysb_dir_slot *s, __u64 vfsmnt)
@@ -245,6 +261,16 @@ static __always_inline bool dir_hit(struct walk_state *c, struct pysb_dir_slot *
 	c->r.found = 1;
 	c->r.ignored |= s->ignored;
 	return true;
+}
+
+/* The slot of set `s` a new answer for c->dir replaces: the first, unless it holds a
+ * current answer for another directory (two directories of one loop keep both). */
+static __always_inline struct pysb_dir_slot *dir_victim(struct walk_state *c,
+							struct pysb_dir_slot *s)
+{
+	if (s->dir && s->dir != c->dir && s->fs_gen == c->gen && s->sb_gen == c->sgen)
+		return s + 1;
+	return s;
 }
 
 static __always_inline void dir_keep(struct walk_state *c, struct pysb_dir_slot *s, __u64 vfsmnt)
@@ -286,8 +312,11 @@ __noinline int pysb_walk(struct walk_ctx *out)
 	if (out->vfsmnt && !c.crossed) {
 		c.dir = c.dentry;
 		c.slot = dir_slot(&c);
-		if (c.slot && dir_hit(&c, c.slot, out->vfsmnt))
+		if (c.slot &&
+		    (dir_hit(&c, c.slot, out->vfsmnt) || dir_hit(&c, c.slot + 1, out->vfsmnt)))
 			goto out;
+		if (c.slot)
+			c.slot = dir_victim(&c, c.slot);
 	}
 	/* From the directory up: what it finds there is what the cache keeps. */
 	c.ign0 = c.r.ignored;
