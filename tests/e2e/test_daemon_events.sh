@@ -104,3 +104,36 @@ PY
 	kill "$RPID" 2>/dev/null
 	evd_cleanup
 }
+
+# The daemon's --events file is appended to as root and opened again at every rotation:
+# a link at its name (a binding's program may write the directory it lies in) is not
+# followed, a FIFO is not opened (found for `run --events` by an adversary: root's
+# ~/.bashrc filled with event lines, a FIFO hung the open). The daemon refuses to start,
+# saying why; the link's target is unchanged.
+test_daemon_events_file_link_or_fifo_refused() {
+	mkdir -p "$T/conf" "$T/root-only" "$T/logs"
+	echo "root's" >"$T/root-only/login.sh"
+	# unconfined: an append to the name lands in the target
+	ln -s "$T/root-only/other" "$T/logs/plain.jsonl" && echo x >>"$T/logs/plain.jsonl"
+	[ "$(cat "$T/root-only/other")" = x ] || fail "unconfined, the append did not follow the link"
+	ln -s "$T/root-only/login.sh" "$T/logs/ev.jsonl"
+	timeout 60 "$PYSB" daemon --config "$T/conf" --once --events "$T/logs/ev.jsonl" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] || fail "daemon with a linked event file: exit $RC"
+	expect_grep "$T/err" "cannot open the event file $T/logs/ev.jsonl: it is a symbolic link"
+	[ "$(cat "$T/root-only/login.sh")" = "root's" ] || fail "root's file changed"
+	rm "$T/logs/ev.jsonl" && mkfifo "$T/logs/ev.jsonl"
+	timeout 60 "$PYSB" daemon --config "$T/conf" --once --events "$T/logs/ev.jsonl" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] || fail "daemon with a FIFO as event file: exit $RC"
+	expect_grep "$T/err" "ev.jsonl: it is no regular file"
+	# a plain file is what it writes to
+	rm "$T/logs/ev.jsonl"
+	timeout 60 "$PYSB" daemon --config "$T/conf" --once --events "$T/logs/ev.jsonl" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	[ -f "$T/logs/ev.jsonl" ] && [ ! -L "$T/logs/ev.jsonl" ] || fail "no event file made"
+}

@@ -1418,6 +1418,60 @@ for what, f in (('append', lambda: open('$T/rw/ev.jsonl', 'a').write('{}')),
 	expect_grep "$T/err" '"record":"summary"'
 }
 
+# The same plant under a wider policy, then the policy narrowed (found by an adversary):
+# run 1 under `expose-rw=.` makes ev.jsonl a link to a file of root's (or a FIFO); the
+# administrator narrows the policy to `expose-ro=.`, which says nothing of what the
+# earlier run could write, and runs the same command. The link was followed and root's
+# file filled with event lines (its login script ran them); the FIFO hung pysb-bpf before
+# the program started. A link at the end of the path is never followed now, and nothing
+# but a regular file (or one of the caller's descriptors) is opened.
+test_escape_events_file_link_from_a_wider_policy_not_followed() {
+	mkdir -p "$T/proj" "$T/root-only"
+	echo "root's" >"$T/root-only/login.sh"
+	write_file "$T/proj/plant.py" <<'PY'
+import os, sys
+os.unlink("ev.jsonl")
+if sys.argv[1] == "fifo":
+    os.mkfifo("ev.jsonl")
+else:
+    os.symlink(sys.argv[1], "ev.jsonl")
+print("planted", flush=True)
+PY
+	cd "$T/proj" || fail "cd"
+	# unconfined: root's write to the name lands in the link's target
+	ln -s "$T/root-only/other" plain.jsonl && echo x >plain.jsonl
+	[ "$(cat "$T/root-only/other")" = x ] || fail "unconfined, the write did not follow the link"
+	printf 'expose-rw=.\n' >.py-sandboxes
+	"$PYSB" run --events ev.jsonl -- python3 plant.py "$T/root-only/login.sh" >"$T/out" 2>"$T/err"
+	expect_line "$T/out" "planted"
+	[ -L ev.jsonl ] || fail "run 1 did not plant the link"
+	printf 'expose-ro=.\n' >.py-sandboxes
+	"$PYSB" run --events ev.jsonl -- python3 -c 'print("ran")' >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "^pysb-bpf: error: cannot open the event stream ev.jsonl: it is a symbolic link \\(to $T/root-only/login.sh\\): pysb-bpf opens it as root and follows no link"
+	expect_no_grep "$T/out" "ran"
+	[ "$(cat "$T/root-only/login.sh")" = "root's" ] || fail "root's file changed: $(head -c 300 "$T/root-only/login.sh")"
+	# the FIFO: refused at once, never opened (the open would wait for a reader)
+	rm -f ev.jsonl && : >ev.jsonl
+	printf 'expose-rw=.\n' >.py-sandboxes
+	"$PYSB" run --events ev2.jsonl -- python3 plant.py fifo >"$T/out" 2>"$T/err"
+	expect_line "$T/out" "planted"
+	[ -p ev.jsonl ] || fail "run 1 did not plant the FIFO"
+	printf 'expose-ro=.\n' >.py-sandboxes
+	timeout 60 "$PYSB" run --events ev.jsonl -- python3 -c 'print("ran")' >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "ev.jsonl: it is no regular file"
+	# the user's own descriptors still work: bash's >(...) is /dev/fd/N
+	rm -f ev.jsonl
+	"$PYSB" run --events >(cat >"$T/proc-sub.jsonl") -- python3 -c 'pass' >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	sleep 1
+	expect_grep "$T/proc-sub.jsonl" '"record":"summary"'
+}
+
 # Learning merged the rules into the policy file as it found it after the run: a link the
 # program (nothing is denied while learning) put in its place was read as root, and the
 # target's text (/etc/shadow) written back into the project, with the backup, readable

@@ -15,6 +15,7 @@
  */
 #include "daemon_int.h"
 #include "systemd_lib.h"
+#include "untampered.h"
 
 /* cgroup_born: the kernel confined a cgroup at its creation; the loop scans at once. */
 static int on_born(void *ctx, void *data, size_t len)
@@ -164,6 +165,33 @@ static void lost_records(struct daemon *d)
 	}
 }
 
+/*
+ * The --events file, appended to as root: never through a link at the end of its path nor
+ * into anything but a regular file. It may lie in a tree some binding's program writes
+ * (found by an adversary for `run --events`: a link planted there had root fill its
+ * ~/.bashrc with event lines, a FIFO hung the open), and a reload or a rotation opens it
+ * again. NULL when refused or failed, said.
+ */
+static FILE *open_event_file(const char *path, const char *what)
+{
+	struct path_writer anyone = { .uid = 0, .rules_only = true };
+	char why[2 * PATH_MAX + 256];
+	int fd = open_untampered(path, O_WRONLY | O_CREAT | O_APPEND, 0644, &anyone, why,
+				 sizeof(why));
+	FILE *f;
+
+	if (fd < 0) {
+		pr_err("cannot open the %s %s", what, why);
+		return NULL;
+	}
+	f = fdopen(fd, "a");
+	if (!f) {
+		pr_err("cannot open the %s %s: %s", what, path, strerror(errno));
+		close(fd);
+	}
+	return f;
+}
+
 /* Beyond the size limit the file becomes FILE.1 (FILE.1 FILE.2, ...) and a new one starts. */
 static void rotate_events(struct daemon *d)
 {
@@ -182,10 +210,9 @@ static void rotate_events(struct daemon *d)
 		if (rename(from, to) && errno != ENOENT)
 			pr_warn("cannot rotate %s to %s: %s", from, to, strerror(errno));
 	}
-	f = fopen(o->events, "ae");
+	f = open_event_file(o->events, "new event file");
 	if (!f) {
-		pr_err("cannot open the new event file %s: %s; events go on into %s.1", o->events,
-		       strerror(errno), o->events);
+		pr_err("events go on into %s.1", o->events);
 		return;
 	}
 	fclose(d->out);
@@ -222,11 +249,11 @@ static int open_output(struct daemon *d)
 
 	if (journal && !systemd_lib("--events journal cannot write to the journal"))
 		return -1;
-	d->out = !o->events || !strcmp(o->events, "-") || journal ? stdout : fopen(o->events, "ae");
-	if (!d->out) {
-		pr_err("cannot open the event file %s: %s", o->events, strerror(errno));
+	d->out = !o->events || !strcmp(o->events, "-") || journal
+			 ? stdout
+			 : open_event_file(o->events, "event file");
+	if (!d->out)
 		return -1;
-	}
 	if (events_json_init(&d->ev, d->out,
 			     journal		? "the journal"
 			     : d->out == stdout ? "stdout"

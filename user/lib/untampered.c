@@ -145,11 +145,103 @@ int open_no_links(const char *canon, int flags, mode_t mode)
 	return (int)fd;
 }
 
+/* A name of the caller's own descriptors (bash's --events >(CMD) is /dev/fd/63): what it
+ * reaches, whoever started pysb-bpf opened; nothing found at a path. */
+static bool own_descriptor_name(const char *path)
+{
+	static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/" };
+
+	if (!strcmp(path, "/dev/stdout") || !strcmp(path, "/dev/stderr") ||
+	    !strcmp(path, "/dev/stdin"))
+		return true;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		size_t n = strlen(dirs[i]);
+
+		if (!strncmp(path, dirs[i], n) && path[n] &&
+		    !path[n + strspn(path + n, "0123456789")])
+			return true;
+	}
+	return false;
+}
+
+/* File systems whose "regular" files are the kernel's own state (statfs(2) f_type). */
+static bool pseudo_fs(long type)
+{
+	static const long types[] = {
+		0x9fa0,	    /* proc */
+		0x62656572, /* sysfs */
+		0x74726163, /* tracefs */
+		0x64626720, /* debugfs */
+		0x73636673, /* securityfs */
+		0x63677270, /* cgroup2 */
+		0x27e0eb,   /* cgroup */
+		0xcafe4a11, /* bpf */
+		0x62656570, /* configfs */
+		0x6165676c, /* pstore */
+		0xde5e81e4, /* efivarfs */
+		0xf97cff8c, /* selinuxfs */
+		0x42494e4d, /* binfmt_misc */
+	};
+
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (type == types[i])
+			return true;
+	return false;
+}
+
+/* O_PATH descriptor `pfd` (closed here) opened with `flags` if it is a regular file of a
+ * real file system: through the descriptor, the very inode looked at; -2 if it is
+ * anything else (nothing opened); -1 with errno. */
+static int reopen_regular(int pfd, int flags)
+{
+	char self[64];
+	struct statfs sf;
+	struct stat st;
+	int fd;
+
+	if (fstat(pfd, &st) || !S_ISREG(st.st_mode) || fstatfs(pfd, &sf) ||
+	    pseudo_fs((long)sf.f_type)) {
+		close(pfd);
+		return -2;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
+	fd = open(self, (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY);
+	close(pfd);
+	return fd;
+}
+
+/* Canonical `canon` opened with `flags` through no link at all, its end included, if it
+ * is a regular file (or, with O_CREAT, made now); -2: it is something else. */
+static int open_canon_regular(const char *canon, int flags, mode_t mode)
+{
+	int pfd = open_no_links(canon, O_PATH | O_NOFOLLOW, 0), fd;
+
+	if (pfd >= 0)
+		return reopen_regular(pfd, flags);
+	if (errno != ENOENT || !(flags & O_CREAT))
+		return -1;
+	fd = open_no_links(canon, flags | O_EXCL | O_NOFOLLOW, mode);
+	if (fd < 0 && errno == EEXIST) /* made meanwhile: judged as it is */
+		return open_canon_regular(canon, flags & ~O_CREAT, mode);
+	return fd;
+}
+
+/*
+ * untampered.h. A link at the end of the path is never followed, whatever the directory
+ * it lies in (found by an adversary: a link the program planted under a wider policy,
+ * `expose-rw=.`, was followed once the policy was narrowed to `expose-ro=.`, and root's
+ * ~/.bashrc filled with event lines; this run's policy cannot say what an earlier one
+ * let the program do). Nor is anything but a regular file opened (a FIFO hung the open,
+ * a link to /dev/kmsg had root write the stream into the kernel log). The caller's own
+ * descriptors are the exception: /dev/stderr, /dev/fd/N.
+ */
 int open_untampered(const char *path, int flags, mode_t mode, const struct path_writer *w,
 		    char *why, size_t len)
 {
-	char bad[PATH_MAX], canon[PATH_MAX];
+	char bad[PATH_MAX], canon[PATH_MAX], target[PATH_MAX];
+	bool own = own_descriptor_name(path);
 	struct stat st;
+	ssize_t t;
 	int fd;
 
 	switch (walk_untampered(path, w, bad, sizeof(bad), canon, sizeof(canon))) {
@@ -179,12 +271,28 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 	case UNTAMPERED_OK:
 		break;
 	}
-	/* A final link is followed only when the walk judged it (/dev/stderr); every other
-	 * path is opened as the walk resolved it, through no link at all. */
-	if (!lstat(path, &st) && S_ISLNK(st.st_mode))
-		fd = open(path, flags | O_CLOEXEC, mode);
-	else
-		fd = open_no_links(canon, flags, mode);
+	if (!own && !lstat(path, &st) && S_ISLNK(st.st_mode)) {
+		t = readlink(path, target, sizeof(target) - 1);
+		target[t > 0 ? t : 0] = '\0';
+		snprintf(
+			why, len,
+			"%s: it is a symbolic link (to %s): pysb-bpf opens it as root and follows no "
+			"link at the end of a path, which a sandboxed program could have made in "
+			"an earlier run, under this policy or a wider one; name the file itself",
+			path, target);
+		errno = EPERM;
+		return -1;
+	}
+	fd = own ? open(path, flags | O_CLOEXEC, mode) : open_canon_regular(canon, flags, mode);
+	if (fd == -2) {
+		snprintf(why, len,
+			 "%s: it is no regular file (a FIFO, a device, a socket or a file of the "
+			 "kernel's): pysb-bpf would open it as root; name a regular file, or a "
+			 "descriptor of yours (/dev/fd/N; bash: >(COMMAND))",
+			 path);
+		errno = EPERM;
+		return -1;
+	}
 	if (fd < 0) {
 		snprintf(why, len, "%s: %s", path, strerror(errno));
 		return -1;
@@ -202,47 +310,9 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 	return fd;
 }
 
-/* File systems whose "regular" files are the kernel's own state (statfs(2) f_type). */
-static bool pseudo_fs(long type)
-{
-	static const long types[] = {
-		0x9fa0,	    /* proc */
-		0x62656572, /* sysfs */
-		0x74726163, /* tracefs */
-		0x64626720, /* debugfs */
-		0x73636673, /* securityfs */
-		0x63677270, /* cgroup2 */
-		0x27e0eb,   /* cgroup */
-		0xcafe4a11, /* bpf */
-		0x62656570, /* configfs */
-		0x6165676c, /* pstore */
-		0xde5e81e4, /* efivarfs */
-		0xf97cff8c, /* selinuxfs */
-		0x42494e4d, /* binfmt_misc */
-	};
-
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (type == types[i])
-			return true;
-	return false;
-}
-
 int open_regular(const char *path, bool nofollow)
 {
-	char self[64];
-	struct statfs sf;
-	struct stat st;
-	int pfd = open(path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0)), fd;
+	int pfd = open(path, O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0));
 
-	if (pfd < 0)
-		return -1;
-	if (fstat(pfd, &st) || !S_ISREG(st.st_mode) || fstatfs(pfd, &sf) ||
-	    pseudo_fs((long)sf.f_type)) {
-		close(pfd);
-		return -2;
-	}
-	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
-	fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	close(pfd);
-	return fd;
+	return pfd < 0 ? -1 : reopen_regular(pfd, O_RDONLY);
 }
