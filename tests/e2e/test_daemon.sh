@@ -266,6 +266,30 @@ test_daemon_check_rejects_bad_bindings() {
 	expect_grep "$T/err" "cut.json:1:"
 }
 
+# `daemon --once` on a "cgroup" binding whose cgroup is not made yet (found by a user): it
+# said "binding worker ... enforce" and exited 0, confining nothing, and a provisioning
+# script believed the service confined. It says so and exits 1; once the cgroup exists,
+# the same command confines it (its socket programs attached) and exits 0.
+test_daemon_once_on_a_missing_cgroup_says_nothing_confined() {
+	mkdir -p "$T/conf"
+	DPID=""
+	trap svc_cleanup EXIT
+	printf 'expose-ro=/usr\n' >"$T/conf/w.py-sandboxes"
+	binding w '{"policy": "w.py-sandboxes", "cgroup": "pysb-e2e/later"}'
+	rmdir "$CGT/later" 2>/dev/null
+	"$PYSB" daemon --config "$T/conf" --once >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_grep "$T/err" "binding w: cgroup $CGT/later does not exist: nothing is confined by it"
+	expect_grep "$T/err" "1 binding\\(s\\) confine nothing"
+	mkdir -p "$CGT/later"
+	"$PYSB" daemon --config "$T/conf" --once >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_no_grep "$T/err" "does not exist"
+	[ "$(links_of "$CGT/later")" -gt 0 ] || fail "the cgroup made since was not confined"
+}
+
 # The directory as the kubelet mounts a ConfigMap: the files are links into ..data, a link
 # to a timestamped directory, and an update swaps ..data with a rename. The daemon reads
 # those bindings (never ..data itself) and reloads on the swap. Events rotate by size.

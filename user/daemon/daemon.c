@@ -220,6 +220,20 @@ static void rotate_events(struct daemon *d)
 	d->ev.out = f;
 }
 
+/* `--once`: 0 when every `cgroup` binding confines its cgroup; 1, said, when one names a
+ * cgroup that does not exist (a provisioning script must not believe it confined). */
+static int once_result(const struct daemon *d)
+{
+	size_t missing = 0;
+
+	for (size_t i = 0; i < d->n_b; i++)
+		missing += d->b[i]->missing;
+	if (!missing)
+		return 0;
+	pr_err("%zu binding(s) confine nothing: their cgroup does not exist (above)", missing);
+	return 1;
+}
+
 /* ---------------- the loop */
 
 /* force: every binding is switched, changed or not (SIGHUP: the operator asks; exposed
@@ -559,7 +573,7 @@ int daemon_main(const struct daemon_opts *o)
 	scan(&d);
 	metrics_unlock(&d.m);
 	if (o->once) {
-		ret = 0;
+		ret = once_result(&d);
 		goto out;
 	}
 	/* Told at once of a cgroup confined at its creation: scanned then, not a second

@@ -66,6 +66,7 @@ struct binding {
 	bool seen;	   /* its file was in the last read of the directory */
 	bool no_answer;	   /* unit: systemd did not answer the last scan's query */
 	bool query_failed; /* unit: the query binding_paths just made got no answer */
+	bool missing;	   /* cgroup: it did not exist at the last scan (said once) */
 	/* Confinement at creation (bpf/watch.bpf.c): the policy written under an id of its
 	 * own, which a new cgroup matching the binding gets until the scan confines it; its
 	 * events are read as those of `tmpl` (path: the pattern, or the unit's cgroup). */

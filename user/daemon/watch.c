@@ -382,6 +382,15 @@ static void scan_binding(struct daemon *d, struct binding *b)
 	free(paths);
 	b->m.targets = b->n_t;
 	b->m.failed = failed;
+	/* Said, not silent (found by a user: `daemon --once` on a cgroup not made yet said
+	 * "binding worker ... enforce" and exited 0, confining nothing). */
+	if (b->conf.kind == TARGET_CGROUP && !b->n_t && !failed && !b->missing)
+		pr_warn("binding %s: cgroup %s does not exist: nothing is confined by it until it "
+			"is made%s",
+			b->conf.name, b->conf.target,
+			d->o->once ? "; make it first (mkdir), or leave the daemon running"
+				   : " (the next scan confines it)");
+	b->missing = b->conf.kind == TARGET_CGROUP && !b->n_t && !failed;
 }
 
 /* Confines the cgroups that appeared, releases those that are gone (or re-created:
