@@ -263,6 +263,10 @@ test_cli_run_not_root_says_so() {
 	RC=$?
 	expect_rc 125
 	expect_grep "$T/err" "not root: a sandbox needs root, or CAP_BPF and CAP_SYS_ADMIN; run it with sudo"
+	# and nothing else: no programs were tried (found by a user: a second line blamed
+	# bpffs and pointed at the verifier log)
+	expect_no_grep "$T/err" "check failed"
+	[ "$(wc -l <"$T/err")" -eq 1 ] || fail "more than the one line: $(cat "$T/err")"
 }
 
 # A file that is no program: the exec's error alone (found by a user: the kernel's

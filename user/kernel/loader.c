@@ -303,6 +303,7 @@ int loader_start(struct loader *l, const char **what, int *err)
 	if (lock < 0 || flock(lock, LOCK_EX)) {
 		pr_err("cannot lock %s: %s%s", LOCK_FILE, strerror(errno),
 		       errno == EACCES && geteuid() ? NOT_ROOT_HINT : "");
+		*what = NULL; /* said: no second line about programs that were never tried */
 		goto out;
 	}
 	remove_stale_tmp();

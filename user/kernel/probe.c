@@ -193,6 +193,8 @@ void probe_report_load_failure(const char *what, int err, bool verbose)
 {
 	char detail[512];
 
+	if (!what)
+		return; /* the loader said why, before any program was tried (no lock: not root) */
 	/* A kernel too old for a helper, map or attach type: that is the exact cause. */
 	if (!verbose && check_features(false))
 		return;
