@@ -129,6 +129,12 @@ test_users_sudo_path_misses_the_venv_and_says_so() {
 	expect_rc 0
 	expect_no_grep "$T/out" "$T/proj/.venv"
 	expect_grep "$T/err" "started through sudo, /.*python3 was found on sudo's PATH, not yours: the venv in $T/proj/.venv is not used"
+	# from a subdirectory of the project too (found by a user: nothing was said)
+	mkdir -p "$T/proj/sub" && cd "$T/proj/sub" || fail "cd sub"
+	SUDO_UID=0 SUDO_USER=root run_sb "$T/policy" python3 -c "import sys; print(sys.prefix)"
+	expect_rc 0
+	expect_grep "$T/err" "the venv in $T/proj/.venv is not used; name its interpreter \\(pysb-bpf run -- $T/proj/.venv/bin/python"
+	cd "$T/proj" || fail "cd"
 	SUDO_UID=0 SUDO_USER=root run_sb "$T/policy" .venv/bin/python -c "import sys; print(sys.prefix)"
 	expect_rc 0
 	expect_line "$T/out" "$T/proj/.venv"

@@ -49,31 +49,40 @@ static bool same_file(const char *a, const char *b)
  * sudo replaces the user's PATH with its secure_path and drops VIRTUAL_ENV: a bare
  * `python3` is then the system's, not the activated venv's (found by a user: the program
  * ran without the venv's packages, silently, while `check` without sudo showed the venv's
- * interpreter). Said when started through sudo, a venv lies in the working directory, and
- * the interpreter is not its.
+ * interpreter). Said when started through sudo, a venv lies in the working directory or
+ * one above it (found by a user: from a subdirectory of the project, nothing was said),
+ * and the interpreter is not its.
  */
 static void sudo_path_hint(const struct program *prog)
 {
 	static const char *const venvs[] = { ".venv", "venv", "env" };
-	char cwd[PATH_MAX], py[PATH_MAX + 32];
+	char dir[PATH_MAX], py[PATH_MAX + 32], *slash;
 
 	/* a Python found by a PATH lookup (a bare name, #!/usr/bin/env): not one named */
 	if (!getenv("SUDO_UID") || !interpreter_is_python(prog->interp) ||
 	    !(strstr(prog->how, "(PATH)") || strstr(prog->how, "/env ") ||
 	      strstr(prog->how, "(python3 runs it)")) ||
-	    !getcwd(cwd, sizeof(cwd)))
+	    !getcwd(dir, sizeof(dir)) || dir[0] != '/')
 		return;
-	for (size_t i = 0; i < sizeof(venvs) / sizeof(venvs[0]); i++) {
-		size_t n = strlen(cwd) + 1 + strlen(venvs[i]);
+	for (;;) {
+		for (size_t i = 0; i < sizeof(venvs) / sizeof(venvs[0]); i++) {
+			size_t n = strlen(dir) + 1 + strlen(venvs[i]);
 
-		snprintf(py, sizeof(py), "%s/%s/bin/python", cwd, venvs[i]);
-		if (access(py, X_OK) || (!strncmp(prog->interp, py, n) && prog->interp[n] == '/'))
-			continue;
-		pr_warn("started through sudo, %s was found on sudo's PATH, not yours: the venv in "
-			"%s/%s is not used; name its interpreter (pysb-bpf run -- %s/bin/python "
-			"...)",
-			prog->interp, cwd, venvs[i], venvs[i]);
-		return;
+			snprintf(py, sizeof(py), "%s/%s/bin/python", dir, venvs[i]);
+			if (access(py, X_OK))
+				continue;
+			if (!strncmp(prog->interp, py, n) && prog->interp[n] == '/')
+				return; /* its own */
+			pr_warn("started through sudo, %s was found on sudo's PATH, not yours: the "
+				"venv in %s/%s is not used; name its interpreter (pysb-bpf run -- "
+				"%s/%s/bin/python ...)",
+				prog->interp, dir, venvs[i], dir, venvs[i]);
+			return;
+		}
+		slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return; /* / itself: a venv there would be the system's */
+		*slash = '\0';
 	}
 }
 
