@@ -1472,6 +1472,34 @@ PY
 	expect_grep "$T/proc-sub.jsonl" '"record":"summary"'
 }
 
+# The same check through a bind mount of the program's rw tree (the twin of a reviewer's
+# finding for the script's grant): under expose-rw=$T/data, mounted again at $T/proj, the
+# program replaces the directory `logs` with a link to a directory of root's. Judged by
+# path prefix, $T/proj/logs lay outside every rule and the link was followed: root made
+# its event file in the directory the program chose. Judged by inode, as the kernel
+# does, the link is in a directory the program may write: refused, nothing made there.
+test_escape_events_dir_link_through_a_bind_mount_of_the_rw_tree() {
+	mkdir -p "$T/data/logs" "$T/proj" "$T/root-only"
+	mount --bind "$T/data" "$T/proj" || fail "bind mount"
+	trap 'umount "$T/proj" 2>/dev/null' EXIT
+	printf 'expose-rw=%s\n' "$T/data" >"$T/policy"
+	# unconfined: a file made through the link lands in its target
+	ln -s "$T/root-only" "$T/data/plain" && : >"$T/proj/plain/x"
+	[ -e "$T/root-only/x" ] || fail "unconfined, the create did not follow the link"
+	rm -f "$T/root-only/x" "$T/data/plain"
+	"$PYSB" run --policy "$T/policy" -- python3 -c "import os
+os.rmdir('$T/data/logs'); os.symlink('$T/root-only', '$T/data/logs'); print('planted')" >"$T/out" 2>"$T/err"
+	expect_line "$T/out" "planted"
+	"$PYSB" run --policy "$T/policy" --events "$T/proj/logs/ev.jsonl" -- python3 -c 'print("ran")' \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "it is reached through the link $T/proj/logs, in a directory the sandboxed program may change"
+	expect_no_grep "$T/out" "ran"
+	[ ! -e "$T/root-only/ev.jsonl" ] || fail "root made its event file where the program pointed"
+	umount "$T/proj"
+}
+
 # Learning merged the rules into the policy file as it found it after the run: a link the
 # program (nothing is denied while learning) put in its place was read as root, and the
 # target's text (/etc/shadow) written back into the project, with the backup, readable

@@ -161,11 +161,6 @@ int resolve_identity(const char *user, struct identity *id)
 	return set_user_environment(pw);
 }
 
-static bool compiled_may_write(const char *dir, void *c)
-{
-	return compiled_access(c, dir, false) & PYSB_ACC_WRITE;
-}
-
 /* Who the program runs as (id; its uid -1: pysb-bpf's own) and what compiled `c` lets it
  * write: what it could have changed in an earlier run, for the files pysb-bpf opens. */
 void program_writer(struct path_writer *w, const struct identity *id, const struct compiled *c)
@@ -178,7 +173,7 @@ void program_writer(struct path_writer *w, const struct identity *id, const stru
 		.gid = id->uid == (uid_t)-1 ? getegid() : id->gid,
 		.groups = id->uid == (uid_t)-1 ? groups : id->groups,
 		.n_groups = n > 0 ? (size_t)n : 0,
-		.may_write = compiled_may_write,
+		.may_write = compiled_lets_write,
 		.arg = (void *)c,
 	};
 }

@@ -224,6 +224,12 @@ void implicit_paths_free(struct implicit_path *v, size_t n);
 /* Nearest compiled rule covering canonical `path` (the longest prefix): its access, 0 if
  * none. explicit_only: the policy's own lines only. */
 uint32_t compiled_access(const struct compiled *c, const char *path, bool explicit_only);
+
+/* Do the rules of `compiled` (a struct compiled *) let the program write directory `dir`
+ * as the kernel finds it: the nearest rule over its inode and its ancestors', by inode, so
+ * that a bind mount of an rw tree counts (path prefixes miss it); unknown: yes. The shape
+ * of struct path_writer's may_write. (compile_protect.c) */
+bool compiled_lets_write(const char *dir, void *compiled);
 /* What the user's tools run from a tree the program may write (.git, .py-sandboxes), in
  * an expose-rw= directory or right below it, not named by a rule itself: canonical paths
  * (compile_protect.c). 0, or -1 out of memory. */

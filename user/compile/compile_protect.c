@@ -280,9 +280,9 @@ static uint32_t access_by_inode(const struct compiled *out, const char *dir, boo
 	return PYSB_ACC_WRITE;
 }
 
-static bool rules_let_write(const char *dir, void *arg)
+bool compiled_lets_write(const char *dir, void *compiled)
 {
-	return access_by_inode(arg, dir, false) & PYSB_ACC_WRITE;
+	return access_by_inode(compiled, dir, false) & PYSB_ACC_WRITE;
 }
 
 /* Is there, on the way to `named` as the kernel resolves it (the links in link targets
@@ -290,7 +290,7 @@ static bool rules_let_write(const char *dir, void *arg)
  * `link`. */
 static bool link_in_writable(const struct compiled *out, const char *named, char *link, size_t len)
 {
-	const struct path_writer w = { .may_write = rules_let_write,
+	const struct path_writer w = { .may_write = compiled_lets_write,
 				       .arg = (void *)out,
 				       .rules_only = true };
 
@@ -630,7 +630,7 @@ static bool writable_on_the_way(const struct compiled *out, const char *path)
 bool script_grantable(const struct compiled *out, const char *named, const char *script,
 		      struct diag_list *d)
 {
-	const struct path_writer w = { .may_write = rules_let_write,
+	const struct path_writer w = { .may_write = compiled_lets_write,
 				       .arg = (void *)out,
 				       .rules_only = true };
 	char link[PATH_MAX], canon[PATH_MAX];
