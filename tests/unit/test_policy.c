@@ -232,6 +232,17 @@ static void test_comments_blank_and_template_lines(void **state)
 	r = parse_ok("");
 	assert_int_equal(r.p->n_files, 1);
 	assert_string_equal(r.p->files[0], "t.pysb");
+	assert_int_equal(r.d.n_warnings, 0);
+	done(&r);
+	/* nothing but template lines: most likely JSON (a daemon binding), said */
+	r = parse_ok("{\"policy\": \"w.py-sandboxes\", \"cgroup\": \"worker.slice\"}\n");
+	assert_int_equal(r.d.n_warnings, 1);
+	assert_non_null(strstr(r.d.warnings[0].msg, "no rule: every line starts with '{'"));
+	assert_int_equal(r.d.warnings[0].line, 0);
+	done(&r);
+	/* with a rule beside them: not said */
+	r = parse_ok("{{ template }}\npy-sandbox=true\n");
+	assert_int_equal(r.d.n_warnings, 0);
 	done(&r);
 }
 

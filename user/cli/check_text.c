@@ -360,7 +360,9 @@ static void render_python_and_warnings(FILE *f, const json_t *root)
 		fputs("warning: ", f);
 		if (json_object_get(v, "file")) {
 			put_text(f, jstr(v, "file"));
-			fprintf(f, ":%lld:", json_integer_value(json_object_get(v, "line")));
+			if (json_integer_value(json_object_get(v, "line"))) /* 0: the whole file */
+				fprintf(f, ":%lld", json_integer_value(json_object_get(v, "line")));
+			fputc(':', f);
 			if (json_object_get(v, "col"))
 				fprintf(f, "%lld:", json_integer_value(json_object_get(v, "col")));
 			fputc(' ', f);

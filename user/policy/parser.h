@@ -63,6 +63,7 @@ struct parser {
 	size_t n_dirs, dirs_size;
 	bool full; /* MAX_ERRORS reached: stop reading */
 	bool oom;
+	unsigned rules, templates; /* lines read as rules, and "{" template lines */
 };
 
 struct line {

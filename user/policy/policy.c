@@ -85,8 +85,11 @@ static void parse_line(struct parser *ps, const char *file, const char *dir, uns
 	len = rstrip_len(raw + ln.lead, n - ln.lead);
 	len = rstrip_len(raw + ln.lead, comment_at(raw + ln.lead, len));
 	/* empty lines, comments and "{" template lines carry no rule */
-	if (len == 0 || raw[ln.lead] == '{')
+	if (len == 0 || raw[ln.lead] == '{') {
+		ps->templates += len != 0;
 		return;
+	}
+	ps->rules++;
 	ln.text = strndup(raw + ln.lead, len);
 	if (!ln.text) {
 		ps->oom = true;
@@ -278,6 +281,16 @@ static void parse_root(struct parser *ps, const char *name, const char *buf, siz
 		ps->oom = true;
 	else
 		parse_text(ps, stored, dir, buf, len);
+	/* py-sandboxes drops "{" lines; a file of nothing else is most likely JSON (found by
+	 * a user: a daemon binding given to `check --policy` passed as an empty policy) */
+	if (stored && !ps->rules && ps->templates) {
+		struct line whole = { .file = stored, .raw = "" };
+
+		lwarn(ps, &whole, 0,
+		      "no rule: every line starts with '{' (a template line, which py-sandboxes "
+		      "ignores), so this policy grants nothing; a daemon binding (JSON) is "
+		      "checked with pysb-bpf daemon --config DIR --check");
+	}
 	free(abs);
 	free(canon);
 	free(dir);
