@@ -34,6 +34,16 @@ static const char *path_key(const void *paths, size_t i)
 	return ((const struct policy_path *)paths)[i].path;
 }
 
+/* Was `spelled` cut short by a '#' right after it (found by users: a directory named
+ * with '#' read as a path ending before it)? */
+static bool hash_cut(const struct line *ln, const char *spelled)
+{
+	size_t n = strlen(spelled);
+	const char *at = n ? memmem(ln->raw, ln->raw_len, spelled, n) : NULL;
+
+	return at && at + n < ln->raw + ln->raw_len && at[n] == '#';
+}
+
 static void store_path(struct parser *ps, struct line *ln, const struct keydef *kd, size_t voff,
 		       char *spelled, char *named, char *canon)
 {
@@ -108,8 +118,12 @@ void on_expose(struct parser *ps, struct line *ln, const struct keydef *kd, cons
 	if (!canon && (errno == ENOENT || errno == ENOTDIR))
 		lerror(ps, ln, voff,
 		       "path '%.120s' must exist (looked for '%.120s'); create it or remove "
-		       "the rule",
-		       spelled, abs);
+		       "the rule%s",
+		       spelled, abs,
+		       hash_cut(ln, spelled) ? " (a '#' starts a comment, as in py-sandboxes: a "
+					       "path holding one cannot be named; expose the "
+					       "directory above it)"
+					     : "");
 	else if (!canon)
 		lerror(ps, ln, voff, "cannot resolve path '%.120s' ('%.120s'): %s", spelled, abs,
 		       strerror(errno));
