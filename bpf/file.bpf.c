@@ -58,7 +58,8 @@
  *                          here with its mode (reads need READ, writes WRITE)
  *   lsm/sb_kern_mount, lsm/sb_statfs
  *                          (deny nothing: note an overlay's creator cred, at its mount, or
- *                          at the loader's statfs of the overlays mounted before it)
+ *                          at the loader's statfs of the overlays mounted before it, with
+ *                          those of the overlays among its layers: bpf/overlay.bpf.c)
  *   lsm/cred_prepare, lsm/cred_free
  *                          (deny nothing: a cred overlayfs derives from its creator cred is
  *                          the overlay's too; forgotten when freed)
@@ -967,7 +968,8 @@ int BPF_PROG(pysb_file_mprotect, struct vm_area_struct *vma, unsigned long reqpr
 /* An overlay mounted (by anyone, after the programs loaded) is noted at once: the first
  * lookup a sandboxed task makes in it runs overlayfs' capability checks on its creator
  * cred before any file hook could note it (bpf/caps.bpf.c). Earlier overlays are noted
- * by the walk the first time a sandboxed task meets them. */
+ * by the walk the first time a sandboxed task meets them. The overlays among its layers
+ * are noted with it (they were mounted before it). */
 SEC("lsm/sb_kern_mount")
 int BPF_PROG(pysb_sb_kern_mount, const struct super_block *sb)
 {
@@ -1065,7 +1067,9 @@ static __always_inline void label_inode(struct dentry *dentry)
 }
 
 /* statfs(2), by any task: the loader's way to note the overlays mounted before it loaded
- * the programs (user/kernel/loader.c, note_overlays), and to label the inodes of rule paths. */
+ * the programs (user/kernel/loader.c, note_overlays), and to label the inodes of rule paths.
+ * An overlay's layers that are overlays are noted with it, whether or not the loader's
+ * mount table lists them (a loader in a chroot does not see the host's root overlay). */
 SEC("lsm/sb_statfs")
 int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
 {

@@ -55,43 +55,60 @@ static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
 
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
 
-/* Only the field we read; CO-RE finds it in vmlinux or in the overlay module's BTF. */
+/* Only the fields we read; CO-RE finds them in vmlinux or in the overlay module's BTF.
+ * layers[] (6.1..7.x): layers[0] is the upper layer (mnt NULL when there is none), the
+ * lower layers follow; numlayer counts them all. */
+struct ovl_layer___pysb {
+	struct vfsmount *mnt;
+} __attribute__((preserve_access_index));
+
 struct ovl_fs___pysb {
+	unsigned int numlayer;
+	struct ovl_layer___pysb *layers;
 	const struct cred *creator_cred;
 } __attribute__((preserve_access_index));
 
 /*
- * Notes the creator credentials of the overlay `sb` belongs to (see ovl_creds). The
- * hooks that judge what a task named always run before overlayfs' own work on its
- * layers in the same call, so every overlay a sandboxed task acts on is noted in time.
- * A kernel without overlay BTF at load time notes nothing: its overlays are judged like
- * any file system (over-blocking, never a way in).
+ * Notes the creator cred of the overlay whose super block's address is *sb in ovl_creds (the
+ * super block as its value: lsm/sb_free_security forgets it by that), then those of the
+ * overlays among its layers (bpf/overlay.bpf.c). 0 when all were noted (or noted already),
+ * -1 when one was not (no cred, or the map is full): checked again next time. A global
+ * function: its loops and map keys are verified once, and cost no stack in the frames of
+ * the many hooks that note overlays (inlined, they took file_open's call chain past 512
+ * bytes on 6.1).
+ */
+extern int pysb_note_overlay(__u64 *sb);
+
+/*
+ * Notes the creator credentials of the overlay `sb` belongs to (see ovl_creds), and those
+ * of the overlays that are its layers (a container root over an overlay-rooted host: the
+ * host's root overlay does its own work on its own layers, under its own creator cred,
+ * inside the container overlay's). The hooks that judge what a task named always run
+ * before overlayfs' own work on its layers in the same call, so every overlay a sandboxed
+ * task acts on is noted in time. A nested overlay must be noted through the overlay above
+ * it: no walk of a task starts in it (every path the task names is the outer overlay's),
+ * and inside a chroot or a pivoted mount namespace the loader's mount table does not list
+ * it (it lies outside the root). A kernel without overlay BTF at load time notes nothing:
+ * its overlays are judged like any file system (over-blocking, never a way in).
  */
 static __always_inline void note_overlay(struct super_block *sb)
 {
-	struct ovl_fs___pysb *ofs;
-	__u64 cred, sbp = (__u64)sb, *gen;
+	__u64 sbp = (__u64)sb, *gen;
 	struct pysb_sb_seen *seen;
 	__u32 zero = 0;
 
 	if (!bpf_core_type_exists(struct ovl_fs___pysb) || !sb)
 		return;
-	/* The file system this CPU checked last, unless a super block was freed since. */
+	/* The file system this CPU checked last, unless a super block was freed since. Its
+	 * nested overlays were noted with it: the layers of an overlay never change. */
 	seen = bpf_map_lookup_elem(&sb_seen, &zero);
 	gen = bpf_map_lookup_elem(&sb_gen, &zero);
 	if (!seen || !gen)
 		return;
 	if (seen->sb == sbp && seen->gen == *gen)
 		return;
-	if (BPF_CORE_READ(sb, s_magic) == OVERLAYFS_SUPER_MAGIC) {
-		ofs = (struct ovl_fs___pysb *)BPF_CORE_READ(sb, s_fs_info);
-		cred = (__u64)BPF_CORE_READ(ofs, creator_cred);
-		if (!cred)
-			return;
-		if (!bpf_map_lookup_elem(&ovl_creds, &cred) &&
-		    bpf_map_update_elem(&ovl_creds, &cred, &sbp, BPF_NOEXIST))
-			return; /* not noted (full): checked again next time */
-	}
+	if (BPF_CORE_READ(sb, s_magic) == OVERLAYFS_SUPER_MAGIC && pysb_note_overlay(&sbp))
+		return;
 	seen->gen = *gen;
 	seen->sb = sbp;
 }

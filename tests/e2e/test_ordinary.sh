@@ -65,6 +65,57 @@ test_ordinary_overlay_rw_writes_and_copy_up_work_ro_and_unexposed_denied() {
 	expect_no_grep "$T/err" "deny .*(/wk-rw|/up-rw/[fghx]? )"
 }
 
+# A container root over an overlay-rooted host (found by a user): an overlay whose lower
+# layer is / (the test VM's root is itself an overlay, tmpfs over 9p), /proc, /sys and
+# /dev bound in, and the first load of the programs made inside the chroot. The loader
+# there sees no mount table entry for the VM's root overlay, and no path the program
+# names starts on it, so its creator cred must be noted through the container overlay,
+# whose lower layer it is. Before, overlayfs' own readlink of the real /usr/bin/python3
+# was judged as the program's: "cannot execute /usr/bin/python3", exit 126. The pinned
+# instance is removed first (as after a boot) and again at the end: the instance loaded
+# in the chroot filled its per-mount state from the chroot's mount table.
+ovl_nested_cleanup() {
+	umount -R "$T/c/m" 2>/dev/null || umount -l "$T/c/m"
+	rm -rf /sys/fs/bpf/pysb-bpf/* /run/pysb-bpf/pool-*
+}
+
+test_ordinary_overlay_nested_container_root_first_load_inside() {
+	[ "$(stat -f -c %T /)" = overlayfs ] || skip "the root is not an overlay here (the test VM's is)"
+	local c=$T/c
+	mkdir -p "$c/u/app" "$c/u/secret" "$c/w" "$c/m"
+	cp "$PYSB" "$c/u/pysb-bpf"
+	echo granted >"$c/u/app/data.txt"
+	echo hidden >"$c/u/secret/s.txt"
+	printf 'expose-ro=/app\n' >"$c/u/app/p"
+	write_file "$c/u/app/app.py" <<'PY'
+import errno
+for path in ("/app/data.txt", "/secret/s.txt"):
+    try:
+        print(path, open(path).read().strip(), flush=True)
+    except PermissionError as e:
+        print(path, errno.errorcode[e.errno], flush=True)
+PY
+	mount -t overlay overlay -o "lowerdir=/,upperdir=$c/u,workdir=$c/w" "$c/m" ||
+		fail "cannot mount an overlay over / at $c/m"
+	trap ovl_nested_cleanup EXIT
+	mount --bind /proc "$c/m/proc" && mount --rbind /sys "$c/m/sys" &&
+		mount --rbind /dev "$c/m/dev" || fail "cannot bind /proc, /sys, /dev into $c/m"
+	# Unconfined, the program reads both files.
+	run_plain chroot "$c/m" sh -c 'cd /app && python3 app.py'
+	expect_rc 0
+	expect_line "$T/out" "/app/data.txt granted"
+	expect_line "$T/out" "/secret/s.txt hidden"
+	# No instance pinned: the run below loads the programs from inside the chroot.
+	rm -rf /sys/fs/bpf/pysb-bpf/* /run/pysb-bpf/pool-*
+	run_plain chroot "$c/m" sh -c 'cd /app && /pysb-bpf run --policy p -- python3 app.py'
+	expect_rc 0
+	expect_line "$T/out" "/app/data.txt granted"
+	expect_line "$T/out" "/secret/s.txt EACCES"
+	expect_grep "$T/err" "deny file open\(read\) [^ ]*/secret/s.txt "
+	# overlayfs' work on the VM root's layers is nobody's denial.
+	expect_no_grep "$T/err" "deny .*(/usr/|capability)"
+}
+
 # The program for the descriptor cases: argv[1] an expose-ro file, argv[2] an unexposed one.
 write_fd_probe() {
 	probe_py "$T/fd.py" \

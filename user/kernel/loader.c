@@ -209,7 +209,10 @@ static int probe_labels(int reqs)
  * lsm/sb_statfs note its creator cred (bpf/file.bpf.c), so overlayfs' own capability
  * checks in a sandboxed task's first lookup there are known as the overlay's
  * (bpf/caps.bpf.c). Later mounts are noted by lsm/sb_kern_mount. Mounts of other mount
- * namespaces are noted the first time a sandboxed task's file hook meets them.
+ * namespaces are noted the first time a sandboxed task's file hook meets them. Overlays
+ * this table does not list because they lie outside our root (a chroot or a pivoted
+ * mount namespace over an overlay-rooted host) are noted as the layers of the overlay
+ * that is our root (bpf/overlay.bpf.c).
  */
 static void note_overlays(void)
 {
