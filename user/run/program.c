@@ -334,7 +334,7 @@ static int resolve_shim(struct chain *c, const char *file, const char *text, int
 		snprintf(name, sizeof(name), "%s", base(file));
 	if (shim_which(c->o, file, tool, name, text, real, sizeof(real)))
 		return EXIT_CANNOT_EXEC;
-	how_add(c, " -> `%s which %s` (shim)", base(tool), name);
+	how_add(c, " -> %s shim of %s (its version files read, nothing run)", base(tool), name);
 	return resolve_file(c, real, real, real, false, depth + 1);
 }
 
