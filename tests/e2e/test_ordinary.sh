@@ -75,7 +75,7 @@ test_ordinary_overlay_rw_writes_and_copy_up_work_ro_and_unexposed_denied() {
 # instance is removed first (as after a boot) and again at the end: the instance loaded
 # in the chroot filled its per-mount state from the chroot's mount table.
 ovl_nested_cleanup() {
-	umount -R "$T/c/m" 2>/dev/null || umount -l "$T/c/m"
+	umount -R "$T/c/m" 2>/dev/null || { sleep 1 && umount -R "$T/c/m"; }
 	rm -rf /sys/fs/bpf/pysb-bpf/* /run/pysb-bpf/pool-*
 }
 
@@ -98,8 +98,11 @@ PY
 	mount -t overlay overlay -o "lowerdir=/,upperdir=$c/u,workdir=$c/w" "$c/m" ||
 		fail "cannot mount an overlay over / at $c/m"
 	trap ovl_nested_cleanup EXIT
+	# slaves: unmounting them at the end must not propagate back to the VM's own /sys
+	# and /dev (a shared / would carry the unmount of /sys/fs/cgroup, /sys/fs/bpf)
 	mount --bind /proc "$c/m/proc" && mount --rbind /sys "$c/m/sys" &&
-		mount --rbind /dev "$c/m/dev" || fail "cannot bind /proc, /sys, /dev into $c/m"
+		mount --make-rslave "$c/m/sys" && mount --rbind /dev "$c/m/dev" &&
+		mount --make-rslave "$c/m/dev" || fail "cannot bind /proc, /sys, /dev into $c/m"
 	# Unconfined, the program reads both files.
 	run_plain chroot "$c/m" sh -c 'cd /app && python3 app.py'
 	expect_rc 0

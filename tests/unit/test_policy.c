@@ -442,6 +442,7 @@ static const struct err_case ERR_CASES[] = {
 	{ "expose-ro=~no-such-user-pysb/x", 1, 11, "path '~no-such-user-pysb/x' must exist" },
 	{ "expose-ro=f/inside-a-file", 1, 11, "must exist" },
 	{ "expose-ro=/nonexistent-pysb/x#y", 1, 11, "the rule (a '#' starts a comment" },
+	{ "expose-ro=x#y", 1, 11, "the rule (a '#' starts a comment" },
 	{ "expose-ro=d,sub", 1, 12, "single path (no comma)" },
 	{ "expose-ro=d,d,d", 1, 12, "single path (no comma)" },
 	{ "expose-ro=,", 1, 11, "single path (no comma)" },

@@ -437,6 +437,19 @@ static void release_removed(struct daemon *d)
 	}
 }
 
+/* Found by an adversary: a service that may write the directory of the daemon's events
+ * deleted the live file and put a forged one in its place. Said for each such binding. */
+static void warn_events_writable(const struct daemon *d, const struct binding_conf *conf,
+				 struct compiled *c)
+{
+	if (d->events_dir >= 0 && d->events_dir_path[0] &&
+	    compiled_lets_write(d->events_dir_path, c))
+		pr_warn("binding %s: its program may write %s, where the daemon writes its "
+			"events: it can remove or forge them; put --events outside every "
+			"binding's writable trees",
+			conf->name, d->events_dir_path);
+}
+
 /* Reads every binding file. A binding whose file or policy is broken keeps what it
  * enforced; one whose file is gone is released. Returns the number of errors. */
 int read_config(struct daemon *d, bool apply, bool force)
@@ -481,6 +494,7 @@ int read_config(struct daemon *d, bool apply, bool force)
 			continue;
 		}
 		conf.audit |= c.audit_mode;
+		warn_events_writable(d, &conf, &c);
 		if (!apply) {
 			pr_info("binding %s: %s on %s %s (%zu file rules)", conf.name, conf.policy,
 				conf.kind == TARGET_UNIT      ? "unit"

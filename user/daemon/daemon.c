@@ -166,51 +166,95 @@ static void lost_records(struct daemon *d)
 }
 
 /*
- * The --events file, appended to as root: never through a link at the end of its path nor
- * into anything but a regular file. It may lie in a tree some binding's program writes
- * (found by an adversary for `run --events`: a link planted there had root fill its
- * ~/.bashrc with event lines, a FIFO hung the open), and a reload or a rotation opens it
- * again. NULL when refused or failed, said.
+ * The --events file, appended to as root, where a binding's program may write (found by
+ * adversaries: for `run --events`, a link at the file's name had root fill its ~/.bashrc
+ * with event lines and a FIFO hung the open; for the daemon, a bound service replaced
+ * the file's directory with a link to /etc/bash_completion.d, and the next rotation, or
+ * restart, had root write there lines a root shell ran). Its directory is opened once,
+ * through no link at all; the file, its rotations and its reopenings are made below that
+ * descriptor, through no link, a regular file only. A directory swapped afterwards moves
+ * nothing. NULL when refused or failed, said.
  */
-static FILE *open_event_file(const char *path, const char *what)
+static FILE *open_event_file(struct daemon *d, const char *what)
 {
-	struct path_writer anyone = { .uid = 0, .rules_only = true };
-	char why[2 * PATH_MAX + 256];
-	int fd = open_untampered(path, O_WRONLY | O_CREAT | O_APPEND, 0644, &anyone, why,
-				 sizeof(why));
+	int fd =
+		open_regular_at(d->events_dir, d->events_name, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	struct stat st;
 	FILE *f;
 
-	if (fd < 0) {
-		pr_err("cannot open the %s %s", what, why);
+	if (fd == -2 || (fd < 0 && errno == ELOOP)) {
+		pr_err("cannot open the %s %s: it is %s; the daemon writes it as root where a "
+		       "bound service may have made it: name a regular file",
+		       what, d->o->events,
+		       fd == -2 ? "no regular file (a FIFO, a device, a socket)"
+				: "a symbolic link");
 		return NULL;
 	}
-	f = fdopen(fd, "a");
-	if (!f) {
-		pr_err("cannot open the %s %s: %s", what, path, strerror(errno));
+	if (fd >= 0 && !fstat(fd, &st) && st.st_nlink > 1) {
+		pr_err("cannot open the %s %s: it has other names (hard links), one of which a "
+		       "bound service could have chosen: name a file of its own",
+		       what, d->o->events);
 		close(fd);
+		return NULL;
+	}
+	f = fd < 0 ? NULL : fdopen(fd, "a");
+	if (!f) {
+		pr_err("cannot open the %s %s: %s", what, d->o->events, strerror(errno));
+		if (fd >= 0)
+			close(fd);
 	}
 	return f;
+}
+
+/* The directory of --events FILE, once (open_event_file). 0, or -1 after saying why. */
+static int open_event_dir(struct daemon *d, const char *path)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(path, '/');
+
+	d->events_name = slash ? slash + 1 : path;
+	if (!*d->events_name) {
+		pr_err("--events %s names a directory: name a file", path);
+		return -1;
+	}
+	if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (slash)
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	else
+		snprintf(dir, sizeof(dir), ".");
+	d->events_dir = open_no_links(dir, O_PATH | O_DIRECTORY, 0);
+	if (d->events_dir < 0) {
+		pr_err("cannot open the event file's directory %s: %s", dir,
+		       errno == ELOOP ? "it is reached through a symbolic link, which a bound "
+					"service could have made: name it by its real path"
+				      : strerror(errno));
+		return -1;
+	}
+	if (!realpath(dir, d->events_dir_path))
+		d->events_dir_path[0] = '\0';
+	return 0;
 }
 
 /* Beyond the size limit the file becomes FILE.1 (FILE.1 FILE.2, ...) and a new one starts. */
 static void rotate_events(struct daemon *d)
 {
 	const struct daemon_opts *o = d->o;
-	char from[PATH_MAX + 16], to[PATH_MAX + 16];
+	char from[NAME_MAX + 16], to[NAME_MAX + 16];
 	struct stat st;
 	FILE *f;
 
 	/* the size of the file, not the FILE's idea of it: lines are written with write(2) */
-	if (!o->events_max_size || d->out == stdout || fstat(fileno(d->out), &st) ||
-	    (uint64_t)st.st_size < o->events_max_size)
+	if (!o->events_max_size || d->out == stdout || d->events_dir < 0 ||
+	    fstat(fileno(d->out), &st) || (uint64_t)st.st_size < o->events_max_size)
 		return;
 	for (unsigned k = o->events_keep; k >= 1; k--) {
-		snprintf(from, sizeof(from), k == 1 ? "%s" : "%s.%u", o->events, k - 1);
-		snprintf(to, sizeof(to), "%s.%u", o->events, k);
-		if (rename(from, to) && errno != ENOENT)
+		snprintf(from, sizeof(from), k == 1 ? "%s" : "%s.%u", d->events_name, k - 1);
+		snprintf(to, sizeof(to), "%s.%u", d->events_name, k);
+		if (renameat(d->events_dir, from, d->events_dir, to) && errno != ENOENT)
 			pr_warn("cannot rotate %s to %s: %s", from, to, strerror(errno));
 	}
-	f = open_event_file(o->events, "new event file");
+	f = open_event_file(d, "new event file");
 	if (!f) {
 		pr_err("events go on into %s.1", o->events);
 		return;
@@ -220,18 +264,23 @@ static void rotate_events(struct daemon *d)
 	d->ev.out = f;
 }
 
-/* `--once`: 0 when every `cgroup` binding confines its cgroup; 1, said, when one names a
- * cgroup that does not exist (a provisioning script must not believe it confined). */
+/* `--once`: 0 when every binding confines what it names; 1, said, when a `cgroup` binding
+ * names a cgroup that does not exist or a cgroup could not be confined (a provisioning
+ * script must not believe it confined). */
 static int once_result(const struct daemon *d)
 {
-	size_t missing = 0;
+	size_t missing = 0, failed = 0;
 
-	for (size_t i = 0; i < d->n_b; i++)
+	for (size_t i = 0; i < d->n_b; i++) {
 		missing += d->b[i]->missing;
-	if (!missing)
-		return 0;
-	pr_err("%zu binding(s) confine nothing: their cgroup does not exist (above)", missing);
-	return 1;
+		failed += d->b[i]->m.failed > 0;
+	}
+	if (missing)
+		pr_err("%zu binding(s) confine nothing: their cgroup does not exist (above)",
+		       missing);
+	if (failed) /* found by a review: exit 0 after a failure to confine */
+		pr_err("%zu binding(s) could not confine every cgroup they name (above)", failed);
+	return missing || failed ? 1 : 0;
 }
 
 /* ---------------- the loop */
@@ -263,11 +312,17 @@ static int open_output(struct daemon *d)
 
 	if (journal && !systemd_lib("--events journal cannot write to the journal"))
 		return -1;
-	d->out = !o->events || !strcmp(o->events, "-") || journal
-			 ? stdout
-			 : open_event_file(o->events, "event file");
-	if (!d->out)
+	if (!o->events || !strcmp(o->events, "-") || journal)
+		d->out = stdout;
+	else if (own_descriptor_name(o->events))
+		d->out = fopen(o->events, "ae"); /* the caller's own: no rotation */
+	else
+		d->out = open_event_dir(d, o->events) ? NULL : open_event_file(d, "event file");
+	if (!d->out) {
+		if (own_descriptor_name(o->events))
+			pr_err("cannot open the event file %s: %s", o->events, strerror(errno));
 		return -1;
+	}
 	if (events_json_init(&d->ev, d->out,
 			     journal		? "the journal"
 			     : d->out == stdout ? "stdout"
@@ -542,7 +597,7 @@ static int daemon_start(struct daemon *d, int *ret)
 
 int daemon_main(const struct daemon_opts *o)
 {
-	struct daemon d = { .o = o };
+	struct daemon d = { .o = o, .events_dir = -1 };
 	sigset_t mask;
 	int ret = 1, sigfd = -1, ino = -1, lock;
 
@@ -605,6 +660,8 @@ out:
 	bindings_free(&d);
 	if (d.out && d.out != stdout)
 		fclose(d.out);
+	if (d.events_dir >= 0)
+		close(d.events_dir);
 	if (sigfd >= 0)
 		close(sigfd);
 	if (ino >= 0)

@@ -94,6 +94,12 @@ struct daemon {
 	struct events_json ev;
 	struct events_dedup dedup; /* what each record of a repeated event tells */
 	FILE *out;
+	/* --events FILE: its directory, opened once through no link (-1: none, or one of
+	 * the caller's descriptors), and FILE's name in it; every open and rename of the
+	 * file and its rotations is made below that descriptor */
+	int events_dir;
+	const char *events_name;
+	char events_dir_path[PATH_MAX]; /* canonical, for the bindings' check */
 	struct daemon_metrics m;
 	/* Bindings whose file is there but was rejected at the last read: the cgroups their
 	 * records name keep their last rules (release_orphans). */

@@ -102,7 +102,9 @@ enum untampered_walk walk_untampered(const char *path, const struct path_writer 
 				memcpy(cur, entry, strlen(entry) + 1);
 				continue;
 			}
-			snprintf(canon, clen, "%s", entry);
+			/* the rest kept: a name after a file fails the open with ENOTDIR (found by
+			 * a review: `logs/run.jsonl` with logs a link to a file opened the file) */
+			snprintf(canon, clen, "%s%s", entry, p); /* "/" alone: ENOTDIR too */
 			if (final && !S_ISREG(st.st_mode) &&
 			    path_writer_may_change(w, cur[0] ? cur : "/")) {
 				snprintf(bad, len, "%s", entry);
@@ -119,7 +121,7 @@ enum untampered_walk walk_untampered(const char *path, const struct path_writer 
 		if (t <= 0 || ++links > 40)
 			break; /* the open fails on it (ELOOP) */
 		target[t] = '\0';
-		if (snprintf(next, sizeof(next), "%s/%s", target, p) >= (int)sizeof(next))
+		if (snprintf(next, sizeof(next), "%s%s", target, p) >= (int)sizeof(next))
 			return UNTAMPERED_UNCHECKED;
 		memcpy(rest, next, strlen(next) + 1);
 		p = rest;
@@ -130,24 +132,32 @@ enum untampered_walk walk_untampered(const char *path, const struct path_writer 
 	return UNTAMPERED_OK;
 }
 
-/* untampered.h. A directory swapped for a link since a walk fails with ELOOP. */
-int open_no_links(const char *canon, int flags, mode_t mode)
+/* openat2(2) of `name` below `dirfd` (AT_FDCWD: a canonical path) through no link; before
+ * 5.6, O_NOFOLLOW on the last name only. */
+static int open_no_links_at(int dirfd, const char *name, int flags, mode_t mode)
 {
 	struct open_how how = { .flags = (uint64_t)(flags | O_CLOEXEC),
-				.resolve = RESOLVE_NO_SYMLINKS };
+				.resolve = RESOLVE_NO_SYMLINKS |
+					   (dirfd == AT_FDCWD ? 0 : RESOLVE_BENEATH) };
 	long fd;
 
 	if (flags & O_CREAT)
 		how.mode = mode;
-	fd = syscall(SYS_openat2, AT_FDCWD, canon, &how, sizeof(how));
+	fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
 	if (fd < 0 && errno == ENOSYS)
-		return open(canon, flags | O_CLOEXEC | O_NOFOLLOW, mode);
+		return openat(dirfd, name, flags | O_CLOEXEC | O_NOFOLLOW, mode);
 	return (int)fd;
 }
 
-/* A name of the caller's own descriptors (bash's --events >(CMD) is /dev/fd/63): what it
- * reaches, whoever started pysb-bpf opened; nothing found at a path. */
-static bool own_descriptor_name(const char *path)
+/* untampered.h. A directory swapped for a link since a walk fails with ELOOP. */
+int open_no_links(const char *canon, int flags, mode_t mode)
+{
+	return open_no_links_at(AT_FDCWD, canon, flags, mode);
+}
+
+/* untampered.h: a name of the caller's own descriptors (bash's --events >(CMD) is
+ * /dev/fd/63): what it reaches, whoever started pysb-bpf opened; nothing found at a path. */
+bool own_descriptor_name(const char *path)
 {
 	static const char *const dirs[] = { "/dev/fd/", "/proc/self/fd/" };
 
@@ -181,6 +191,11 @@ static bool pseudo_fs(long type)
 		0xde5e81e4, /* efivarfs */
 		0xf97cff8c, /* selinuxfs */
 		0x42494e4d, /* binfmt_misc */
+		0x65735543, /* fusectl */
+		0x6e667364, /* nfsd */
+		0x67596969, /* rpc_pipefs */
+		0x5a3c69f0, /* apparmorfs */
+		0x1cd1,	    /* devpts */
 	};
 
 	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
@@ -210,19 +225,18 @@ static int reopen_regular(int pfd, int flags)
 	return fd;
 }
 
-/* Canonical `canon` opened with `flags` through no link at all, its end included, if it
- * is a regular file (or, with O_CREAT, made now); -2: it is something else. */
-static int open_canon_regular(const char *canon, int flags, mode_t mode)
+/* untampered.h */
+int open_regular_at(int dirfd, const char *name, int flags, mode_t mode)
 {
-	int pfd = open_no_links(canon, O_PATH | O_NOFOLLOW, 0), fd;
+	int pfd = open_no_links_at(dirfd, name, O_PATH | O_NOFOLLOW, 0), fd;
 
 	if (pfd >= 0)
 		return reopen_regular(pfd, flags);
 	if (errno != ENOENT || !(flags & O_CREAT))
 		return -1;
-	fd = open_no_links(canon, flags | O_EXCL | O_NOFOLLOW, mode);
+	fd = open_no_links_at(dirfd, name, flags | O_EXCL | O_NOFOLLOW, mode);
 	if (fd < 0 && errno == EEXIST) /* made meanwhile: judged as it is */
-		return open_canon_regular(canon, flags & ~O_CREAT, mode);
+		return open_regular_at(dirfd, name, flags & ~O_CREAT, mode);
 	return fd;
 }
 
@@ -244,7 +258,10 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 	ssize_t t;
 	int fd;
 
-	switch (walk_untampered(path, w, bad, sizeof(bad), canon, sizeof(canon))) {
+	/* the caller's own descriptor: not a path the program could have changed (a FIFO in
+	 * /tmp given as /dev/fd/3 was refused, found by a review) */
+	switch (own ? UNTAMPERED_OK
+		    : walk_untampered(path, w, bad, sizeof(bad), canon, sizeof(canon))) {
 	case UNTAMPERED_LINK:
 		snprintf(why, len,
 			 "%s: it is reached through the link %s, in a directory the sandboxed "
@@ -283,7 +300,8 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 		errno = EPERM;
 		return -1;
 	}
-	fd = own ? open(path, flags | O_CLOEXEC, mode) : open_canon_regular(canon, flags, mode);
+	fd = own ? open(path, flags | O_CLOEXEC, mode)
+		 : open_regular_at(AT_FDCWD, canon, flags, mode);
 	if (fd == -2) {
 		snprintf(why, len,
 			 "%s: it is no regular file (a FIFO, a device, a socket or a file of the "

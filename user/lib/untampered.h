@@ -48,11 +48,12 @@ enum untampered_walk walk_untampered(const char *path, const struct path_writer 
 				     size_t len, char *canon, size_t clen);
 
 /*
- * open(2) of `path` with `flags` (O_CREAT: `mode`), following no link that lies in a
- * directory w could change (the final name: not at all, unless its directory is out of
- * w's reach: /dev/stderr, /dev/fd/N), and refusing a regular file with other names (a
- * hard link). The fd, or -1 with errno and `why` (a sentence naming the link or the
- * file, and what to do).
+ * open(2) of `path` with `flags` (O_CREAT: `mode`): a link to a directory on the way is
+ * followed only where w could not have made it; the final name is never a link and must
+ * be a regular file of a real file system (with one name: a hard link is refused). The
+ * caller's own descriptors (own_descriptor_name: /dev/stderr, /dev/fd/N) are opened as
+ * named. The fd, or -1 with errno and `why` (a sentence naming the link or the file, and
+ * what to do).
  */
 int open_untampered(const char *path, int flags, mode_t mode, const struct path_writer *w,
 		    char *why, size_t len);
@@ -60,6 +61,18 @@ int open_untampered(const char *path, int flags, mode_t mode, const struct path_
 /* open(2) of canonical `canon` (O_CLOEXEC added) following no link at all, on the way or
  * (unless O_NOFOLLOW) at its end; kernels before 5.6: O_NOFOLLOW on the last name. */
 int open_no_links(const char *canon, int flags, mode_t mode);
+
+/*
+ * `name` below directory `dirfd` (AT_FDCWD: `name` is a canonical path) opened with
+ * `flags` (O_CREAT: `mode`) through no link at all, if it is a regular file of a real file
+ * system, or made now; looked at through O_PATH, then opened through that descriptor.
+ * -2: it is something else (nothing opened); -1 with errno (ELOOP: a link).
+ */
+int open_regular_at(int dirfd, const char *name, int flags, mode_t mode);
+
+/* Does `path` name one of the caller's own descriptors (/dev/stdout, /dev/stderr,
+ * /dev/stdin, /dev/fd/N, /proc/self/fd/N)? */
+bool own_descriptor_name(const char *path);
 
 /*
  * `path` opened for reading if it is a regular file of a real file system; -2 if it is

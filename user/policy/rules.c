@@ -38,8 +38,11 @@ static const char *path_key(const void *paths, size_t i)
  * with '#' read as a path ending before it)? */
 static bool hash_cut(const struct line *ln, const char *spelled)
 {
+	const char *eq = memchr(ln->raw, '=', ln->raw_len); /* the value is after the key */
 	size_t n = strlen(spelled);
-	const char *at = n ? memmem(ln->raw, ln->raw_len, spelled, n) : NULL;
+	const char *at =
+		n && eq ? memmem(eq + 1, ln->raw_len - (size_t)(eq + 1 - ln->raw), spelled, n)
+			: NULL;
 
 	return at && at + n < ln->raw + ln->raw_len && at[n] == '#';
 }
