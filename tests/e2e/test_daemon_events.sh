@@ -123,14 +123,26 @@ test_daemon_events_file_link_or_fifo_refused() {
 	[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] || fail "daemon with a linked event file: exit $RC"
 	expect_grep "$T/err" "cannot open the event file $T/logs/ev.jsonl: it is a symbolic link"
 	[ "$(cat "$T/root-only/login.sh")" = "root's" ] || fail "root's file changed"
+	# a FIFO nothing reads: refused at once, never waited on (with its reader, a log
+	# shipper's, it is written: test_daemon_events_kill9_mid_burst_loses_none)
 	rm "$T/logs/ev.jsonl" && mkfifo "$T/logs/ev.jsonl"
 	timeout 60 "$PYSB" daemon --config "$T/conf" --once --events "$T/logs/ev.jsonl" \
 		>"$T/out" 2>"$T/err"
 	RC=$?
 	[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] || fail "daemon with a FIFO as event file: exit $RC"
-	expect_grep "$T/err" "ev.jsonl: it is no regular file"
+	expect_grep "$T/err" "ev.jsonl: it is a FIFO that nothing read for 10 s"
+	# a directory on the way replaced by a link (found by an adversary: a bound service
+	# with expose-rw= of the log directory made it a link to /etc/bash_completion.d, and
+	# the daemon's next start or rotation wrote there lines a root shell ran)
+	rm "$T/logs/ev.jsonl" && mkdir -p "$T/logs/real" && ln -s "$T/root-only" "$T/logs/pysb"
+	timeout 60 "$PYSB" daemon --config "$T/conf" --once --events "$T/logs/pysb/ev.jsonl" \
+		>"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 0 ] && [ "$RC" -ne 124 ] || fail "daemon through a linked directory: exit $RC"
+	expect_grep "$T/err" "cannot open the event file's directory $T/logs/pysb: it is reached through a symbolic link"
+	[ ! -e "$T/root-only/ev.jsonl" ] || fail "the daemon wrote where the link pointed"
 	# a plain file is what it writes to
-	rm "$T/logs/ev.jsonl"
+	rm -f "$T/logs/ev.jsonl"
 	timeout 60 "$PYSB" daemon --config "$T/conf" --once --events "$T/logs/ev.jsonl" \
 		>"$T/out" 2>"$T/err"
 	RC=$?

@@ -172,21 +172,31 @@ static void lost_records(struct daemon *d)
  * the file's directory with a link to /etc/bash_completion.d, and the next rotation, or
  * restart, had root write there lines a root shell ran). Its directory is opened once,
  * through no link at all; the file, its rotations and its reopenings are made below that
- * descriptor, through no link, a regular file only. A directory swapped afterwards moves
- * nothing. NULL when refused or failed, said.
+ * descriptor, through no link: a regular file, or a FIFO its reader holds open (a log
+ * shipper's; the open never waits). A directory swapped afterwards moves nothing. NULL
+ * when refused or failed, said.
  */
 static FILE *open_event_file(struct daemon *d, const char *what)
 {
-	int fd =
-		open_regular_at(d->events_dir, d->events_name, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	int fd = -1;
 	struct stat st;
 	FILE *f;
+
+	/* a FIFO read by a log shipper: written once its reader has it open, waited for 10 s
+	 * at most (a FIFO a service put there must not hang the daemon) */
+	for (int i = 0; i < 100; i++) {
+		fd = open_regular_at(d->events_dir, d->events_name,
+				     O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK, 0644);
+		if (fd != -1 || errno != ENXIO)
+			break;
+		usleep(100 * 1000);
+	}
 
 	if (fd == -2 || (fd < 0 && errno == ELOOP)) {
 		pr_err("cannot open the %s %s: it is %s; the daemon writes it as root where a "
 		       "bound service may have made it: name a regular file",
 		       what, d->o->events,
-		       fd == -2 ? "no regular file (a FIFO, a device, a socket)"
+		       fd == -2 ? "no regular file or FIFO (a device, a socket)"
 				: "a symbolic link");
 		return NULL;
 	}
@@ -199,7 +209,10 @@ static FILE *open_event_file(struct daemon *d, const char *what)
 	}
 	f = fd < 0 ? NULL : fdopen(fd, "a");
 	if (!f) {
-		pr_err("cannot open the %s %s: %s", what, d->o->events, strerror(errno));
+		pr_err("cannot open the %s %s: %s", what, d->o->events,
+		       errno == ENXIO ? "it is a FIFO that nothing read for 10 s: start its reader "
+					"first"
+				      : strerror(errno));
 		if (fd >= 0)
 			close(fd);
 	}

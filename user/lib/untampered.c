@@ -205,8 +205,9 @@ static bool pseudo_fs(long type)
 }
 
 /* O_PATH descriptor `pfd` (closed here) opened with `flags` if it is a regular file of a
- * real file system: through the descriptor, the very inode looked at; -2 if it is
- * anything else (nothing opened); -1 with errno. */
+ * real file system (with O_NONBLOCK, a FIFO too: see open_regular_at): through the
+ * descriptor, the very inode looked at; -2 if it is anything else (nothing opened); -1
+ * with errno. */
 static int reopen_regular(int pfd, int flags)
 {
 	char self[64];
@@ -214,14 +215,22 @@ static int reopen_regular(int pfd, int flags)
 	struct stat st;
 	int fd;
 
-	if (fstat(pfd, &st) || !S_ISREG(st.st_mode) || fstatfs(pfd, &sf) ||
-	    pseudo_fs((long)sf.f_type)) {
+	if (!fstat(pfd, &st) && S_ISLNK(st.st_mode)) { /* O_PATH | O_NOFOLLOW on a link */
+		close(pfd);
+		errno = ELOOP;
+		return -1;
+	}
+	if (fstat(pfd, &st) ||
+	    !(S_ISREG(st.st_mode) || (S_ISFIFO(st.st_mode) && (flags & O_NONBLOCK))) ||
+	    fstatfs(pfd, &sf) || pseudo_fs((long)sf.f_type)) {
 		close(pfd);
 		return -2;
 	}
 	snprintf(self, sizeof(self), "/proc/self/fd/%d", pfd);
 	fd = open(self, (flags & ~(O_CREAT | O_EXCL)) | O_CLOEXEC | O_NOCTTY);
 	close(pfd);
+	if (fd >= 0 && (flags & O_NONBLOCK))
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK); /* open: writes wait */
 	return fd;
 }
 

@@ -66,7 +66,9 @@ int open_no_links(const char *canon, int flags, mode_t mode);
  * `name` below directory `dirfd` (AT_FDCWD: `name` is a canonical path) opened with
  * `flags` (O_CREAT: `mode`) through no link at all, if it is a regular file of a real file
  * system, or made now; looked at through O_PATH, then opened through that descriptor.
- * -2: it is something else (nothing opened); -1 with errno (ELOOP: a link).
+ * With O_NONBLOCK in `flags`, a FIFO too, only if a reader has it open (else ENXIO: the
+ * open never waits), and blocking once open. -2: it is something else (nothing opened);
+ * -1 with errno (ELOOP: a link, ENXIO: a FIFO nothing reads).
  */
 int open_regular_at(int dirfd, const char *name, int flags, mode_t mode);
 
