@@ -419,7 +419,8 @@ struct pysb_dir_slot {
 	__u32 sandbox;
 	__u32 granted, rule;
 	__u8 ignored; /* a name from the directory up to the rule matched an ignore= */
-	__u8 _pad[3];
+	__u8 mru;     /* in a set's first slot: the way (0, 1) used last */
+	__u8 _pad[2];
 };
 
 struct pysb_dir_cache {

@@ -263,14 +263,17 @@ static __always_inline bool dir_hit(struct walk_state *c, struct pysb_dir_slot *
 	return true;
 }
 
-/* The slot of set `s` a new answer for c->dir replaces: the first, unless it holds a
- * current answer for another directory (two directories of one loop keep both). */
-static __always_inline struct pysb_dir_slot *dir_victim(struct walk_state *c,
-							struct pysb_dir_slot *s)
+/* The slot of set `s` a new answer replaces: the way not used last (two directories of
+ * one loop keep both, whatever an earlier loop left in the set; a first version kept the
+ * first way while it held any current answer, and an answer left by earlier opens made
+ * a create's two directories evict each other in the second). It is the one used last
+ * from now on. */
+static __always_inline struct pysb_dir_slot *dir_victim(struct pysb_dir_slot *s)
 {
-	if (s->dir && s->dir != c->dir && s->fs_gen == c->gen && s->sb_gen == c->sgen)
-		return s + 1;
-	return s;
+	__u8 way = s->mru ? 0 : 1;
+
+	s->mru = way;
+	return s + way;
 }
 
 static __always_inline void dir_keep(struct walk_state *c, struct pysb_dir_slot *s, __u64 vfsmnt)
@@ -312,11 +315,16 @@ __noinline int pysb_walk(struct walk_ctx *out)
 	if (out->vfsmnt && !c.crossed) {
 		c.dir = c.dentry;
 		c.slot = dir_slot(&c);
-		if (c.slot &&
-		    (dir_hit(&c, c.slot, out->vfsmnt) || dir_hit(&c, c.slot + 1, out->vfsmnt)))
+		if (c.slot && dir_hit(&c, c.slot, out->vfsmnt)) {
+			c.slot->mru = 0;
 			goto out;
+		}
+		if (c.slot && dir_hit(&c, c.slot + 1, out->vfsmnt)) {
+			c.slot->mru = 1;
+			goto out;
+		}
 		if (c.slot)
-			c.slot = dir_victim(&c, c.slot);
+			c.slot = dir_victim(c.slot);
 	}
 	/* From the directory up: what it finds there is what the cache keeps. */
 	c.ign0 = c.r.ignored;
