@@ -322,17 +322,18 @@ static int open_output(struct daemon *d)
 	const struct daemon_opts *o = d->o;
 
 	bool journal = o->events && !strcmp(o->events, "journal");
+	bool own = o->events && own_descriptor_name(o->events);
 
 	if (journal && !systemd_lib("--events journal cannot write to the journal"))
 		return -1;
 	if (!o->events || !strcmp(o->events, "-") || journal)
 		d->out = stdout;
-	else if (own_descriptor_name(o->events))
+	else if (own)
 		d->out = fopen(o->events, "ae"); /* the caller's own: no rotation */
 	else
 		d->out = open_event_dir(d, o->events) ? NULL : open_event_file(d, "event file");
 	if (!d->out) {
-		if (own_descriptor_name(o->events))
+		if (own) /* the other two said why */
 			pr_err("cannot open the event file %s: %s", o->events, strerror(errno));
 		return -1;
 	}

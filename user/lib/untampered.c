@@ -215,13 +215,16 @@ static int reopen_regular(int pfd, int flags)
 	struct stat st;
 	int fd;
 
-	if (!fstat(pfd, &st) && S_ISLNK(st.st_mode)) { /* O_PATH | O_NOFOLLOW on a link */
+	if (fstat(pfd, &st)) {
+		close(pfd);
+		return -2;
+	}
+	if (S_ISLNK(st.st_mode)) { /* O_PATH | O_NOFOLLOW on a link */
 		close(pfd);
 		errno = ELOOP;
 		return -1;
 	}
-	if (fstat(pfd, &st) ||
-	    !(S_ISREG(st.st_mode) || (S_ISFIFO(st.st_mode) && (flags & O_NONBLOCK))) ||
+	if (!(S_ISREG(st.st_mode) || (S_ISFIFO(st.st_mode) && (flags & O_NONBLOCK))) ||
 	    fstatfs(pfd, &sf) || pseudo_fs((long)sf.f_type)) {
 		close(pfd);
 		return -2;
