@@ -408,6 +408,61 @@ sys.exit(not (deny and all(cr == b"\r" for cr in deny)) or b"\r\r" in d or b"^@"
 		fail "deny line not ending in one CR LF, or CR CR, or ^@: $(od -c "$T/out" | head -30)"
 }
 
+# A deny line on the terminal comes after what the program wrote before its denial,
+# never inside one of its lines (found by CI: "line one", the deny line, then line one's
+# CR LF, which the pty passes on in a second push; the loop read the ring first). Made
+# certain here: pysb-bpf is stopped while the program writes 6 KiB, is denied and
+# exits, so it finds the pty, the ring and the exit ready at once (the program's
+# "denied", written after its denial, may then come before the deny line or after it).
+test_users_deny_line_after_what_the_program_wrote() {
+	users_setup
+	command -v script >/dev/null || skip "script(1) not installed (util-linux)"
+	local spid ppid cpid i
+	mkdir -p "$T/rw"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/ro" "$T/rw" >"$T/policy"
+	write_file "$T/ro/order_app.py" <<EOF2
+import os, time
+open('$T/rw/ready', 'w').close()
+while not os.path.exists('$T/rw/go'):
+    time.sleep(0.02)
+b = ''.join('before %03d %s\\n' % (i, 'x' * 150) for i in range(40)).encode()
+while b:
+    b = b[os.write(1, b):]
+try:
+    open('$T/other/secret.txt').read(); print('read')
+except PermissionError:
+    print('denied')
+EOF2
+	timeout 60 script -qec "$PYSB run --policy $T/policy -- python3 $T/ro/order_app.py" /dev/null \
+		</dev/null >"$T/out" 2>&1 &
+	spid=$!
+	for ((i = 0; i < 600; i++)); do
+		[ -e "$T/rw/ready" ] && break
+		sleep 0.05
+	done
+	ppid=$(pgrep -f -x "$PYSB run --policy $T/policy -- python3 $T/ro/order_app.py")
+	cpid=$(pgrep -P "$ppid")
+	[ -n "$ppid" ] && [ -n "$cpid" ] || fail "program not started: $(cat "$T/out")"
+	kill -STOP "$ppid"
+	touch "$T/rw/go"
+	for ((i = 0; i < 600; i++)); do
+		[[ $(ps -o stat= -p "$cpid") == Z* ]] && break
+		sleep 0.05
+	done
+	kill -CONT "$ppid"
+	wait "$spid"
+	RC=$?
+	expect_rc 0
+	python3 -c 'import re, sys
+d = open(sys.argv[1], "rb").read()
+lines = d.split(b"\r\n")
+deny = [i for i, l in enumerate(lines) if l.startswith(b"pysb-bpf: deny file open(read) ")]
+before = [i for i, l in enumerate(lines) if re.fullmatch(rb"before \d{3} x{150}", l)]
+sys.exit(not (len(deny) == 1 and len(before) == 40 and before[-1] < deny[0] and
+              b"denied" in lines))' "$T/out" ||
+		fail "deny line not after the program's 40 whole lines: $(grep -a -n -B1 -A1 deny "$T/out" | od -c | head -20)"
+}
+
 # `sudo pysb-bpf attach --pid PID`: the policy's ~ is the confined process's user's, not
 # root's (found by a user: attach read ~ from its own environment, so expose-ro=~/data
 # named /root/data); and `sudo pysb-bpf learn --from` spells ~ as the program's user's, as

@@ -178,13 +178,16 @@ static void lost_records(struct daemon *d)
  */
 static FILE *open_event_file(struct daemon *d, const char *what)
 {
-	int fd = -1;
+	const char *wait_ms = getenv("PYSB_TEST_FIFO_WAIT_MS"); /* tests: not 10 s each */
+	int fd = -1, tries = wait_ms ? atoi(wait_ms) / 100 : 100;
 	struct stat st;
 	FILE *f;
 
 	/* a FIFO read by a log shipper: written once its reader has it open, waited for 10 s
 	 * at most (a FIFO a service put there must not hang the daemon) */
-	for (int i = 0; i < 100; i++) {
+	if (tries < 1)
+		tries = 1;
+	for (int i = 0; i < tries; i++) {
 		fd = open_regular_at(d->events_dir, d->events_name,
 				     O_WRONLY | O_CREAT | O_APPEND | O_NONBLOCK, 0644);
 		if (fd != -1 || errno != ENXIO)
@@ -208,11 +211,12 @@ static FILE *open_event_file(struct daemon *d, const char *what)
 		return NULL;
 	}
 	f = fd < 0 ? NULL : fdopen(fd, "a");
-	if (!f) {
-		pr_err("cannot open the %s %s: %s", what, d->o->events,
-		       errno == ENXIO ? "it is a FIFO that nothing read for 10 s: start its reader "
-					"first"
-				      : strerror(errno));
+	if (!f && errno == ENXIO)
+		pr_err("cannot open the %s %s: it is a FIFO that nothing read for %.1f s: start "
+		       "its reader first",
+		       what, d->o->events, tries / 10.0);
+	else if (!f) {
+		pr_err("cannot open the %s %s: %s", what, d->o->events, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 	}

@@ -43,6 +43,10 @@ void pty_start(struct pty_relay *p, pid_t child);
 void pty_poll_fds(const struct pty_relay *p, int fds[2]);
 void pty_relay(struct pty_relay *p, short in_revents, short master_revents);
 
+/* Copies to the caller's terminal all the program wrote so far (before pysb-bpf writes
+ * lines about what the program did after it). */
+void pty_drain_out(struct pty_relay *p);
+
 /* The caller's window size changed (SIGWINCH): the pty takes it, the program is told. */
 void pty_winch(struct pty_relay *p);
 

@@ -520,6 +520,7 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 		if (n == 0 && o->events)
 			events_json_flush(o->events);
 		if (n > 0 && fds[0].revents) {
+			pty_drain_out(pty);
 			ring_consume(ring);
 			fds[0].fd = ring->fd;
 		}
@@ -550,6 +551,7 @@ static int wait_child(struct event_sink *sink, const struct loader *l, pid_t pid
 	}
 	if (bench_events())
 		bench_drain(sink, ring);
+	pty_drain_out(pty);
 	ring_drain(ring);
 	fflush(stderr);
 	if (WIFEXITED(status))
