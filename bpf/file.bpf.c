@@ -664,7 +664,7 @@ static __always_inline int check_lock(struct file *file)
 #define FAT_IOCTL_SET_ATTRIBUTES     0x40047211 /* _IOW('r', 0x11, __u32): mode, hidden */
 #define BTRFS_IOC_SNAP_CREATE	     0x50009401 /* _IOW(0x94, 1, 4096 bytes) */
 #define BTRFS_IOC_SUBVOL_CREATE	     0x5000940e /* 14: a new directory, no path_mkdir */
-#define BTRFS_IOC_SNAP_DESTROY	     0x5000940f /* 15: no path_rmdir */
+#define BTRFS_IOC_SNAP_DESTROY	     0x5000940f /* 15: an rm -r, no path_rmdir */
 #define BTRFS_IOC_SNAP_CREATE_V2     0x50009417 /* 23 */
 #define BTRFS_IOC_SUBVOL_CREATE_V2   0x50009418 /* 24 */
 #define BTRFS_IOC_SUBVOL_SETFLAGS    0x4008941a /* _IOW(0x94, 26, __u64): read-only flag */
@@ -691,35 +691,49 @@ static __always_inline bool changes_inode(unsigned int cmd)
 	}
 }
 
-/* Entries made or removed in the directory the ioctl is issued on, as mkdir and rmdir. */
+/* Entries made in the directory the ioctl is issued on, as mkdir. */
 static __always_inline bool changes_entries(unsigned int cmd)
 {
 	switch (cmd) {
 	case BTRFS_IOC_SNAP_CREATE:
 	case BTRFS_IOC_SUBVOL_CREATE:
-	case BTRFS_IOC_SNAP_DESTROY:
 	case BTRFS_IOC_SNAP_CREATE_V2:
 	case BTRFS_IOC_SUBVOL_CREATE_V2:
-	case BTRFS_IOC_SNAP_DESTROY_V2:
 		return true;
 	default:
 		return false;
 	}
 }
 
+/*
+ * A subvolume destroyed: an `rm -r` of a whole tree that no hook sees, of a child named
+ * in the argument (a read-only rule's own directory, with everything below it) or, in
+ * V2, of any subvolume of the file system named by its id, wherever it lies. WRITE on
+ * the directory the ioctl is issued on says nothing about either (found by an
+ * adversary, on a btrfs mounted with user_subvol_rm_allowed), so never from a sandbox:
+ * rmdir(2) of an empty subvolume still works, judged as any rmdir.
+ */
+static __always_inline bool destroys_subvolume(unsigned int cmd)
+{
+	return cmd == BTRFS_IOC_SNAP_DESTROY || cmd == BTRFS_IOC_SNAP_DESTROY_V2;
+}
+
 /* File attributes set by ioctl (chattr: immutable, append-only, ...): metadata, as chmod
- * (check_meta); subvolumes made or removed: WRITE on the directory. */
+ * (check_meta); subvolumes made: WRITE on the directory; destroyed: never. */
 static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd)
 {
 	struct pysb_sandbox_cfg *cfg;
-	bool meta = changes_inode(cmd);
+	bool meta = changes_inode(cmd), destroy = destroys_subvolume(cmd);
 	__u64 cgid;
 
-	if (!meta && !changes_entries(cmd))
+	if (!meta && !destroy && !changes_entries(cmd))
 		return 0;
 	cfg = current_sandbox(&cgid);
 	if (!cfg || on_internal_mount(&file->f_path))
 		return 0;
+	if (destroy)
+		return deny_self_path(cfg, cgid, PYSB_OP_SUBVOL_DESTROY, PYSB_ACC_WRITE,
+				      file->f_path.dentry, file->f_path.mnt, EPERM);
 	if (meta)
 		return check_meta(cfg, cgid, PYSB_OP_SETATTR, file->f_path.dentry,
 				  file->f_path.mnt);

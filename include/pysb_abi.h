@@ -234,12 +234,13 @@ enum pysb_op {
 	PYSB_OP_TTY_IOCTL = 41, /* TIOCSTI, TIOCLINUX, TIOCSETD */
 	PYSB_OP_GETXATTR = 42,	/* getxattr, listxattr */
 	PYSB_OP_READLINK = 43,
-	PYSB_OP_NOTIFY = 44,	    /* inotify, fanotify, dnotify watch */
-	PYSB_OP_SETID_MODE = 45,    /* kind SELF: a set-user-ID (or set-group-ID executable) mode
+	PYSB_OP_NOTIFY = 44,	     /* inotify, fanotify, dnotify watch */
+	PYSB_OP_SETID_MODE = 45,     /* kind SELF: a set-user-ID (or set-group-ID executable) mode
 				  * on a file, by chmod or at creation: never, whatever the rules */
-	PYSB_OP_LOCK = 46,	    /* an exclusive lock (flock LOCK_EX, F_WRLCK) or a lease */
-	PYSB_OP_KEY_TO_PARENT = 47, /* KEYCTL_SESSION_TO_PARENT to a parent outside the sandbox */
-	PYSB_OP_PIDFD = 48,	    /* kind SELF: a pidfd (pidfs, 6.9+) of a task outside */
+	PYSB_OP_LOCK = 46,	     /* an exclusive lock (flock LOCK_EX, F_WRLCK) or a lease */
+	PYSB_OP_KEY_TO_PARENT = 47,  /* KEYCTL_SESSION_TO_PARENT to a parent outside the sandbox */
+	PYSB_OP_PIDFD = 48,	     /* kind SELF: a pidfd (pidfs, 6.9+) of a task outside */
+	PYSB_OP_SUBVOL_DESTROY = 49, /* kind SELF: a btrfs subvolume destroyed by ioctl */
 	PYSB_OP_MAX,
 };
 

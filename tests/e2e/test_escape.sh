@@ -859,6 +859,76 @@ EOF
 	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/b/ro "
 }
 
+# A btrfs subvolume destroyed by ioctl is an `rm -r` no hook sees: by name, of a child
+# that is a read-only rule's own directory; in V2, by id, of any subvolume of the file
+# system, wherever it lies (found by an adversary, on a btrfs mounted with
+# user_subvol_rm_allowed, which lets a user without CAP_SYS_ADMIN destroy the subvolumes
+# it may write). Never from a sandbox; rmdir(2) of an empty subvolume works, as rmdir.
+test_escape_btrfs_subvolume_destroy_refused() {
+	escape_setup
+	vm_module btrfs
+	local id v
+	mkdir "$T/b"
+	truncate -s 128M "$T/b.img" && mkfs.btrfs -q "$T/b.img" >/dev/null || fail "mkfs.btrfs failed"
+	# shellcheck disable=SC2064 # expand now
+	trap "umount '$T/b' 2>/dev/null" EXIT
+	mount -o loop,user_subvol_rm_allowed "$T/b.img" "$T/b" || fail "cannot mount a btrfs image"
+	mkdir "$T/b/rw"
+	for v in rw/data rw/gone rw/empty rw/mine secret; do
+		btrfs -q subvolume create "$T/b/$v" >/dev/null || fail "btrfs subvolume create $v failed"
+	done
+	echo kept >"$T/b/rw/data/important.txt"
+	echo hidden >"$T/b/secret/s.txt"
+	echo x >"$T/b/rw/gone/f"
+	echo x >"$T/b/rw/mine/f"
+	printf 'expose-rw=%s\nexpose-ro=%s\n' "$T/b/rw" "$T/b/rw/data" >>"$T/policy"
+	cat >"$T/lib/btrfs_destroy.py" <<EOF
+import fcntl, os, struct, sys
+sys.path.insert(0, "$T/lib")
+from probe_lib import attempt
+SNAP_DESTROY, SNAP_DESTROY_V2, SPEC_BY_ID = 0x5000940f, 0x5000943f, 1 << 4
+def ioctl_on(d, cmd, arg):  # 4 KiB arguments: only a mutable buffer goes through whole
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(fd, cmd, bytearray(arg))
+    finally:
+        os.close(fd)
+def by_name(d, name):  # struct btrfs_ioctl_vol_args: fd, name[4088]
+    ioctl_on(d, SNAP_DESTROY, struct.pack("q", 0) + name.encode().ljust(4088, b"\\0"))
+def by_id(d, subvolid):  # struct btrfs_ioctl_vol_args_v2: fd, transid, flags, 32 bytes, id
+    ioctl_on(d, SNAP_DESTROY_V2, struct.pack("qQQ", 0, 0, SPEC_BY_ID) + bytes(32) +
+             struct.pack("Q", subvolid).ljust(4040, b"\\0"))
+if sys.argv[1] == "plain":
+    attempt("name-gone", lambda: by_name("$T/b/rw", "gone"))
+    attempt("id-mine", lambda: by_id("$T/b/rw", int(sys.argv[2])))
+else:
+    attempt("name-data", lambda: by_name("$T/b/rw", "data"))
+    attempt("id-secret", lambda: by_id("$T/b/rw", int(sys.argv[2])))
+    attempt("rmdir-empty", lambda: os.rmdir("$T/b/rw/empty"))
+for v in ("rw/gone", "rw/mine", "rw/data/important.txt", "secret/s.txt", "rw/empty"):
+    print(v, "exists" if os.path.exists("$T/b/" + v) else "absent")
+EOF
+	# Unconfined, without capabilities: both destroy a subvolume and what it holds.
+	id=$(btrfs inspect-internal rootid "$T/b/rw/mine") || fail "no subvolume id"
+	run_plain setpriv --bounding-set=-all --inh-caps=-all python3 "$T/lib/btrfs_destroy.py" \
+		plain "$id"
+	expect_rc 0
+	expect_line "$T/out" "name-gone ok"
+	expect_line "$T/out" "id-mine ok"
+	expect_line "$T/out" "rw/gone absent"
+	expect_line "$T/out" "rw/mine absent"
+	id=$(btrfs inspect-internal rootid "$T/b/secret") || fail "no subvolume id"
+	run_sb "$T/policy" "$T/lib/btrfs_destroy.py" sandboxed "$id"
+	expect_rc 0
+	expect_line "$T/out" "name-data EPERM"
+	expect_line "$T/out" "id-secret EPERM"
+	expect_line "$T/out" "rmdir-empty ok"
+	expect_line "$T/out" "rw/data/important.txt exists"
+	expect_line "$T/out" "secret/s.txt exists"
+	expect_line "$T/out" "rw/empty absent"
+	expect_grep "$T/err" "^pysb-bpf: deny self subvol-destroy\(write\) $T/b/rw "
+}
+
 # FAT keeps a file's read-only and hidden bits as attributes, which its owner changes by
 # ioctl through a read-only descriptor: the write bits of the mode change without chmod
 # (no path_chmod). Needs WRITE, as chmod does.
