@@ -43,7 +43,7 @@ struct walk_ctx {
  * A global function (bpf/ignore.bpf.c): verified once on its own, not again inside every
  * walk of every program (nested byte loops made path_rename too complex for 7.x).
  */
-extern int pysb_name_ignored(__u64 name_ptr, __u32 len, __u32 sandbox);
+extern int pysb_name_ignored(__u64 name_ptr, __u32 len, __u32 sandbox, __u64 dir);
 
 /* The walk (bpf/walk.bpf.c): from c->dentry, c->vfsmnt for c->sandbox; fills the rest. */
 extern int pysb_walk(struct walk_ctx *c);

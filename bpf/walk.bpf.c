@@ -131,7 +131,8 @@ static __always_inline bool walk_level_of(struct walk_state *c, bool filter)
 	}
 	/* Below the rule (not found yet): the names ignore= may hide. */
 	if (c->has_ignores && !c->r.ignored &&
-	    pysb_name_ignored(c->head[H_NAME], (__u32)c->head[H_LEN], c->sandbox))
+	    pysb_name_ignored(c->head[H_NAME], (__u32)c->head[H_LEN], c->sandbox,
+			      c->head[H_PARENT] != d ? c->head[H_PARENT] : 0))
 		c->r.ignored = 1;
 	parent = c->head[H_PARENT];
 

@@ -505,6 +505,72 @@ test_escape_ignore_hides_files_inside_exposed_trees() {
 	expect_grep "$T/err" "ignore=a\?c: the kernel layer matches NAME, PREFIX\*, \*SUFFIX and \* only"
 }
 
+# In a case-insensitive directory another spelling names the same file, and the dentry
+# keeps the spelling of the lookup that made it: ignore=.env and ignore=*.pem were read
+# and rewritten as .ENV, SERVER.PEM and .eNv in a casefolded ext4 directory, and
+# ignore=*.json as the short alias CREDEN~1.JSO on vfat (found by an adversary). There
+# names compare with ASCII case folded, and a name with a non-ASCII byte, or a `~` where
+# short aliases exist, is hidden under any pattern (bpf/ignore.bpf.c).
+test_escape_ignore_holds_in_case_insensitive_directories() {
+	escape_setup
+	vm_module vfat nls_cp437 nls_ascii
+	local p
+	mkdir -p "$T/cf" "$T/fat"
+	truncate -s 32M "$T/cf.img" && mkfs.ext4 -q -O casefold "$T/cf.img" >/dev/null ||
+		fail "mkfs.ext4 -O casefold failed"
+	truncate -s 32M "$T/fat.img" && mkfs.vfat "$T/fat.img" >/dev/null || fail "mkfs.vfat failed"
+	# shellcheck disable=SC2064 # expand now
+	trap "umount '$T/cf' '$T/fat' 2>/dev/null" EXIT
+	mount -o loop "$T/cf.img" "$T/cf" && mount -o loop "$T/fat.img" "$T/fat" ||
+		fail "cannot mount the images"
+	mkdir "$T/cf/proj" "$T/fat/proj" && chattr +F "$T/cf/proj" || fail "chattr +F failed"
+	for p in "$T/cf/proj" "$T/fat/proj"; do
+		echo SECRET-ENV >"$p/.env"
+		echo PRIVATE-KEY >"$p/server.pem"
+		echo TOKEN >"$p/credentials.json"
+		echo hello >"$p/app.txt"
+	done
+	echo cafe >"$T/cf/proj/café.txt"
+	# remounted: no dentry left with the files' own spelling
+	ignore_ci_remount() { umount "$T/cf" "$T/fat" && mount -o loop "$T/cf.img" "$T/cf" &&
+		mount -o loop "$T/fat.img" "$T/fat" || fail "cannot remount"; }
+	ignore_ci_remount
+	printf 'expose-rw=%s\nexpose-ro=%s\nignore=.env\nignore=*.pem\nignore=*.json\n' \
+		"$T/cf/proj" "$T/fat/proj" >>"$T/policy"
+	pyapp \
+		"attempt('cf-upper-env', lambda: print(read('$T/cf/proj/.ENV').strip()))" \
+		"attempt('cf-upper-pem', lambda: print(read('$T/cf/proj/SERVER.PEM').strip()))" \
+		"attempt('cf-append-env', lambda: open('$T/cf/proj/.eNv', 'a').write('INJECTED=1\n'))" \
+		"attempt('cf-env', lambda: read('$T/cf/proj/.env'))" \
+		"attempt('cf-upper-app', lambda: print(read('$T/cf/proj/APP.TXT').strip()))" \
+		"attempt('cf-new', lambda: open('$T/cf/proj/Data.csv', 'w').write('1\n'))" \
+		"attempt('cf-non-ascii', lambda: read('$T/cf/proj/café.txt'))" \
+		"attempt('fat-alias-json', lambda: print(read('$T/fat/proj/CREDEN~1.JSO').strip()))" \
+		"attempt('fat-upper-env', lambda: print(read('$T/fat/proj/.ENV').strip()))" \
+		"attempt('fat-upper-app', lambda: print(read('$T/fat/proj/APP.TXT').strip()))"
+	# Unconfined, the other spellings reach the files.
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "SECRET-ENV"
+	expect_line "$T/out" "PRIVATE-KEY"
+	expect_line "$T/out" "TOKEN"
+	expect_line "$T/out" "cf-append-env ok"
+	printf 'SECRET-ENV\n' >"$T/cf/proj/.env"
+	rm "$T/cf/proj/Data.csv"
+	ignore_ci_remount
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	for p in cf-upper-env cf-upper-pem cf-append-env cf-env cf-non-ascii fat-alias-json \
+		fat-upper-env; do
+		expect_line "$T/out" "$p EACCES"
+	done
+	expect_no_grep "$T/out" "SECRET-ENV|PRIVATE-KEY|TOKEN"
+	expect_line "$T/out" "cf-upper-app ok"
+	expect_line "$T/out" "cf-new ok"
+	expect_line "$T/out" "fat-upper-app ok"
+	[ "$(cat "$T/cf/proj/.env")" = SECRET-ENV ] || fail "the hidden .env was changed"
+	expect_grep "$T/err" "deny file open\(read\) $T/cf/proj/\.ENV "
+}
+
 # A set-user-ID file planted in an rw tree runs as its owner, the sandbox's user (root
 # here), for whoever executes it outside, unconfined: the owner needs no capability to set
 # the bit. Refused however it is set (chmod, or a mode at creation), even where the policy
