@@ -741,6 +741,58 @@ test_session_attach_detaches_only_on_a_signal_from_outside() {
 	attach_detach_only_from_outside root
 }
 
+# `attach` refuses a process that traces another (found by an adversary): ptrace's later
+# requests on a tracee (POKEDATA, SETREGS, SETOPTIONS) meet no hook, so once confined it
+# kept driving the outside process (here: kill() is denied, but PTRACE_O_EXITKILL set
+# afterwards kills it when the tracer exits). The process is moved back, as it was, and
+# attach says why.
+test_session_attach_refuses_a_process_that_traces_another() {
+	session_setup
+	local victim tracer rc
+	write_file "$T/tracer.py" <<'PY'
+import ctypes, os, signal, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+PTRACE_SEIZE, PTRACE_INTERRUPT, PTRACE_SETOPTIONS = 0x4206, 0x4207, 0x4200
+WALL, EXITKILL = 0x40000000, 0x100000
+victim, ready, go = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+if libc.ptrace(PTRACE_SEIZE, victim, None, None):
+    sys.exit("seize failed: %s" % os.strerror(ctypes.get_errno()))
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+libc.ptrace(PTRACE_INTERRUPT, victim, None, None)
+os.waitpid(victim, WALL)
+# the tracee is killed when its tracer exits
+print("options", libc.ptrace(PTRACE_SETOPTIONS, victim, None, EXITKILL), flush=True)
+PY
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	# Unconfined: the tracer ends its tracee through ptrace.
+	sleep 1000 &
+	victim=$!
+	python3 "$T/tracer.py" "$victim" "$T/ready1" "$T/ready1" >"$T/out" 2>&1
+	wait "$victim"
+	rc=$?
+	[ "$rc" = 137 ] || fail "unconfined, the tracee was not ended through ptrace: $rc $(cat "$T/out")"
+	sleep 1000 &
+	victim=$!
+	python3 "$T/tracer.py" "$victim" "$T/ready2" "$T/go2" >"$T/out" 2>&1 &
+	tracer=$!
+	for ((rc = 0; rc < 600; rc++)); do
+		[ -e "$T/ready2" ] && break
+		sleep 0.05
+	done
+	[ -e "$T/ready2" ] || fail "the tracer did not seize its tracee: $(cat "$T/out")"
+	timeout 60 "$PYSB" attach --pid "$tracer" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
+	rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a tracer: exit $rc: $(cat "$T/att.err")"
+	expect_grep "$T/att.err" "cannot attach to process $tracer: its thread $tracer traces \(ptrace\) process $victim"
+	grep -q pysb-bpf "/proc/$tracer/cgroup" && fail "the tracer was left in a sandbox cgroup"
+	kill "$victim" "$tracer" 2>/dev/null
+	wait "$victim" "$tracer" 2>/dev/null
+	return 0
+}
+
 # A process confined by `attach` on the terminal pysb-bpf runs on cannot detach itself
 # through that terminal (found by an adversary): it set the terminal's interrupt character
 # to a key the administrator types (or one a terminal answerback types), and the SIGINT

@@ -2,6 +2,8 @@
 /*
  * pysb-bpf attach: a running process (all its threads) put under a policy from now on, in a cgroup of its own, until it exits or pysb-bpf is interrupted. See runner.c.
  */
+#include <dirent.h>
+
 #include "runner_int.h"
 
 /* ---------------- attach: a running process put under a policy */
@@ -43,6 +45,58 @@ static int move_pid(const char *dir, pid_t pid)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+/*
+ * A tracee the process holds (found by an adversary): ptrace's later requests on it
+ * (POKEDATA, SETREGS, CONT with a signal) meet no hook, only the attach did, so a process
+ * that traced another before `attach` keeps making it run system calls of its choice,
+ * outside the sandbox. Called once the process is confined (no new tracee from then on):
+ * the first thread found traced by one of its threads, as "tracee tracer", or 0.
+ */
+static int traced_by(pid_t target, long *tracee, long *tracer)
+{
+	DIR *procs = opendir("/proc");
+	struct dirent *p;
+	char f[600], line[128];
+
+	if (!procs)
+		return -errno;
+	while ((p = readdir(procs))) {
+		DIR *tasks;
+		struct dirent *t;
+
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(f, sizeof(f), "/proc/%s/task", p->d_name);
+		tasks = opendir(f);
+		while (tasks && (t = readdir(tasks))) {
+			FILE *st;
+			long by = 0;
+
+			if (t->d_name[0] < '1' || t->d_name[0] > '9')
+				continue;
+			snprintf(f, sizeof(f), "/proc/%s/task/%s/status", p->d_name, t->d_name);
+			st = fopen(f, "re");
+			while (st && fgets(line, sizeof(line), st))
+				if (sscanf(line, "TracerPid: %ld", &by) == 1)
+					break;
+			if (st)
+				fclose(st);
+			snprintf(f, sizeof(f), "/proc/%d/task/%ld", (int)target, by);
+			if (by > 0 && !access(f, F_OK)) {
+				*tracee = atol(t->d_name);
+				*tracer = by;
+				closedir(tasks);
+				closedir(procs);
+				return 1;
+			}
+		}
+		if (tasks)
+			closedir(tasks);
+	}
+	closedir(procs);
+	return 0;
 }
 
 /* May this signal detach? Only the administrator's: a signal sent by a process outside
@@ -197,6 +251,29 @@ static int attach_loop(struct event_sink *sink, struct loader *l, struct ring_bu
 	}
 }
 
+/* True (said) when the process, confined a moment, traces another and is moved back. */
+static bool refuse_a_tracer(pid_t target, const char *home)
+{
+	long tracee = 0, tracer = 0;
+	int err = traced_by(target, &tracee, &tracer);
+
+	if (err == 0)
+		return false;
+	if (err < 0)
+		pr_err("cannot attach to process %d: cannot read /proc to see whom it traces: %s",
+		       target, strerror(-err));
+	else
+		pr_err("cannot attach to process %d: its thread %ld traces (ptrace) process %ld, "
+		       "which it could go on driving outside the sandbox; end that trace first "
+		       "(a debugger's detach, or the traced process's exit)",
+		       target, tracer, tracee);
+	err = move_pid(home, target);
+	if (err)
+		pr_err("cannot move process %d back to %s: %s; it stays confined", target, home,
+		       strerror(-err));
+	return true;
+}
+
 int sandbox_attach(const struct run_opts *o, pid_t target)
 {
 	static char errbuf[1 << 16];
@@ -242,6 +319,8 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		goto out;
 	}
 	moved = true;
+	if (refuse_a_tracer(target, home))
+		goto out;
 	sandbox_gc(&l);
 	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
 		"open. %s",
