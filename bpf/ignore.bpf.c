@@ -13,9 +13,10 @@
  * directory and on vfat). Other spellings are not only ASCII case: the kernel's Unicode
  * folding turns some non-ASCII characters into ASCII ones (KELVIN SIGN into k, LONG S
  * into s; on some kernels it drops ignorable code points), and FAT, NTFS and SMB answer
- * to each file's short alias (CREDEN~1.JSO for credentials.json). So there, names are
- * compared with ASCII case folded, and a name with a non-ASCII byte, or with a `~` where
- * short aliases exist, is hidden under any pattern: it may name a hidden file. A file
+ * to each file's short alias (CREDEN~1.JSO for credentials.json), and FAT and exFAT to
+ * a name with trailing dots. So there, names are compared with ASCII case folded, and a
+ * name with a non-ASCII byte, ending in a dot or a space, or with a `~` where short
+ * aliases exist, is hidden under any pattern: it may name a hidden file. A file
  * hidden by its absolute path (ignore=/...) is hidden as an inode, whatever spelling
  * reaches it (user space labels it).
  */
@@ -114,6 +115,13 @@ __noinline int pysb_name_ignored(__u64 name_ptr, __u32 len, __u32 sandbox, __u64
 	 * bytes at most) holds foldable bytes in its head or its tail as well. */
 	if (fold != FOLD_NONE && set->count &&
 	    fold_bytes(head, PYSB_IGNORE_LEN, fold) + fold_bytes(tail, PYSB_IGNORE_LEN, fold))
+		return 1;
+	/* FAT and exFAT drop a name's trailing dots (`.env.` opens `.env`; found by an
+	 * adversary), Windows servers its trailing dots and spaces: hidden there too. The
+	 * tail's last byte is the name's. */
+	off = (len < PYSB_IGNORE_LEN - 1 ? len : PYSB_IGNORE_LEN - 1) - 1;
+	if (fold != FOLD_NONE && set->count && len &&
+	    (tail[off & (PYSB_IGNORE_LEN - 1)] == '.' || tail[off & (PYSB_IGNORE_LEN - 1)] == ' '))
 		return 1;
 	for (__u32 i = 0; i < PYSB_MAX_IGNORES; i++) {
 		struct pysb_ignore *p = &set->p[i];

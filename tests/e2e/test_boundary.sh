@@ -47,12 +47,19 @@ bnd_sb() {
 
 # start_victim USER: /bin/sleep outside the sandbox, as USER; its pid in VICTIM.
 start_victim() {
+	local i
 	if [ "$1" = root ]; then
 		/bin/sleep 1000 &
 	else
 		setpriv --reuid="$1" --regid="$(id -g "$1")" --clear-groups -- /bin/sleep 1000 &
 	fi
 	VICTIM=$!
+	# until it is sleep, as its user: before, it is a root shell or setpriv (a signal to
+	# it fails with EPERM unconfined; found in a loaded VM)
+	for i in $(seq 200); do
+		[ "$(cat "/proc/$VICTIM/comm" 2>/dev/null)" = sleep ] && break
+		sleep 0.02
+	done
 }
 
 # proc_state PID: the state letter of PID (Z once it died unwaited), or "gone".

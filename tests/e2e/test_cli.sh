@@ -48,7 +48,7 @@ test_cli_no_cgroup_left_behind() {
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
 	[ -z "$(ls -d /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null)" ] || fail "cgroup left behind"
-	! pgrep -x sleep >/dev/null || fail "a sandboxed child survived the sandbox"
+	! pgrep -fx '/usr/bin/sleep 60' >/dev/null || fail "a sandboxed child survived the sandbox"
 }
 
 # A run removes the entries it wrote to the shared maps when it ends, and only its own

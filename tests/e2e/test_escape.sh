@@ -508,7 +508,8 @@ test_escape_ignore_hides_files_inside_exposed_trees() {
 # In a case-insensitive directory another spelling names the same file, and the dentry
 # keeps the spelling of the lookup that made it: ignore=.env and ignore=*.pem were read
 # and rewritten as .ENV, SERVER.PEM and .eNv in a casefolded ext4 directory, and
-# ignore=*.json as the short alias CREDEN~1.JSO on vfat (found by an adversary). There
+# ignore=*.json as the short alias CREDEN~1.JSO on vfat, and .env. (vfat drops trailing
+# dots) read .env (found by adversaries). There
 # names compare with ASCII case folded, and a name with a non-ASCII byte, or a `~` where
 # short aliases exist, is hidden under any pattern (bpf/ignore.bpf.c).
 test_escape_ignore_holds_in_case_insensitive_directories() {
@@ -545,6 +546,8 @@ test_escape_ignore_holds_in_case_insensitive_directories() {
 		"attempt('cf-upper-app', lambda: print(read('$T/cf/proj/APP.TXT').strip()))" \
 		"attempt('cf-new', lambda: open('$T/cf/proj/Data.csv', 'w').write('1\n'))" \
 		"attempt('cf-non-ascii', lambda: read('$T/cf/proj/café.txt'))" \
+		"attempt('fat-dot-env', lambda: print(read('$T/fat/proj/.env.').strip()))" \
+		"attempt('fat-dots-pem', lambda: print(read('$T/fat/proj/server.pem..').strip()))" \
 		"attempt('fat-alias-json', lambda: print(read('$T/fat/proj/CREDEN~1.JSO').strip()))" \
 		"attempt('fat-upper-env', lambda: print(read('$T/fat/proj/.ENV').strip()))" \
 		"attempt('fat-upper-app', lambda: print(read('$T/fat/proj/APP.TXT').strip()))"
@@ -560,7 +563,7 @@ test_escape_ignore_holds_in_case_insensitive_directories() {
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
 	for p in cf-upper-env cf-upper-pem cf-append-env cf-env cf-non-ascii fat-alias-json \
-		fat-upper-env; do
+		fat-upper-env fat-dot-env fat-dots-pem; do
 		expect_line "$T/out" "$p EACCES"
 	done
 	expect_no_grep "$T/out" "SECRET-ENV|PRIVATE-KEY|TOKEN"

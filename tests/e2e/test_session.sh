@@ -790,6 +790,32 @@ PY
 	grep -q pysb-bpf "/proc/$tracer/cgroup" && fail "the tracer was left in a sandbox cgroup"
 	kill "$victim" "$tracer" 2>/dev/null
 	wait "$victim" "$tracer" 2>/dev/null
+	# The same power through /proc/PID/mem held open (found by an adversary: it wrote an
+	# outside root process's stack once confined). Unconfined, it reads that memory.
+	write_file "$T/mem.py" <<'PY'
+import os, sys, time
+victim, ready = int(sys.argv[1]), sys.argv[2]
+fd = os.open("/proc/%d/mem" % victim, os.O_RDWR)
+start = int(open("/proc/%d/maps" % victim).readline().split("-")[0], 16)
+print("read", os.pread(fd, 4, start)[1:].decode(), flush=True)
+open(ready, "w").close()
+time.sleep(100)
+PY
+	sleep 1000 &
+	victim=$!
+	python3 "$T/mem.py" "$victim" "$T/ready3" >"$T/out" 2>&1 &
+	tracer=$!
+	for ((rc = 0; rc < 600; rc++)); do
+		[ -e "$T/ready3" ] && break
+		sleep 0.05
+	done
+	expect_line "$T/out" "read ELF"
+	timeout 60 "$PYSB" attach --pid "$tracer" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
+	rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a holder of /proc/$victim/mem: exit $rc"
+	expect_grep "$T/att.err" "cannot attach to process $tracer: it holds /proc/$victim/mem open"
+	kill "$victim" "$tracer" 2>/dev/null
+	wait "$victim" "$tracer" 2>/dev/null
 	return 0
 }
 

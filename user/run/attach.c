@@ -251,18 +251,70 @@ static int attach_loop(struct event_sink *sink, struct loader *l, struct ring_bu
 	}
 }
 
-/* True (said) when the process, confined a moment, traces another and is moved back. */
+/*
+ * A process's memory file it holds (found by an adversary): /proc/PID/mem, opened before
+ * `attach`, reads and writes that process's memory whatever the sandbox (the kernel
+ * judges the open, not the reads and writes), which is what a tracee gives. The pid whose
+ * memory a thread of `target` holds, other than its own, or 0.
+ */
+static long holds_a_mem_file(pid_t target)
+{
+	char dir[64], f[600], link[128];
+	DIR *tasks, *fds;
+	struct dirent *t, *e;
+	long pid = 0;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)target);
+	tasks = opendir(dir);
+	while (tasks && !pid && (t = readdir(tasks))) {
+		if (t->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof(f), "%s/%s/fd", dir, t->d_name);
+		fds = opendir(f);
+		while (fds && !pid && (e = readdir(fds))) {
+			ssize_t n;
+			long who;
+			int end = 0;
+
+			snprintf(f, sizeof(f), "%s/%s/fd/%s", dir, t->d_name, e->d_name);
+			n = readlink(f, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			if ((sscanf(link, "/proc/%ld/mem%n", &who, &end) == 1 ||
+			     sscanf(link, "/proc/%*d/task/%ld/mem%n", &who, &end) == 1) &&
+			    end == n) {
+				snprintf(f, sizeof(f), "%s/%ld", dir, who);
+				if (access(f, F_OK)) /* not one of its own threads */
+					pid = who;
+			}
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (tasks)
+		closedir(tasks);
+	return pid;
+}
+
+/* True (said) when the process, confined a moment, traces another or holds another's
+ * memory file, and is moved back. */
 static bool refuse_a_tracer(pid_t target, const char *home)
 {
-	long tracee = 0, tracer = 0;
-	int err = traced_by(target, &tracee, &tracer);
+	long tracee = 0, tracer = 0, mem = holds_a_mem_file(target);
+	int err = mem ? 0 : traced_by(target, &tracee, &tracer);
 
-	if (err == 0)
+	if (mem)
+		pr_err("cannot attach to process %d: it holds /proc/%ld/mem open, the memory of a "
+		       "process it could go on reading and writing outside the sandbox; close it "
+		       "first",
+		       target, mem);
+	else if (err == 0)
 		return false;
 	if (err < 0)
 		pr_err("cannot attach to process %d: cannot read /proc to see whom it traces: %s",
 		       target, strerror(-err));
-	else
+	else if (!mem)
 		pr_err("cannot attach to process %d: its thread %ld traces (ptrace) process %ld, "
 		       "which it could go on driving outside the sandbox; end that trace first "
 		       "(a debugger's detach, or the traced process's exit)",
