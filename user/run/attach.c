@@ -297,9 +297,9 @@ static long holds_a_mem_file(pid_t target)
 	return pid;
 }
 
-/* True (said) when the process, confined a moment, traces another or holds another's
- * memory file, and is moved back. */
-static bool refuse_a_tracer(pid_t target, const char *home)
+/* True (said) when the process, confined a moment, drives another from outside the
+ * sandbox (holds its memory file, or traces it), and is moved back. */
+static bool refuse_a_driver(pid_t target, const char *home)
 {
 	long tracee = 0, tracer = 0, mem = holds_a_mem_file(target);
 	int err = mem ? 0 : traced_by(target, &tracee, &tracer);
@@ -309,16 +309,16 @@ static bool refuse_a_tracer(pid_t target, const char *home)
 		       "process it could go on reading and writing outside the sandbox; close it "
 		       "first",
 		       target, mem);
-	else if (err == 0)
-		return false;
-	if (err < 0)
+	else if (err < 0)
 		pr_err("cannot attach to process %d: cannot read /proc to see whom it traces: %s",
 		       target, strerror(-err));
-	else if (!mem)
+	else if (err > 0)
 		pr_err("cannot attach to process %d: its thread %ld traces (ptrace) process %ld, "
 		       "which it could go on driving outside the sandbox; end that trace first "
 		       "(a debugger's detach, or the traced process's exit)",
 		       target, tracer, tracee);
+	else
+		return false;
 	err = move_pid(home, target);
 	if (err)
 		pr_err("cannot move process %d back to %s: %s; it stays confined", target, home,
@@ -371,7 +371,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		goto out;
 	}
 	moved = true;
-	if (refuse_a_tracer(target, home))
+	if (refuse_a_driver(target, home))
 		goto out;
 	sandbox_gc(&l);
 	pr_warn("process %d is confined from now on (cgroup %s); what it opened before stays "
