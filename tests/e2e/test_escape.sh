@@ -870,6 +870,19 @@ EOF
 	expect_grep "$T/err" "^pysb-bpf: deny file setattr\(write\) $T/old/ro/f "
 }
 
+# btrfs_ioctl_lib: $T/lib/btrfs_lib.py, ioctl_on(DIR, CMD, ARG) for the btrfs tests' scripts.
+btrfs_ioctl_lib() {
+	cat >"$T/lib/btrfs_lib.py" <<'EOF'
+import fcntl, os
+def ioctl_on(d, cmd, arg):  # 4 KiB arguments: only a mutable buffer goes through whole
+    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.ioctl(fd, cmd, bytearray(arg))
+    finally:
+        os.close(fd)
+EOF
+}
+
 # btrfs creates and destroys subvolumes and snapshots by ioctl on a directory, never through
 # path_mkdir or path_rmdir: a subvolume made in a directory the policy only lets the
 # program read is a write there. Needs WRITE on the directory, as mkdir does.
@@ -885,17 +898,13 @@ test_escape_btrfs_subvolume_in_read_only_dir_needs_write() {
 	btrfs -q subvolume create "$T/b/src" >/dev/null || fail "btrfs subvolume create failed"
 	printf 'expose-ro=%s\nexpose-ro=%s\nexpose-rw=%s\n' "$T/b/src" "$T/b/ro" "$T/b/rw" \
 		>>"$T/policy"
+	btrfs_ioctl_lib
 	cat >"$T/lib/btrfs_ioctls.py" <<EOF
-import fcntl, os, struct, sys
+import os, struct, sys
 sys.path.insert(0, "$T/lib")
 from probe_lib import attempt
+from btrfs_lib import ioctl_on
 SNAP_CREATE_V2, SUBVOL_CREATE = 0x50009417, 0x5000940e
-def ioctl_on(d, cmd, arg):  # 4 KiB arguments: only a mutable buffer goes through whole
-    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.ioctl(fd, cmd, bytearray(arg))
-    finally:
-        os.close(fd)
 def vol_args(fd, name):  # struct btrfs_ioctl_vol_args: fd, name[4088]
     return struct.pack("q", fd) + name.encode().ljust(4088, b"\\0")
 def snapshot(d):  # struct btrfs_ioctl_vol_args_v2: fd, transid, flags, 32 bytes, name
@@ -951,17 +960,13 @@ test_escape_btrfs_subvolume_destroy_refused() {
 	echo x >"$T/b/rw/gone/f"
 	echo x >"$T/b/rw/mine/f"
 	printf 'expose-rw=%s\nexpose-ro=%s\n' "$T/b/rw" "$T/b/rw/data" >>"$T/policy"
+	btrfs_ioctl_lib
 	cat >"$T/lib/btrfs_destroy.py" <<EOF
-import fcntl, os, struct, sys
+import os, struct, sys
 sys.path.insert(0, "$T/lib")
 from probe_lib import attempt
+from btrfs_lib import ioctl_on
 SNAP_DESTROY, SNAP_DESTROY_V2, SPEC_BY_ID = 0x5000940f, 0x5000943f, 1 << 4
-def ioctl_on(d, cmd, arg):  # 4 KiB arguments: only a mutable buffer goes through whole
-    fd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.ioctl(fd, cmd, bytearray(arg))
-    finally:
-        os.close(fd)
 def by_name(d, name):  # struct btrfs_ioctl_vol_args: fd, name[4088]
     ioctl_on(d, SNAP_DESTROY, struct.pack("q", 0) + name.encode().ljust(4088, b"\\0"))
 def by_id(d, subvolid):  # struct btrfs_ioctl_vol_args_v2: fd, transid, flags, 32 bytes, id
