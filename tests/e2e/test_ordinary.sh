@@ -76,11 +76,13 @@ test_ordinary_overlay_rw_writes_and_copy_up_work_ro_and_unexposed_denied() {
 # coexist as two builds' do) and put back at the end, so the tests after this one reuse
 # it instead of loading the programs again (tens of seconds under TCG); the instance
 # loaded in the chroot, which filled its per-mount state from the chroot's mount table,
-# is removed.
+# is removed. On the matrix's later kernels the chroot's run reuses the host's instance
+# instead (a container started after it): the overlay nesting is judged on every kernel,
+# the first load inside on the first one only (it alone took 47 to 134 s a kernel).
 OVL_SAVED_PINS=/sys/fs/bpf/pysb-bpf-saved-by-test
 ovl_nested_cleanup() {
 	umount -R "$T/c/m" 2>/dev/null || { sleep 1 && umount -R "$T/c/m"; }
-	rm -rf /sys/fs/bpf/pysb-bpf
+	[ -n "${PYSB_E2E_REPEAT_KERNEL:-}" ] || rm -rf /sys/fs/bpf/pysb-bpf
 	[ ! -d "$OVL_SAVED_PINS" ] || mv "$OVL_SAVED_PINS" /sys/fs/bpf/pysb-bpf
 }
 
@@ -113,10 +115,13 @@ PY
 	expect_rc 0
 	expect_line "$T/out" "/app/data.txt granted"
 	expect_line "$T/out" "/secret/s.txt hidden"
-	# No instance pinned: the run below loads the programs from inside the chroot.
+	# No instance pinned (first kernel): the run below loads the programs from inside the
+	# chroot.
 	rm -rf "$OVL_SAVED_PINS"
-	[ ! -d /sys/fs/bpf/pysb-bpf ] || mv /sys/fs/bpf/pysb-bpf "$OVL_SAVED_PINS" ||
-		fail "cannot move the pinned instance aside"
+	if [ -z "${PYSB_E2E_REPEAT_KERNEL:-}" ]; then
+		[ ! -d /sys/fs/bpf/pysb-bpf ] || mv /sys/fs/bpf/pysb-bpf "$OVL_SAVED_PINS" ||
+			fail "cannot move the pinned instance aside"
+	fi
 	run_plain chroot "$c/m" sh -c 'cd /app && /pysb-bpf run --policy p -- python3 app.py'
 	expect_rc 0
 	expect_line "$T/out" "/app/data.txt granted"

@@ -251,64 +251,90 @@ static int attach_loop(struct event_sink *sink, struct loader *l, struct ring_bu
 	}
 }
 
+/* What a process holds that drives another from outside the sandbox. */
+enum held_driver { HELD_NOTHING, HELD_MEM_FILE, HELD_LISTENER };
+
+/* The kind of driver the descriptor link names, with the pid whose memory it is. */
+static enum held_driver driver_link(const char *link, long *who)
+{
+	int end = 0;
+
+	/* seccomp_notify_ops' anon inode: whatever process the filter is on */
+	if (!strcmp(link, "anon_inode:seccomp notify"))
+		return HELD_LISTENER;
+	if ((sscanf(link, "/proc/%ld/mem%n", who, &end) == 1 ||
+	     sscanf(link, "/proc/%*d/task/%ld/mem%n", who, &end) == 1) &&
+	    link[end] == '\0')
+		return HELD_MEM_FILE;
+	return HELD_NOTHING;
+}
+
 /*
- * A process's memory file it holds (found by an adversary): /proc/PID/mem, opened before
- * `attach`, reads and writes that process's memory whatever the sandbox (the kernel
- * judges the open, not the reads and writes), which is what a tracee gives. The pid whose
- * memory a thread of `target` holds, other than its own, or 0.
+ * A descriptor a thread of `target` holds that drives another process, the kernel judging
+ * its open but not its use (found by adversaries): a process's memory file,
+ * /proc/PID/mem, opened before `attach`, reads and writes that memory whatever the sandbox,
+ * which is what a tracee gives; a seccomp user-notification listener answers the system
+ * calls of every process its filter is on (the results they see, descriptors installed in
+ * them with SECCOMP_IOCTL_NOTIF_ADDFD), and which processes those are it does not say.
+ * The first found, with in *who the pid of the memory (not one of its own threads) or the
+ * listener's descriptor number.
  */
-static long holds_a_mem_file(pid_t target)
+static enum held_driver holds_a_driver(pid_t target, long *who)
 {
 	char dir[64], f[600], link[128];
+	enum held_driver kind = HELD_NOTHING;
 	DIR *tasks, *fds;
 	struct dirent *t, *e;
-	long pid = 0;
 
 	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)target);
 	tasks = opendir(dir);
-	while (tasks && !pid && (t = readdir(tasks))) {
+	while (tasks && !kind && (t = readdir(tasks))) {
 		if (t->d_name[0] == '.')
 			continue;
 		snprintf(f, sizeof(f), "%s/%s/fd", dir, t->d_name);
 		fds = opendir(f);
-		while (fds && !pid && (e = readdir(fds))) {
+		while (fds && !kind && (e = readdir(fds))) {
 			ssize_t n;
-			long who;
-			int end = 0;
 
 			snprintf(f, sizeof(f), "%s/%s/fd/%s", dir, t->d_name, e->d_name);
 			n = readlink(f, link, sizeof(link) - 1);
 			if (n <= 0)
 				continue;
 			link[n] = '\0';
-			if ((sscanf(link, "/proc/%ld/mem%n", &who, &end) == 1 ||
-			     sscanf(link, "/proc/%*d/task/%ld/mem%n", &who, &end) == 1) &&
-			    end == n) {
-				snprintf(f, sizeof(f), "%s/%ld", dir, who);
-				if (access(f, F_OK)) /* not one of its own threads */
-					pid = who;
-			}
+			kind = driver_link(link, who);
+			if (kind == HELD_LISTENER)
+				*who = atol(e->d_name);
+			snprintf(f, sizeof(f), "%s/%ld", dir, *who);
+			if (kind == HELD_MEM_FILE && !access(f, F_OK))
+				kind = HELD_NOTHING; /* one of its own threads */
 		}
 		if (fds)
 			closedir(fds);
 	}
 	if (tasks)
 		closedir(tasks);
-	return pid;
+	return kind;
 }
 
 /* True (said) when the process, confined a moment, drives another from outside the
- * sandbox (holds its memory file, or traces it), and is moved back. */
+ * sandbox (holds its memory file or a seccomp listener, or traces it), and is moved back. */
 static bool refuse_a_driver(pid_t target, const char *home)
 {
-	long tracee = 0, tracer = 0, mem = holds_a_mem_file(target);
-	int err = mem ? 0 : traced_by(target, &tracee, &tracer);
+	long tracee = 0, tracer = 0, who = 0;
+	enum held_driver held = holds_a_driver(target, &who);
+	int err = held ? 0 : traced_by(target, &tracee, &tracer);
 
-	if (mem)
+	if (held == HELD_MEM_FILE)
 		pr_err("cannot attach to process %d: it holds /proc/%ld/mem open, the memory of a "
 		       "process it could go on reading and writing outside the sandbox; close it "
 		       "first",
-		       target, mem);
+		       target, who);
+	else if (held == HELD_LISTENER)
+		pr_err("cannot attach to process %d: it holds a seccomp user-notification listener "
+		       "(descriptor %ld), with which it could go on answering the system calls of "
+		       "processes outside the sandbox; close it first (or attach the processes "
+		       "under its filter instead)",
+		       target, who);
 	else if (err < 0)
 		pr_err("cannot attach to process %d: cannot read /proc to see whom it traces: %s",
 		       target, strerror(-err));
