@@ -480,9 +480,26 @@ test_escape_ignore_hides_files_inside_exposed_trees() {
 	echo k >"$T/ro/deep/.env/inner"
 	echo ok >"$T/secret-root/data"
 	echo k >"$T/secret-root/secret.txt"
+	# names near the patterns: longer than a name's 31 bytes the kernel side compares
+	# (head and tail), one byte more or less than a pattern
+	local long=a-name-longer-than-the-thirty-one-bytes-compared
+	echo k >"$T/ro/$long.pem"
+	echo k >"$T/ro/secret-$long"
+	echo ok >"$T/ro/.envrc"
+	echo ok >"$T/ro/x.env"
+	echo ok >"$T/ro/key.pem.txt"
+	echo ok >"$T/ro/$long.pe"
+	echo ok >"$T/ro/secre"
 	printf 'expose-ro=%s\nignore=.env\nignore=*.pem\nignore=secret*\nignore=%s/ro/priv*\n' \
 		"$T/secret-root" "$T" >>"$T/policy"
 	pyapp \
+		"attempt('long-pem', lambda: read('$T/ro/$long.pem'))" \
+		"attempt('long-prefix', lambda: read('$T/ro/secret-$long'))" \
+		"attempt('exact-longer', lambda: read('$T/ro/.envrc'))" \
+		"attempt('exact-as-suffix', lambda: read('$T/ro/x.env'))" \
+		"attempt('suffix-inside', lambda: read('$T/ro/key.pem.txt'))" \
+		"attempt('long-suffix-shorter', lambda: read('$T/ro/$long.pe'))" \
+		"attempt('prefix-shorter', lambda: read('$T/ro/secre'))" \
 		"attempt('dotenv', lambda: read('$T/ro/.env'))" \
 		"attempt('pem', lambda: read('$T/ro/key.pem'))" \
 		"attempt('prefix', lambda: read('$T/ro/sub/secret-notes'))" \
@@ -493,10 +510,12 @@ test_escape_ignore_hides_files_inside_exposed_trees() {
 		"attempt('inside-root', lambda: read('$T/secret-root/secret.txt'))"
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
-	for l in dotenv pem prefix absolute under-ignored-dir inside-root; do
+	for l in dotenv pem prefix absolute under-ignored-dir inside-root long-pem long-prefix; do
 		expect_line "$T/out" "$l EACCES"
 	done
-	expect_line "$T/out" "plain ok"
+	for l in plain exact-longer exact-as-suffix suffix-inside long-suffix-shorter prefix-shorter; do
+		expect_line "$T/out" "$l ok"
+	done
 	expect_line "$T/out" "root-under-pattern ok"
 	# A pattern the kernel cannot match exactly is refused, never dropped.
 	printf 'ignore=a?c\n' >>"$T/policy"
