@@ -718,6 +718,19 @@ static __always_inline bool destroys_subvolume(unsigned int cmd)
 	return cmd == BTRFS_IOC_SNAP_DESTROY || cmd == BTRFS_IOC_SNAP_DESTROY_V2;
 }
 
+/*
+ * A snapshot copies a whole subvolume the sandbox may read, as new inodes: a file an
+ * absolute ignore= path hides is an inode label, which its copy does not carry (found by
+ * an adversary: the copy was read in an expose-rw= tree). Name patterns still hold on the
+ * copy's names. So where the sandbox hides inodes, never; elsewhere WRITE on the
+ * directory the snapshot is made in, as mkdir.
+ */
+static __always_inline bool snapshot_copies_hidden(struct pysb_sandbox_cfg *cfg, unsigned int cmd)
+{
+	return (cfg->flags & PYSB_SB_HIDDEN) &&
+	       (cmd == BTRFS_IOC_SNAP_CREATE || cmd == BTRFS_IOC_SNAP_CREATE_V2);
+}
+
 /* File attributes set by ioctl (chattr: immutable, append-only, ...): metadata, as chmod
  * (check_meta); subvolumes made: WRITE on the directory; destroyed: never. */
 static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd)
@@ -733,6 +746,9 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 		return 0;
 	if (destroy)
 		return deny_self_path(cfg, cgid, PYSB_OP_SUBVOL_DESTROY, PYSB_ACC_WRITE,
+				      file->f_path.dentry, file->f_path.mnt, EPERM);
+	if (snapshot_copies_hidden(cfg, cmd))
+		return deny_self_path(cfg, cgid, PYSB_OP_SNAPSHOT, PYSB_ACC_WRITE,
 				      file->f_path.dentry, file->f_path.mnt, EPERM);
 	if (meta)
 		return check_meta(cfg, cgid, PYSB_OP_SETATTR, file->f_path.dentry,

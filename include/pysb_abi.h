@@ -48,6 +48,9 @@
 			      bpf/watch.bpf.c) when a task of the cgroup commits an execve,
 			      or by the daemon's scan: the runtime's own set-up in the cgroup
 			      (runc init, systemd's exec child) runs before its workload */
+#define PYSB_SB_HIDDEN \
+	0x40u /* the sandbox hides inodes by absolute ignore= paths: no btrfs snapshot,
+		 which would copy them as other inodes */
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH		      8192
@@ -241,6 +244,7 @@ enum pysb_op {
 	PYSB_OP_KEY_TO_PARENT = 47,  /* KEYCTL_SESSION_TO_PARENT to a parent outside the sandbox */
 	PYSB_OP_PIDFD = 48,	     /* kind SELF: a pidfd (pidfs, 6.9+) of a task outside */
 	PYSB_OP_SUBVOL_DESTROY = 49, /* kind SELF: a btrfs subvolume destroyed by ioctl */
+	PYSB_OP_SNAPSHOT = 50,	     /* kind SELF: a btrfs snapshot, where inodes are hidden */
 	PYSB_OP_MAX,
 };
 

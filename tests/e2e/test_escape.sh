@@ -1022,6 +1022,82 @@ EOF
 	expect_grep "$T/err" "^pysb-bpf: deny self subvol-destroy\(write\) $T/b/rw "
 }
 
+# A btrfs snapshot copies a whole subvolume as new inodes: a file an absolute ignore= path
+# hides is an inode label, which the copy lacks (found by an adversary: the snapshot of a
+# read-only subvolume made in an expose-rw= tree, the hidden file read there). Where the
+# sandbox hides inodes, no snapshot; name patterns hold on the copy's names. The same
+# snapshot under a policy hiding nothing works (the allowed neighbour, also in
+# test_escape_btrfs_subvolume_in_read_only_dir_needs_write).
+test_escape_btrfs_snapshot_refused_where_inodes_are_hidden() {
+	escape_setup
+	vm_module btrfs
+	mkdir "$T/b"
+	truncate -s 128M "$T/b.img" && mkfs.btrfs -q "$T/b.img" >/dev/null || fail "mkfs.btrfs failed"
+	# shellcheck disable=SC2064 # expand now
+	trap "umount '$T/b' 2>/dev/null" EXIT
+	mount -o loop "$T/b.img" "$T/b" || fail "cannot mount a btrfs image"
+	mkdir "$T/b/rw"
+	btrfs -q subvolume create "$T/b/src" >/dev/null || fail "btrfs subvolume create failed"
+	echo hidden >"$T/b/src/secret.txt"
+	echo hidden >"$T/b/src/.env"
+	echo open >"$T/b/src/data.txt"
+	cp "$T/policy" "$T/policy-plain"
+	printf 'expose-ro=%s\nexpose-rw=%s\nignore=.env\n' "$T/b/src" "$T/b/rw" >>"$T/policy-plain"
+	cp "$T/policy-plain" "$T/policy"
+	printf 'ignore=%s/b/src/secret.txt\n' "$T" >>"$T/policy"
+	btrfs_ioctl_lib
+	cat >"$T/lib/btrfs_snap.py" <<EOF
+import os, struct, sys
+sys.path.insert(0, "$T/lib")
+from probe_lib import attempt, read
+from btrfs_lib import ioctl_on
+SNAP_CREATE, SNAP_CREATE_V2 = 0x50009401, 0x50009417
+def v1(name):  # struct btrfs_ioctl_vol_args: fd, name[4088]
+    src = os.open("$T/b/src", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        ioctl_on("$T/b/rw", SNAP_CREATE, struct.pack("q", src) + name.encode().ljust(4088, b"\\0"))
+    finally:
+        os.close(src)
+def v2(name):  # struct btrfs_ioctl_vol_args_v2: fd, transid, flags, 32 bytes, name
+    src = os.open("$T/b/src", os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        ioctl_on("$T/b/rw", SNAP_CREATE_V2, struct.pack("qQQ", src, 0, 0) + bytes(32) +
+                 name.encode().ljust(4040, b"\\0"))
+    finally:
+        os.close(src)
+tag = sys.argv[1]
+attempt("secret", lambda: read("$T/b/src/secret.txt"))
+attempt("snap1", lambda: v1(tag + "1"))
+attempt("snap2", lambda: v2(tag + "2"))
+for n in ("1", "2"):
+    attempt("copy%s-secret" % n, lambda: print("read", read("$T/b/rw/%s%s/secret.txt" % (tag, n)).strip()))
+    attempt("copy%s-env" % n, lambda: read("$T/b/rw/%s%s/.env" % (tag, n)))
+    attempt("copy%s-data" % n, lambda: read("$T/b/rw/%s%s/data.txt" % (tag, n)))
+EOF
+	# Unconfined: both snapshots copy the file, readable there.
+	run_plain python3 "$T/lib/btrfs_snap.py" plain
+	expect_rc 0
+	expect_line "$T/out" "snap1 ok"
+	expect_line "$T/out" "snap2 ok"
+	expect_line "$T/out" "read hidden"
+	# Confined where secret.txt is hidden by its path: no snapshot, the file unread.
+	run_sb "$T/policy" "$T/lib/btrfs_snap.py" conf
+	expect_rc 0
+	expect_line "$T/out" "secret EACCES"
+	expect_line "$T/out" "snap1 EPERM"
+	expect_line "$T/out" "snap2 EPERM"
+	expect_no_grep "$T/out" "read hidden"
+	[ ! -e "$T/b/rw/conf1" ] && [ ! -e "$T/b/rw/conf2" ] || fail "a snapshot was made"
+	expect_grep "$T/err" "^pysb-bpf: deny self snapshot\(write\) $T/b/rw "
+	# Hiding by name only: the snapshots work, and the pattern holds on the copy.
+	run_sb "$T/policy-plain" "$T/lib/btrfs_snap.py" named
+	expect_rc 0
+	expect_line "$T/out" "snap1 ok"
+	expect_line "$T/out" "snap2 ok"
+	expect_line "$T/out" "copy1-data ok"
+	expect_line "$T/out" "copy2-env EACCES"
+}
+
 # FAT keeps a file's read-only and hidden bits as attributes, which its owner changes by
 # ioctl through a read-only descriptor: the write bits of the mode change without chmod
 # (no path_chmod). Needs WRITE, as chmod does.

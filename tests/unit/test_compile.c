@@ -1377,6 +1377,29 @@ static void test_check_ignore_absolute(void **state)
 	check_done(run);
 }
 
+/* The sandbox's flags say what the kernel side must know: name patterns to match on each
+ * walk (PYSB_SB_IGNORES), inodes hidden by path, which a btrfs snapshot would copy
+ * unhidden (PYSB_SB_HIDDEN). */
+static void test_ignore_flags(void **state)
+{
+	struct result *r;
+	char text[PATH_MAX + 64];
+
+	(void)state;
+	put("rw/.env", "k\n");
+	r = compile_ok("expose-rw=rw\nignore=.env\n");
+	assert_int_equal(sandbox_flags(&r->c, false), PYSB_SB_IGNORES);
+	done(r);
+	snprintf(text, sizeof(text), "expose-rw=rw\nignore=%s/rw/.env\n", tmp);
+	r = compile_ok(text);
+	assert_int_equal(r->c.n_hidden, 1);
+	assert_int_equal(sandbox_flags(&r->c, true), PYSB_SB_HIDDEN | PYSB_SB_AUDIT);
+	done(r);
+	r = compile_ok("expose-rw=rw\n");
+	assert_int_equal(sandbox_flags(&r->c, false), 0);
+	done(r);
+}
+
 /* Each deliberate difference from py-sandboxes is a warning naming its line
  * (docs/policy.md, "Differences from py-sandboxes"). */
 static void test_check_departures(void **state)
@@ -1496,6 +1519,7 @@ int main(void)
 		cmocka_unit_test(test_check_overrides),
 		cmocka_unit_test(test_check_secrets_warned_with_their_line),
 		cmocka_unit_test(test_check_ignore_absolute),
+		cmocka_unit_test(test_ignore_flags),
 		cmocka_unit_test(test_check_non_utf8_path),
 		cmocka_unit_test(test_check_departures),
 	};

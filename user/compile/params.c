@@ -302,5 +302,5 @@ int compile_params(const struct policy *p, const struct compile_opts *o, struct 
 uint32_t sandbox_flags(const struct compiled *c, bool audit)
 {
 	return (audit ? PYSB_SB_AUDIT : 0) | (c->exec_allowed ? PYSB_SB_EXEC : 0) |
-	       (c->ignores.count ? PYSB_SB_IGNORES : 0);
+	       (c->ignores.count ? PYSB_SB_IGNORES : 0) | (c->n_hidden ? PYSB_SB_HIDDEN : 0);
 }

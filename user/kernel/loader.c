@@ -114,12 +114,16 @@ int loader_hooks(const struct loader *l, char *buf, size_t len)
 /* Opens the object and fits it to this kernel; nothing is loaded yet. */
 static struct pysb_bpf *open_adapted(const char **what, int *err)
 {
+	/* PYSB_BPF_VERIFIER_STATS=1 (with -vv): each program's verification time, stack
+	 * depths and instructions processed, per global function too (docs/kernels.md) */
+	LIBBPF_OPTS(bpf_object_open_opts, opts,
+		    .kernel_log_level = getenv("PYSB_BPF_VERIFIER_STATS") ? 4 : 0);
 	struct bpf_program *prog;
 	struct pysb_bpf *skel;
 
 	libbpf_set_print(libbpf_log);
 	*what = "open";
-	skel = pysb_bpf__open();
+	skel = pysb_bpf__open_opts(&opts);
 	if (!skel) {
 		*err = errno;
 		return NULL;

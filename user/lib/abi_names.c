@@ -87,6 +87,7 @@ static const char *const OP_NAMES[PYSB_OP_MAX] = {
 	[PYSB_OP_LOCK] = "lock",
 	[PYSB_OP_KEY_TO_PARENT] = "key-to-parent",
 	[PYSB_OP_SUBVOL_DESTROY] = "subvol-destroy",
+	[PYSB_OP_SNAPSHOT] = "snapshot",
 	[PYSB_OP_PIDFD] = "pidfd",
 	[PYSB_OP_CAPABLE] = "capable",
 };
