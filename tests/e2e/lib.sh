@@ -40,6 +40,31 @@ once_per_matrix() {
 	[ -z "${PYSB_E2E_REPEAT_KERNEL:-}" ] || skip "run on the matrix's first kernel only: $*"
 }
 
+# wait_file FILE [WHAT]: until FILE exists (30 s at most), else the test fails saying WHAT.
+wait_file() {
+	local i
+	for ((i = 0; i < 600; i++)); do
+		[ -e "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "${2:-$1 never appeared}"
+}
+
+# write_mem_holder FILE: a Python program, FILE VICTIM READY, that opens VICTIM's
+# /proc/PID/mem for reading and writing, prints "read ELF" read from its first mapping,
+# creates READY and sleeps, holding it.
+write_mem_holder() {
+	write_file "$1" <<'PY'
+import os, sys, time
+victim, ready = int(sys.argv[1]), sys.argv[2]
+fd = os.open("/proc/%d/mem" % victim, os.O_RDWR)
+start = int(open("/proc/%d/maps" % victim).readline().split("-")[0], 16)
+print("read", os.pread(fd, 4, start)[1:].decode(), flush=True)
+open(ready, "w").close()
+time.sleep(1000)
+PY
+}
+
 # vm_module NAME...: loads the guest kernel's module NAME, with its dependencies, from
 # the modules the VM ships for tests to load on demand (scripts/vm-kernel
 # DEMAND_MODULES); skips the test outside the VM.

@@ -890,6 +890,16 @@ EOF
 }
 
 # btrfs_ioctl_lib: $T/lib/btrfs_lib.py, ioctl_on(DIR, CMD, ARG) for the btrfs tests' scripts.
+# btrfs_scratch [MOUNT-OPTIONS]: a fresh btrfs at $T/b, unmounted at the test's end.
+btrfs_scratch() {
+	vm_module btrfs
+	mkdir "$T/b"
+	truncate -s 128M "$T/b.img" && mkfs.btrfs -q "$T/b.img" >/dev/null || fail "mkfs.btrfs failed"
+	# shellcheck disable=SC2064 # expand now
+	trap "umount '$T/b' 2>/dev/null" EXIT
+	mount -o "loop${1:+,$1}" "$T/b.img" "$T/b" || fail "cannot mount a btrfs image"
+}
+
 btrfs_ioctl_lib() {
 	cat >"$T/lib/btrfs_lib.py" <<'EOF'
 import fcntl, os
@@ -907,12 +917,7 @@ EOF
 # program read is a write there. Needs WRITE on the directory, as mkdir does.
 test_escape_btrfs_subvolume_in_read_only_dir_needs_write() {
 	escape_setup
-	vm_module btrfs
-	mkdir "$T/b"
-	truncate -s 128M "$T/b.img" && mkfs.btrfs -q "$T/b.img" >/dev/null || fail "mkfs.btrfs failed"
-	# shellcheck disable=SC2064 # expand now
-	trap "umount '$T/b' 2>/dev/null" EXIT
-	mount -o loop "$T/b.img" "$T/b" || fail "cannot mount a btrfs image"
+	btrfs_scratch
 	mkdir "$T/b/plain" "$T/b/ro" "$T/b/rw"
 	btrfs -q subvolume create "$T/b/src" >/dev/null || fail "btrfs subvolume create failed"
 	printf 'expose-ro=%s\nexpose-ro=%s\nexpose-rw=%s\n' "$T/b/src" "$T/b/ro" "$T/b/rw" \
@@ -963,13 +968,8 @@ EOF
 # it may write). Never from a sandbox; rmdir(2) of an empty subvolume works, as rmdir.
 test_escape_btrfs_subvolume_destroy_refused() {
 	escape_setup
-	vm_module btrfs
 	local id v
-	mkdir "$T/b"
-	truncate -s 128M "$T/b.img" && mkfs.btrfs -q "$T/b.img" >/dev/null || fail "mkfs.btrfs failed"
-	# shellcheck disable=SC2064 # expand now
-	trap "umount '$T/b' 2>/dev/null" EXIT
-	mount -o loop,user_subvol_rm_allowed "$T/b.img" "$T/b" || fail "cannot mount a btrfs image"
+	btrfs_scratch user_subvol_rm_allowed
 	mkdir "$T/b/rw"
 	for v in rw/data rw/gone rw/empty rw/mine secret; do
 		btrfs -q subvolume create "$T/b/$v" >/dev/null || fail "btrfs subvolume create $v failed"
@@ -1030,12 +1030,7 @@ EOF
 # test_escape_btrfs_subvolume_in_read_only_dir_needs_write).
 test_escape_btrfs_snapshot_refused_where_inodes_are_hidden() {
 	escape_setup
-	vm_module btrfs
-	mkdir "$T/b"
-	truncate -s 128M "$T/b.img" && mkfs.btrfs -q "$T/b.img" >/dev/null || fail "mkfs.btrfs failed"
-	# shellcheck disable=SC2064 # expand now
-	trap "umount '$T/b' 2>/dev/null" EXIT
-	mount -o loop "$T/b.img" "$T/b" || fail "cannot mount a btrfs image"
+	btrfs_scratch
 	mkdir "$T/b/rw"
 	btrfs -q subvolume create "$T/b/src" >/dev/null || fail "btrfs subvolume create failed"
 	echo hidden >"$T/b/src/secret.txt"

@@ -788,11 +788,7 @@ PY
 	victim=$!
 	python3 "$T/tracer.py" "$victim" "$T/ready2" "$T/go2" >"$T/out" 2>&1 &
 	tracer=$!
-	for ((rc = 0; rc < 600; rc++)); do
-		[ -e "$T/ready2" ] && break
-		sleep 0.05
-	done
-	[ -e "$T/ready2" ] || fail "the tracer did not seize its tracee: $(cat "$T/out")"
+	wait_file "$T/ready2" "the tracer did not seize its tracee: $(cat "$T/out")"
 	timeout 60 "$PYSB" attach --pid "$tracer" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
 	rc=$?
 	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a tracer: exit $rc: $(cat "$T/att.err")"
@@ -802,23 +798,12 @@ PY
 	wait "$victim" "$tracer" 2>/dev/null
 	# The same power through /proc/PID/mem held open (found by an adversary: it wrote an
 	# outside root process's stack once confined). Unconfined, it reads that memory.
-	write_file "$T/mem.py" <<'PY'
-import os, sys, time
-victim, ready = int(sys.argv[1]), sys.argv[2]
-fd = os.open("/proc/%d/mem" % victim, os.O_RDWR)
-start = int(open("/proc/%d/maps" % victim).readline().split("-")[0], 16)
-print("read", os.pread(fd, 4, start)[1:].decode(), flush=True)
-open(ready, "w").close()
-time.sleep(100)
-PY
+	write_mem_holder "$T/mem.py"
 	sleep 1000 &
 	victim=$!
 	python3 "$T/mem.py" "$victim" "$T/ready3" >"$T/out" 2>&1 &
 	tracer=$!
-	for ((rc = 0; rc < 600; rc++)); do
-		[ -e "$T/ready3" ] && break
-		sleep 0.05
-	done
+	wait_file "$T/ready3" "the memory holder is not ready: $(cat "$T/out")"
 	expect_line "$T/out" "read ELF"
 	timeout 60 "$PYSB" attach --pid "$tracer" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
 	rc=$?
@@ -835,11 +820,7 @@ PY
 	expect_line "$T/out" "child getppid 4242"
 	"$helper" "$T/ready5" "$T/go5" >"$T/out" 2>&1 &
 	tracer=$!
-	for ((rc = 0; rc < 600; rc++)); do
-		[ -e "$T/ready5" ] && break
-		sleep 0.05
-	done
-	[ -e "$T/ready5" ] || fail "no listener: $(cat "$T/out")"
+	wait_file "$T/ready5" "no listener: $(cat "$T/out")"
 	timeout 60 "$PYSB" attach --pid "$tracer" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
 	rc=$?
 	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a seccomp listener: exit $rc"

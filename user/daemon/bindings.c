@@ -3,6 +3,7 @@
  * The daemon's bindings: confining one cgroup (ids, maps, socket programs, records), reading and compiling the binding files, reloads, releasing what no binding claims. See daemon.c.
  */
 #include "daemon_int.h"
+#include "drivers.h"
 #include "untampered.h"
 
 /* ---------------- confining one cgroup */
@@ -141,6 +142,35 @@ static int attach_links(struct daemon *d, const struct binding *b, int fd, const
 }
 
 /* Confines the cgroup at path with b's policy: adopts what a previous daemon left. */
+/*
+ * What the cgroup's processes already drove when it was confined: a tracee, another's
+ * memory file, a seccomp listener (user/lib/drivers.h) reach processes outside whatever the
+ * policy, the kernel having judged only their start. `attach` refuses such a process; a
+ * service's cgroup stays confined (unconfining it would be worse), and each is said, with
+ * the way out.
+ */
+static void warn_drivers(const struct binding *b, const char *path)
+{
+	char f[PATH_MAX + 16], what[128];
+	struct driver drv;
+	FILE *procs;
+	int pid;
+
+	snprintf(f, sizeof(f), "%s/cgroup.procs", path);
+	procs = fopen(f, "re");
+	while (procs && fscanf(procs, "%d", &pid) == 1) {
+		if (process_driver(pid, &drv) <= 0)
+			continue;
+		driver_describe(&drv, what, sizeof(what));
+		pr_warn("%s: process %d of %s, confined now, drives another process from before: "
+			"%s; the kernel judged that when it began, not its use since, which the "
+			"policy does not bound. Restart the service to end it",
+			b->conf.name, pid, path, what);
+	}
+	if (procs)
+		fclose(procs);
+}
+
 struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 {
 	struct target *t = calloc(1, sizeof(*t));
@@ -202,6 +232,7 @@ struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 		: held ? "; held by the kernel since its creation, no execve in it: "
 			 "enforced from now"
 		       : "; held by the kernel since its creation");
+	warn_drivers(b, path);
 	d->rb_stale = true;
 	return t;
 fail_attached:

@@ -5,6 +5,7 @@
 #include <dirent.h>
 
 #include "runner_int.h"
+#include "drivers.h"
 
 /* ---------------- attach: a running process put under a policy */
 
@@ -45,58 +46,6 @@ static int move_pid(const char *dir, pid_t pid)
 		ret = -errno;
 	close(fd);
 	return ret;
-}
-
-/*
- * A tracee the process holds (found by an adversary): ptrace's later requests on it
- * (POKEDATA, SETREGS, CONT with a signal) meet no hook, only the attach did, so a process
- * that traced another before `attach` keeps making it run system calls of its choice,
- * outside the sandbox. Called once the process is confined (no new tracee from then on):
- * the first thread found traced by one of its threads, as "tracee tracer", or 0.
- */
-static int traced_by(pid_t target, long *tracee, long *tracer)
-{
-	DIR *procs = opendir("/proc");
-	struct dirent *p;
-	char f[600], line[128];
-
-	if (!procs)
-		return -errno;
-	while ((p = readdir(procs))) {
-		DIR *tasks;
-		struct dirent *t;
-
-		if (p->d_name[0] < '1' || p->d_name[0] > '9')
-			continue;
-		snprintf(f, sizeof(f), "/proc/%s/task", p->d_name);
-		tasks = opendir(f);
-		while (tasks && (t = readdir(tasks))) {
-			FILE *st;
-			long by = 0;
-
-			if (t->d_name[0] < '1' || t->d_name[0] > '9')
-				continue;
-			snprintf(f, sizeof(f), "/proc/%s/task/%s/status", p->d_name, t->d_name);
-			st = fopen(f, "re");
-			while (st && fgets(line, sizeof(line), st))
-				if (sscanf(line, "TracerPid: %ld", &by) == 1)
-					break;
-			if (st)
-				fclose(st);
-			snprintf(f, sizeof(f), "/proc/%d/task/%ld", (int)target, by);
-			if (by > 0 && !access(f, F_OK)) {
-				*tracee = atol(t->d_name);
-				*tracer = by;
-				closedir(tasks);
-				closedir(procs);
-				return 1;
-			}
-		}
-		if (tasks)
-			closedir(tasks);
-	}
-	closedir(procs);
-	return 0;
 }
 
 /* May this signal detach? Only the administrator's: a signal sent by a process outside
@@ -251,100 +200,32 @@ static int attach_loop(struct event_sink *sink, struct loader *l, struct ring_bu
 	}
 }
 
-/* What a process holds that drives another from outside the sandbox. */
-enum held_driver { HELD_NOTHING, HELD_MEM_FILE, HELD_LISTENER };
-
-/* The kind of driver the descriptor link names, with the pid whose memory it is. */
-static enum held_driver driver_link(const char *link, long *who)
-{
-	int end = 0;
-
-	/* seccomp_notify_ops' anon inode: whatever process the filter is on */
-	if (!strcmp(link, "anon_inode:seccomp notify"))
-		return HELD_LISTENER;
-	if ((sscanf(link, "/proc/%ld/mem%n", who, &end) == 1 ||
-	     sscanf(link, "/proc/%*d/task/%ld/mem%n", who, &end) == 1) &&
-	    link[end] == '\0')
-		return HELD_MEM_FILE;
-	return HELD_NOTHING;
-}
-
-/*
- * A descriptor a thread of `target` holds that drives another process, the kernel judging
- * its open but not its use (found by adversaries): a process's memory file,
- * /proc/PID/mem, opened before `attach`, reads and writes that memory whatever the sandbox,
- * which is what a tracee gives; a seccomp user-notification listener answers the system
- * calls of every process its filter is on (the results they see, descriptors installed in
- * them with SECCOMP_IOCTL_NOTIF_ADDFD), and which processes those are it does not say.
- * The first found, with in *who the pid of the memory (not one of its own threads) or the
- * listener's descriptor number.
- */
-static enum held_driver holds_a_driver(pid_t target, long *who)
-{
-	char dir[64], f[600], link[128];
-	enum held_driver kind = HELD_NOTHING;
-	DIR *tasks, *fds;
-	struct dirent *t, *e;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)target);
-	tasks = opendir(dir);
-	while (tasks && !kind && (t = readdir(tasks))) {
-		if (t->d_name[0] == '.')
-			continue;
-		snprintf(f, sizeof(f), "%s/%s/fd", dir, t->d_name);
-		fds = opendir(f);
-		while (fds && !kind && (e = readdir(fds))) {
-			ssize_t n;
-
-			snprintf(f, sizeof(f), "%s/%s/fd/%s", dir, t->d_name, e->d_name);
-			n = readlink(f, link, sizeof(link) - 1);
-			if (n <= 0)
-				continue;
-			link[n] = '\0';
-			kind = driver_link(link, who);
-			if (kind == HELD_LISTENER)
-				*who = atol(e->d_name);
-			snprintf(f, sizeof(f), "%s/%ld", dir, *who);
-			if (kind == HELD_MEM_FILE && !access(f, F_OK))
-				kind = HELD_NOTHING; /* one of its own threads */
-		}
-		if (fds)
-			closedir(fds);
-	}
-	if (tasks)
-		closedir(tasks);
-	return kind;
-}
-
 /* True (said) when the process, confined a moment, drives another from outside the
  * sandbox (holds its memory file or a seccomp listener, or traces it), and is moved back. */
 static bool refuse_a_driver(pid_t target, const char *home)
 {
-	long tracee = 0, tracer = 0, who = 0;
-	enum held_driver held = holds_a_driver(target, &who);
-	int err = held ? 0 : traced_by(target, &tracee, &tracer);
+	struct driver d;
+	char what[128];
+	int err = process_driver(target, &d);
 
-	if (held == HELD_MEM_FILE)
-		pr_err("cannot attach to process %d: it holds /proc/%ld/mem open, the memory of a "
-		       "process it could go on reading and writing outside the sandbox; close it "
-		       "first",
-		       target, who);
-	else if (held == HELD_LISTENER)
-		pr_err("cannot attach to process %d: it holds a seccomp user-notification listener "
-		       "(descriptor %ld), with which it could go on answering the system calls of "
-		       "processes outside the sandbox; close it first (or attach the processes "
-		       "under its filter instead)",
-		       target, who);
-	else if (err < 0)
-		pr_err("cannot attach to process %d: cannot read /proc to see whom it traces: %s",
+	if (err < 0) {
+		pr_err("cannot attach to process %d: cannot read /proc to see whom it drives: %s",
 		       target, strerror(-err));
-	else if (err > 0)
-		pr_err("cannot attach to process %d: its thread %ld traces (ptrace) process %ld, "
-		       "which it could go on driving outside the sandbox; end that trace first "
-		       "(a debugger's detach, or the traced process's exit)",
-		       target, tracer, tracee);
-	else
+	} else if (err > 0) {
+		driver_describe(&d, what, sizeof(what));
+		pr_err("cannot attach to process %d: %s, %s", target, what,
+		       d.kind == DRIVER_TRACE
+			       ? "which it could go on driving outside the sandbox; end that trace "
+				 "first (a debugger's detach, or the traced process's exit)"
+		       : d.kind == DRIVER_MEM_FILE
+			       ? "the memory of a process it could go on reading and writing outside "
+				 "the sandbox; close it first"
+			       : "with which it could go on answering the system calls of processes "
+				 "outside the sandbox; close it first (or attach the processes under "
+				 "its filter instead)");
+	} else {
 		return false;
+	}
 	err = move_pid(home, target);
 	if (err)
 		pr_err("cannot move process %d back to %s: %s; it stays confined", target, home,

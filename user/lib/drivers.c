@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: MIT */
+/* Processes that drive another: drivers.h. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "drivers.h"
+
+/*
+ * A tracee the process holds (found by an adversary): ptrace's later requests on it
+ * (POKEDATA, SETREGS, CONT with a signal) meet no hook, only the attach did, so a process
+ * that traced another before it was confined keeps making it run system calls of its choice,
+ * outside the sandbox. Called once the process is confined (no new tracee from then on):
+ * the first thread found traced by one of its threads, as "tracee tracer", or 0.
+ */
+static int traced_by(pid_t target, long *tracee, long *tracer)
+{
+	DIR *procs = opendir("/proc");
+	struct dirent *p;
+	char f[600], line[128];
+
+	if (!procs)
+		return -errno;
+	while ((p = readdir(procs))) {
+		DIR *tasks;
+		struct dirent *t;
+
+		if (p->d_name[0] < '1' || p->d_name[0] > '9')
+			continue;
+		snprintf(f, sizeof(f), "/proc/%s/task", p->d_name);
+		tasks = opendir(f);
+		while (tasks && (t = readdir(tasks))) {
+			FILE *st;
+			long by = 0;
+
+			if (t->d_name[0] < '1' || t->d_name[0] > '9')
+				continue;
+			snprintf(f, sizeof(f), "/proc/%s/task/%s/status", p->d_name, t->d_name);
+			st = fopen(f, "re");
+			while (st && fgets(line, sizeof(line), st))
+				if (sscanf(line, "TracerPid: %ld", &by) == 1)
+					break;
+			if (st)
+				fclose(st);
+			snprintf(f, sizeof(f), "/proc/%d/task/%ld", (int)target, by);
+			if (by > 0 && !access(f, F_OK)) {
+				*tracee = atol(t->d_name);
+				*tracer = by;
+				closedir(tasks);
+				closedir(procs);
+				return 1;
+			}
+		}
+		if (tasks)
+			closedir(tasks);
+	}
+	closedir(procs);
+	return 0;
+}
+
+/* The kind of driver the descriptor link names, with the pid whose memory it is. */
+static enum driver_kind driver_link(const char *link, long *who)
+{
+	int end = 0;
+
+	/* seccomp_notify_ops' anon inode: whatever process the filter is on */
+	if (!strcmp(link, "anon_inode:seccomp notify"))
+		return DRIVER_LISTENER;
+	if ((sscanf(link, "/proc/%ld/mem%n", who, &end) == 1 ||
+	     sscanf(link, "/proc/%*d/task/%ld/mem%n", who, &end) == 1) &&
+	    link[end] == '\0')
+		return DRIVER_MEM_FILE;
+	return DRIVER_NONE;
+}
+
+/*
+ * A descriptor a thread of `target` holds that drives another process, the kernel judging
+ * its open but not its use (found by adversaries): a process's memory file,
+ * /proc/PID/mem, opened before the process was confined, reads and writes that memory
+ * whatever the sandbox, which is what a tracee gives; a seccomp user-notification listener answers the system
+ * calls of every process its filter is on (the results they see, descriptors installed in
+ * them with SECCOMP_IOCTL_NOTIF_ADDFD), and which processes those are it does not say.
+ * The first found, with in *who the pid of the memory (not one of its own threads) or the
+ * listener's descriptor number.
+ */
+static enum driver_kind holds_a_driver(pid_t target, long *who)
+{
+	char dir[64], f[600], link[128];
+	enum driver_kind kind = DRIVER_NONE;
+	DIR *tasks, *fds;
+	struct dirent *t, *e;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/task", (int)target);
+	tasks = opendir(dir);
+	while (tasks && !kind && (t = readdir(tasks))) {
+		if (t->d_name[0] == '.')
+			continue;
+		snprintf(f, sizeof(f), "%s/%s/fd", dir, t->d_name);
+		fds = opendir(f);
+		while (fds && !kind && (e = readdir(fds))) {
+			ssize_t n;
+
+			snprintf(f, sizeof(f), "%s/%s/fd/%s", dir, t->d_name, e->d_name);
+			n = readlink(f, link, sizeof(link) - 1);
+			if (n <= 0)
+				continue;
+			link[n] = '\0';
+			kind = driver_link(link, who);
+			if (kind == DRIVER_LISTENER)
+				*who = atol(e->d_name);
+			snprintf(f, sizeof(f), "%s/%ld", dir, *who);
+			if (kind == DRIVER_MEM_FILE && !access(f, F_OK))
+				kind = DRIVER_NONE; /* one of its own threads */
+		}
+		if (fds)
+			closedir(fds);
+	}
+	if (tasks)
+		closedir(tasks);
+	return kind;
+}
+
+int process_driver(pid_t pid, struct driver *d)
+{
+	int err;
+
+	memset(d, 0, sizeof(*d));
+	d->kind = holds_a_driver(pid, &d->who);
+	if (d->kind != DRIVER_NONE)
+		return 1;
+	err = traced_by(pid, &d->who, &d->tracer);
+	if (err > 0)
+		d->kind = DRIVER_TRACE;
+	return err;
+}
+
+void driver_describe(const struct driver *d, char *buf, size_t len)
+{
+	switch (d->kind) {
+	case DRIVER_MEM_FILE:
+		snprintf(buf, len, "it holds /proc/%ld/mem open", d->who);
+		break;
+	case DRIVER_LISTENER:
+		snprintf(buf, len, "it holds a seccomp user-notification listener (descriptor %ld)",
+			 d->who);
+		break;
+	case DRIVER_TRACE:
+		snprintf(buf, len, "its thread %ld traces (ptrace) process %ld", d->tracer, d->who);
+		break;
+	default:
+		snprintf(buf, len, "it drives no other process");
+	}
+}
