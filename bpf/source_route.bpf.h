@@ -6,7 +6,12 @@
  * they come from:
  *   lsm/socket_setsockopt  IP_OPTIONS (the LSM hook does not see the option bytes, so any
  *                          IP options), IPV6_RTHDR, IPV6_2292RTHDR, IPV6_2292PKTOPTIONS
- *                          (which may carry a routing header)            -> -EPERM
+ *                          (which may carry a routing header), IPV6_FLOWLABEL_MGR (a
+ *                          flow label's request may carry options, a routing header
+ *                          among them, which every packet sent with the label gets: by
+ *                          its sin6_flowinfo or an IPV6_FLOWINFO control message; found
+ *                          by an adversary; and a label made outside with options is
+ *                          joined through it too)                           -> -EPERM
  *                          This covers TCP and TCP Fast Open, whose SYN follows the
  *                          socket's options.
  *   lsm/socket_sendmsg     control messages IP_RETOPTS, IPV6_RTHDR, IPV6_2292RTHDR (by
@@ -33,6 +38,7 @@
 #define IPV6_2292RTHDR	    5
 #define IPV6_2292PKTOPTIONS 6
 #define IPV6_RTHDR	    57
+#define IPV6_FLOWLABEL_MGR  32
 /* Control messages looked at in one sendmsg; more than that is refused (fail closed). */
 #define CMSG_MAX	    16
 
@@ -42,7 +48,7 @@ static __always_inline bool is_source_route(int level, int name, bool cmsg)
 		return name == (cmsg ? IP_RETOPTS : IP_OPTIONS);
 	if (level == SOL_IPV6)
 		return name == IPV6_RTHDR || name == IPV6_2292RTHDR ||
-		       (!cmsg && name == IPV6_2292PKTOPTIONS);
+		       (!cmsg && (name == IPV6_2292PKTOPTIONS || name == IPV6_FLOWLABEL_MGR));
 	return false;
 }
 

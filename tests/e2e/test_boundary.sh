@@ -537,7 +537,7 @@ PY
 # unlisted first hop, so the wire tells which one got through.
 bnd_srcroute_app() {
 	net_py "$T/app.py" \
-		"import socket" \
+		"import socket, struct" \
 		"MARK = b'pysb-source-route'" \
 		"def lsrr(hop): return bytes([0x83, 7, 4]) + socket.inet_aton(hop) + b'\\0'" \
 		"def rthdr(hop): return bytes([0, 2, 2, 1, 0, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, hop)" \
@@ -561,6 +561,12 @@ bnd_srcroute_app() {
 		"def v6_cmsg(opt, hop):" \
 		"    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)" \
 		"    s.sendmsg([MARK], [(socket.IPPROTO_IPV6, opt, rthdr(hop))], 0, ('fd00:199::2', 9))" \
+		"def v6_flowlabel(hop, label, cmsg):" \
+		"    s = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM)" \
+		"    req = socket.inet_pton(socket.AF_INET6, 'fd00:199::2') + struct.pack('!I', label) + struct.pack('=BBHHHI', 0, 1, 1, 0, 0, 0)  # in6_flowlabel_req: GET, EXCL, CREATE" \
+		"    s.setsockopt(socket.IPPROTO_IPV6, 32, req + struct.pack('=Qii', 40, socket.IPPROTO_IPV6, socket.IPV6_RTHDR) + rthdr(hop))  # IPV6_FLOWLABEL_MGR, options: a routing header" \
+		"    if cmsg: s.sendmsg([MARK], [(socket.IPPROTO_IPV6, 11, struct.pack('!I', label))], 0, ('fd00:199::2', 9))  # IPV6_FLOWINFO" \
+		"    else: s.setsockopt(socket.IPPROTO_IPV6, 33, 1); s.sendto(MARK, ('fd00:199::2', 9, label, 0))  # IPV6_FLOWINFO_SEND" \
 		"def v6_tfo():" \
 		"    s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)" \
 		"    s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_RTHDR, rthdr('fd00:199::c'))" \
@@ -574,6 +580,8 @@ bnd_srcroute_app() {
 		"attempt('v6-udp-cmsg', lambda: v6_cmsg(socket.IPV6_RTHDR, 'fd00:199::b'))" \
 		"attempt('v6-udp-cmsg-2292', lambda: v6_cmsg(5, 'fd00:199::d'))" \
 		"attempt('v6-tcp-fastopen', v6_tfo)" \
+		"attempt('v6-udp-flowlabel', lambda: v6_flowlabel('fd00:199::e', 0x1beef, False))" \
+		"attempt('v6-udp-flowlabel-cmsg', lambda: v6_flowlabel('fd00:199::f', 0x2beef, True))" \
 		"attempt('v6-2292-sockopt', lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).setsockopt(socket.IPPROTO_IPV6, 5, 1))" \
 		"attempt('v4-allowed', lambda: udp_sendto('10.199.0.2', 20092))" \
 		"attempt('v6-allowed', lambda: udp_sendto('fd00:199::2', 20092))" \
@@ -584,7 +592,8 @@ bnd_srcroute_app() {
 BND_HOPS=(v4-udp-sockopt:ipv4:10.199.7.1 v4-udp-cmsg:ipv4:10.199.7.2
 	v4-tcp-fastopen:ipv4:10.199.7.3 v6-udp-sockopt:ipv6:fd00:199::a
 	v6-udp-cmsg:ipv6:fd00:199::b v6-tcp-fastopen:ipv6:fd00:199::c
-	v6-udp-cmsg-2292:ipv6:fd00:199::d)
+	v6-udp-cmsg-2292:ipv6:fd00:199::d v6-udp-flowlabel:ipv6:fd00:199::e
+	v6-udp-flowlabel-cmsg:ipv6:fd00:199::f)
 
 bnd_srcroute_case() {
 	local u=$1 h label w
@@ -594,7 +603,7 @@ bnd_srcroute_case() {
 	for a in 10.199.7.1/16 10.199.7.2/16 10.199.7.3/16; do
 		ip -n "$NET_NS" addr add "$a" dev pysb-n
 	done
-	for a in a b c d; do
+	for a in a b c d e f; do
 		ip -n "$NET_NS" addr add "fd00:199::$a/64" dev pysb-n nodad
 	done
 	net_servers --ns udp:10.199.0.2:20092 "udp:[fd00:199::2]:20092"
@@ -612,6 +621,7 @@ bnd_srcroute_case() {
 	expect_line "$T/out" "v4-ttl-option-allowed ok"
 	expect_grep "$T/err" "^pysb-bpf: deny net source-route setsockopt level=0 option=4 "
 	expect_grep "$T/err" "^pysb-bpf: deny net source-route sendmsg level=41 option=57 "
+	expect_grep "$T/err" "^pysb-bpf: deny net source-route setsockopt level=41 option=32 "
 	expect_grep "$T/wire" "^ipv4 10\.199\.0\.2$" # the allowed one went out
 	for h in "${BND_HOPS[@]}"; do
 		w=${h#*:}
