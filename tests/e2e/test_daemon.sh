@@ -509,6 +509,6 @@ test_daemon_service_driving_an_outside_process_is_said() {
 	[ -e "$T/ready" ] || fail "the holder is not ready"
 	daemon_start "$T/conf"
 	wait_for "$T/daemon.err" "driver: confined $cg "
-	expect_grep "$T/daemon.err" "driver: process $SPID of $cg, confined now, drives another process from before: it holds /proc/$victim/mem open; .* Restart the service"
+	expect_grep "$T/daemon.err" "driver: process $SPID of $cg, confined now, holds from before what the policy does not bound: it holds /proc/$victim/mem open; .* Restart the service"
 	grep -q "^0::/pysb-e2e/driver$" "/proc/$SPID/cgroup" || fail "the service left its cgroup"
 }

@@ -872,3 +872,53 @@ PY
 	expect_no_grep "$T/conf.txt" "detached"
 	expect_grep "$T/conf.txt" "attach-rc=0"
 }
+
+# A cgroup file held open for writing is a way out of the sandbox (found by an adversary):
+# a write of the writer's pid (or 0) to another cgroup's cgroup.procs moves it there, and
+# no hook sees the write or the move (the open was judged, before the sandbox). attach
+# refuses a process that holds one, run a descriptor it would pass on; a read-only one, or
+# one closed on exec, is no way out and passes.
+test_session_held_cgroup_file_is_no_way_out() {
+	session_setup
+	local holder rc cg=/sys/fs/cgroup/pysb-e2e-held
+	write_file "$T/hold.py" <<'PY'
+import os, sys, time
+fd = int(sys.argv[1]) if sys.argv[1].isdigit() else os.open(sys.argv[1], os.O_WRONLY)
+ready, go = sys.argv[2], sys.argv[3]
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+try:
+    os.write(fd, b"0")
+    print("moved", open("/proc/self/cgroup").read().strip(), flush=True)
+except OSError as e:
+    print("write", e.errno, flush=True)
+PY
+	mkdir -p "$cg"
+	# shellcheck disable=SC2064 # expand now
+	trap "rmdir '$cg' 2>/dev/null" EXIT
+	# Unconfined, from a cgroup of its own, the held file moves it to the root cgroup.
+	(echo $BASHPID >"$cg/cgroup.procs" &&
+		exec python3 "$T/hold.py" /sys/fs/cgroup/cgroup.procs "$T/r1" "$T/r1") >"$T/out" 2>&1
+	expect_line "$T/out" "moved 0::/"
+	# attach: refused, named, left as it was
+	python3 "$T/hold.py" /sys/fs/cgroup/cgroup.procs "$T/r2" "$T/go2" >"$T/out" 2>&1 &
+	holder=$!
+	wait_file "$T/r2" "the holder is not ready: $(cat "$T/out")"
+	timeout 60 "$PYSB" attach --pid "$holder" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
+	rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a holder of cgroup.procs: exit $rc"
+	expect_grep "$T/att.err" "cannot attach to process $holder: it holds a cgroup file open for writing \(descriptor [0-9]+: /sys/fs/cgroup/cgroup.procs\), through which it could move itself out"
+	grep -q pysb-bpf "/proc/$holder/cgroup" && fail "the holder was left in a sandbox cgroup"
+	touch "$T/go2"
+	wait "$holder"
+	# run: a descriptor the program would inherit, refused before it starts
+	run_sb "$T/policy" python3 "$T/hold.py" 3 /dev/null "$T/hold.py" 3>/sys/fs/cgroup/cgroup.procs
+	expect_rc 125
+	expect_grep "$T/err" "cannot run the program: descriptor 3, which it would inherit, is a cgroup file open for writing \(/sys/fs/cgroup/cgroup.procs\)"
+	expect_no_grep "$T/out" "moved"
+	# read-only: no way out, the program runs (its write fails in the kernel)
+	run_sb "$T/policy" python3 "$T/hold.py" 3 /dev/null "$T/hold.py" 3</sys/fs/cgroup/cgroup.procs
+	expect_rc 0
+	expect_line "$T/out" "write 9"
+}

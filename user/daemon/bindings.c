@@ -162,9 +162,9 @@ static void warn_drivers(const struct binding *b, const char *path)
 		if (process_driver(pid, &drv) <= 0)
 			continue;
 		driver_describe(&drv, what, sizeof(what));
-		pr_warn("%s: process %d of %s, confined now, drives another process from before: "
-			"%s; the kernel judged that when it began, not its use since, which the "
-			"policy does not bound. Restart the service to end it",
+		pr_warn("%s: process %d of %s, confined now, holds from before what the policy "
+			"does not bound: %s; the kernel judged that when it began, not its use "
+			"since. Restart the service to end it",
 			b->conf.name, pid, path, what);
 	}
 	if (procs)

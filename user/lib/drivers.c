@@ -2,6 +2,10 @@
 /* Processes that drive another: drivers.h. */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <stdbool.h>
+#include <sys/vfs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +90,61 @@ static enum driver_kind driver_link(const char *link, long *who)
  * The first found, with in *who the pid of the memory (not one of its own threads) or the
  * listener's descriptor number.
  */
-static enum driver_kind holds_a_driver(pid_t target, long *who)
+/* Whether the descriptor fd_path (/proc/P/fd/N) is a cgroup file open for writing. */
+static bool writable_cgroup_file(const char *fd_path)
+{
+	char info[64], line[64];
+	unsigned int flags = 0;
+	struct statfs sf;
+	FILE *f;
+	int pid, fd;
+
+	if (statfs(fd_path, &sf) ||
+	    (sf.f_type != CGROUP2_SUPER_MAGIC && sf.f_type != CGROUP_SUPER_MAGIC))
+		return false;
+	if (sscanf(fd_path, "/proc/%d/fd/%d", &pid, &fd) == 2)
+		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%d", pid, fd);
+	else if (sscanf(fd_path, "/proc/%*d/task/%d/fd/%d", &pid, &fd) == 2)
+		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%d", pid, fd);
+	else
+		return true;
+	f = fopen(info, "re");
+	if (!f)
+		return true; /* unknown: as if writable */
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "flags: %o", &flags) == 1)
+			break;
+	fclose(f);
+	return (flags & O_ACCMODE) != O_RDONLY;
+}
+
+int inherited_cgroup_file(char *path, size_t len)
+{
+	DIR *fds = opendir("/proc/self/fd");
+	struct dirent *e;
+	char f[64];
+	int found = -1;
+
+	while (fds && found < 0 && (e = readdir(fds))) {
+		int fd = atoi(e->d_name), fl;
+		ssize_t n;
+
+		if (e->d_name[0] == '.' || fd == dirfd(fds))
+			continue;
+		fl = fcntl(fd, F_GETFD);
+		snprintf(f, sizeof(f), "/proc/%d/fd/%d", (int)getpid(), fd);
+		if (fl < 0 || (fl & FD_CLOEXEC) || !writable_cgroup_file(f))
+			continue;
+		found = fd;
+		n = readlink(f, path, len - 1);
+		path[n > 0 ? n : 0] = '\0';
+	}
+	if (fds)
+		closedir(fds);
+	return found;
+}
+
+static enum driver_kind holds_a_driver(pid_t target, long *who, char *path, size_t len)
 {
 	char dir[64], f[600], link[128];
 	enum driver_kind kind = DRIVER_NONE;
@@ -109,7 +167,11 @@ static enum driver_kind holds_a_driver(pid_t target, long *who)
 				continue;
 			link[n] = '\0';
 			kind = driver_link(link, who);
-			if (kind == DRIVER_LISTENER)
+			if (kind == DRIVER_NONE && writable_cgroup_file(f)) {
+				kind = DRIVER_CGROUP_FILE;
+				snprintf(path, len, "%s", link);
+			}
+			if (kind == DRIVER_LISTENER || kind == DRIVER_CGROUP_FILE)
 				*who = atol(e->d_name);
 			snprintf(f, sizeof(f), "%s/%ld", dir, *who);
 			if (kind == DRIVER_MEM_FILE && !access(f, F_OK))
@@ -128,7 +190,7 @@ int process_driver(pid_t pid, struct driver *d)
 	int err;
 
 	memset(d, 0, sizeof(*d));
-	d->kind = holds_a_driver(pid, &d->who);
+	d->kind = holds_a_driver(pid, &d->who, d->path, sizeof(d->path));
 	if (d->kind != DRIVER_NONE)
 		return 1;
 	err = traced_by(pid, &d->who, &d->tracer);
@@ -146,6 +208,10 @@ void driver_describe(const struct driver *d, char *buf, size_t len)
 	case DRIVER_LISTENER:
 		snprintf(buf, len, "it holds a seccomp user-notification listener (descriptor %ld)",
 			 d->who);
+		break;
+	case DRIVER_CGROUP_FILE:
+		snprintf(buf, len, "it holds a cgroup file open for writing (descriptor %ld: %s)",
+			 d->who, d->path);
 		break;
 	case DRIVER_TRACE:
 		snprintf(buf, len, "its thread %ld traces (ptrace) process %ld", d->tracer, d->who);

@@ -9,6 +9,7 @@
  */
 #include "program.h"
 #include "runner_int.h"
+#include "drivers.h"
 
 /* ---------------- events: stderr line, JSON stream (--events), learning (--learn) */
 /* The terminal gets a bounded number of lines (one run per process: one bucket). */
@@ -592,6 +593,25 @@ void report_lost(const struct run_opts *o, const struct loader *l, struct event_
 	pr_info("%lu denial events", delivered);
 }
 
+/*
+ * A cgroup file the caller passes on open for writing (`3>/sys/fs/cgroup/cgroup.procs`):
+ * a write to it moves the writer to that cgroup, out of its sandbox, and no hook sees
+ * either the write or the move (found by an adversary). Refused, never closed silently.
+ */
+static int refuse_inherited_cgroup_file(void)
+{
+	char path[PATH_MAX];
+	int fd = inherited_cgroup_file(path, sizeof(path));
+
+	if (fd < 0)
+		return 0;
+	pr_err("cannot run the program: descriptor %d, which it would inherit, is a cgroup file "
+	       "open for writing (%s), through which it could move itself out of its sandbox; "
+	       "close it (%d>&-) or open it with O_CLOEXEC",
+	       fd, path, fd);
+	return -1;
+}
+
 int sandbox_run(const struct run_opts *o)
 {
 	static char errbuf[1 << 16];
@@ -628,7 +648,7 @@ int sandbox_run(const struct run_opts *o)
 		pr_err("signalfd: %s", strerror(errno));
 		goto out_signals;
 	}
-	if (pty_open(&pty, o->uid, o->gid))
+	if (refuse_inherited_cgroup_file() || pty_open(&pty, o->uid, o->gid))
 		goto out_signals;
 	stopwatch("ring + signals + pty");
 	pid = spawn(o, &l, cg.fd, &pty, &old, &pidfd);
