@@ -3,12 +3,14 @@
  * The socket hooks three concerns share, one program a hook:
  *   lsm/socket_connect  unix: the implicit autobind, connect(AF_UNSPEC) of an abstract
  *                       name (bpf/unix_autobind.bpf.h); inet, in a cgroup confined at
- *                       its creation and not yet by the daemon (bpf/born_net.bpf.h)
+ *                       its creation and not yet by the daemon (bpf/born_net.bpf.h),
+ *                       and sockets made outside the task's cgroup (foreign_socket)
  *   lsm/socket_bind     unix: an abstract name or an explicit autobind; inet: the same
  *                       cgroups confined at creation
  *   lsm/socket_sendmsg  unix: the implicit autobind; inet: source routing control
  *                       messages (bpf/source_route.bpf.h), then sends with a
- *                       destination in the cgroups confined at creation
+ *                       destination in the cgroups confined at creation, and on
+ *                       sockets made outside the task's cgroup
  *
  * Every connect, bind and send of every process on the machine runs these programs, and
  * almost none of those processes is sandboxed. A program of its own for each concern
@@ -23,6 +25,7 @@
  */
 #include "common.bpf.h"
 #include "born_net.bpf.h"
+#include "net_verdict.bpf.h"
 #include "source_route.bpf.h"
 #include "unix_autobind.bpf.h"
 
@@ -47,6 +50,53 @@ static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *
 	return cfg;
 }
 
+/*
+ * An inet socket made outside the task's cgroup: before `attach` moved the process, or by
+ * the caller of `run` and inherited, or received. The cgroup socket-address programs run
+ * for the cgroup a socket was made in (sk_cgrp_data), not for the task's, so a socket made
+ * before the sandbox reached any host (found by an adversary: an attached process's
+ * unconnected UDP socket, and a connected TCP socket disconnected with AF_UNSPEC and
+ * connected again). A new destination given to such a socket (connect, a send with an
+ * address) is judged here by the task's rules; what it was connected to before stays, as
+ * an open file does. `addr` is the kernel's copy of the caller's address.
+ */
+static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cgid,
+					  struct socket *sock, struct sock *sk,
+					  struct sockaddr *addr, int addrlen, __u16 op)
+{
+	__u32 given[4] = {}, a[4];
+	__u16 af = 0, port = 0, verdict;
+	int slot;
+
+	if (BPF_CORE_READ(sk, sk_cgrp_data.cgroup, kn, id) == cgid || !addr || addrlen < 2)
+		return 0;
+	bpf_probe_read_kernel(&af, sizeof(af), &addr->sa_family);
+	if (af == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
+		struct sockaddr_in *in = (void *)addr;
+
+		port = bpf_ntohs(BPF_CORE_READ(in, sin_port));
+		bpf_probe_read_kernel(given, 4, &in->sin_addr);
+	} else if (af == AF_INET6 && addrlen >= (int)sizeof(struct sockaddr_in6)) {
+		struct sockaddr_in6 *in6 = (void *)addr;
+
+		port = bpf_ntohs(BPF_CORE_READ(in6, sin6_port));
+		bpf_probe_read_kernel(given, 16, &in6->sin6_addr);
+	} else {
+		return 0; /* AF_UNSPEC: a disconnect; too short: the kernel refuses it */
+	}
+	slot = proto_slot(BPF_CORE_READ(sock, type), BPF_CORE_READ(sk, sk_protocol), PYSB_NET_OUT);
+	if (slot < 0)
+		return 0; /* other kinds were admitted, or not, by socket_create */
+	__builtin_memcpy(a, given, sizeof(a));
+	verdict = net_verdict(cfg->id, judged_address(af == AF_INET6, a, PYSB_NET_OUT), a, port,
+			      slot);
+	if (verdict & PYSB_NET_ALLOW)
+		return 0;
+	net_event(cfg, cgid, op, af, given, port, BPF_CORE_READ(sk, sk_protocol),
+		  BPF_CORE_READ(sock, type), PYSB_NET_OUT, verdict);
+	return deny_ret(cfg, EPERM);
+}
+
 SEC("lsm/socket_connect")
 int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address, int addrlen)
 {
@@ -60,8 +110,11 @@ int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address,
 		return 0;
 	if (family == AF_UNIX)
 		return unix_connect_check(cfg, cgid, sock, sk, address, addrlen);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
 	return born_net(cfg, cgid, sock, family, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT,
-			PYSB_NET_OUT);
+			PYSB_NET_OUT)
+		       ?: foreign_socket(cfg, cgid, sock, sk, address, addrlen, PYSB_OP_CONNECT);
 }
 
 SEC("lsm/socket_bind")
@@ -99,8 +152,10 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 	err = source_route_cmsg_check(cfg, cgid, sock, msg);
 	if (err)
 		return err;
-	if (!(cfg->flags & PYSB_SB_KERNEL) || msg->msg_namelen < 2)
+	if (msg->msg_namelen < 2)
 		return 0; /* no destination: connected, judged at connect() */
 	return born_net(cfg, cgid, sock, family, BPF_CORE_READ(msg, msg_name), PYSB_OP_SENDMSG,
-			PYSB_NET_OUT);
+			PYSB_NET_OUT)
+		       ?: foreign_socket(cfg, cgid, sock, sk, BPF_CORE_READ(msg, msg_name),
+					 msg->msg_namelen, PYSB_OP_SENDMSG);
 }

@@ -733,3 +733,71 @@ test_net_unix_renamed_or_other_netns_servers_socket_not_replaced() {
 		expect_line "$T/out" "rename-away $n ok"
 	done
 }
+
+# Sockets made before `attach` (found by an adversary): the cgroup programs judge a socket
+# by the cgroup it was made in, so an attached process's earlier sockets reached any host:
+# an unconnected UDP socket by sendto, an unconnected TCP socket by connect, a connected
+# one disconnected (connect AF_UNSPEC) and connected again. A new destination given to
+# such a socket is now judged by the process's rules; what it was connected to before
+# stays (as an open file does), and the allowed port is reached through the old sockets.
+test_net_sockets_made_before_attach_judged_by_its_rules() {
+	net_setup "net=ALLOW|tcp|127.0.0.1|20061|OUT" "net=ALLOW|udp|127.0.0.1|20063|OUT"
+	net_servers tcp:127.0.0.1:20061 tcp:127.0.0.1:20062 udp:127.0.0.1:20063 udp:127.0.0.1:20064
+	net_py "$T/held.py" \
+		"import os, time" \
+		"ready, go = sys.argv[1], sys.argv[2]" \
+		"conn = socket.create_connection(('127.0.0.1', 20062), timeout=10)" \
+		"assert conn.recv(6) == b'hello\n'" \
+		"fresh, redo = socket.socket(), socket.socket()" \
+		"redo.connect(('127.0.0.1', 20062))" \
+		"udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); udp.settimeout(10)" \
+		"open(ready, 'w').close()" \
+		"while not os.path.exists(go): time.sleep(0.05)" \
+		"def greet(s, port): s.settimeout(10); s.connect(('127.0.0.1', port)); assert s.recv(6) == b'hello\n'" \
+		"def echo(port): udp.sendto(b'ping', ('127.0.0.1', port)); assert udp.recv(16) == b'ping'" \
+		"def reconnect(port):" \
+		"    import ctypes; sa = (ctypes.c_ushort * 8)(0)  # AF_UNSPEC: a disconnect" \
+		"    assert ctypes.CDLL(None).connect(redo.fileno(), sa, 16) == 0" \
+		"    greet(redo, port)" \
+		"attempt('connected-before-send', lambda: conn.send(b'x'))" \
+		"attempt('tcp-other', lambda: greet(fresh, 20062))" \
+		"attempt('udp-other', lambda: echo(20064))" \
+		"attempt('reconnect-other', lambda: reconnect(20062))" \
+		"attempt('tcp-allowed', lambda: greet(socket.socket(), 20061))" \
+		"attempt('udp-allowed', lambda: echo(20063))" \
+		"attempt('reconnect-allowed', lambda: reconnect(20061))" \
+		"print('done', flush=True)"
+	# Unconfined, each reaches its port.
+	run_plain python3 "$T/held.py" "$T/r1" "$T/r1"
+	for l in connected-before-send tcp-other udp-other reconnect-other tcp-allowed udp-allowed reconnect-allowed; do
+		expect_line "$T/out" "$l ok"
+	done
+	python3 "$T/held.py" "$T/r2" "$T/go2" >"$T/out" 2>&1 &
+	local holder=$! apid i
+	wait_file "$T/r2" "the program is not ready: $(cat "$T/out")"
+	"$PYSB" attach --pid "$holder" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/att.err")"
+	touch "$T/go2"
+	wait "$holder"
+	# attach ends with its process, and removes its cgroup
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+	expect_line "$T/out" "done"
+	expect_line "$T/out" "connected-before-send ok"
+	expect_line "$T/out" "tcp-other EPERM"
+	expect_line "$T/out" "udp-other EPERM"
+	expect_line "$T/out" "reconnect-other EPERM"
+	expect_line "$T/out" "tcp-allowed ok"
+	expect_line "$T/out" "udp-allowed ok"
+	expect_line "$T/out" "reconnect-allowed ok"
+	expect_grep "$T/att.err" "deny net connect tcp 127\.0\.0\.1:20062"
+}

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The net= verdict for an address, shared by the cgroup socket-address programs
+ * (bpf/net.bpf.c) and the socket hooks' check of sockets made outside the task's cgroup
+ * (bpf/socket.bpf.c): docs/design.md, "Network".
+ */
+#ifndef PYSB_NET_VERDICT_BPF_H
+#define PYSB_NET_VERDICT_BPF_H
+
+#include "common.bpf.h"
+#include <bpf/bpf_endian.h>
+
+#ifndef AF_INET
+#define AF_INET	 2
+#define AF_INET6 10
+#endif
+
+/* The verdict of port set `id` for `port`: binary search for the interval holding it. */
+static __always_inline __u16 port_verdict(__u32 sandbox, __u32 id, __u16 port)
+{
+	struct pysb_net_ports_key key = { .sandbox = sandbox, .id = id };
+	struct pysb_net_ports *ps = bpf_map_lookup_elem(&net_ports, &key);
+	__u32 lo = 0, hi;
+
+	if (!ps)
+		return 0;
+	hi = ps->n;
+	if (hi > PYSB_NET_MAX_RANGES)
+		hi = PYSB_NET_MAX_RANGES;
+	if (!hi)
+		return 0;
+	for (int i = 0; i < PYSB_NET_SEARCH_STEPS; i++) {
+		__u32 mid;
+
+		if (hi - lo <= 1)
+			break;
+		mid = (lo + hi) / 2;
+		if (ps->r[mid & (PYSB_NET_MAX_RANGES - 1)].start <= port)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return ps->r[lo & (PYSB_NET_MAX_RANGES - 1)].verdict;
+}
+
+/*
+ * The verdict for (address, port) in `slot`: one longest-prefix lookup (its entry holds
+ * every rule covering the address, see pysb_abi.h), one hash lookup, a bounded search.
+ * `a` is the address in network byte order, 4 (IPv4) or 16 bytes.
+ */
+static __always_inline __u16 net_verdict(__u32 sandbox, bool v6, const __u32 *a, __u16 port,
+					 __u32 slot)
+{
+	struct pysb_net_value *v;
+
+	if (v6) {
+		struct pysb_net6_key k = { .prefixlen = 32 + 128, .sandbox = sandbox };
+
+		__builtin_memcpy(k.addr, a, 16);
+		v = bpf_map_lookup_elem(&net6_rules, &k);
+	} else {
+		struct pysb_net4_key k = { .prefixlen = 32 + 32, .sandbox = sandbox };
+
+		__builtin_memcpy(k.addr, a, 4);
+		v = bpf_map_lookup_elem(&net4_rules, &k);
+	}
+	if (!v)
+		return 0; /* no rule covers the address */
+	return port_verdict(sandbox, v->ports[slot & (PYSB_NET_SLOTS - 1)], port);
+}
+
+/* TCP (or MPTCP) and UDP are what net= governs; -1 for anything else. */
+static __always_inline int proto_slot(__u32 type, __u32 protocol, __u32 dir)
+{
+	__u32 in = dir == PYSB_NET_IN;
+
+	if (type == SOCK_STREAM && (protocol == IPPROTO_TCP || protocol == IPPROTO_MPTCP))
+		return in ? PYSB_NET_TCP_IN : PYSB_NET_TCP_OUT;
+	if (type == SOCK_DGRAM && protocol == IPPROTO_UDP)
+		return in ? PYSB_NET_UDP_IN : PYSB_NET_UDP_OUT;
+	return -1;
+}
+
+/*
+ * Address as judged: IPv4-mapped IPv6 becomes IPv4; for OUT, the unspecified address
+ * becomes loopback, where the kernel really sends it. Returns whether it stays IPv6.
+ */
+static __always_inline bool judged_address(bool v6, __u32 a[4], __u32 dir)
+{
+	if (v6 && a[0] == 0 && a[1] == 0 && a[2] == bpf_htonl(0xffff)) {
+		a[0] = a[3];
+		v6 = false;
+	}
+	if (dir != PYSB_NET_OUT)
+		return v6;
+	if (!v6 && a[0] == 0)
+		a[0] = bpf_htonl(0x7f000001);
+	else if (v6 && !(a[0] | a[1] | a[2] | a[3]))
+		a[3] = bpf_htonl(1);
+	return v6;
+}
+
+static __always_inline void net_event(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
+				      __u16 family, const __u32 *addr, __u16 port, __u16 protocol,
+				      __u16 type, __u16 dir, __u32 rule)
+{
+	struct pysb_event *e = event_start(cfg, cgid, PYSB_KIND_NET, op, 0, decision_of(cfg));
+
+	if (!e)
+		return;
+	__builtin_memset(&e->net, 0, sizeof(e->net));
+	if (addr && family == AF_INET6)
+		__builtin_memcpy(e->net.addr, addr, 16);
+	else if (addr)
+		__builtin_memcpy(e->net.addr, addr, 4);
+	e->net.family = family;
+	e->net.port = port;
+	e->net.protocol = protocol;
+	e->net.type = type;
+	e->net.dir = dir;
+	e->rule = rule;
+	event_send(e);
+}
+
+#endif /* PYSB_NET_VERDICT_BPF_H */
