@@ -494,21 +494,22 @@ PY
 # judged. The daemon keeps the cgroup confined and says so, naming the process, what it
 # holds and the way out. Unconfined, the holder reads the victim's memory.
 test_daemon_service_driving_an_outside_process_is_said() {
-	local cg=$CGT/driver victim
-	trap 'kill "$victim" 2>/dev/null; svc_cleanup' EXIT
+	local cg=$CGT/driver
+	# (the trap runs once the function has returned: a global, not a local)
+	trap 'kill "${DRIVER_VICTIM:-}" 2>/dev/null; svc_cleanup' EXIT
 	mkdir -p "$T/conf" "$cg"
 	write_mem_holder "$T/mem.py"
 	sleep 1000 &
-	victim=$!
+	DRIVER_VICTIM=$!
 	printf 'expose-ro=%s\n' "$T" >"$T/conf/driver.py-sandboxes"
 	binding driver '{"policy": "driver.py-sandboxes", "cgroup": "pysb-e2e/driver"}'
-	(echo $BASHPID >"$cg/cgroup.procs" && exec python3 "$T/mem.py" "$victim" "$T/ready") \
+	(echo $BASHPID >"$cg/cgroup.procs" && exec python3 "$T/mem.py" "$DRIVER_VICTIM" "$T/ready") \
 		>"$T/mem.out" 2>&1 &
 	SPID=$!
 	wait_for "$T/mem.out" '^read ELF$'
 	[ -e "$T/ready" ] || fail "the holder is not ready"
 	daemon_start "$T/conf"
 	wait_for "$T/daemon.err" "driver: confined $cg "
-	expect_grep "$T/daemon.err" "driver: process $SPID of $cg, confined now, holds from before what the policy does not bound: it holds /proc/$victim/mem open; .* Restart the service"
+	expect_grep "$T/daemon.err" "driver: process $SPID of $cg, confined now, holds from before what the policy does not bound: it holds /proc/$DRIVER_VICTIM/mem open; .* Restart the service"
 	grep -q "^0::/pysb-e2e/driver$" "/proc/$SPID/cgroup" || fail "the service left its cgroup"
 }
