@@ -80,16 +80,6 @@ static enum driver_kind driver_link(const char *link, long *who)
 	return DRIVER_NONE;
 }
 
-/*
- * A descriptor a thread of `target` holds that drives another process, the kernel judging
- * its open but not its use (found by adversaries): a process's memory file,
- * /proc/PID/mem, opened before the process was confined, reads and writes that memory
- * whatever the sandbox, which is what a tracee gives; a seccomp user-notification listener answers the system
- * calls of every process its filter is on (the results they see, descriptors installed in
- * them with SECCOMP_IOCTL_NOTIF_ADDFD), and which processes those are it does not say.
- * The first found, with in *who the pid of the memory (not one of its own threads) or the
- * listener's descriptor number.
- */
 /* Whether the descriptor fd_path (/proc/P/fd/N) is a cgroup file open for writing. */
 static bool writable_cgroup_file(const char *fd_path)
 {
@@ -144,6 +134,17 @@ int inherited_cgroup_file(char *path, size_t len)
 	return found;
 }
 
+/*
+ * A descriptor a thread of `target` holds that drives another process, the kernel judging
+ * its open but not its use (found by adversaries): a process's memory file,
+ * /proc/PID/mem, opened before the process was confined, reads and writes that memory
+ * whatever the sandbox, which is what a tracee gives; a seccomp user-notification
+ * listener answers the system calls of every process its filter is on (the results they
+ * see, descriptors installed in them with SECCOMP_IOCTL_NOTIF_ADDFD), and which processes
+ * those are it does not say. Or a way out: a cgroup file open for writing. The first
+ * found, with in *who the pid of the memory (not one of its own threads) or the
+ * descriptor's number, and the cgroup file's name in path.
+ */
 static enum driver_kind holds_a_driver(pid_t target, long *who, char *path, size_t len)
 {
 	char dir[64], f[600], link[128];
