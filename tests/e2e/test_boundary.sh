@@ -537,8 +537,9 @@ PY
 # unlisted first hop, so the wire tells which one got through.
 bnd_srcroute_app() {
 	net_py "$T/app.py" \
-		"import socket, struct" \
+		"import random, socket, struct" \
 		"MARK = b'pysb-source-route'" \
+		"LABEL = random.randrange(1, 1 << 19) * 2  # flow labels outlive their socket (6 s): one of its own each run" \
 		"def lsrr(hop): return bytes([0x83, 7, 4]) + socket.inet_aton(hop) + b'\\0'" \
 		"def rthdr(hop): return bytes([0, 2, 2, 1, 0, 0, 0, 0]) + socket.inet_pton(socket.AF_INET6, hop)" \
 		"def v4_sockopt():" \
@@ -580,8 +581,8 @@ bnd_srcroute_app() {
 		"attempt('v6-udp-cmsg', lambda: v6_cmsg(socket.IPV6_RTHDR, 'fd00:199::b'))" \
 		"attempt('v6-udp-cmsg-2292', lambda: v6_cmsg(5, 'fd00:199::d'))" \
 		"attempt('v6-tcp-fastopen', v6_tfo)" \
-		"attempt('v6-udp-flowlabel', lambda: v6_flowlabel('fd00:199::e', 0x1beef, False))" \
-		"attempt('v6-udp-flowlabel-cmsg', lambda: v6_flowlabel('fd00:199::f', 0x2beef, True))" \
+		"attempt('v6-udp-flowlabel', lambda: v6_flowlabel('fd00:199::e', LABEL, False))" \
+		"attempt('v6-udp-flowlabel-cmsg', lambda: v6_flowlabel('fd00:199::f', LABEL + 1, True))" \
 		"attempt('v6-2292-sockopt', lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).setsockopt(socket.IPPROTO_IPV6, 5, 1))" \
 		"attempt('v4-allowed', lambda: udp_sendto('10.199.0.2', 20092))" \
 		"attempt('v6-allowed', lambda: udp_sendto('fd00:199::2', 20092))" \
