@@ -750,6 +750,18 @@ test_session_attach_detaches_only_on_a_signal_from_outside() {
 	attach_detach_only_from_outside root
 }
 
+# attach_refused PID WHY: `attach` to PID ends at once (not 0, not a timeout), its stderr
+# matches "cannot attach to process PID: WHY" (a regular expression), and PID is left in
+# no sandbox cgroup.
+attach_refused() {
+	local rc
+	timeout 60 "$PYSB" attach --pid "$1" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
+	rc=$?
+	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to $1 ($2): exit $rc: $(cat "$T/att.err")"
+	expect_grep "$T/att.err" "cannot attach to process $1: $2"
+	! grep -q pysb-bpf "/proc/$1/cgroup" || fail "process $1 was left in a sandbox cgroup"
+}
+
 # `attach` refuses a process that traces another (found by an adversary): ptrace's later
 # requests on a tracee (POKEDATA, SETREGS, SETOPTIONS) meet no hook, so once confined it
 # kept driving the outside process (here: kill() is denied, but PTRACE_O_EXITKILL set
@@ -789,11 +801,7 @@ PY
 	python3 "$T/tracer.py" "$victim" "$T/ready2" "$T/go2" >"$T/out" 2>&1 &
 	tracer=$!
 	wait_file "$T/ready2" "the tracer did not seize its tracee: $(cat "$T/out")"
-	timeout 60 "$PYSB" attach --pid "$tracer" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
-	rc=$?
-	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a tracer: exit $rc: $(cat "$T/att.err")"
-	expect_grep "$T/att.err" "cannot attach to process $tracer: its thread $tracer traces \(ptrace\) process $victim"
-	grep -q pysb-bpf "/proc/$tracer/cgroup" && fail "the tracer was left in a sandbox cgroup"
+	attach_refused "$tracer" "its thread $tracer traces \(ptrace\) process $victim"
 	kill "$victim" "$tracer" 2>/dev/null
 	wait "$victim" "$tracer" 2>/dev/null
 	# The same power through /proc/PID/mem held open (found by an adversary: it wrote an
@@ -805,10 +813,7 @@ PY
 	tracer=$!
 	wait_file "$T/ready3" "the memory holder is not ready: $(cat "$T/out")"
 	expect_line "$T/out" "read ELF"
-	timeout 60 "$PYSB" attach --pid "$tracer" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
-	rc=$?
-	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a holder of /proc/$victim/mem: exit $rc"
-	expect_grep "$T/att.err" "cannot attach to process $tracer: it holds /proc/$victim/mem open"
+	attach_refused "$tracer" "it holds /proc/$victim/mem open"
 	kill "$victim" "$tracer" 2>/dev/null
 	wait "$victim" "$tracer" 2>/dev/null
 	# The same power through a seccomp user-notification listener held: it answers the
@@ -821,11 +826,7 @@ PY
 	"$helper" "$T/ready5" "$T/go5" >"$T/out" 2>&1 &
 	tracer=$!
 	wait_file "$T/ready5" "no listener: $(cat "$T/out")"
-	timeout 60 "$PYSB" attach --pid "$tracer" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
-	rc=$?
-	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a seccomp listener: exit $rc"
-	expect_grep "$T/att.err" "cannot attach to process $tracer: it holds a seccomp user-notification listener \(descriptor [0-9]+\)"
-	grep -q pysb-bpf "/proc/$tracer/cgroup" && fail "the supervisor was left in a sandbox cgroup"
+	attach_refused "$tracer" "it holds a seccomp user-notification listener \(descriptor [0-9]+\)"
 	touch "$T/go5"
 	wait "$tracer"
 	expect_line "$T/out" "child getppid 4242"
@@ -880,7 +881,7 @@ PY
 # one closed on exec, is no way out and passes.
 test_session_held_cgroup_file_is_no_way_out() {
 	session_setup
-	local holder rc cg=/sys/fs/cgroup/pysb-e2e-held
+	local holder cg=/sys/fs/cgroup/pysb-e2e-held
 	write_file "$T/hold.py" <<'PY'
 import os, sys, time
 fd = int(sys.argv[1]) if sys.argv[1].isdigit() else os.open(sys.argv[1], os.O_WRONLY)
@@ -905,11 +906,7 @@ PY
 	python3 "$T/hold.py" /sys/fs/cgroup/cgroup.procs "$T/r2" "$T/go2" >"$T/out" 2>&1 &
 	holder=$!
 	wait_file "$T/r2" "the holder is not ready: $(cat "$T/out")"
-	timeout 60 "$PYSB" attach --pid "$holder" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err"
-	rc=$?
-	[ "$rc" != 0 ] && [ "$rc" != 124 ] || fail "attach to a holder of cgroup.procs: exit $rc"
-	expect_grep "$T/att.err" "cannot attach to process $holder: it holds a cgroup file open for writing \(descriptor [0-9]+: /sys/fs/cgroup/cgroup.procs\), through which it could move itself out"
-	grep -q pysb-bpf "/proc/$holder/cgroup" && fail "the holder was left in a sandbox cgroup"
+	attach_refused "$holder" "it holds a cgroup file open for writing \(descriptor [0-9]+: /sys/fs/cgroup/cgroup.procs\), through which it could move itself out"
 	touch "$T/go2"
 	wait "$holder"
 	# run: a descriptor the program would inherit, refused before it starts
