@@ -343,6 +343,7 @@ test_daemon_broken_policy_keeps_rules_across_restart() {
 	svc_wait_since 'B ok' 1 # unconfined, B is read
 	daemon_start "$T/conf"
 	wait_for "$T/daemon.err" "keep: confined $cg "
+	wait_for "$T/daemon.err" "watching $T/conf" # its start is over
 	# the policy breaks while no daemon runs; the next daemon keeps the rules in force
 	kill -9 "$DPID"
 	wait "$DPID" 2>/dev/null

@@ -891,7 +891,7 @@ while not os.path.exists(go):
     time.sleep(0.05)
 try:
     os.write(fd, b"0")
-    print("moved", open("/proc/self/cgroup").read().strip(), flush=True)
+    print("moved", [l for l in open("/proc/self/cgroup").read().split() if l.startswith("0::")][0], flush=True)
 except OSError as e:
     print("write", e.errno, flush=True)
 PY

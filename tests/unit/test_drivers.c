@@ -71,11 +71,11 @@ static void test_nothing_and_own_memory(void **state)
 	int fd;
 
 	(void)state;
-	assert_int_equal(process_driver(getpid(), &d), 0);
+	assert_int_equal(process_driver(getpid(), true, &d), 0);
 	assert_int_equal(d.kind, DRIVER_NONE);
 	fd = open("/proc/self/mem", O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(process_driver(getpid(), &d), 0);
+	assert_int_equal(process_driver(getpid(), true, &d), 0);
 	close(fd);
 	driver_describe(&d, buf, sizeof(buf));
 	assert_string_equal(buf, "it drives no other process");
@@ -92,7 +92,7 @@ static void test_another_memory_file(void **state)
 	snprintf(path, sizeof(path), "/proc/%d/mem", (int)child);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(process_driver(getpid(), &d), 1);
+	assert_int_equal(process_driver(getpid(), true, &d), 1);
 	assert_int_equal(d.kind, DRIVER_MEM_FILE);
 	assert_int_equal(d.who, child);
 	driver_describe(&d, buf, sizeof(buf));
@@ -125,8 +125,8 @@ static void test_seccomp_listener(void **state)
 		prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 		fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 				  SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
-		ok = fd >= 0 && process_driver(getpid(), &d) == 1 && d.kind == DRIVER_LISTENER &&
-		     d.who == fd;
+		ok = fd >= 0 && process_driver(getpid(), true, &d) == 1 &&
+		     d.kind == DRIVER_LISTENER && d.who == fd;
 		driver_describe(&d, buf, sizeof(buf));
 		ok = ok && strstr(buf, "seccomp user-notification listener (descriptor");
 		_exit(ok ? 0 : 1);
@@ -150,7 +150,7 @@ static void test_trace(void **state)
 
 		if (ptrace(PTRACE_SEIZE, child, NULL, NULL))
 			_exit(2);
-		ok = process_driver(getpid(), &d) == 1 && d.kind == DRIVER_TRACE &&
+		ok = process_driver(getpid(), true, &d) == 1 && d.kind == DRIVER_TRACE &&
 		     d.who == child && d.tracer == getpid();
 		_exit(ok ? 0 : 1);
 	}
@@ -173,7 +173,7 @@ static void test_cgroup_file(void **state)
 		skip(); /* no cgroup file system here */
 	w = open(procs, O_WRONLY);
 	assert_true(w >= 0);
-	assert_int_equal(process_driver(getpid(), &d), 1);
+	assert_int_equal(process_driver(getpid(), true, &d), 1);
 	assert_int_equal(d.kind, DRIVER_CGROUP_FILE);
 	assert_int_equal(d.who, w);
 	driver_describe(&d, buf, sizeof(buf));
@@ -189,7 +189,7 @@ static void test_cgroup_file(void **state)
 	/* read-only: no way out */
 	r = open(procs, O_RDONLY);
 	assert_true(r >= 0);
-	assert_int_equal(process_driver(getpid(), &d), 0);
+	assert_int_equal(process_driver(getpid(), true, &d), 0);
 	assert_int_equal(inherited_cgroup_file(path, sizeof(path)), -1);
 	close(r);
 }

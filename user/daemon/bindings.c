@@ -143,11 +143,12 @@ static int attach_links(struct daemon *d, const struct binding *b, int fd, const
 
 /* Confines the cgroup at path with b's policy: adopts what a previous daemon left. */
 /*
- * What the cgroup's processes already drove when it was confined: a tracee, another's
- * memory file, a seccomp listener (user/lib/drivers.h) reach processes outside whatever the
- * policy, the kernel having judged only their start. `attach` refuses such a process; a
- * service's cgroup stays confined (unconfining it would be worse), and each is said, with
- * the way out.
+ * What the cgroup's processes already held when it was confined: another's memory file, a
+ * seccomp listener, a cgroup file open for writing (user/lib/drivers.h) reach outside
+ * whatever the policy, the kernel having judged only their open. `attach` refuses such a
+ * process; a service's cgroup stays confined (unconfining it would be worse), and each is
+ * said, with the way out. Not its tracees: finding them reads every task of the machine,
+ * for each process of each service the daemon confines (docs/design.md, Known gaps).
  */
 static void warn_drivers(const struct binding *b, const char *path)
 {
@@ -159,7 +160,7 @@ static void warn_drivers(const struct binding *b, const char *path)
 	snprintf(f, sizeof(f), "%s/cgroup.procs", path);
 	procs = fopen(f, "re");
 	while (procs && fscanf(procs, "%d", &pid) == 1) {
-		if (process_driver(pid, &drv) <= 0)
+		if (process_driver(pid, false, &drv) <= 0)
 			continue;
 		driver_describe(&drv, what, sizeof(what));
 		pr_warn("%s: process %d of %s, confined now, holds from before what the policy "

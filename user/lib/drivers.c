@@ -186,7 +186,7 @@ static enum driver_kind holds_a_driver(pid_t target, long *who, char *path, size
 	return kind;
 }
 
-int process_driver(pid_t pid, struct driver *d)
+int process_driver(pid_t pid, bool traces, struct driver *d)
 {
 	int err;
 
@@ -194,6 +194,8 @@ int process_driver(pid_t pid, struct driver *d)
 	d->kind = holds_a_driver(pid, &d->who, d->path, sizeof(d->path));
 	if (d->kind != DRIVER_NONE)
 		return 1;
+	if (!traces)
+		return 0;
 	err = traced_by(pid, &d->who, &d->tracer);
 	if (err > 0)
 		d->kind = DRIVER_TRACE;

@@ -13,6 +13,7 @@
 #ifndef PYSB_DRIVERS_H
 #define PYSB_DRIVERS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -33,8 +34,9 @@ struct driver {
 };
 
 /* The first thing `pid` drives: 1 (in *d), 0 for nothing, -errno when /proc cannot be
- * read. Costs a read of every task's status (the tracers) and of pid's descriptors. */
-int process_driver(pid_t pid, struct driver *d);
+ * read. Reads pid's descriptors, and with `traces` every task's status (the tracers:
+ * costly where thousands of tasks run). */
+int process_driver(pid_t pid, bool traces, struct driver *d);
 
 /* The first descriptor this process would pass on to a program it starts (no FD_CLOEXEC)
  * that is a cgroup file open for writing, or -1; its file in path. */

@@ -206,7 +206,7 @@ static bool refuse_a_driver(pid_t target, const char *home)
 {
 	struct driver d;
 	char what[128];
-	int err = process_driver(target, &d);
+	int err = process_driver(target, true, &d);
 
 	if (err < 0) {
 		pr_err("cannot attach to process %d: cannot read /proc to see whom it drives: %s",
