@@ -141,7 +141,6 @@ static int attach_links(struct daemon *d, const struct binding *b, int fd, const
 	return 0;
 }
 
-/* Confines the cgroup at path with b's policy: adopts what a previous daemon left. */
 /*
  * What the cgroup's processes already held when it was confined: another's memory file, a
  * seccomp listener, a cgroup file open for writing (user/lib/drivers.h) reach outside
@@ -172,6 +171,7 @@ static void warn_drivers(const struct binding *b, const char *path)
 		fclose(procs);
 }
 
+/* Confines the cgroup at path with b's policy: adopts what a previous daemon left. */
 struct target *target_add(struct daemon *d, struct binding *b, const char *path)
 {
 	struct target *t = calloc(1, sizeof(*t));
