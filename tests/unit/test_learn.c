@@ -21,6 +21,7 @@
 #include "learn.h"
 #include "policy.h"
 #include "pysb_abi.h"
+#include "secret_paths.h"
 
 static char S[64]; /* the scratch tree */
 static char *envp[8];
@@ -344,7 +345,21 @@ static void test_never_widened(void **state)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		if (learn_never_widened(cases[i].dir, "/srv/home") != cases[i].never)
 			fail_msg("%s: never widened should be %d", cases[i].dir, cases[i].never);
+	/* the last answer kept is for its directory and home together */
+	assert_true(learn_never_widened("/srv/home", "/srv/home"));
 	assert_false(learn_never_widened("/srv/home", NULL));
+	assert_true(learn_never_widened("/srv/home", "/srv/home"));
+	assert_false(learn_never_widened("/srv/home/.ssh", NULL));
+	assert_true(learn_never_widened("/srv/home/.ssh", "/srv/home"));
+	/* a name longer than the buffer it is copied into: cut, as before */
+	{
+		const char *p = "/abcdefgh/x";
+		char name[4];
+
+		assert_true(path_next_name(&p, name, sizeof(name)));
+		assert_string_equal(name, "abc");
+		assert_string_equal(p, "/x");
+	}
 }
 
 static void test_generate_net_and_exec(void **state)

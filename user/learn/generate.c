@@ -153,7 +153,7 @@ static const char *const never_widened[] = {
 	"/", "/etc", "/root", "/home", "/var/lib", "/var/log", "/run", "/proc", "/sys", "/dev",
 };
 
-bool learn_never_widened(const char *dir, const char *home)
+static bool never_widened_now(const char *dir, const char *home)
 {
 	const char *slash = strrchr(dir, '/');
 
@@ -175,6 +175,25 @@ bool learn_never_widened(const char *dir, const char *home)
 	/* a directory that holds a well-known secret (~/.ssh for ~/.ssh/known_hosts, /etc/ssh
 	 * with its host keys, /etc/ssl with private/): user/lib/secret_paths.c */
 	return secret_paths_under(dir, home);
+}
+
+bool learn_never_widened(const char *dir, const char *home)
+{
+	/* A flood of denials in one directory asks about it for each file (100,000 times):
+	 * the last answer is kept. */
+	static __thread char last_dir[PATH_MAX], last_home[PATH_MAX];
+	static __thread bool known, last;
+	const char *h = home ? home : "";
+
+	if (known && !strcmp(dir, last_dir) && !strcmp(h, last_home))
+		return last;
+	last = never_widened_now(dir, home);
+	known = strlen(dir) < sizeof(last_dir) && strlen(h) < sizeof(last_home);
+	if (known) {
+		strcpy(last_dir, dir);
+		strcpy(last_home, h);
+	}
+	return last;
 }
 
 /* The directory (or file) a rule must expose for p (malloc'd), or NULL: nothing to write.

@@ -337,12 +337,13 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 			      : add_path(s, path, PYSB_ACC_RW, false);
 	} else if (op_on_parent(op_from_name(op))) {
 		const char *h = env_get(s->envp, "HOME");
-		char *dir = parent_of(path), home[PATH_MAX] = "";
+		char *dir = parent_of(path);
 
-		if (h && !realpath(h, home))
-			snprintf(home, sizeof(home), "%s", h);
+		if (!s->home_known && h && !realpath(h, s->home))
+			snprintf(s->home, sizeof(s->home), "%s", h);
+		s->home_known = true;
 		/* in /etc, ~, ...: the entry itself, if it is still there (learn_generate) */
-		if (dir && learn_never_widened(dir, home))
+		if (dir && learn_never_widened(dir, s->home))
 			ret = add_path(s, path, PYSB_ACC_RW, false);
 		else
 			ret = dir ? add_path(s, dir, PYSB_ACC_RW, true) : -1;

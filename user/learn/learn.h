@@ -13,6 +13,7 @@
 #define PYSB_LEARN_H
 
 #include <jansson.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -43,7 +44,9 @@ struct learn_set {
 	uint64_t lost;		 /* events the kernel could not deliver */
 	unsigned long dotenv;	 /* accesses to a file named .env (a library's upward search) */
 	char dotenv_example[4096];
-	char *const *envp; /* *PORT* variables for net= ports; NULL: none */
+	char *const *envp;   /* *PORT* variables for net= ports; NULL: none */
+	char home[PATH_MAX]; /* HOME made canonical, once ("": not yet, or none) */
+	bool home_known;
 };
 
 /* A grant that needs no line: an implicit path or a rule the policy already has. */
