@@ -201,6 +201,7 @@ test_session_ctrl_c_reaches_the_program() {
 # came back; the program's own group is orphaned, so the kernel discards the pty's
 # SIGTSTP). Shown first with the program run bare in the same shell.
 test_session_ctrl_z_stops_the_job_and_fg_continues_it() {
+	once_per_matrix "job control is pysb-bpf's own signal handling, alike on every kernel"
 	session_setup
 	probe_py "$T/loop.py" \
 		"import time" \
@@ -265,6 +266,7 @@ PY
 # bare (found by a user: pysb-bpf stopped, its program ran on). No pty here: stdio are
 # files. The program's ticks are counted while stopped.
 test_session_tstp_to_pysb_bpf_suspends_the_program() {
+	once_per_matrix "job control is pysb-bpf's own signal handling, alike on every kernel"
 	session_setup
 	probe_py "$T/loop.py" \
 		"import time" \

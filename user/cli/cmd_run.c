@@ -140,21 +140,20 @@ static int run_command(struct cli *cli)
 	struct policy *p = NULL;
 	struct program prog = { 0 };
 	struct identity id;
-	char **envp = NULL;
+	char **envp = NULL, *before = NULL;
 	struct cli c = *cli;
 	int ret = EXIT_PYSB_ERROR, audit;
-	bool os_none = false;
+	bool os_none = false, created = false;
 	struct events_json ev = { 0 };
 	FILE *ev_out = NULL;
 	struct learn_set ls = { .envp = environ };
-	bool created = false;
 	struct sandbox_prep *prep = NULL;
 	struct path_writer w;
-	char *before = NULL;
 
 	/* An unwritable target fails now, not after the run. */
-	if (c.learn && (learn_check_target(c.learn_file ?: c.policy, true) ||
-			learn_prepare(c.policy, &created)))
+	if (refuse_inherited_cgroup_file() ||
+	    (c.learn && (learn_check_target(c.learn_file ?: c.policy, true) ||
+			 learn_prepare(c.policy, &created))))
 		goto out;
 	/* who the program runs as, first: the policy's ~ is that user's */
 	if (resolve_identity(c.user, &id) || !(p = load_policy(&c)) ||

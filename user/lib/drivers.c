@@ -80,31 +80,26 @@ static enum driver_kind driver_link(const char *link, long *who)
 	return DRIVER_NONE;
 }
 
-/* Whether the descriptor fd_path (/proc/P/fd/N) is a cgroup file open for writing. */
-static bool writable_cgroup_file(const char *fd_path)
+/* Whether descriptor fd of the process or thread directory `dir` (/proc/P, /proc/P/task/T,
+ * /proc/self) is a cgroup file open for writing. */
+static bool writable_cgroup_file(const char *dir, const char *fd)
 {
-	char info[64], line[64];
+	char f[600], line[64];
 	unsigned int flags = 0;
 	struct statfs sf;
-	FILE *f;
-	int pid, fd;
+	FILE *in;
 
-	if (statfs(fd_path, &sf) ||
-	    (sf.f_type != CGROUP2_SUPER_MAGIC && sf.f_type != CGROUP_SUPER_MAGIC))
+	snprintf(f, sizeof(f), "%s/fd/%s", dir, fd);
+	if (statfs(f, &sf) || (sf.f_type != CGROUP2_SUPER_MAGIC && sf.f_type != CGROUP_SUPER_MAGIC))
 		return false;
-	if (sscanf(fd_path, "/proc/%d/fd/%d", &pid, &fd) == 2)
-		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%d", pid, fd);
-	else if (sscanf(fd_path, "/proc/%*d/task/%d/fd/%d", &pid, &fd) == 2)
-		snprintf(info, sizeof(info), "/proc/%d/fdinfo/%d", pid, fd);
-	else
-		return true;
-	f = fopen(info, "re");
-	if (!f)
+	snprintf(f, sizeof(f), "%s/fdinfo/%s", dir, fd);
+	in = fopen(f, "re");
+	if (!in)
 		return true; /* unknown: as if writable */
-	while (fgets(line, sizeof(line), f))
+	while (fgets(line, sizeof(line), in))
 		if (sscanf(line, "flags: %o", &flags) == 1)
 			break;
-	fclose(f);
+	fclose(in);
 	return (flags & O_ACCMODE) != O_RDONLY;
 }
 
@@ -122,10 +117,10 @@ int inherited_cgroup_file(char *path, size_t len)
 		if (e->d_name[0] == '.' || fd == dirfd(fds))
 			continue;
 		fl = fcntl(fd, F_GETFD);
-		snprintf(f, sizeof(f), "/proc/%d/fd/%d", (int)getpid(), fd);
-		if (fl < 0 || (fl & FD_CLOEXEC) || !writable_cgroup_file(f))
+		if (fl < 0 || (fl & FD_CLOEXEC) || !writable_cgroup_file("/proc/self", e->d_name))
 			continue;
 		found = fd;
+		snprintf(f, sizeof(f), "/proc/self/fd/%d", fd);
 		n = readlink(f, path, len - 1);
 		path[n > 0 ? n : 0] = '\0';
 	}
@@ -168,7 +163,8 @@ static enum driver_kind holds_a_driver(pid_t target, long *who, char *path, size
 				continue;
 			link[n] = '\0';
 			kind = driver_link(link, who);
-			if (kind == DRIVER_NONE && writable_cgroup_file(f)) {
+			snprintf(f, sizeof(f), "%s/%s", dir, t->d_name);
+			if (kind == DRIVER_NONE && writable_cgroup_file(f, e->d_name)) {
 				kind = DRIVER_CGROUP_FILE;
 				snprintf(path, len, "%s", link);
 			}

@@ -57,5 +57,8 @@ int sandbox_attach(const struct run_opts *o, pid_t pid);
  */
 void run_ignore_sigpipe(void);
 int sandbox_run(const struct run_opts *o);
+/* -1, said, when a descriptor the program would inherit is a cgroup file open for writing:
+ * before anything is set up. */
+int refuse_inherited_cgroup_file(void);
 
 #endif /* PYSB_RUNNER_H */

@@ -67,6 +67,7 @@ int sandbox_prep_finish(struct sandbox_prep *sp, const struct run_opts *o,
 struct after_start {
 	pthread_t thread;
 	bool started;
+	bool ended; /* the program is over: its status record is not worth writing */
 	const struct run_opts *o;
 	const struct sandbox_cgroup *cg;
 	const struct pysb_sandbox_cfg *cfg;

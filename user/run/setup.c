@@ -269,8 +269,12 @@ static void *after_start(void *arg)
 {
 	struct after_start *a = arg;
 
-	write_record(a->o, a->cg, a->cfg, OWNER_RUN, 0);
+	/* (a program shorter than this thread's start, /bin/true, waits for none of it) */
+	if (!__atomic_load_n(&a->ended, __ATOMIC_ACQUIRE))
+		write_record(a->o, a->cg, a->cfg, OWNER_RUN, 0);
+	stopwatch("after start: record written");
 	sandbox_gc(a->l);
+	stopwatch("after start: gc");
 	return NULL;
 }
 
@@ -283,6 +287,7 @@ void sandbox_after_start(struct after_start *a)
 
 void sandbox_after_start_join(struct after_start *a)
 {
+	__atomic_store_n(&a->ended, true, __ATOMIC_RELEASE);
 	if (a->started)
 		pthread_join(a->thread, NULL);
 	a->started = false;
