@@ -292,6 +292,45 @@ test_escape_exposed_dir_renamed_while_running() {
 	expect_line "$T/out" "write-renamed EACCES"
 }
 
+# The same with --user: a change of uid clears the parent-death signal (commit_creds), so
+# it must be set again after the identity is taken (found reading the code: the program
+# of `run --user nobody` outlived a SIGKILLed pysb-bpf). First shown bare: a process
+# that sets PDEATHSIG then changes its uid loses it.
+test_escape_fail_closed_when_pysb_bpf_is_killed_user_nobody() {
+	escape_setup
+	chmod 0777 "$T/rw"
+	chmod -R a+rX "$T"
+	python3 - <<'PY' >"$T/bare.out"
+import ctypes, os, signal
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+os.setresuid(65534, 65534, 65534)
+sig = ctypes.c_int()
+libc.prctl(2, ctypes.byref(sig))  # PR_GET_PDEATHSIG
+print("pdeathsig after setresuid", sig.value)
+PY
+	expect_line "$T/bare.out" "pdeathsig after setresuid 0"
+	probe_py "$T/app.py" \
+		"import ctypes, signal, time" \
+		"sig = ctypes.c_int()" \
+		"ctypes.CDLL(None).prctl(2, ctypes.byref(sig))" \
+		"print('pdeathsig', sig.value, flush=True)" \
+		"open('$T/rw/started', 'w').close()" \
+		"time.sleep(60)"
+	setsid "$PYSB" run --user nobody --policy "$T/policy" -- "$T/app.py" >"$T/out" 2>"$T/err" &
+	local sup=$! alive=0 i
+	wait_file "$T/rw/started" "the program did not start: $(cat "$T/err")"
+	kill -9 $sup
+	wait $sup 2>/dev/null
+	for i in $(seq 50); do pgrep -f "$T/app.py" >/dev/null || break; sleep 0.1; done
+	pgrep -f "$T/app.py" >/dev/null && alive=1
+	pkill -9 -f "$T/app.py"
+	sleep 0.3
+	rmdir /sys/fs/cgroup/pysb-bpf/run-* 2>/dev/null
+	expect_line "$T/out" "pdeathsig 9"
+	[ $alive = 0 ] || fail "the program of --user nobody outlived its killed supervisor"
+}
+
 test_escape_fail_closed_when_pysb_bpf_is_killed() {
 	escape_setup
 	pyapp \

@@ -9,7 +9,6 @@
  */
 #include "program.h"
 #include "runner_int.h"
-#include "drivers.h"
 
 /* ---------------- events: stderr line, JSON stream (--events), learning (--learn) */
 /* The terminal gets a bounded number of lines (one run per process: one bucket). */
@@ -270,6 +269,11 @@ static void child_exec(const struct run_opts *o, const struct pty_relay *pty, co
 		if (err)
 			goto fail;
 	}
+	/* A change of uid cleared the parent-death signal (commit_creds): set again, and the
+	 * parent asked again, since it may have died meanwhile. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(EXIT_PYSB_ERROR);
 	/* A new anonymous session keyring, owned by the program's user: the keys of the
 	 * caller's session keyring (ssh-agent, kerberos, fscrypt, ...) are not possessed.
 	 * No keyring support in the kernel: no keys to reach. */
@@ -594,25 +598,6 @@ void report_lost(const struct run_opts *o, const struct loader *l, struct event_
 	for (int i = 0; o->learn && known && i < PYSB_LOST_MAX; i++)
 		o->learn->lost += lost[i];
 	pr_info("%lu denial events", delivered);
-}
-
-/*
- * A cgroup file the caller passes on open for writing (`3>/sys/fs/cgroup/cgroup.procs`):
- * a write to it moves the writer to that cgroup, out of its sandbox, and no hook sees
- * either the write or the move (found by an adversary). Refused, never closed silently.
- */
-int refuse_inherited_cgroup_file(void)
-{
-	char path[PATH_MAX];
-	int fd = inherited_cgroup_file(path, sizeof(path));
-
-	if (fd < 0)
-		return 0;
-	pr_err("cannot run the program: descriptor %d, which it would inherit, is a cgroup file "
-	       "open for writing (%s), through which it could move itself out of its sandbox; "
-	       "close it (%d>&-) or open it with O_CLOEXEC",
-	       fd, path, fd);
-	return -1;
 }
 
 int sandbox_run(const struct run_opts *o)

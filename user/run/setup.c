@@ -11,6 +11,7 @@
 #include <pthread.h>
 
 #include "runner_int.h"
+#include "drivers.h"
 
 /* What `pysb-bpf status` tells of this sandbox (user/kernel/status.c): written before an
  * attached cgroup is registered; a run's once its program has started (off its start). */
@@ -27,6 +28,25 @@ void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
 	snprintf(r.mode, sizeof(r.mode), "%s", o->learn ? "learn" : o->audit ? "audit" : "enforce");
 	snprintf(r.cgroup, sizeof(r.cgroup), "%s", cg->path);
 	sandbox_record_write(&r);
+}
+
+/*
+ * A cgroup file the caller passes on open for writing (`3>/sys/fs/cgroup/cgroup.procs`):
+ * a write to it moves the writer to that cgroup, out of its sandbox, and no hook sees
+ * either the write or the move (found by an adversary). Refused, never closed silently.
+ */
+int refuse_inherited_cgroup_file(void)
+{
+	char path[PATH_MAX];
+	int fd = inherited_cgroup_file(path, sizeof(path));
+
+	if (fd < 0)
+		return 0;
+	pr_err("cannot run the program: descriptor %d, which it would inherit, is a cgroup file "
+	       "open for writing (%s), through which it could move itself out of its sandbox; "
+	       "close it (%d>&-) or open it with O_CLOEXEC",
+	       fd, path, fd);
+	return -1;
 }
 
 /* A granted capability pysb-bpf does not hold itself cannot be handed on: said once. */
