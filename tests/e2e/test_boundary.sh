@@ -1,6 +1,7 @@
 # The boundary around the file layer (issue 16): signals through SIGIO, scheduling and
 # limits of outside processes, terminal ioctls, reads that open nothing (xattrs, readlink,
-# inotify/fanotify), source-routed packets, unix autobind, nested daemon bindings.
+# inotify/fanotify), source-routed packets, multicast membership reports, unix autobind,
+# nested daemon bindings.
 # Every attack is first shown to work unconfined (the same program, run plainly), then to
 # fail confined (the errno, and no effect on the outside victim), next to the allowed
 # neighbour that still works. Tests that take a USER run as root and as nobody.
