@@ -12,6 +12,8 @@
  *   lsm/socket_create          socket(): unix, TCP, UDP and NETLINK_ROUTE only, unless
  *                              bpf.socket-family allows more
  *   lsm/netlink_send           NETLINK_ROUTE: only requests that read (RTM_GET*)
+ *   lsm/socket_setsockopt      source routing (bpf/source_route.bpf.h) and multicast
+ *                              memberships (bpf/multicast.bpf.h)
  *
  * The cgroup/ programs are attached to the sandbox cgroup only (loader_attach_cgroup), so
  * they judge the sockets created inside the sandbox and cost nothing elsewhere; a socket
@@ -27,6 +29,7 @@
  */
 #include "common.bpf.h"
 #include "source_route.bpf.h"
+#include "multicast.bpf.h"
 #include "net_verdict.bpf.h"
 #include <bpf/bpf_endian.h>
 
@@ -275,14 +278,20 @@ int BPF_PROG(pysb_netlink_send, struct sock *sk, struct sk_buff *skb)
 	return deny_ret(cfg, EPERM);
 }
 
+/* Source routing (bpf/source_route.bpf.h) and multicast memberships (bpf/multicast.bpf.h). */
 SEC("lsm/socket_setsockopt")
 int BPF_PROG(pysb_socket_setsockopt, struct socket *sock, int level, int optname)
 {
+	__u32 mcast = multicast_option(level, optname);
 	struct pysb_sandbox_cfg *cfg;
 	__u64 cgid;
 
-	if (!is_source_route(level, optname, false) || !inet_socket(sock))
+	if ((!mcast && !is_source_route(level, optname, false)) || !inet_socket(sock))
 		return 0;
 	cfg = current_sandbox(&cgid);
-	return cfg ? source_route_denied(cfg, cgid, sock, level, optname, 0) : 0;
+	if (!cfg)
+		return 0;
+	if (mcast)
+		return multicast_check(cfg, cgid, sock, level, optname, mcast);
+	return source_route_denied(cfg, cgid, sock, level, optname, 0);
 }

@@ -51,6 +51,10 @@
 #define PYSB_SB_HIDDEN \
 	0x40u /* the sandbox hides inodes by absolute ignore= paths: no btrfs snapshot,
 		 which would copy them as other inodes */
+/* A net= rule allows UDP IN on an IPv4 (MCAST4) or IPv6 (MCAST6) multicast address: the
+ * program may join groups of that family (bpf/multicast.bpf.h). */
+#define PYSB_SB_MCAST4 0x80u
+#define PYSB_SB_MCAST6 0x100u
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH		      8192
@@ -351,6 +355,8 @@ enum pysb_net_op {
 	PYSB_OP_NETLINK_SEND = 69, /* a NETLINK_ROUTE request that changes something */
 	PYSB_OP_SOURCE_ROUTE = 70, /* IP options or an IPv6 routing header, by setsockopt or
 				      control message: the first hop would go unjudged */
+	PYSB_OP_MULTICAST = 71,	   /* a multicast membership or source filter (setsockopt): the
+				      kernel would report the group to the link */
 };
 
 /* What a network event is about (kind NET; kind UNIX uses path). */
@@ -358,9 +364,9 @@ struct pysb_net_event {
 	__u8 addr[16];	/* as the program gave it, network byte order; IPv4 in addr[0..3] */
 	__u16 family;	/* AF_INET, AF_INET6; for PYSB_OP_SOCKET the refused family */
 	__u16 port;	/* host byte order; netlink: the message type refused;
-			    source route: the option or control message type */
+			    source route, multicast: the option or control message type */
 	__u16 protocol; /* IPPROTO_*; socket(): the protocol argument; netlink: NETLINK_*;
-			    source route: the level (SOL_IP, SOL_IPV6) */
+			    source route, multicast: the level (SOL_IP, SOL_IPV6) */
 	__u16 type;	/* SOCK_* */
 	__u16 dir;	/* PYSB_NET_IN / PYSB_NET_OUT, 0 when not about an address */
 	__u16 _pad;

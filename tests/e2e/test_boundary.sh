@@ -1,6 +1,7 @@
 # The boundary around the file layer (issue 16): signals through SIGIO, scheduling and
 # limits of outside processes, terminal ioctls, reads that open nothing (xattrs, readlink,
-# inotify/fanotify), source-routed packets, unix autobind, nested daemon bindings.
+# inotify/fanotify), source-routed packets, multicast membership reports, unix autobind,
+# nested daemon bindings.
 # Every attack is first shown to work unconfined (the same program, run plainly), then to
 # fail confined (the errno, and no effect on the outside victim), next to the allowed
 # neighbour that still works. Tests that take a USER run as root and as nobody.
@@ -651,6 +652,125 @@ test_boundary_source_routing_refused_root() {
 
 test_boundary_source_routing_refused_nobody() {
 	bnd_srcroute_case nobody
+}
+
+# ---- multicast memberships: the kernel reports the group to the link (round 21) ----
+
+# bnd_mc_sniffer: "ipv4 GROUP" / "ipv6 GROUP" in $T/wire for each membership report (IGMP,
+# ICMPv6) on the namespace's wire naming one of the test's groups (239.19[89].0.N,
+# ff0e::19[89]:N, N 1-4).
+bnd_mc_sniffer() {
+	local i
+	write_file "$T/mc_sniffer.py" <<'PY'
+import socket, sys
+G = [(f, a, socket.inet_pton(f, a)) for n in range(1, 5) for f, a in (
+    (socket.AF_INET, "239.199.0.%d" % n), (socket.AF_INET, "239.198.0.%d" % n),
+    (socket.AF_INET6, "ff0e::199:%d" % n), (socket.AF_INET6, "ff0e::198:%d" % n))]
+s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))
+s.bind(("pysb-n", 0))
+out = open(sys.argv[2], "a", buffering=1)
+open(sys.argv[1], "w").write("ready\n")
+while True:
+    d, addr = s.recvfrom(65535)
+    v4 = addr[1] == 0x0800 and len(d) > 20 and d[9] == 2  # IGMP
+    for f, a, b in G:
+        if (v4 and f == socket.AF_INET or addr[1] == 0x86DD and f == socket.AF_INET6) and b in d[20:]:
+            out.write("%s %s\n" % ("ipv4" if v4 else "ipv6", a))
+PY
+	: >"$T/wire"
+	ip netns exec "$NET_NS" python3 "$T/mc_sniffer.py" "$T/mc.ready" "$T/wire" 2>"$T/sniffer.err" &
+	NET_PIDS+=($!)
+	for i in $(seq 100); do
+		[ -s "$T/mc.ready" ] && return 0
+		sleep 0.1
+	done
+	fail "the sniffer did not start: $(cat "$T/sniffer.err")"
+}
+
+# app.py N: joins 239.199.0.N (IP_ADD_MEMBERSHIP), 239.198.0.N (MCAST_JOIN_GROUP),
+# ff0e::199:N (IPV6_JOIN_GROUP), ff0e::198:N (MCAST_JOIN_GROUP) on pysb-h, keeps them 1 s.
+bnd_mc_app() {
+	net_py "$T/app.py" \
+		"import struct, time" \
+		"N, IF, KEEP = int(sys.argv[1]), socket.if_nametoindex('pysb-h'), []" \
+		"def join(f, level, opt, val): s = socket.socket(f, socket.SOCK_DGRAM); KEEP.append(s); s.setsockopt(level, opt, val)" \
+		"def group_req(f, a): return struct.pack('=I4x', IF) + (struct.pack('=HH4s', f, 0, socket.inet_pton(f, a)) if f == socket.AF_INET else struct.pack('=HHI16sI', f, 0, 0, socket.inet_pton(f, a), 0)).ljust(128, b'\\0')" \
+		"attempt('v4-add-membership', lambda: join(socket.AF_INET, socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, socket.inet_aton('239.199.0.%d' % N) + struct.pack('=4si', bytes(4), IF)))" \
+		"attempt('v4-mcast-join-group', lambda: join(socket.AF_INET, socket.IPPROTO_IP, 42, group_req(socket.AF_INET, '239.198.0.%d' % N)))" \
+		"attempt('v6-join-group', lambda: join(socket.AF_INET6, socket.IPPROTO_IPV6, socket.IPV6_JOIN_GROUP, socket.inet_pton(socket.AF_INET6, 'ff0e::199:%d' % N) + struct.pack('=I', IF)))" \
+		"attempt('v6-mcast-join-group', lambda: join(socket.AF_INET6, socket.IPPROTO_IPV6, 42, group_req(socket.AF_INET6, 'ff0e::198:%d' % N)))" \
+		"attempt('v4-multicast-ttl-allowed', lambda: join(socket.AF_INET, socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 2))" \
+		"time.sleep(1)"
+}
+
+BND_MC_JOINS=(v4-add-membership v4-mcast-join-group v6-join-group v6-mcast-join-group)
+
+# bnd_mc_wire N [no]: the four groups of run N reported on the wire (no: none of them).
+bnd_mc_wire() {
+	local n=$1 w
+	[ -z "${2:-}" ] || sleep 2
+	for w in "ipv4 239.199.0.$n" "ipv4 239.198.0.$n" "ipv6 ff0e::199:$n" "ipv6 ff0e::198:$n"; do
+		if [ -n "${2:-}" ]; then
+			expect_no_grep "$T/wire" "^$w\$"
+			continue
+		fi
+		for _ in $(seq 100); do
+			_has "$T/wire" xF "$w" && break
+			sleep 0.1
+		done
+		expect_line "$T/wire" "$w"
+	done
+}
+
+bnd_multicast_case() {
+	local u=$1 j
+	net_setup
+	net_ns
+	bnd_mc_sniffer
+	bnd_mc_app
+	chmod -R a+rX "$T"
+	# unconfined: each join is reported, naming its group
+	bnd_plain "$u" python3 "$T/app.py" 1
+	for j in "${BND_MC_JOINS[@]}" v4-multicast-ttl-allowed; do
+		expect_line "$T/out" "$j ok"
+	done
+	bnd_mc_wire 1
+	# confined, no net= rule: refused, reported, nothing on the wire
+	bnd_sb "$u" "$T/app.py" 2
+	expect_rc 0
+	for j in "${BND_MC_JOINS[@]}"; do
+		expect_line "$T/out" "$j EPERM"
+	done
+	expect_line "$T/out" "v4-multicast-ttl-allowed ok"
+	expect_grep "$T/err" "^pysb-bpf: deny net multicast setsockopt level=0 option=35 "
+	expect_grep "$T/err" "^pysb-bpf: deny net multicast setsockopt level=41 option=20 "
+	expect_grep "$T/err" "^pysb-bpf: deny net multicast setsockopt level=41 option=42 "
+	bnd_mc_wire 2 no
+	# --audit: allowed, and said
+	"$PYSB" run --audit "${BND_MC_USER[@]}" --policy "$T/policy" -- "$T/app.py" 3 >"$T/out" 2>"$T/err"
+	for j in "${BND_MC_JOINS[@]}"; do
+		expect_line "$T/out" "$j ok"
+	done
+	expect_grep "$T/err" "^pysb-bpf: audit net multicast setsockopt level=0 option=42 "
+	# a rule allowing UDP IN on the groups: the joins succeed, and are reported
+	printf '%s\n' "net=ALLOW|udp|239.198.0.0/15|*|IN" "net=ALLOW|udp|ff0e::/16|5000|IN" >>"$T/policy"
+	bnd_sb "$u" "$T/app.py" 4
+	expect_rc 0
+	for j in "${BND_MC_JOINS[@]}"; do
+		expect_line "$T/out" "$j ok"
+	done
+	expect_no_grep "$T/err" "multicast"
+	bnd_mc_wire 4
+}
+
+test_boundary_multicast_join_refused_without_udp_in_rule_root() {
+	BND_MC_USER=()
+	bnd_multicast_case root
+}
+
+test_boundary_multicast_join_refused_without_udp_in_rule_nobody() {
+	BND_MC_USER=(--user nobody)
+	bnd_multicast_case nobody
 }
 
 # docs/faq.md, "Debugging": a debugger inside traces the program's own processes; one

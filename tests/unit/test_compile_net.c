@@ -539,6 +539,45 @@ static void test_socket_family_and_unix_abstract_params(void **state)
 	done(r);
 }
 
+/* Multicast joins (PYSB_SB_MCAST4/6): a UDP IN rule allowing a port on an address of
+ * 224.0.0.0/4 or ff00::/8, found by the longest match, DENY rules weighed. */
+static void test_multicast_needs_udp_in_on_a_group(void **state)
+{
+	static const struct {
+		const char *text;
+		bool v4, v6;
+	} cases[] = {
+		{ "expose-ro=/\n", false, false },
+		{ "net=ALLOW|udp|239.83.69.67|5000|IN\n", true, false },
+		{ "net=ALLOW|udp|ff0e::1|*|IN\n", false, true },
+		{ "net=ALLOW|udp|*|*|IN\n", true, true },
+		{ "net=ALLOW|any|0.0.0.0/1|*|*\n", false, false },     /* no group there */
+		{ "net=ALLOW|udp|224.0.0.0/3|*|IN\n", true, false },   /* wider, holds them */
+		{ "net=ALLOW|udp|239.0.0.0/8|*|OUT\n", false, false }, /* OUT only */
+		{ "net=ALLOW|tcp|239.0.0.0/8|*|IN\n", false, false },  /* TCP only */
+		{ "net=ALLOW|udp|239.0.0.0/8||IN\n", false, false },   /* no port */
+		{ "net=ALLOW|udp|0.0.0.0|5353|IN\nnet=ALLOW|udp|fe80::/10|*|IN\n", false, false },
+		/* a DENY covering every group, a wider ALLOW: none */
+		{ "net=ALLOW|udp|*|*|IN\nnet=DENY|udp|224.0.0.0/4|*|IN\n"
+		  "net=DENY|udp|ff00::/8|*|IN\n",
+		  false, false },
+		/* a DENY on part of them: the rest may */
+		{ "net=ALLOW|udp|*|*|IN\nnet=DENY|udp|224.0.0.0/5|*|IN\n", true, true },
+		/* a DENY of some ports only: the others allow */
+		{ "net=ALLOW|udp|224.0.0.0/4|*|IN\nnet=DENY|udp|*|1-100|IN\n", true, false },
+	};
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct result *r = compile_ok(cases[i].text);
+		uint32_t f = sandbox_flags(&r->c, false);
+
+		if (!!(f & PYSB_SB_MCAST4) != cases[i].v4 || !!(f & PYSB_SB_MCAST6) != cases[i].v6)
+			fail_msg("%s: flags %#x", cases[i].text, f);
+		done(r);
+	}
+}
+
 static void test_param_errors_name_the_line(void **state)
 {
 	static const struct {
@@ -584,6 +623,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_no_rules_denies_everything),
+		cmocka_unit_test(test_multicast_needs_udp_in_on_a_group),
 		cmocka_unit_test(test_deny_carved_out_of_wider_allow),
 		cmocka_unit_test(test_folding_reaches_nested_prefixes),
 		cmocka_unit_test(test_ports_single_list_range_open_star_empty),

@@ -132,6 +132,26 @@ static void test_direct_writer_matches_jansson(void **state)
 	assert_same_as_jansson(&w, 1);
 	e.op = PYSB_OP_NETLINK_SEND;
 	assert_same_as_jansson(&w, 1);
+	/* source route by sendmsg; multicast (by setsockopt, dir IN) */
+	e.op = PYSB_OP_SOURCE_ROUTE;
+	e.net.family = AF_INET6;
+	e.net.protocol = 41;
+	e.net.port = 57;
+	e.net.dir = PYSB_NET_OUT;
+	assert_same_as_jansson(&w, 1);
+	e.op = PYSB_OP_MULTICAST;
+	e.net.port = 20;
+	e.net.dir = PYSB_NET_IN;
+	assert_same_as_jansson(&w, 1);
+	{
+		json_t *o = events_json_render(&w, &e);
+
+		assert_string_equal(json_string_value(json_object_get(o, "operation")),
+				    "multicast");
+		assert_string_equal(json_string_value(json_object_get(o, "via")), "setsockopt");
+		assert_int_equal(json_integer_value(json_object_get(o, "option")), 20);
+		json_decref(o);
+	}
 	/* unix: a path, an abstract name */
 	file_event("/run/x.sock");
 	e.kind = PYSB_KIND_UNIX;

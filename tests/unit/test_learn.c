@@ -402,6 +402,14 @@ static void test_generate_net_and_exec(void **state)
 		      "socket", "family", "packet", "type", "raw");
 	assert_int_equal(learn_add_record(&s, j), 0);
 	json_decref(j);
+	/* a multicast membership: the group is not in the event, the family's range is */
+	for (int level = 0; level <= 41; level += 41) {
+		j = json_pack("{s:s,s:s,s:s,s:s,s:i,s:i}", "record", "event", "kind", "net",
+			      "operation", "multicast", "via", "setsockopt", "level", level,
+			      "option", level ? 20 : 35);
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
 	j = json_pack("{s:s,s:s,s:s,s:s,s:[s],s:s}", "record", "event", "kind", "exec", "operation",
 		      "exec", "path", "/usr/bin/true", "access", "exec", "reason",
 		      "process-exec not allowed by the policy");
@@ -416,21 +424,23 @@ static void test_generate_net_and_exec(void **state)
 	assert_int_equal(learn_add_record(&s, j), 0);
 	json_decref(j);
 	assert_int_equal(learn_generate(&s, &env, &r), 0);
-	assert_int_equal(r.n_socket, 5);
+	assert_int_equal(r.n_socket, 7);
 	assert_string_equal(r.socket[0], "bpf.socket-family=packet");
 	/* one line per protocol, address and direction, the ports listed (py-sandboxes'
 	 * grouping); the port is APP_PORT's: *PORT* variables only, the first by name */
 	assert_string_equal(r.socket[1], "net=ALLOW|TCP|127.0.0.1|80,443,${APP_PORT}|OUT");
 	assert_string_equal(r.socket[2], "net=ALLOW|UDP|10.0.0.1|0|IN");
 	assert_string_equal(r.socket[3], "net=ALLOW|UDP|127.0.0.1|8182|OUT");
-	assert_string_equal(r.socket[4], "net=ALLOW|UDP|::1|8182|OUT");
+	assert_string_equal(r.socket[4], "net=ALLOW|UDP|224.0.0.0/4|*|IN");
+	assert_string_equal(r.socket[5], "net=ALLOW|UDP|::1|8182|OUT");
+	assert_string_equal(r.socket[6], "net=ALLOW|UDP|ff00::/8|*|IN");
 	/* py-sandboxes' comment line before the category */
 	assert_int_equal(r.n_api, 2);
 	assert_string_equal(r.api[0], "# \u26a0 process-exec: runs code outside the patched "
 				      "interpreter");
 	assert_string_equal(r.api[1], "python-api=ALLOW:process-exec");
 	assert_int_equal(s.unlearned, 1); /* the memfd exec */
-	assert_int_equal(s.records, 10);
+	assert_int_equal(s.records, 12);
 	learn_rules_free(&r);
 	learn_set_free(&s);
 }

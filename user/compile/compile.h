@@ -183,6 +183,10 @@ int net_unix_abstract_value(const struct policy_kv *kv, struct pysb_net_cfg *cfg
 			    struct diag_list *d);
 int net_families_value(const struct policy_kv *kv, struct pysb_net_cfg *cfg, struct diag_list *d);
 void net_compiled_free(struct compiled *c);
+/* May the program join multicast groups of family af (AF_INET, AF_INET6): does a net= rule
+ * allow UDP IN (a port) on an address of 224.0.0.0/4 or ff00::/8, DENY rules weighed?
+ * (PYSB_SB_MCAST4, PYSB_SB_MCAST6: the kernel side does not see the group.) */
+bool net_multicast_allowed(const struct compiled *c, int af);
 /* The rule a denial names (pysb_event.rule of a NET event), or NULL. */
 const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t rule);
 /* "netlink", "packet", ... for AF_ numbers; NULL when unknown. */

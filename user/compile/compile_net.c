@@ -233,6 +233,71 @@ void net_compiled_free(struct compiled *c)
 	c->n_net_rules = c->n_net_prefixes = c->n_net_ports = 0;
 }
 
+/* ---------------- multicast memberships (bpf/multicast.bpf.h) */
+
+static bool prefix_match(const uint8_t *a, const uint8_t *b, unsigned plen)
+{
+	unsigned n = plen / 8;
+
+	if (memcmp(a, b, n))
+		return false;
+	return plen % 8 == 0 || !((a[n] ^ b[n]) & (0xff00u >> (plen % 8)));
+}
+
+static bool udp_in_allows_a_port(const struct compiled *c, const struct compiled_net_prefix *e)
+{
+	uint16_t id = e->value.ports[PYSB_NET_UDP_IN];
+	const struct pysb_net_ports *ps;
+
+	if (id >= c->n_net_ports)
+		return false;
+	ps = &c->net_ports[id];
+	for (uint32_t i = 0; i < ps->n && i < PYSB_NET_MAX_RANGES; i++)
+		if (ps->r[i].verdict & PYSB_NET_ALLOW)
+			return true;
+	return false;
+}
+
+/*
+ * Does some address under (addr, plen) of family af find, by the kernel's longest-prefix
+ * lookup, an entry whose UDP IN ports allow one? Split in halves while an entry lies
+ * strictly under the prefix (a DENY on part of a range allowed wider shows so).
+ */
+static bool udp_in_allowed_under(const struct compiled *c, int af, const uint8_t *addr,
+				 unsigned plen)
+{
+	const struct compiled_net_prefix *best = NULL;
+	bool split = false;
+	uint8_t half[16];
+
+	for (size_t i = 0; i < c->n_net_prefixes; i++) {
+		const struct compiled_net_prefix *e = &c->net_prefixes[i];
+
+		if (e->af != af)
+			continue;
+		if (e->plen <= plen && prefix_match(e->addr, addr, e->plen))
+			best = !best || e->plen > best->plen ? e : best;
+		else if (e->plen > plen && prefix_match(e->addr, addr, plen))
+			split = true;
+	}
+	if (!split)
+		return best && udp_in_allows_a_port(c, best);
+	memcpy(half, addr, sizeof(half));
+	if (udp_in_allowed_under(c, af, half, plen + 1))
+		return true;
+	half[plen / 8] |= 0x80u >> (plen % 8);
+	return udp_in_allowed_under(c, af, half, plen + 1);
+}
+
+bool net_multicast_allowed(const struct compiled *c, int af)
+{
+	/* 224.0.0.0/4, ff00::/8 */
+	const uint8_t v4[16] = { 224 }, v6[16] = { 0xff };
+
+	return af == AF_INET6 ? udp_in_allowed_under(c, af, v6, 8)
+			      : udp_in_allowed_under(c, AF_INET, v4, 4);
+}
+
 const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t verdict)
 {
 	uint32_t i = verdict & ~PYSB_NET_ALLOW;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 
 #include "caps.h"
 #include "compile.h"
@@ -302,5 +303,7 @@ int compile_params(const struct policy *p, const struct compile_opts *o, struct 
 uint32_t sandbox_flags(const struct compiled *c, bool audit)
 {
 	return (audit ? PYSB_SB_AUDIT : 0) | (c->exec_allowed ? PYSB_SB_EXEC : 0) |
-	       (c->ignores.count ? PYSB_SB_IGNORES : 0) | (c->n_hidden ? PYSB_SB_HIDDEN : 0);
+	       (c->ignores.count ? PYSB_SB_IGNORES : 0) | (c->n_hidden ? PYSB_SB_HIDDEN : 0) |
+	       (net_multicast_allowed(c, AF_INET) ? PYSB_SB_MCAST4 : 0) |
+	       (net_multicast_allowed(c, AF_INET6) ? PYSB_SB_MCAST6 : 0);
 }

@@ -170,6 +170,12 @@ static void print_net_detail(FILE *f, const struct pysb_event *e, const struct c
 			"refused: the first hop would not be judged by net=)",
 			n->dir ? "sendmsg" : "setsockopt", n->protocol, n->port);
 		return;
+	case PYSB_OP_MULTICAST:
+		fprintf(f,
+			"setsockopt level=%u option=%u (multicast memberships need a net= rule "
+			"allowing udp IN on a multicast address, %s)",
+			n->protocol, n->port, n->protocol == 41 ? "ff00::/8" : "224.0.0.0/4");
+		return;
 	}
 	fprintf(f, "%s ", n->protocol == IPPROTO_UDP ? "udp" : "tcp");
 	print_sockaddr(f, n);

@@ -160,8 +160,10 @@ static void add_net(const struct events_json *w, json_t *o, const struct pysb_ev
 		set(o, "message_type", json_integer(n->port));
 		return;
 	}
-	if (e->op == PYSB_OP_SOURCE_ROUTE) {
-		set(o, "via", json_string(n->dir ? "sendmsg" : "setsockopt"));
+	if (e->op == PYSB_OP_SOURCE_ROUTE || e->op == PYSB_OP_MULTICAST) {
+		set(o, "via",
+		    json_string(n->dir && e->op == PYSB_OP_SOURCE_ROUTE ? "sendmsg"
+									: "setsockopt"));
 		set(o, "level", json_integer(n->protocol));
 		set(o, "option", json_integer(n->port));
 		return;

@@ -167,6 +167,11 @@ static bool line_net(struct events_json *w, const struct pysb_event *e)
 		line_kint(w, "level", n->protocol);
 		line_kint(w, "option", n->port);
 		return true;
+	case PYSB_OP_MULTICAST:
+		line_kstr(w, "via", "setsockopt");
+		line_kint(w, "level", n->protocol);
+		line_kint(w, "option", n->port);
+		return true;
 	}
 	line_kstr(w, "protocol", n->protocol == IPPROTO_UDP ? "udp" : "tcp");
 	if (inet_ntop(n->family == AF_INET6 ? AF_INET6 : AF_INET, n->addr, a, sizeof(a)))

@@ -265,6 +265,22 @@ static int add_family(struct learn_set *s, const json_t *rec)
 	return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
 }
 
+/* A net event: the net= rule or bpf.socket-family value that allows it. */
+static int add_net_record(struct learn_set *s, const json_t *rec, const char *op)
+{
+	if (!strcmp(op, "socket"))
+		return add_family(s, rec);
+	if (!strcmp(op, "netlink-send"))
+		return push_str(&s->socket, &s->n_socket, &s->cap_socket,
+				"bpf.socket-family=netlink");
+	if (!strcmp(op, "multicast")) /* the group is not known: the family's range */
+		return push_str(&s->socket, &s->n_socket, &s->cap_socket,
+				json_integer_value(json_object_get(rec, "level")) == 41
+					? "net=ALLOW|UDP|ff00::/8|*|IN"
+					: "net=ALLOW|UDP|224.0.0.0/4|*|IN");
+	return add_net(s, rec, op);
+}
+
 static bool has_control(const char *s)
 {
 	for (; *s; s++)
@@ -288,14 +304,8 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 	if (!r || strcmp(r, "event") || !kind || !op)
 		return 0;
 	s->records += count > 1 ? (size_t)count : 1; /* an aggregated record: count denials */
-	if (!strcmp(kind, "net")) {
-		if (!strcmp(op, "socket"))
-			return add_family(s, rec);
-		if (!strcmp(op, "netlink-send"))
-			return push_str(&s->socket, &s->n_socket, &s->cap_socket,
-					"bpf.socket-family=netlink");
-		return add_net(s, rec, op);
-	}
+	if (!strcmp(kind, "net"))
+		return add_net_record(s, rec, op);
 	if (!strcmp(kind, "capability")) {
 		/* a capability the policy does not grant (audit: the program kept its own) */
 		const char *cap = json_string_value(json_object_get(rec, "capability"));

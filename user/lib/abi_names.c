@@ -114,6 +114,8 @@ const char *net_op_str(unsigned op)
 		return "netlink-send";
 	case PYSB_OP_SOURCE_ROUTE:
 		return "source-route";
+	case PYSB_OP_MULTICAST:
+		return "multicast";
 	}
 	return "unknown";
 }
@@ -134,7 +136,7 @@ unsigned op_from_name(const char *name)
 	for (unsigned op = 1; op < PYSB_OP_MAX; op++)
 		if (OP_NAMES[op] && !strcmp(OP_NAMES[op], name))
 			return op;
-	for (unsigned op = PYSB_OP_CONNECT; op <= PYSB_OP_SOURCE_ROUTE; op++)
+	for (unsigned op = PYSB_OP_CONNECT; op <= PYSB_OP_MULTICAST; op++)
 		if (!strcmp(net_op_str(op), name))
 			return op;
 	return 0;
