@@ -14,6 +14,9 @@
  *                          keeps (KEEP_NAME: the policy file in an rw tree, its
  *                          directories; rename and rmdir alike)
  *   lsm/path_symlink       WRITE on the parent directory
+ *   lsm/inode_create, lsm/inode_unlink
+ *                          mqueue only (mq_open(O_CREAT), mq_unlink(): no path hook):
+ *                          WRITE on the directory of the queues (check_mqueue)
  *   lsm/path_link          WRITE on the new parent, and the file may not gain access
  *                          through its new name (an outside file linked into an rw tree)
  *   lsm/path_rename        WRITE on both parents, same no-gain rule for what moves
@@ -536,6 +539,71 @@ SEC("lsm/path_symlink")
 int BPF_PROG(pysb_path_symlink, const struct path *dir, struct dentry *dentry, const char *old_name)
 {
 	return check_dir_entry(PYSB_OP_SYMLINK, dir, dentry);
+}
+
+/*
+ * POSIX message queues: mq_unlink(3) and mq_open(O_CREAT) act on the IPC namespace's
+ * internal mqueue mount through vfs_unlink() and vfs_mkobj(), past path_unlink and
+ * path_mknod (found by an adversary: an attached process removed a queue of the host,
+ * and created one, only the open after the creation being refused). Judged here as those
+ * two judge a name: WRITE on the directory of the queues, the event naming the queue.
+ * These hooks run at every unlink and create of the machine: the file system is
+ * compared first, before any lookup. Under `run` the program's own queues are on its
+ * own IPC namespace's mount, which no rule names: refused, as their open always was
+ * (now at the creation, which leaves nothing behind).
+ */
+#define MQUEUE_MAGIC 0x19800202
+
+/* What the rules grant the directory of the queues, the root of the file system (mqueue
+ * has no subdirectory): the rule on its inode (a rule naming /dev/mqueue), else what the
+ * policy grants the mount point (mount_access), the two steps a dentry-only walk takes
+ * there; without the walk, whose verification each program that calls it repeats. */
+static __always_inline __u32 mqueue_access(struct walk_ctx *c, struct dentry *root, __u32 sandbox)
+{
+	struct pysb_mount_key mk = { .sandbox = sandbox };
+	struct pysb_file_rule *r = own_rule(root, sandbox);
+	__u32 *acc;
+
+	__builtin_memset(c, 0, sizeof(*c));
+	if (r) {
+		c->found = 1;
+		c->rule = r->rule;
+		return r->access;
+	}
+	mk.dev = BPF_CORE_READ(root, d_sb, s_dev);
+	acc = bpf_map_lookup_elem(&mount_access, &mk);
+	if (!acc)
+		return 0;
+	c->found = 1;
+	return *acc;
+}
+
+static __always_inline int check_mqueue(__u16 op, struct inode *dir, struct dentry *dentry)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct walk_ctx c;
+	__u64 cgid;
+
+	if (dir->i_sb->s_magic != MQUEUE_MAGIC)
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	if (mqueue_access(&c, BPF_CORE_READ(dentry, d_parent), cfg->id) & PYSB_ACC_WRITE)
+		return 0;
+	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, dentry, NULL);
+}
+
+SEC("lsm/inode_create")
+int BPF_PROG(pysb_inode_create, struct inode *dir, struct dentry *dentry, umode_t mode)
+{
+	return check_mqueue(PYSB_OP_CREATE, dir, dentry);
+}
+
+SEC("lsm/inode_unlink")
+int BPF_PROG(pysb_inode_unlink, struct inode *dir, struct dentry *dentry)
+{
+	return check_mqueue(PYSB_OP_UNLINK, dir, dentry);
 }
 
 /*

@@ -23,7 +23,8 @@
  *                          IPC_SET, SHM_LOCK, SHM_STAT_ANY, ...)
  * Default: an object not recorded for the current task's sandbox is denied (-EACCES,
  * kind self, op ipc, the object's id as target). POSIX message queues and shared
- * memory are files (mqueue, /dev/shm): the file rules judge them.
+ * memory are files (mqueue, /dev/shm): the file rules judge them (a queue's creation
+ * and removal: bpf/file.bpf.c, check_mqueue).
  */
 #include "common.bpf.h"
 

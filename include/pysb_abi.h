@@ -238,7 +238,8 @@ enum pysb_op {
 	/* Issue 16 (signals, ioctls, names and routes); numbered apart from 27.. so other
 	 * additions to this list do not collide with them. */
 	PYSB_OP_SCHED = 40,	/* nice, ioprio, scheduler, affinity, rlimit of a task outside */
-	PYSB_OP_TTY_IOCTL = 41, /* TIOCSTI, TIOCLINUX, TIOCSETD */
+	PYSB_OP_TTY_IOCTL = 41, /* TIOCSTI, TIOCLINUX, TIOCSETD; the foreground, modes, size of a
+				   terminal led outside (bpf/tty.bpf.h) */
 	PYSB_OP_GETXATTR = 42,	/* getxattr, listxattr */
 	PYSB_OP_READLINK = 43,
 	PYSB_OP_NOTIFY = 44,	     /* inotify, fanotify, dnotify watch */

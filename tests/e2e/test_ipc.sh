@@ -207,3 +207,158 @@ print(sum(1 for e in json.load(sys.stdin)
 	[ "$left" -ge 4 ] || fail "the run's objects did not outlive it ($left): nothing shown"
 	[ "$records" = 0 ] || fail "$records records of sandbox $id left in ipc_owner after its end"
 }
+
+# POSIX message queues (bpf/file.bpf.c, check_mqueue): mq_unlink(3) and mq_open(O_CREAT)
+# reach the kernel's unlink and create past the path hooks; judged as any name is, WRITE
+# on the directory of the queues (/dev/mqueue). mq.py OP NAME [OP NAME...]: each
+# operation through libc prints "OP NAME ok" or "OP NAME <errno name>": creat (O_CREAT |
+# O_EXCL, 0600), open, use (a message sent and received), unlink.
+write_mq_lib() {
+	mkdir -p "$T/lib"
+	write_file "$T/lib/mq.py" <<'PY'
+import ctypes, errno, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+
+def mq(op, name):
+    n = name.encode()
+    if op == "creat":
+        r = libc.mq_open(n, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600, None)
+    elif op == "open":
+        r = libc.mq_open(n, os.O_RDWR)
+    elif op == "use":
+        r = fd = libc.mq_open(n, os.O_RDWR)
+        buf = ctypes.create_string_buffer(8192)
+        if fd >= 0 and libc.mq_send(fd, b"mine", 4, 0) == 0:
+            r = libc.mq_receive(fd, buf, 8192, None)
+            r = r if buf.value == b"mine" else -1
+    else:
+        r = libc.mq_unlink(n)
+    e = ctypes.get_errno()
+    return f"{op} {name} {'ok' if r >= 0 else errno.errorcode.get(e, str(e))}"
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    for i in range(0, len(args), 2):
+        print(mq(args[i], args[i + 1]), flush=True)
+PY
+}
+
+# mq_outside OP NAME: the operation as nobody, outside any sandbox; its line on stdout.
+mq_outside() {
+	setpriv --reuid nobody --regid nogroup --clear-groups python3 "$T/lib/mq.py" "$@"
+}
+
+# mq_cell CELL OP NAME...: the attached service runs the operations (its lines "CELL ...
+# in $T/run/log), then says "CELL done".
+mq_cell() {
+	echo "$*" >&7
+	wait_line "$T/run/log" "^$1 done" 300 0.1 || fail "cell $1 did not end: $(cat "$T/run/log")"
+}
+
+# A service as `nobody`, confined in place by attach, keeps the host's IPC namespace:
+# unconfined it removes a queue of the same user and creates one; attached, both are
+# refused in the kernel (found by an adversary: mq_unlink removed the host's queue and
+# mq_open(O_CREAT) created one, only the open after it being refused), the queue is still
+# there and nothing was created; detached, it acts again. With a rule granting
+# /dev/mqueue, the same service creates, uses and removes a queue of its own.
+test_ipc_attached_process_cannot_remove_or_create_host_posix_queues() {
+	write_mq_lib
+	mkdir -p /dev/mqueue "$T/run" && chmod 777 "$T/run"
+	if ! mountpoint -q /dev/mqueue; then
+		mount -t mqueue none /dev/mqueue || fail "cannot mount mqueue"
+		trap 'umount /dev/mqueue' EXIT
+	fi
+	local v=/pysb-e2e-v$$ s=/pysb-e2e-s$$ own=/pysb-e2e-own$$ kpid apid
+	mkfifo -m 666 "$T/cmd"
+	write_file "$T/svc.py" <<PY
+import sys
+sys.path.insert(0, "$T/lib")
+from mq import mq
+out = open("$T/run/log", "a", buffering=1)
+for line in open("$T/cmd"):
+    cell, *ops = line.split()
+    if cell == "quit":
+        break
+    for i in range(0, len(ops), 2):
+        out.write(f"{cell} {mq(ops[i], ops[i + 1])}\n")
+    out.write(f"{cell} done\n")
+PY
+	mq_outside creat "$v" >"$T/out"
+	expect_line "$T/out" "creat $v ok"
+	setpriv --reuid nobody --regid nogroup --clear-groups python3 "$T/svc.py" &
+	kpid=$!
+	exec 7>"$T/cmd"
+	# unconfined: the same user's queue removed, another created
+	mq_cell c1 unlink "$v" creat "$s"
+	expect_line "$T/run/log" "c1 unlink $v ok"
+	expect_line "$T/run/log" "c1 creat $s ok"
+	mq_outside unlink "$s" creat "$v" >"$T/out"
+	expect_line "$T/out" "unlink $s ok"
+	expect_line "$T/out" "creat $v ok"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/lib" "$T/run" >"$T/policy"
+	"$PYSB" attach --pid "$kpid" --policy "$T/policy" --events "$T/ev.jsonl" >"$T/att.out" 2>"$T/err" &
+	apid=$!
+	wait_line "$T/err" "is confined from now on" 600 0.1
+	expect_grep "$T/err" "process $kpid is confined from now on"
+	mq_cell c2 unlink "$v" creat "$s"
+	kill -INT "$apid"
+	wait "$apid"
+	expect_line "$T/run/log" "c2 unlink $v EACCES"
+	expect_line "$T/run/log" "c2 creat $s EACCES"
+	expect_grep "$T/err" "deny file unlink\(write\) (/dev/mqueue)?$v "
+	expect_grep "$T/err" "deny file create\(write\) (/dev/mqueue)?$s "
+	expect_grep "$T/ev.jsonl" '"operation":"unlink"'
+	# the queue is still there, nothing was created; detached, the service acts again
+	mq_outside open "$v" open "$s" >"$T/out"
+	expect_line "$T/out" "open $v ok"
+	expect_line "$T/out" "open $s ENOENT"
+	mq_cell c3 unlink "$v"
+	expect_line "$T/run/log" "c3 unlink $v ok"
+	# the rules decide: with /dev/mqueue writable, a queue of its own
+	# (another file: the background job's redirection truncates it only once it runs)
+	"$PYSB" attach --pid "$kpid" --policy "$T/policy" --expose-rw=/dev/mqueue >"$T/att.out" 2>"$T/err2" &
+	apid=$!
+	wait_line "$T/err2" "is confined from now on" 600 0.1
+	expect_grep "$T/err2" "process $kpid is confined from now on"
+	mq_cell c4 creat "$own" use "$own" unlink "$own"
+	kill -INT "$apid"
+	wait "$apid"
+	echo quit >&7
+	exec 7>&-
+	wait "$kpid"
+	expect_line "$T/run/log" "c4 creat $own ok"
+	expect_line "$T/run/log" "c4 use $own ok"
+	expect_line "$T/run/log" "c4 unlink $own ok"
+	expect_no_grep "$T/err2" "deny "
+}
+
+# Under run the program has an IPC namespace of its own, whose queues no rule names: the
+# creation of one is refused in the kernel (before, the creation went through and only
+# its open was refused: the queue was left behind, and mq_unlink removed it). In audit
+# mode both are reported and done: the program creates, uses and removes its queue.
+test_ipc_run_posix_queue_creation_judged_audit_reports() {
+	write_mq_lib
+	local q=/pysb-e2e-q$$
+	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
+	run_plain python3 "$T/lib/mq.py" creat "$q" use "$q" unlink "$q"
+	expect_line "$T/out" "creat $q ok"
+	expect_line "$T/out" "use $q ok"
+	expect_line "$T/out" "unlink $q ok"
+	run_sb "$T/policy" python3 "$T/lib/mq.py" creat "$q" unlink "$q"
+	expect_rc 0
+	expect_line "$T/out" "creat $q EACCES"
+	expect_line "$T/out" "unlink $q ENOENT"
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) $q "
+	"$PYSB" run --audit --policy "$T/policy" -- python3 "$T/lib/mq.py" creat "$q" use "$q" \
+		unlink "$q" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "creat $q ok"
+	expect_line "$T/out" "use $q ok"
+	expect_line "$T/out" "unlink $q ok"
+	expect_grep "$T/err" "^pysb-bpf: audit file create\(write\) $q "
+	expect_grep "$T/err" "^pysb-bpf: audit file unlink\(write\) $q "
+	# its own namespace: nothing of it on the host's
+	python3 "$T/lib/mq.py" open "$q" >"$T/out"
+	expect_line "$T/out" "open $q ENOENT"
+}

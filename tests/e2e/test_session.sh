@@ -840,7 +840,9 @@ PY
 # to a key the administrator types (or one a terminal answerback types), and the SIGINT
 # the line discipline sent `attach` (SI_KERNEL, as ^C) detached it. Such a signal is not
 # the administrator's when a sandboxed process shares the terminal: ignored, with the way
-# out said; the process stays confined.
+# out said; the process stays confined. Once confined, the kernel refuses it the change
+# (the terminal's session is led outside: test_session_attached_job_cannot_take_the_*):
+# here the key was set just before the attach.
 test_session_attach_not_detached_through_a_shared_terminal() {
 	session_setup
 	mkdir -p "$T/secret"
@@ -848,14 +850,19 @@ test_session_attach_not_detached_through_a_shared_terminal() {
 	write_file "$T/victim.py" <<PY
 import os, signal, termios, time
 signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+t = termios.tcgetattr(1)  # its stdout: the terminal (a background job's stdin is /dev/null)
+t[6][termios.VINTR] = b"q"
+termios.tcsetattr(1, termios.TCSANOW, t)
 open("$T/started", "w").close()  # Python runs: attach takes its implicit paths
 for _ in range(200):
     if "pysb-bpf" in open("/proc/self/cgroup").read():
         break
     time.sleep(0.05)
-t = termios.tcgetattr(1)  # its stdout: the terminal (a background job's stdin is /dev/null)
-t[6][termios.VINTR] = b"q"
-termios.tcsetattr(1, termios.TCSANOW, t)
+try:
+    termios.tcsetattr(1, termios.TCSANOW, t)
+    print("confined: tcsetattr ok", flush=True)
+except termios.error as e:
+    print("confined: tcsetattr", os.strerror(e.args[0]), flush=True)
 print("READY", flush=True)
 time.sleep(3)
 try:
@@ -871,9 +878,176 @@ PY
 		"python3 $T/victim.py & v=\$!; until [ -e $T/started ]; do sleep 0.05; done; $PYSB attach --pid \$v --policy $T/policy; echo attach-rc=\$?" \
 		>/dev/null 2>&1
 	expect_grep "$T/conf.txt" "after: secret denied"
+	expect_grep "$T/conf.txt" "confined: tcsetattr Operation not permitted"
 	expect_grep "$T/conf.txt" "Interrupt ignored: it came from this terminal, which process [0-9]+ of the sandbox shares"
 	expect_no_grep "$T/conf.txt" "detached"
 	expect_grep "$T/conf.txt" "attach-rc=0"
+}
+
+# job_terminal_setup: $T/jobterm.py and $T/fgjob.py, the user's terminal with a job in the
+# background (the adversary's reproducer, compact). `jobterm.py LOG USER [ATTACH...]`
+# makes a pty; a "shell" leads its session in the foreground and reads a line as readline
+# does (a byte a read(2)); its background job, fgjob.py as USER, shares the session and
+# the terminal. With ATTACH (a command line without --pid), the job is attached first.
+# The job then acts on the terminal (each attempt a line "LABEL ok|EPERM|..." in LOG);
+# jobterm.py prints the terminal's state as the user's side sees it (foreground group,
+# echo, size), types a line, and LOG says who read it.
+job_terminal_setup() {
+	write_file "$T/fgjob.py" <<'PY'
+import errno, fcntl, os, signal, struct, sys, termios, time, tty
+log, go = sys.argv[1], sys.argv[2]
+out = sys.stdout if log == "-" else open(log, "a", buffering=1)
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+signal.signal(signal.SIGTTIN, signal.SIG_IGN)
+if go != "-":
+    out.write("ready %d\n" % os.getpid())
+    while not os.path.exists(go):
+        time.sleep(0.05)
+def attempt(label, fn):
+    try:
+        fn()
+        out.write(label + " ok\n")
+    except (OSError, termios.error) as e:
+        out.write(label + " " + errno.errorcode.get(e.args[0], str(e.args[0])) + "\n")
+def noecho():
+    m = termios.tcgetattr(0)
+    m[3] &= ~termios.ECHO
+    termios.tcsetattr(0, termios.TCSANOW, m)
+def raw():
+    m = termios.tcgetattr(0)
+    tty.setraw(0)
+    termios.tcsetattr(0, termios.TCSANOW, m)
+attempt("getattr", lambda: termios.tcgetattr(0))
+attempt("getwinsz", lambda: fcntl.ioctl(0, termios.TIOCGWINSZ, bytes(8)))
+attempt("winsz", lambda: fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", 11, 22, 0, 0)))
+attempt("raw", raw)
+attempt("noecho", noecho)
+attempt("flush", lambda: termios.tcflush(0, termios.TCIFLUSH))
+attempt("fg", lambda: os.tcsetpgrp(0, os.getpgrp()))
+attempt("write", lambda: os.write(1, b"written by the job\r\n"))
+out.write("job done\n")
+if go != "-" and os.tcgetpgrp(0) == os.getpgrp():
+    out.write("job read %r\n" % os.read(0, 100))
+PY
+	write_file "$T/jobterm.py" <<'PY'
+import fcntl, os, pty, signal, struct, subprocess, sys, termios, time
+log, user, attach = sys.argv[1], sys.argv[2], sys.argv[3:]
+go = log + ".go"
+here = os.path.dirname(os.path.abspath(__file__))
+open(log, "w").close()
+os.chmod(log, 0o666)
+master, slave = pty.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+shell = os.fork()
+if shell == 0:
+    os.close(master)
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    for fd in (0, 1, 2):
+        os.dup2(slave, fd)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    signal.signal(signal.SIGTTIN, signal.SIG_IGN)
+    job = os.fork()
+    if job == 0:
+        os.setpgid(0, 0)
+        pre = [] if user == "root" else ["setpriv", "--reuid", user, "--regid", "nogroup", "--clear-groups"]
+        os.execvp((pre or ["python3"])[0], pre + ["python3", here + "/fgjob.py", log, go])
+    os.setpgid(job, job)
+    os.tcsetpgrp(0, os.getpgrp())  # the shell at its prompt, in the foreground
+    out = open(log, "a", buffering=1)
+    got = b""
+    while not got.endswith(b"\n"):
+        try:
+            c = os.read(0, 1)
+        except OSError as e:
+            out.write("shell read error %d after %r\n" % (e.errno, got))
+            break
+        got += c
+    else:
+        out.write("shell read %r\n" % got)
+    time.sleep(60)
+    os._exit(0)
+os.close(slave)
+def wait_log(text, secs):
+    for _ in range(secs * 20):
+        if text in open(log).read():
+            return True
+        time.sleep(0.05)
+    return False
+ap = None
+if wait_log("ready ", 30):
+    job = int(open(log).read().split("ready ")[1].split()[0])
+    if attach:
+        ap = subprocess.Popen(attach + ["--pid", str(job)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        for _ in range(600):
+            if "pysb-bpf" in open("/proc/%d/cgroup" % job).read():
+                break
+            time.sleep(0.1)
+    open(go, "w").close()
+    wait_log("job done", 30)
+    fg = os.tcgetpgrp(master)
+    print("foreground", "shell" if fg == shell else "job" if fg == job else fg)
+    print("echo", "on" if termios.tcgetattr(master)[3] & termios.ECHO else "off")
+    print("size %d %d" % struct.unpack("HHHH", fcntl.ioctl(master, termios.TIOCGWINSZ, bytes(8)))[:2])
+    os.write(master, b"hunter2\n")  # the user types at the prompt
+    wait_log(" read", 10)
+    time.sleep(0.5)
+    for p in (job, shell):
+        os.kill(p, signal.SIGKILL)
+print(open(log).read(), end="")
+if ap:
+    ap.terminate()
+    print(ap.communicate()[0].decode(), end="")
+PY
+}
+
+# A background job of the user's shell, confined in place by attach, keeps the user's
+# terminal: unconfined (the kernel allows it, SIGTTOU ignored) it makes itself the
+# foreground and reads the line the user types for the shell (found by an adversary: a
+# password), turns echo off, changes the size; attached, each change is refused in the
+# kernel (the terminal's session is led outside the sandbox), the terminal is as it was
+# and the shell reads the line; reading the terminal's state and writing to it still work.
+# Under run the program's own pty is its to change: modes, raw mode, size, foreground.
+job_terminal_stays_the_users() {
+	local who=$1
+	session_setup
+	job_terminal_setup
+	python3 "$T/jobterm.py" "$T/plain.log" "$who" >"$T/plain.txt" 2>&1
+	expect_line "$T/plain.txt" "fg ok"
+	expect_line "$T/plain.txt" "foreground job"
+	expect_line "$T/plain.txt" "echo off"
+	expect_line "$T/plain.txt" "size 11 22"
+	expect_grep "$T/plain.txt" "^job read b'(h)?unter2"
+	python3 "$T/jobterm.py" "$T/att.log" "$who" "$PYSB" attach --policy "$T/policy" \
+		>"$T/att.txt" 2>&1
+	for op in winsz raw noecho flush fg; do
+		expect_line "$T/att.txt" "$op EPERM"
+	done
+	for op in getattr getwinsz write; do
+		expect_line "$T/att.txt" "$op ok"
+	done
+	expect_line "$T/att.txt" "foreground shell"
+	expect_line "$T/att.txt" "echo on"
+	expect_line "$T/att.txt" "size 24 80"
+	expect_line "$T/att.txt" "shell read b'hunter2\\n'"
+	expect_no_grep "$T/att.txt" "job read"
+	expect_grep "$T/att.txt" "deny self tty-ioctl /dev/pts/[0-9]+ "
+	# run: the program's own terminal
+	python3 "$T/term.py" "$T/run.txt" -- "$PYSB" run --policy "$T/policy" -- \
+		python3 "$T/fgjob.py" - - >/dev/null 2>&1
+	for op in getattr winsz raw noecho flush fg write; do
+		expect_grep "$T/run.txt" "^$op ok"
+	done
+	expect_no_grep "$T/run.txt" "deny "
+}
+
+test_session_attached_job_cannot_take_the_callers_terminal() {
+	job_terminal_stays_the_users root
+}
+
+test_session_attached_job_cannot_take_the_callers_terminal_as_nobody() {
+	job_terminal_stays_the_users nobody
 }
 
 # A cgroup file held open for writing is a way out of the sandbox (found by an adversary):
