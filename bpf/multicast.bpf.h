@@ -47,21 +47,9 @@ static __always_inline __u32 multicast_option(int level, int name)
 static __always_inline int multicast_check(struct pysb_sandbox_cfg *cfg, __u64 cgid,
 					   struct socket *sock, int level, int name, __u32 need)
 {
-	struct pysb_event *e;
-
 	if (cfg->flags & need)
 		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_NET, PYSB_OP_MULTICAST, 0, decision_of(cfg));
-	if (e) {
-		__builtin_memset(&e->net, 0, sizeof(e->net));
-		e->net.family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
-		e->net.type = BPF_CORE_READ(sock, type);
-		e->net.protocol = level;
-		e->net.port = name;
-		e->net.dir = PYSB_NET_IN;
-		event_send(e);
-	}
-	return deny_ret(cfg, EPERM);
+	return sockopt_denied(cfg, cgid, sock, PYSB_OP_MULTICAST, level, name, PYSB_NET_IN);
 }
 
 #endif /* PYSB_MULTICAST_BPF_H */

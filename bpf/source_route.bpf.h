@@ -59,13 +59,15 @@ static __always_inline bool inet_socket(struct socket *sock)
 	return family == AF_INET || family == AF_INET6;
 }
 
-/* A sandboxed task's source routing request: refused, with an event. */
-static __always_inline int source_route_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid,
-					       struct socket *sock, int level, int name, __u16 dir)
+/* A sandboxed task's socket option `op` (source route, multicast: bpf/multicast.bpf.h) at
+ * `level`: refused, with an event naming the level and the option. */
+static __always_inline int sockopt_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid,
+					  struct socket *sock, __u16 op, int level, int name,
+					  __u16 dir)
 {
 	struct pysb_event *e;
 
-	e = event_start(cfg, cgid, PYSB_KIND_NET, PYSB_OP_SOURCE_ROUTE, 0, decision_of(cfg));
+	e = event_start(cfg, cgid, PYSB_KIND_NET, op, 0, decision_of(cfg));
 	if (e) {
 		__builtin_memset(&e->net, 0, sizeof(e->net));
 		e->net.family = BPF_CORE_READ(sock, sk, __sk_common.skc_family);
@@ -76,6 +78,12 @@ static __always_inline int source_route_denied(struct pysb_sandbox_cfg *cfg, __u
 		event_send(e);
 	}
 	return deny_ret(cfg, EPERM);
+}
+
+static __always_inline int source_route_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid,
+					       struct socket *sock, int level, int name, __u16 dir)
+{
+	return sockopt_denied(cfg, cgid, sock, PYSB_OP_SOURCE_ROUTE, level, name, dir);
 }
 
 struct kcmsghdr {

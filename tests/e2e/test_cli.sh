@@ -208,6 +208,7 @@ test_cli_log_levels_show_the_setup() {
 # (exit 0, on stdout), `help CMD` says the same, and a usage error exits 125 in every
 # subcommand, runs nothing, and says where to look.
 test_cli_help_and_usage_errors_every_command() {
+	once_per_matrix "the command line's own messages"
 	local cmd
 	for cmd in run check probe learn attach diff status daemon version help; do
 		"$PYSB" "$cmd" --help >"$T/out" 2>"$T/err"

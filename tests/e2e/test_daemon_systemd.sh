@@ -155,6 +155,7 @@ PY
 }
 
 test_daemon_systemd_events_in_journal_fields_messages_with_priority_binding_health() {
+	once_per_matrix "the journal's fields: the daemon's own formatting"
 	local cg=$CGT/journal1 js=/run/systemd/journal/socket stream
 	DPID=
 	trap 'kill ${JPID:-} 2>/dev/null; rm -f /run/systemd/journal/socket; svc_cleanup' EXIT
@@ -272,6 +273,7 @@ PY
 # a cgroup really removed is released. The daemon asks systemd over its bus (sd-bus),
 # never by running systemctl.
 test_daemon_systemd_unit_query_failure_keeps_cgroup_confined() {
+	once_per_matrix "the daemon's answer to a silent systemd bus: its own logic"
 	local cg=$CGT/unit1
 	trap 'fake_systemd_stop; svc_cleanup' EXIT
 	DPID=

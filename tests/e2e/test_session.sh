@@ -1047,6 +1047,7 @@ test_session_attached_job_cannot_take_the_callers_terminal() {
 }
 
 test_session_attached_job_cannot_take_the_callers_terminal_as_nobody() {
+	once_per_matrix "the same programs as root's; shown once that no capability is involved"
 	job_terminal_stays_the_users nobody
 }
 

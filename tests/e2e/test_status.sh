@@ -43,6 +43,7 @@ PY
 }
 
 test_status_lists_two_runs_and_a_daemon_binding() {
+	once_per_matrix "status reads pysb-bpf's own records; alike on every kernel"
 	local p1 p2 r1 r2 d e1 e2 n before cg=$CGT/status1 cg1 cg2 cgd
 	# on a failure, the two runs (waiting on their FIFOs) go first: svc_cleanup waits for
 	# every child
@@ -158,6 +159,7 @@ test_status_lists_two_runs_and_a_daemon_binding() {
 # A run whose pysb-bpf is killed stays confined (fail closed): status still lists it, and
 # says its supervisor is gone.
 test_status_run_with_killed_supervisor_listed_as_gone() {
+	once_per_matrix "status reads pysb-bpf's own records; alike on every kernel"
 	local p r
 	mkdir -p "$T/w"
 	printf 'expose-ro=%s\n' "$T/w" >"$T/policy"

@@ -40,6 +40,7 @@ test_users_python3_dash_c_from_path() {
 # is the path found; with env=PATH it stays the word typed. The pool's exec is allowed by
 # python-api, the second exec (of sys.executable) really runs in the sandbox.
 test_users_python3_finds_itself_without_path() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
 	users_setup
 	printf 'python-api=ALLOW:process-exec\nexpose-rw=/dev/shm\n' >>"$T/policy"
 	local probe="import sys, multiprocessing as mp
@@ -120,6 +121,7 @@ except PermissionError:
 # says so when a venv lies in the working directory; naming it is quiet; a command sudo's
 # PATH lacks says whose PATH it was. sudo simulated by the environment Debian's sudo sets.
 test_users_sudo_path_misses_the_venv_and_says_so() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
 	users_setup
 	mkdir -p "$T/proj"
 	/usr/bin/python3 -m venv --without-pip "$T/proj/.venv" || fail "venv"
@@ -215,6 +217,7 @@ test_users_app_py() {
 # reads it (found by a user: only `run app.py` could, the others failed with "can't open
 # file ... Permission denied"). -c reads no script: nothing granted for a word after it.
 test_users_python3_app_py_reads_its_script() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
 	users_setup
 	mkdir -p "$T/proj/.venv/bin"
 	ln -s "$(command -v python3)" "$T/proj/.venv/bin/python"
@@ -301,6 +304,7 @@ print('exe', sys.executable)"
 
 # The machine's own pyenv (/root/.pyenv on the development hosts, shared with the VM).
 test_users_real_pyenv_shim_when_present() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
 	[ -x /root/.pyenv/shims/python3 ] || {
 		echo "no /root/.pyenv/shims/python3 here: nothing to test"
 		return 0
