@@ -524,11 +524,17 @@ while True:
     elif addr[1] == 0x86DD and len(data) >= 40:
         out.write("ipv6 %s\n" % socket.inet_ntop(socket.AF_INET6, data[24:40]))
 PY
+	bnd_start_sniffer "$T/sniffer.py" "$ready"
+}
+
+# bnd_start_sniffer PROGRAM READY: PROGRAM READY $T/wire run in the network namespace, in
+# the background, until it has written READY.
+bnd_start_sniffer() {
 	: >"$T/wire"
-	ip netns exec "$NET_NS" python3 "$T/sniffer.py" "$ready" "$T/wire" 2>"$T/sniffer.err" &
+	ip netns exec "$NET_NS" python3 "$1" "$2" "$T/wire" 2>"$T/sniffer.err" &
 	NET_PIDS+=($!)
 	for i in $(seq 100); do
-		[ -s "$ready" ] && return 0
+		[ -s "$2" ] && return 0
 		sleep 0.1
 	done
 	fail "the sniffer did not start: $(cat "$T/sniffer.err")"
@@ -677,18 +683,11 @@ while True:
         if (v4 and f == socket.AF_INET or addr[1] == 0x86DD and f == socket.AF_INET6) and b in d[20:]:
             out.write("%s %s\n" % ("ipv4" if v4 else "ipv6", a))
 PY
-	: >"$T/wire"
-	ip netns exec "$NET_NS" python3 "$T/mc_sniffer.py" "$T/mc.ready" "$T/wire" 2>"$T/sniffer.err" &
-	NET_PIDS+=($!)
-	for i in $(seq 100); do
-		[ -s "$T/mc.ready" ] && return 0
-		sleep 0.1
-	done
-	fail "the sniffer did not start: $(cat "$T/sniffer.err")"
+	bnd_start_sniffer "$T/mc_sniffer.py" "$T/mc.ready"
 }
 
 # app.py N: joins 239.199.0.N (IP_ADD_MEMBERSHIP), 239.198.0.N (MCAST_JOIN_GROUP),
-# ff0e::199:N (IPV6_JOIN_GROUP), ff0e::198:N (MCAST_JOIN_GROUP) on pysb-h, keeps them 1 s.
+# ff0e::199:N (IPV6_JOIN_GROUP), ff0e::198:N (MCAST_JOIN_GROUP) on pysb-h, keeps them 0.3 s.
 bnd_mc_app() {
 	net_py "$T/app.py" \
 		"import struct, time" \

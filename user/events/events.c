@@ -174,7 +174,8 @@ static void print_net_detail(FILE *f, const struct pysb_event *e, const struct c
 		fprintf(f,
 			"setsockopt level=%u option=%u (multicast memberships need a net= rule "
 			"allowing udp IN on a multicast address, %s)",
-			n->protocol, n->port, n->protocol == 41 ? "ff00::/8" : "224.0.0.0/4");
+			n->protocol, n->port,
+			n->protocol == IPPROTO_IPV6 ? "ff00::/8" : "224.0.0.0/4");
 		return;
 	}
 	fprintf(f, "%s ", n->protocol == IPPROTO_UDP ? "udp" : "tcp");

@@ -163,12 +163,9 @@ static bool line_net(struct events_json *w, const struct pysb_event *e)
 		line_kint(w, "message_type", n->port);
 		return true;
 	case PYSB_OP_SOURCE_ROUTE:
-		line_kstr(w, "via", n->dir ? "sendmsg" : "setsockopt");
-		line_kint(w, "level", n->protocol);
-		line_kint(w, "option", n->port);
-		return true;
-	case PYSB_OP_MULTICAST:
-		line_kstr(w, "via", "setsockopt");
+	case PYSB_OP_MULTICAST: /* (its dir is IN: only source routing has a sendmsg) */
+		line_kstr(w, "via",
+			  n->dir && e->op == PYSB_OP_SOURCE_ROUTE ? "sendmsg" : "setsockopt");
 		line_kint(w, "level", n->protocol);
 		line_kint(w, "option", n->port);
 		return true;

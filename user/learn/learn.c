@@ -7,6 +7,8 @@
  * directory never covers), nothing under /proc/<pid>, known prefixes written as
  * variables, `~` or `.`.
  */
+#include <netinet/in.h>
+
 #include "learn_int.h"
 
 /* ---------------- small helpers */
@@ -275,7 +277,7 @@ static int add_net_record(struct learn_set *s, const json_t *rec, const char *op
 				"bpf.socket-family=netlink");
 	if (!strcmp(op, "multicast")) /* the group is not known: the family's range */
 		return push_str(&s->socket, &s->n_socket, &s->cap_socket,
-				json_integer_value(json_object_get(rec, "level")) == 41
+				json_integer_value(json_object_get(rec, "level")) == IPPROTO_IPV6
 					? "net=ALLOW|UDP|ff00::/8|*|IN"
 					: "net=ALLOW|UDP|224.0.0.0/4|*|IN");
 	return add_net(s, rec, op);
