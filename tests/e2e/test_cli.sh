@@ -55,6 +55,7 @@ test_cli_no_cgroup_left_behind() {
 # (the keys read in batches and deleted in one; net4_rules is an LPM trie, which has no
 # batch operations: its keys one by one): a second sandbox running meanwhile keeps its.
 test_cli_run_removes_its_map_entries_only() {
+	once_per_matrix "run's clean-up of its map entries: pysb-bpf's own"
 	# (mount_access last: a policy has entries there only for the mounts it reaches)
 	local pin maps=(file_rules net4_rules net_ports net_cfg mount_access) m
 	mkdir -p "$T/a" "$T/b"

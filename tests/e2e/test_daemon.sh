@@ -113,6 +113,7 @@ metrics() {
 }
 
 test_daemon_service_confined_survives_kill9_and_is_adopted() {
+	once_per_matrix "the daemon's own recovery and reloads; its bindings are enforced on every kernel by test_daemon_fifty_cgroups_no_cross_talk_and_patterns"
 	local cg=$CGT/svc1 before after
 	trap svc_cleanup EXIT
 	mkdir -p "$T/conf"
@@ -150,6 +151,7 @@ test_daemon_service_confined_survives_kill9_and_is_adopted() {
 }
 
 test_daemon_reload_under_load_atomic_broken_rejected_mode_switch() {
+	once_per_matrix "the daemon's own recovery and reloads; its bindings are enforced on every kernel by test_daemon_fifty_cgroups_no_cross_talk_and_patterns"
 	local cg=$CGT/svc2 i
 	trap svc_cleanup EXIT
 	mkdir -p "$T/conf" "$T/c"
@@ -294,6 +296,7 @@ test_daemon_once_on_a_missing_cgroup_says_nothing_confined() {
 # to a timestamped directory, and an update swaps ..data with a rename. The daemon reads
 # those bindings (never ..data itself) and reloads on the swap. Events rotate by size.
 test_daemon_configmap_update_and_event_rotation() {
+	once_per_matrix "the daemon's own recovery and reloads; its bindings are enforced on every kernel by test_daemon_fifty_cgroups_no_cross_talk_and_patterns"
 	local cg=$CGT/cm
 	trap svc_cleanup EXIT
 	mkdir -p "$T/conf/..v1"
@@ -333,6 +336,7 @@ test_daemon_configmap_update_and_event_rotation() {
 # Issue 19: a binding whose policy (or file) is broken keeps the rules its cgroups have,
 # across daemon restarts, until a valid policy replaces them or the binding file goes.
 test_daemon_broken_policy_keeps_rules_across_restart() {
+	once_per_matrix "the daemon's own recovery and reloads; its bindings are enforced on every kernel by test_daemon_fifty_cgroups_no_cross_talk_and_patterns"
 	local cg=$CGT/keep
 	trap svc_cleanup EXIT
 	mkdir -p "$T/conf"

@@ -14,6 +14,7 @@ crash_ids() {
 }
 
 test_daemon_crash_kill9_during_reload_leaks_no_id() {
+	once_per_matrix "the daemon's own recovery and reloads; its bindings are enforced on every kernel by test_daemon_fifty_cgroups_no_cross_talk_and_patterns"
 	local cg=$CGT/crash i base mark0
 	[ -x "$REPO/build/e2e/sandbox_ids" ] || fail "build/e2e/sandbox_ids missing (make e2e builds it)"
 	trap svc_cleanup EXIT
@@ -59,6 +60,7 @@ test_daemon_crash_kill9_during_reload_leaks_no_id() {
 
 # A second daemon refuses to start while one runs (the lock ids_gc needs).
 test_daemon_crash_second_daemon_refused() {
+	once_per_matrix "the daemon's own recovery and reloads; its bindings are enforced on every kernel by test_daemon_fifty_cgroups_no_cross_talk_and_patterns"
 	trap svc_cleanup EXIT
 	mkdir -p "$T/conf" "$T/conf2"
 	daemon_start "$T/conf"

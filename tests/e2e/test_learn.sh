@@ -44,6 +44,7 @@ learn_again_adds_nothing() {
 }
 
 test_learn_config_reader_writer_round_trip() {
+	once_per_matrix "learning's rules from the stream: pysb-bpf's own; test_learn_subprocess_round_trip_and_backup learns on every kernel"
 	mkdir -p "$T/cfg" "$T/results"
 	echo "level=3" >"$T/cfg/app.conf"
 	write_file "$T/prog.py" <<PY
@@ -155,6 +156,7 @@ test_learn_refused_by_learn_false() {
 # An HTTP client against a local http.server outside the sandbox: the learned net rule
 # spells the port as the *PORT* variable that holds it; without it the connect is denied.
 test_learn_http_client_round_trip() {
+	once_per_matrix "learning's rules from the stream: pysb-bpf's own; test_learn_subprocess_round_trip_and_backup learns on every kernel"
 	local port=18765 pid
 	mkdir -p "$T/www"
 	echo "served" >"$T/www/index.txt"
@@ -190,6 +192,7 @@ PY
 # Configuration under ~ and under $VIRTUAL_ENV: learned as ~/... and ${VIRTUAL_ENV}/...,
 # which still mean the same directories when the policy is enforced.
 test_learn_home_and_virtualenv_config_round_trip() {
+	once_per_matrix "learning's rules from the stream: pysb-bpf's own; test_learn_subprocess_round_trip_and_backup learns on every kernel"
 	# The program lives apart: its own directory (read at start) holds neither ~ nor the venv.
 	mkdir -p "$T/home/.config/myapp" "$T/venv/etc/myapp" "$T/work" "$T/app"
 	echo "colour=blue" >"$T/home/.config/myapp/settings.ini"
@@ -222,6 +225,7 @@ PY
 
 # multiprocessing: a pool of workers (semaphores in /dev/shm, pipes, fork) writing results.
 test_learn_multiprocessing_round_trip() {
+	once_per_matrix "learning's rules from the stream: pysb-bpf's own; test_learn_subprocess_round_trip_and_backup learns on every kernel"
 	mkdir -p "$T/parts"
 	write_file "$T/prog.py" <<PY
 import multiprocessing as mp
@@ -258,6 +262,7 @@ PY
 # (secrets commented out), and the learned policy runs a program needing HOME, PATH and
 # one variable of its own.
 test_learn_environment_learned_secrets_withheld() {
+	once_per_matrix "learning's rules from the stream: pysb-bpf's own; test_learn_subprocess_round_trip_and_backup learns on every kernel"
 	write_file "$T/prog.py" <<'PY'
 import os, shutil, sys
 assert os.environ["HOME"] == os.environ["WANT_HOME"], os.environ.get("HOME")
@@ -591,6 +596,7 @@ test_learn_from_refuses_directory_fifo_missing_file() {
 # itself, never as /etc, ~ or /: the enforced rerun reads what it read and nothing next to
 # it (/etc/group and /etc/shadow, a neighbour under /, readable unconfined, are denied).
 test_learn_never_widens_etc_home_or_root() {
+	once_per_matrix "learning's rules from the stream: pysb-bpf's own; test_learn_subprocess_round_trip_and_backup learns on every kernel"
 	local top=/pysb-learn-top other=/pysb-learn-other
 	rm -f "$top" "$other"
 	echo t >"$top"
@@ -681,6 +687,7 @@ PY
 # /proc/meminfo (learned as that file alone, never /proc): the enforced rerun of the same
 # program denies nothing; /proc/cpuinfo next to it stays denied.
 test_learn_proc_entries_read_by_children() {
+	once_per_matrix "learning's rules from the stream: pysb-bpf's own; test_learn_subprocess_round_trip_and_backup learns on every kernel"
 	write_file "$T/prog.py" <<'PY'
 import subprocess, sys
 # the children's own messages kept off stderr, where pysb-bpf's lines go
