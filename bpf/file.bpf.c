@@ -217,16 +217,14 @@ deny:
 }
 
 /* WRITE on the directory; for a removal or a rename, also a name the policy keeps. */
-static __always_inline int check_dir_entry(__u16 op, const struct path *dir, struct dentry *entry)
+/* `op` of `entry` in `dir` by the task of sandbox `cfg`: WRITE on `dir`, and a name kept
+ * (KEEP_NAME) stays. */
+static __always_inline int check_dir_entry_of(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
+					      const struct path *dir, struct dentry *entry)
 {
-	struct pysb_sandbox_cfg *cfg;
 	struct vfsmount *mnt = dir->mnt;
 	struct walk_ctx c;
-	__u64 cgid;
 
-	cfg = current_sandbox(&cgid);
-	if (!cfg)
-		return 0;
 	if ((op == PYSB_OP_UNLINK || op == PYSB_OP_RMDIR || op == PYSB_OP_RENAME) &&
 	    keep_name(entry, cfg->id)) {
 		walk_from(&c, entry, mnt, cfg);
@@ -235,6 +233,17 @@ static __always_inline int check_dir_entry(__u16 op, const struct path *dir, str
 	if (walk_from(&c, dir->dentry, mnt, cfg) & PYSB_ACC_WRITE)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
+}
+
+static __always_inline int check_dir_entry(__u16 op, const struct path *dir, struct dentry *entry)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	return check_dir_entry_of(cfg, cgid, op, dir, entry);
 }
 
 static __always_inline __u32 open_access(__u32 mode, __u32 flags)
@@ -499,22 +508,24 @@ SEC("lsm/path_mknod")
 int BPF_PROG(pysb_path_mknod, const struct path *dir, struct dentry *dentry, umode_t mode,
 	     unsigned int dev)
 {
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	/* every create of the machine comes here: the sandbox first, which answers for
+	 * the tasks in none */
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
 	/* open(O_CREAT) of /proc/self/fd/N (/dev/stdout, a shell's >/dev/stderr) comes here
 	 * before the name is looked up: it exists, and procfs creates nothing anyway (no
 	 * create op: EACCES). A refusal here only printed a deny line for an open that works
 	 * (file_open judges the open itself). */
-	if (BPF_CORE_READ(dir, dentry, d_sb, s_magic) == PROC_SUPER_MAGIC)
+	if (dir->dentry->d_sb->s_magic == PROC_SUPER_MAGIC)
 		return 0;
 	/* open(O_CREAT) comes here too (may_o_create), with S_IFREG in mode */
-	if (setid_mode(mode | S_IFREG)) {
-		struct pysb_sandbox_cfg *cfg;
-		__u64 cgid;
-
-		cfg = current_sandbox(&cgid);
-		if (cfg)
-			return deny_setid(cfg, cgid, dentry, dir->mnt);
-	}
-	return check_dir_entry(PYSB_OP_CREATE, dir, dentry);
+	if (setid_mode(mode | S_IFREG))
+		return deny_setid(cfg, cgid, dentry, dir->mnt);
+	return check_dir_entry_of(cfg, cgid, PYSB_OP_CREATE, dir, dentry);
 }
 
 SEC("lsm/path_mkdir")
