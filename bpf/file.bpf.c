@@ -1134,15 +1134,29 @@ int BPF_PROG(pysb_cred_free, struct cred *cred)
 /*
  * A label request of the calling thread (struct pysb_label_req): the inode of `dentry`
  * gets a label, or keeps the one it has (an inode has one label, whatever number of
- * sandboxes have rules on it).
+ * sandboxes have rules on it), appended to the request's labels.
  */
 static __always_inline void label_inode(struct dentry *dentry)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid(), zero = 0, n;
 	struct pysb_label_req *r = bpf_map_lookup_elem(&label_reqs, &tid);
+	struct pt_regs *regs;
 	__u64 inode, label, *have, *next;
+	__s32 fd;
 
 	if (!r || r->state != PYSB_LABEL_PENDING)
+		return;
+	/* The loader's fstatfs(fd) (x86-64: its number, and the descriptor in rdi). */
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	if (!regs || regs->orig_ax != 138)
+		return;
+	fd = (__s32)regs->di;
+	n = r->n;
+	if (n >= PYSB_LABEL_BATCH)
+		return; /* the loader asks for a batch at most: left unanswered, it reports */
+	/* overlayfs' statfs asks its upper layer's within the same call: the first, the
+	 * file's own, is the one asked for */
+	if (n && r->fd[(n - 1) & (PYSB_LABEL_BATCH - 1)] == fd)
 		return;
 	inode = (__u64)BPF_CORE_READ(dentry, d_inode);
 	next = bpf_map_lookup_elem(&label_next, &zero);
@@ -1161,8 +1175,9 @@ static __always_inline void label_inode(struct dentry *dentry)
 		}
 		__sync_fetch_and_or(w, 1ULL << (h & 63));
 		if (!bpf_map_update_elem(&inode_labels, &inode, &label, BPF_NOEXIST)) {
-			r->label = label;
-			r->state = PYSB_LABEL_DONE;
+			r->label[n] = label;
+			r->fd[n] = fd;
+			r->n = n + 1;
 			return;
 		}
 		have = bpf_map_lookup_elem(&inode_labels, &inode); /* labelled meanwhile */
@@ -1171,8 +1186,9 @@ static __always_inline void label_inode(struct dentry *dentry)
 			return;
 		}
 	}
-	r->label = *have;
-	r->state = PYSB_LABEL_DONE;
+	r->label[n] = *have;
+	r->fd[n] = fd;
+	r->n = n + 1;
 }
 
 /* statfs(2), by any task: the loader's way to note the overlays mounted before it loaded

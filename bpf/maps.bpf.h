@@ -78,10 +78,11 @@ PYSB_MAP struct {
 	__type(value, __u64);
 } label_next SEC(".maps");
 
-/* thread id of a loader -> its pending label request. */
+/* thread id of a loader -> its pending label request (a batch: allocated while used). */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u32);
 	__type(value, struct pysb_label_req);
 } label_reqs SEC(".maps");

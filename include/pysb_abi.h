@@ -138,20 +138,26 @@ struct pysb_file_key {
  * number of a deleted inode). The loader holds the rule path open (O_PATH), puts a
  * request under its thread id in `label_reqs`, and calls fstatfs(2) on the descriptor:
  * lsm/sb_statfs (bpf/file.bpf.c) gives the inode a label (or finds the one it has) and
- * writes it back. Labels come from a 64-bit counter and are never reused; an inode's
- * label is forgotten when the inode is freed (lsm/inode_free_security), so its address,
- * reused by another inode later, never carries it.
+ * appends it to the request with the descriptor the fstatfs named (a stacked file
+ * system's own statfs of its layer, within the same call, is not counted). Up to
+ * PYSB_LABEL_BATCH descriptors, one fstatfs each, then one lookup reads their labels in
+ * order, each checked against its descriptor: two system calls a path fewer than a
+ * request of its own each. Labels come from a 64-bit counter, are never 0 and never reused; an
+ * inode's label is forgotten when the inode is freed (lsm/inode_free_security), so its
+ * address, reused by another inode later, never carries it.
  */
 enum pysb_label_state {
-	PYSB_LABEL_PENDING = 1,
-	PYSB_LABEL_DONE = 2,
-	PYSB_LABEL_FULL = 3, /* inode_labels is full */
+	PYSB_LABEL_PENDING = 1, /* label[n] is the next one given */
+	PYSB_LABEL_FULL = 3,	/* inode_labels is full: label[n] could not be given */
 };
 
+#define PYSB_LABEL_BATCH 32
+
 struct pysb_label_req {
-	__u64 label;
 	__u32 state; /* enum pysb_label_state */
-	__u32 _pad;
+	__u32 n;     /* labels given: label[0] to label[n - 1] */
+	__u64 label[PYSB_LABEL_BATCH];
+	__s32 fd[PYSB_LABEL_BATCH]; /* the descriptor each was asked through */
 };
 
 /* Labelled inodes, all sandboxes together (each inode has one label, shared). */
@@ -470,7 +476,7 @@ _Static_assert(sizeof(struct pysb_sandbox_cache) == 24, "pysb_sandbox_cache layo
 _Static_assert(sizeof(struct pysb_watch) == PYSB_WATCH_LEN + 24, "pysb_watch layout");
 _Static_assert(sizeof(struct pysb_file_key) == 16, "pysb_file_key layout");
 _Static_assert(sizeof(struct pysb_file_rule) == 8, "pysb_file_rule layout");
-_Static_assert(sizeof(struct pysb_label_req) == 16, "pysb_label_req layout");
+_Static_assert(sizeof(struct pysb_label_req) == 8 + 12 * PYSB_LABEL_BATCH, "pysb_label_req layout");
 _Static_assert(sizeof(struct pysb_mount_key) == 8, "pysb_mount_key layout");
 _Static_assert(sizeof(struct pysb_ignore) == 4 + PYSB_IGNORE_LEN, "pysb_ignore layout");
 _Static_assert(sizeof(struct pysb_ignore_set) == 4 + PYSB_MAX_IGNORES * (4 + PYSB_IGNORE_LEN),

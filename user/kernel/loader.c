@@ -159,28 +159,47 @@ static int load_and_attach(struct pysb_bpf *skel, const char **what, int *err)
 }
 
 /*
- * The label of the inode `fd` holds, given by lsm/sb_statfs at the request of thread
- * `tid` (the caller's). The request stays in `label_reqs`, answered (the hook acts on a
- * pending one only): a series of labels re-arms it, and label_end removes it; two system
- * calls a label fewer than a request of its own each.
+ * Labels by batch (struct pysb_label_req): label_arm puts an empty request of thread
+ * `tid` (the caller's) in `label_reqs`; then each label_ask, an fstatfs(2) of a
+ * descriptor, has lsm/sb_statfs append the label of its inode; label_collect reads the
+ * `n` asked since, in order. At most PYSB_LABEL_BATCH between an arm and a collect;
+ * label_end removes the request.
  */
-int label_fd(int reqs, uint32_t tid, int fd, uint64_t *label)
+int label_arm(int reqs, uint32_t tid)
 {
 	struct pysb_label_req r = { .state = PYSB_LABEL_PENDING };
+
+	return bpf_map_update_elem(reqs, &tid, &r, BPF_ANY) ? -errno : 0;
+}
+
+int label_ask(int fd)
+{
 	struct statfs sfs;
 
-	if (bpf_map_update_elem(reqs, &tid, &r, BPF_ANY))
-		return -errno;
-	if (fstatfs(fd, &sfs))
-		return -errno;
+	return fstatfs(fd, &sfs) ? -errno : 0;
+}
+
+/* The labels of the `n` descriptors fds[] asked in that order: 0, or the first of them
+ * that has no label in *given: -ENOSPC (every label in use), -ENOTSUP (not answered:
+ * lsm/sb_statfs not attached), -EPROTO (answered for another descriptor). The labels
+ * before it are in labels[]. */
+int label_collect(int reqs, uint32_t tid, const int *fds, uint64_t *labels, size_t n, size_t *given)
+{
+	struct pysb_label_req r;
+
+	*given = 0;
 	if (bpf_map_lookup_elem(reqs, &tid, &r))
-		r.state = 0;
-	if (r.state == PYSB_LABEL_FULL)
-		return -ENOSPC;
-	if (r.state != PYSB_LABEL_DONE || !r.label)
-		return -ENOTSUP; /* the request was not seen: lsm/sb_statfs not attached */
-	*label = r.label;
-	return 0;
+		return -ENOTSUP;
+	for (; *given < n && *given < r.n && *given < PYSB_LABEL_BATCH; (*given)++) {
+		if (r.fd[*given] != fds[*given])
+			return -EPROTO;
+		if (!r.label[*given])
+			return -ENOTSUP;
+		labels[*given] = r.label[*given];
+	}
+	if (*given == n)
+		return 0;
+	return r.state == PYSB_LABEL_FULL ? -ENOSPC : -ENOTSUP;
 }
 
 void label_end(int reqs, uint32_t tid)
@@ -195,10 +214,13 @@ static int probe_labels(int reqs)
 		      open("/proc/self", O_PATH | O_CLOEXEC | O_NOFOLLOW) };
 	uint64_t label[3] = { 0 };
 	uint32_t tid = (uint32_t)syscall(SYS_gettid);
-	int err = 0;
+	size_t given;
+	int err = label_arm(reqs, tid);
 
 	for (int i = 0; i < 3 && !err; i++)
-		err = fd[i] < 0 ? -errno : label_fd(reqs, tid, fd[i], &label[i]);
+		err = fd[i] < 0 ? -errno : label_ask(fd[i]);
+	if (!err)
+		err = label_collect(reqs, tid, fd, label, 3, &given);
 	label_end(reqs, tid);
 	for (int i = 0; i < 3; i++)
 		if (fd[i] >= 0)

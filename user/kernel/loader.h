@@ -171,14 +171,20 @@ struct file_pins {
 	int *fd;
 	uint64_t *label;
 	size_t n, cap;
-	uint32_t tid; /* the thread whose label request is pending (0: none) */
+	size_t labelled; /* entries whose label is read; the others' are asked */
+	uint32_t tid;	 /* the thread whose label request is pending (0: none) */
+	/* the paths of the entries asked, for the messages: the caller's, alive until the
+	 * batch is read */
+	const char *asked[PYSB_LABEL_BATCH];
 };
-/* Opens `path` (O_PATH; nofollow: a symbolic link itself), labels its inode and keeps the
- * descriptor in `p`; 0 or -errno (-ENOSPC: no label left; -EMFILE: RLIMIT_NOFILE's hard
- * limit reached), after saying what failed (pr_err). A series of them ends with
- * loader_pins_labelled, which removes the label request. */
+/* Opens `path` (O_PATH; nofollow: a symbolic link itself), keeps the descriptor in `p`
+ * and asks for the label of its inode, read by batch (struct pysb_label_req); 0 or
+ * -errno (-ENOSPC: no label left; -EMFILE: RLIMIT_NOFILE's hard limit reached), after
+ * saying what failed (pr_err). A series of them ends with loader_pins_labelled, which
+ * reads the last labels (0 or -errno, said the same way) and removes the label request:
+ * only then is p->label complete. `path` must live until then. */
 int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, bool nofollow);
-void loader_pins_labelled(struct loader *l, struct file_pins *p);
+int loader_pins_labelled(struct loader *l, struct file_pins *p);
 /* Closes every descriptor of `p` and empties it. */
 void file_pins_release(struct file_pins *p);
 

@@ -46,7 +46,10 @@
 
 /* loader.c */
 bool is_optional(const char *hook);
-int label_fd(int reqs, uint32_t tid, int fd, uint64_t *label);
+int label_arm(int reqs, uint32_t tid);
+int label_ask(int fd);
+int label_collect(int reqs, uint32_t tid, const int *fds, uint64_t *labels, size_t n,
+		  size_t *given);
 void label_end(int reqs, uint32_t tid);
 
 /* pinned.c */

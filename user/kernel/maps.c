@@ -507,9 +507,32 @@ static int open_pin(const char *path, bool nofollow)
 	return fd;
 }
 
+static void label_failed(const char *path, int err)
+{
+	pr_err("cannot label the inode of %s for its rule: %s", path,
+	       err == -ENOSPC	 ? "every label is in use (too many rule paths on this machine)"
+	       : err == -ENOTSUP ? "the kernel did not answer (lsm/sb_statfs not attached)"
+				 : strerror(-err));
+}
+
+/* Reads the labels asked since the last batch. */
+static int pins_collect(struct loader *l, struct file_pins *p)
+{
+	size_t want = p->n - p->labelled, given = 0;
+	int err;
+
+	if (!want)
+		return 0;
+	err = label_collect(l->fd.label_reqs, p->tid, p->fd + p->labelled, p->label + p->labelled,
+			    want, &given);
+	if (err)
+		label_failed(p->asked[given < want ? given : want - 1], err);
+	p->labelled = p->n; /* on an error, the caller gives up: said once */
+	return err;
+}
+
 int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, bool nofollow)
 {
-	uint64_t label = 0;
 	int fd, err;
 
 	if (p->n == p->cap) {
@@ -538,27 +561,28 @@ int loader_pin_path(struct loader *l, struct file_pins *p, const char *path, boo
 	}
 	if (!p->tid)
 		p->tid = (uint32_t)syscall(SYS_gettid);
-	err = label_fd(l->fd.label_reqs, p->tid, fd, &label);
+	err = p->n == p->labelled ? label_arm(l->fd.label_reqs, p->tid) : 0;
+	if (!err)
+		err = label_ask(fd);
 	if (err) {
-		pr_err("cannot label the inode of %s for its rule: %s", path,
-		       err == -ENOSPC	 ? "every label is in use (too many rule paths on this "
-					   "machine)"
-		       : err == -ENOTSUP ? "the kernel did not answer "
-					   "(lsm/sb_statfs not attached)"
-					 : strerror(-err));
+		label_failed(path, err);
 		close(fd);
 		return err;
 	}
+	p->asked[p->n - p->labelled] = path;
 	p->fd[p->n] = fd;
-	p->label[p->n++] = label;
-	return 0;
+	p->label[p->n++] = 0;
+	return p->n - p->labelled == PYSB_LABEL_BATCH ? pins_collect(l, p) : 0;
 }
 
-void loader_pins_labelled(struct loader *l, struct file_pins *p)
+int loader_pins_labelled(struct loader *l, struct file_pins *p)
 {
+	int err = p->tid ? pins_collect(l, p) : 0;
+
 	if (p->tid)
 		label_end(l->fd.label_reqs, p->tid);
 	p->tid = 0;
+	return err;
 }
 
 void file_pins_release(struct file_pins *p)

@@ -73,7 +73,8 @@ static int pin_rule_paths(struct loader *l, const struct compiled *c, struct fil
 		if (!ret)
 			ret = same_as_compiled(pins, h->path, h->ino, 0, false);
 	}
-	loader_pins_labelled(l, pins);
+	if (loader_pins_labelled(l, pins))
+		ret = -1;
 	return ret ? -1 : 0;
 }
 
