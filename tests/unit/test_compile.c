@@ -16,6 +16,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1489,6 +1490,52 @@ static void test_check_non_utf8_path(void **state)
 	check_done(run);
 }
 
+/* memo_realpath answers as realpath(3) does, the second time from its memo: links to
+ * files and directories (relative, through "..", dangling), names that are missing or
+ * below a file, spellings it leaves to realpath(3). */
+static void test_memo_realpath_agrees_with_realpath(void **state)
+{
+	const char *rel[] = { "m/a",	      "m/a/b/c",     "m/l/c",	  "m/a/dl/b/c",
+			      "m/l",	      "m/missing/x", "m/a/b/c/x", "m/dang",
+			      "m/a/./b",      "m/a/../a/b",  "m/a//b",	  "m/a/b/",
+			      "m/a/dl/../b/c" };
+	char want[PATH_MAX], got[PATH_MAX];
+
+	(void)state;
+	assert_int_equal(mkdir(tpath("m"), 0755), 0);
+	assert_int_equal(mkdir(tpath("m/a"), 0755), 0);
+	assert_int_equal(mkdir(tpath("m/a/b"), 0755), 0);
+	put("m/a/b/c", "x");
+	assert_int_equal(symlink("a/b", tpath("m/l")), 0);
+	assert_int_equal(symlink("../a", tpath("m/a/dl")), 0);
+	assert_int_equal(symlink("nowhere", tpath("m/dang")), 0);
+	memo_begin();
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(rel) / sizeof(rel[0]); i++) {
+			const char *p = tpath(rel[i]);
+			char *w, *g;
+			int werr, gerr;
+
+			errno = 0;
+			w = realpath(p, want);
+			werr = errno;
+			errno = 0;
+			g = memo_realpath(p, got);
+			gerr = errno;
+			if (!w) {
+				assert_null(g);
+				assert_int_equal(gerr, werr);
+			} else {
+				assert_non_null(g);
+				assert_string_equal(got, want);
+			}
+		}
+		assert_non_null(memo_realpath("/", got));
+		assert_string_equal(got, "/");
+	}
+	memo_end();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1522,6 +1569,7 @@ int main(void)
 		cmocka_unit_test(test_ignore_flags),
 		cmocka_unit_test(test_check_non_utf8_path),
 		cmocka_unit_test(test_check_departures),
+		cmocka_unit_test(test_memo_realpath_agrees_with_realpath),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

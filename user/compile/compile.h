@@ -207,6 +207,8 @@ void memo_end(void);
 int memo_stat(const char *path, struct stat *st);
 int memo_lstat(const char *path, struct stat *st);
 int memo_statfs_type(const char *path, long *f_type);
+/* realpath(3) into out (PATH_MAX), each directory's answer kept in a memo */
+char *memo_realpath(const char *path, char *out);
 
 /* Kernel dev_t of a user-space st_dev. */
 uint32_t kernel_dev(uint64_t st_dev);

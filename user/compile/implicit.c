@@ -120,7 +120,7 @@ static int add(struct implicit_set *s, const char *path, uint32_t access, const 
 	char real[PATH_MAX];
 
 	depend(s, path);
-	if (!realpath(path, real))
+	if (!memo_realpath(path, real))
 		return 0; /* absent here: nothing to grant */
 	for (size_t i = 0; i < s->n; i++) {
 		if (!strcmp(s->v[i].path, real)) {

@@ -5,8 +5,13 @@
  * (/etc, /usr, /usr/lib for each of their entries), ~170 calls for `run -- /bin/true`, half
  * of them repeats; each costs a system call and a pass through the file hooks. Outside a
  * compile (memo_begin .. memo_end) every call goes to the kernel. No threads share it.
+ * realpath(3) too: it readlinks every component of every path, and the implicit paths
+ * share their directories (~170 readlink(2) for `run -- python3 -c pass`).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +20,7 @@
 
 #include "compile.h"
 
-enum memo_kind { MEMO_STAT, MEMO_LSTAT, MEMO_STATFS };
+enum memo_kind { MEMO_STAT, MEMO_LSTAT, MEMO_STATFS, MEMO_REALPATH };
 
 struct memo_entry {
 	char *path; /* NULL: empty slot */
@@ -23,6 +28,7 @@ struct memo_entry {
 	int err; /* errno of the call, 0 when it succeeded */
 	struct stat st;
 	long f_type;
+	char *canon; /* MEMO_REALPATH: the answer */
 };
 
 static struct memo {
@@ -40,8 +46,10 @@ void memo_end(void)
 {
 	if (!memo)
 		return;
-	for (size_t i = 0; i < memo->size; i++)
+	for (size_t i = 0; i < memo->size; i++) {
 		free(memo->v[i].path);
+		free(memo->v[i].canon);
+	}
 	free(memo->v);
 	free(memo);
 	memo = NULL;
@@ -152,4 +160,81 @@ int memo_statfs_type(const char *path, long *f_type)
 		return -1;
 	*f_type = e->f_type;
 	return 0;
+}
+
+/* An absolute path realpath(3) would only have to follow links in: no ".", "..", empty
+ * component or trailing slash. */
+static bool plain_abs(const char *path)
+{
+	if (path[0] != '/' || !path[1])
+		return false;
+	for (const char *p = path; *p; p++)
+		if (*p == '/' && (p[1] == '/' || !p[1] || (p[1] == '.' && (!p[2] || p[2] == '/')) ||
+				  (p[1] == '.' && p[2] == '.' && (!p[3] || p[3] == '/'))))
+			return false;
+	return true;
+}
+
+/* realpath(3) of plain absolute `path` into out: the parent's (kept), then the last name
+ * when lstat(2) says it is no link; a link goes to realpath(3). 0 or an errno. */
+static int resolve(const char *path, char *out)
+{
+	char parent[PATH_MAX], canon[PATH_MAX];
+	const char *name = strrchr(path, '/') + 1;
+	struct stat st;
+
+	if (name - path >= PATH_MAX)
+		return ENAMETOOLONG;
+	memcpy(parent, path, (size_t)(name - path));
+	parent[name - path > 1 ? name - path - 1 : 1] = '\0';
+	if (strcmp(parent, "/") && !memo_realpath(parent, canon))
+		return errno;
+	if (memo_lstat(path, &st))
+		return errno;
+	if (S_ISLNK(st.st_mode))
+		return realpath(path, out) ? 0 : errno;
+	if (snprintf(out, PATH_MAX, "%s/%s", strcmp(parent, "/") ? canon : "", name) >= PATH_MAX)
+		return ENAMETOOLONG;
+	return 0;
+}
+
+char *memo_realpath(const char *path, char *out)
+{
+	struct memo_entry *e;
+	int err;
+
+	if (!memo || !plain_abs(path))
+		return realpath(path, out);
+	if (2 * (memo->n + 1) > memo->size && grow())
+		return realpath(path, out);
+	e = &memo->v[slot_of(memo->v, memo->size, path, MEMO_REALPATH)];
+	if (!e->path) {
+		err = resolve(path, out); /* may grow the memo: its slot is found again */
+		if (2 * (memo->n + 1) > memo->size && grow())
+			goto unkept;
+		e = &memo->v[slot_of(memo->v, memo->size, path, MEMO_REALPATH)];
+		e->path = strdup(path);
+		e->canon = err ? NULL : strdup(out);
+		if (!e->path || (!err && !e->canon)) {
+			free(e->path);
+			free(e->canon);
+			*e = (struct memo_entry){ 0 };
+			goto unkept;
+		}
+		e->kind = MEMO_REALPATH;
+		e->err = err;
+		memo->n++;
+		goto unkept;
+	}
+	if (e->err) {
+		errno = e->err;
+		return NULL;
+	}
+	return strcpy(out, e->canon);
+unkept:
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	return out;
 }
