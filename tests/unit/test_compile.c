@@ -1068,6 +1068,8 @@ static void test_check_json(void **state)
 		json_array_size(json_object_get(json_object_get(v, "allowed_ports"), "tcp_out")),
 		0);
 	assert_false(json_is_true(json_object_get(net, "unix_abstract")));
+	assert_false(json_is_true(json_object_get(net, "multicast_ipv4")));
+	assert_false(json_is_true(json_object_get(net, "multicast_ipv6")));
 
 	/* environment: the rules, and the names passed (never the values) */
 	arr = json_object_get(json_object_get(run->doc, "environment"), "passed");
@@ -1282,6 +1284,28 @@ static void test_check_json_diagnostics(void **state)
 					 "matched against each name and cannot hold a '/'; write "
 					 "it as an absolute path\n"));
 	free(run);
+}
+
+/* check says whether the program may join multicast groups: a UDP IN rule on a group of
+ * the family (bpf/multicast.bpf.h), in the report and in the text. */
+static void test_check_multicast_joins(void **state)
+{
+	struct check_run *run;
+	json_t *net;
+
+	(void)state;
+	put("mcast.pysb", "net=ALLOW|udp|224.0.0.0/4|*|IN\nnet=ALLOW|udp|ff02::/16|*|OUT\n");
+	run = check("mcast.pysb", true, false, NULL, 0);
+	assert_int_equal(run->ret, 0);
+	net = json_object_get(json_object_get(run->doc, "kernel"), "net");
+	assert_true(json_is_true(json_object_get(net, "multicast_ipv4")));
+	assert_false(json_is_true(json_object_get(net, "multicast_ipv6"))); /* OUT only */
+	check_done(run);
+	run = check("mcast.pysb", false, false, NULL, 0);
+	assert_non_null(
+		strstr(run->out, "mcast   IPv4 multicast groups: joins allowed, any group"));
+	assert_non_null(strstr(run->out, "mcast   IPv6 multicast groups: joins refused"));
+	check_done(run);
 }
 
 static void test_check_text(void **state)
@@ -1563,6 +1587,7 @@ int main(void)
 		cmocka_unit_test(test_check_invalid),
 		cmocka_unit_test(test_check_json_diagnostics),
 		cmocka_unit_test(test_check_text),
+		cmocka_unit_test(test_check_multicast_joins),
 		cmocka_unit_test(test_check_overrides),
 		cmocka_unit_test(test_check_secrets_warned_with_their_line),
 		cmocka_unit_test(test_check_ignore_absolute),

@@ -326,6 +326,9 @@ void add_net(struct report *r, json_t *kernel)
 	set_new(r, net, "inet_raw", json_boolean(c->net_cfg.flags & PYSB_NET_INET_RAW));
 	set_new(r, net, "icmp", json_boolean(c->net_cfg.flags & PYSB_NET_ICMP));
 	set_new(r, net, "sctp", json_boolean(c->net_cfg.flags & PYSB_NET_SCTP));
+	/* bpf/multicast.bpf.h: joins need a UDP IN rule on a group of the family */
+	set_new(r, net, "multicast_ipv4", json_boolean(net_multicast_allowed(c, AF_INET)));
+	set_new(r, net, "multicast_ipv6", json_boolean(net_multicast_allowed(c, AF_INET6)));
 }
 
 /* ---------------- what pysb-bpf does before the start: the environment */

@@ -246,6 +246,11 @@ static void render_net(FILE *f, const json_t *k)
 		fputs("family  ICMP ping sockets allowed\n", f);
 	if (json_is_true(json_object_get(net, "sctp")))
 		fputs("family  SCTP sockets allowed\n", f);
+	for (int v6 = 0; v6 < 2; v6++)
+		fprintf(f, "mcast   %s multicast groups: %s\n", v6 ? "IPv6" : "IPv4",
+			json_is_true(json_object_get(net, v6 ? "multicast_ipv6" : "multicast_ipv4"))
+				? "joins allowed, any group (a UDP IN rule names a group)"
+				: "joins refused (no UDP IN rule on a group)");
 }
 
 static void render_kernel(FILE *f, const json_t *k, bool verbose)
