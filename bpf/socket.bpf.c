@@ -68,7 +68,8 @@ static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cg
 	__u16 af = 0, port = 0, verdict;
 	int slot;
 
-	if (BPF_CORE_READ(sk, sk_cgrp_data.cgroup, kn, id) == cgid || !addr || addrlen < 2)
+	/* plain BTF loads: every send with an address of a sandboxed task comes here */
+	if (sk->sk_cgrp_data.cgroup->kn->id == cgid || !addr || addrlen < 2)
 		return 0;
 	bpf_probe_read_kernel(&af, sizeof(af), &addr->sa_family);
 	if (af == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
@@ -154,8 +155,7 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 		return err;
 	if (msg->msg_namelen < 2)
 		return 0; /* no destination: connected, judged at connect() */
-	return born_net(cfg, cgid, sock, family, BPF_CORE_READ(msg, msg_name), PYSB_OP_SENDMSG,
-			PYSB_NET_OUT)
-		       ?: foreign_socket(cfg, cgid, sock, sk, BPF_CORE_READ(msg, msg_name),
-					 msg->msg_namelen, PYSB_OP_SENDMSG);
+	return born_net(cfg, cgid, sock, family, msg->msg_name, PYSB_OP_SENDMSG, PYSB_NET_OUT)
+		       ?: foreign_socket(cfg, cgid, sock, sk, msg->msg_name, msg->msg_namelen,
+					 PYSB_OP_SENDMSG);
 }
