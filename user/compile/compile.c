@@ -34,17 +34,23 @@ int stat_kernel(const char *path, struct stat *st, uint64_t *raw_dev)
 {
 	struct stat dir;
 	char parent[PATH_MAX];
+	bool have_dir;
 	long f_type;
 
 	if (memo_stat(path, st))
 		return -1;
 	if (raw_dev)
 		*raw_dev = st->st_dev;
-	if (S_ISDIR(st->st_mode) || memo_statfs_type(path, &f_type) ||
-	    f_type != OVERLAYFS_SUPER_MAGIC)
+	if (S_ISDIR(st->st_mode))
 		return 0;
 	snprintf(parent, sizeof(parent), "%s", path);
-	if (memo_stat(dirname(parent), &dir))
+	have_dir = !memo_stat(dirname(parent), &dir);
+	/* the directory's device already (every file system but such an overlay): nothing
+	 * to correct, and no statfs(2) to ask */
+	if ((have_dir && st->st_dev == dir.st_dev) || memo_statfs_type(path, &f_type) ||
+	    f_type != OVERLAYFS_SUPER_MAGIC)
+		return 0;
+	if (!have_dir)
 		return -1;
 	st->st_dev = dir.st_dev;
 	return 0;
