@@ -111,7 +111,7 @@ static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cg
  * every receive of the machine), as an open file's reads are not.
  */
 static __always_inline int held_kind(struct pysb_sandbox_cfg *cfg, __u64 cgid, struct socket *sock,
-				     struct sock *sk, __u16 family, __u16 op, __u32 dir)
+				     struct sock *sk, __u16 family, __u32 dir)
 {
 	__u16 type, protocol;
 
@@ -123,7 +123,8 @@ static __always_inline int held_kind(struct pysb_sandbox_cfg *cfg, __u64 cgid, s
 		return 0;
 	if (socket_admitted(sandbox_net_cfg(cfg), family, type, protocol))
 		return 0;
-	net_event(cfg, cgid, op, family, NULL, 0, protocol, type, dir, 0);
+	/* reported as the socket it is: the kind not allowed (learning adds it) */
+	net_event(cfg, cgid, PYSB_OP_SOCKET, family, NULL, 0, protocol, type, 0, 0);
 	return deny_ret(cfg, EPERM);
 }
 
@@ -141,10 +142,10 @@ int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address,
 	if (family == AF_UNIX)
 		return unix_connect_check(cfg, cgid, sock, sk, address, addrlen);
 	if (family != AF_INET && family != AF_INET6)
-		return held_kind(cfg, cgid, sock, sk, family, PYSB_OP_CONNECT, PYSB_NET_OUT);
+		return held_kind(cfg, cgid, sock, sk, family, PYSB_NET_OUT);
 	return born_net(cfg, cgid, sock, family, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT,
 			PYSB_NET_OUT)
-		       ?: held_kind(cfg, cgid, sock, sk, family, PYSB_OP_CONNECT, PYSB_NET_OUT)
+		       ?: held_kind(cfg, cgid, sock, sk, family, PYSB_NET_OUT)
 		       ?: foreign_socket(cfg, cgid, sock, sk, address, addrlen, PYSB_OP_CONNECT,
 					 PYSB_NET_OUT);
 }
@@ -164,7 +165,7 @@ int BPF_PROG(pysb_socket_bind, struct socket *sock, struct sockaddr *address, in
 	if (BPF_CORE_READ(address, sa_family) == AF_UNIX)
 		return unix_bind_check(cfg, cgid, address, addrlen);
 	return born_net(cfg, cgid, sock, family, address, PYSB_OP_BIND, PYSB_NET_IN)
-		       ?: held_kind(cfg, cgid, sock, sk, family, PYSB_OP_BIND, PYSB_NET_IN)
+		       ?: held_kind(cfg, cgid, sock, sk, family, PYSB_NET_IN)
 		       ?: foreign_socket(cfg, cgid, sock, sk, address, addrlen, PYSB_OP_BIND,
 					 PYSB_NET_IN);
 }
@@ -183,7 +184,7 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 		return 0;
 	if (family == AF_UNIX)
 		return unix_sendmsg_check(cfg, cgid, sock, sk, msg);
-	err = held_kind(cfg, cgid, sock, sk, family, PYSB_OP_SENDMSG, PYSB_NET_OUT);
+	err = held_kind(cfg, cgid, sock, sk, family, PYSB_NET_OUT);
 	if (err || (family != AF_INET && family != AF_INET6))
 		return err;
 	err = source_route_cmsg_check(cfg, cgid, sock, msg);

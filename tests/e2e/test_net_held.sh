@@ -71,6 +71,9 @@ test_net_held_sockets_bind_and_other_kinds_judged() {
 		expect_line "$T/out2" "$l ok"
 	done
 	expect_grep "$T/out2.err" "deny net bind tcp 127\.0\.0\.1:20082 \(IN\)"
+	expect_grep "$T/out2.err" "deny net bind udp 127\.0\.0\.1:20084 \(IN\)"
+	expect_grep "$T/out2.err" "deny net socket [a-z0-9]+\(2\) type=[a-z]+\(2\) protocol=1 "
+	expect_grep "$T/out2.err" "deny net socket [a-z0-9]+\(2\) type=[a-z]+\(3\) protocol=1 "
 	# With the kinds allowed (bpf.socket-family=icmp,raw), the held ones work again.
 	held_attach "$T/policy-kinds" "$T/r3" "$T/go3" "$T/out3"
 	for l in ping-send raw-send tcp-bind-allowed; do
