@@ -101,21 +101,24 @@ static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cg
 }
 
 /*
- * A socket made outside the task's cgroup, of a kind this sandbox may not make (socket_create
- * would refuse it here): a ping, raw IP or SCTP socket, a packet socket, vsock, ... held from
- * before `attach`, inherited or received. No net= rule judges these kinds (docs/network.md),
- * so every connect, bind and send on it is refused (found by an adversary: an attached
- * process's ping and raw sockets reached any host; a connected raw socket with IP_HDRINCL
- * needs no address to). Unix sockets are judged by their peer, netlink by netlink_send;
- * TCP and UDP by foreign_socket. What such a socket receives is not judged (no hook on
- * every receive of the machine), as an open file's reads are not.
+ * A socket of a kind this sandbox may not make (socket_create would refuse it here): a
+ * ping, raw IP or SCTP socket, a packet socket, vsock, ... made before the sandbox's rules
+ * applied to it: held from before `attach`, inherited, received, or made in a service's
+ * cgroup before the daemon bound it in place (or while it was in audit mode, or under a
+ * policy a reload narrowed). No net= rule judges these kinds (docs/network.md), so every
+ * connect, bind and send on it is refused (found by an adversary: an attached process's
+ * ping and raw sockets reached any host, and so did those of a service the daemon confined
+ * in place; a connected raw socket with IP_HDRINCL needs no address to). Unix sockets are
+ * judged by their peer, netlink by netlink_send; TCP and UDP by foreign_socket and the
+ * cgroup programs. What such a socket receives is not judged (no hook on every receive of
+ * the machine), as an open file's reads are not.
  */
 static __always_inline int held_kind(struct pysb_sandbox_cfg *cfg, __u64 cgid, struct socket *sock,
 				     struct sock *sk, __u16 family, __u32 dir)
 {
 	__u16 type, protocol;
 
-	if (family == AF_UNIX || family == AF_NETLINK || !made_outside(sk, cgid))
+	if (family == AF_UNIX || family == AF_NETLINK || !sk)
 		return 0;
 	type = BPF_CORE_READ(sock, type);
 	protocol = BPF_CORE_READ(sk, sk_protocol);

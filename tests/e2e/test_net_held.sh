@@ -81,3 +81,65 @@ test_net_held_sockets_bind_and_other_kinds_judged() {
 	done
 	expect_line "$T/out3" "tcp-bind-other EPERM"
 }
+
+# The same kinds made by a service in its own cgroup before the daemon bound that cgroup in
+# place: the socket's cgroup is the sandbox's, so only its kind tells (round 22). With the
+# kinds allowed by the binding's policy (another cgroup), the held ones work.
+test_net_held_sockets_of_a_service_bound_in_place_judged() {
+	once_per_matrix "the kind check is the attached one's; this is its in-place case"
+	local cg=/sys/fs/cgroup/pysb-e2e-held n i
+	trap 'daemon_stop; net_cleanup; kill $(jobs -p) 2>/dev/null; rmdir $cg/* $cg 2>/dev/null' EXIT
+	write_probe_lib
+	NET_PING_RANGE=$(sysctl -n net.ipv4.ping_group_range)
+	sysctl -qw net.ipv4.ping_group_range="0 0"
+	mkdir -p "$T/conf" "$cg/strict" "$cg/kinds"
+	printf 'net=ALLOW|tcp|127.0.0.1|20081|IN\nexpose-ro=%s\n' "$T/lib" >"$T/conf/strict.py-sandboxes"
+	cp "$T/conf/strict.py-sandboxes" "$T/conf/kinds.py-sandboxes"
+	echo "bpf.socket-family=icmp,raw" >>"$T/conf/kinds.py-sandboxes"
+	binding strict '{"policy": "strict.py-sandboxes", "cgroup": "pysb-e2e-held/strict"}'
+	binding kinds '{"policy": "kinds.py-sandboxes", "cgroup": "pysb-e2e-held/kinds"}'
+	write_file "$T/svc.py" <<PY
+import os, socket, sys, time
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+cg, ready, go = sys.argv[1:4]
+with open(cg + '/cgroup.procs', 'w') as f:
+    f.write(str(os.getpid()))
+ping = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)
+raw = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+open(ready, 'w').close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+echo = b'\x08\x00\x00\x00\x00\x00\x00\x01held'
+def ping_once():
+    ping.settimeout(10); ping.sendto(echo, ('127.0.0.1', 0)); assert ping.recv(64)[0] == 0
+attempt('ping-send', ping_once)
+attempt('raw-send', lambda: raw.sendto(echo, ('127.0.0.1', 0)))
+print('done', flush=True)
+PY
+	# Unconfined (in a cgroup no binding names), each works.
+	mkdir -p "$cg/plain"
+	run_plain python3 "$T/svc.py" "$cg/plain" "$T/r0" "$T/r0"
+	expect_line "$T/out" "ping-send ok"
+	expect_line "$T/out" "raw-send ok"
+	for n in strict kinds; do
+		python3 "$T/svc.py" "$cg/$n" "$T/r-$n" "$T/go" >"$T/out-$n" 2>&1 &
+		wait_file "$T/r-$n" "the service $n is not ready: $(cat "$T/out-$n")"
+	done
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "strict: confined $cg/strict "
+	wait_for "$T/daemon.err" "kinds: confined $cg/kinds "
+	touch "$T/go"
+	for n in strict kinds; do
+		for ((i = 0; i < 300; i++)); do
+			_has "$T/out-$n" xF done && break
+			sleep 0.1
+		done
+		expect_line "$T/out-$n" "done"
+	done
+	expect_line "$T/out-strict" "ping-send EPERM"
+	expect_line "$T/out-strict" "raw-send EPERM"
+	expect_line "$T/out-kinds" "ping-send ok"
+	expect_line "$T/out-kinds" "raw-send ok"
+	expect_grep "$T/events.jsonl" '"operation":"socket".*"type":"raw"'
+}
