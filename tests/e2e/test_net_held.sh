@@ -82,13 +82,25 @@ test_net_held_sockets_bind_and_other_kinds_judged() {
 	expect_line "$T/out3" "tcp-bind-other EPERM"
 }
 
+# The daemon stopped, its bindings released (as mb_cleanup does), the services gone.
+held_inplace_cleanup() {
+	trap - EXIT
+	daemon_stop
+	kill -9 $(jobs -p) 2>/dev/null
+	wait 2>/dev/null
+	mkdir -p "$T/empty"
+	"$PYSB" daemon --config "$T/empty" --once >/dev/null 2>&1
+	rmdir /sys/fs/cgroup/pysb-e2e-held/* /sys/fs/cgroup/pysb-e2e-held 2>/dev/null
+	net_cleanup
+}
+
 # The same kinds made by a service in its own cgroup before the daemon bound that cgroup in
 # place: the socket's cgroup is the sandbox's, so only its kind tells (round 22). With the
 # kinds allowed by the binding's policy (another cgroup), the held ones work.
 test_net_held_sockets_of_a_service_bound_in_place_judged() {
 	once_per_matrix "the kind check is the attached one's; this is its in-place case"
 	local cg=/sys/fs/cgroup/pysb-e2e-held n i
-	trap 'daemon_stop; net_cleanup; kill $(jobs -p) 2>/dev/null; rmdir $cg/* $cg 2>/dev/null' EXIT
+	trap held_inplace_cleanup EXIT
 	write_probe_lib
 	NET_PING_RANGE=$(sysctl -n net.ipv4.ping_group_range)
 	sysctl -qw net.ipv4.ping_group_range="0 0"
