@@ -33,14 +33,13 @@
 #include "net_verdict.bpf.h"
 #include <bpf/bpf_endian.h>
 
-#define AF_UNIX	       1
-#define AF_INET	       2
-#define AF_INET6       10
-#define AF_NETLINK     16
-#define NETLINK_ROUTE  0
-#define IPPROTO_ICMPV6 58
-#define RTM_BASE       16
-#define NLMSG_HDRLEN   16
+#define AF_UNIX	      1
+#define AF_INET	      2
+#define AF_INET6      10
+#define AF_NETLINK    16
+#define NETLINK_ROUTE 0
+#define RTM_BASE      16
+#define NLMSG_HDRLEN  16
 
 /* cgroup sock_addr verdicts */
 #define SOCK_ADDR_DENY	0
@@ -157,18 +156,6 @@ int BPF_PROG(pysb_socket_listen, struct socket *sock, int backlog)
 	return deny_ret(cfg, EPERM);
 }
 
-static __always_inline struct pysb_net_cfg *sandbox_net_cfg(const struct pysb_sandbox_cfg *cfg)
-{
-	__u32 id = cfg->id;
-
-	return bpf_map_lookup_elem(&net_cfg, &id);
-}
-
-static __always_inline bool family_allowed(const struct pysb_net_cfg *nc, int family)
-{
-	return nc && family >= 0 && family < 64 && ((nc->families >> family) & 1);
-}
-
 /* The sockets every sandbox may create: unix (judged at connect/send/bind,
  * bpf/unix.bpf.c), TCP, MPTCP and UDP (judged by the cgroup programs), and the routing
  * netlink, which name resolution (AI_ADDRCONFIG) and if_nameindex() read (requests that
@@ -184,25 +171,6 @@ static __always_inline bool socket_common(int family, int type, int protocol)
 		return type == SOCK_DGRAM && (protocol == 0 || protocol == IPPROTO_UDP);
 	}
 	return family == AF_NETLINK && protocol == NETLINK_ROUTE;
-}
-
-/* The sockets a policy's bpf.socket-family and net= rules admit besides: ping, raw,
- * SCTP, other families. See the file comment and docs/network.md. */
-static __always_inline bool socket_admitted(const struct pysb_net_cfg *nc, int family, int type,
-					    int protocol)
-{
-	__u32 flags = nc ? nc->flags : 0;
-
-	if (family == AF_INET || family == AF_INET6) {
-		if (type == SOCK_DGRAM && (flags & PYSB_NET_ICMP) &&
-		    protocol == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6))
-			return true;
-		if (type == SOCK_RAW && (flags & PYSB_NET_INET_RAW))
-			return true;
-		return (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
-		       protocol == IPPROTO_SCTP && (flags & PYSB_NET_SCTP);
-	}
-	return family_allowed(nc, family);
 }
 
 /* The common sockets cost no lookup of the sandbox's net_cfg: every TCP connection of a

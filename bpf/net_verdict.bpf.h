@@ -14,6 +14,12 @@
 #define AF_INET	 2
 #define AF_INET6 10
 #endif
+#ifndef AF_NETLINK
+#define AF_NETLINK 16
+#endif
+#ifndef IPPROTO_ICMPV6
+#define IPPROTO_ICMPV6 58
+#endif
 
 /* The verdict of port set `id` for `port`: binary search for the interval holding it. */
 static __always_inline __u16 port_verdict(__u32 sandbox, __u32 id, __u16 port)
@@ -67,6 +73,37 @@ static __always_inline __u16 net_verdict(__u32 sandbox, bool v6, const __u32 *a,
 	if (!v)
 		return 0; /* no rule covers the address */
 	return port_verdict(sandbox, v->ports[slot & (PYSB_NET_SLOTS - 1)], port);
+}
+
+static __always_inline struct pysb_net_cfg *sandbox_net_cfg(const struct pysb_sandbox_cfg *cfg)
+{
+	__u32 id = cfg->id;
+
+	return bpf_map_lookup_elem(&net_cfg, &id);
+}
+
+static __always_inline bool family_allowed(const struct pysb_net_cfg *nc, int family)
+{
+	return nc && family >= 0 && family < 64 && ((nc->families >> family) & 1);
+}
+
+/* The sockets a policy's bpf.socket-family and net= rules admit besides: ping, raw,
+ * SCTP, other families. See the file comment and docs/network.md. */
+static __always_inline bool socket_admitted(const struct pysb_net_cfg *nc, int family, int type,
+					    int protocol)
+{
+	__u32 flags = nc ? nc->flags : 0;
+
+	if (family == AF_INET || family == AF_INET6) {
+		if (type == SOCK_DGRAM && (flags & PYSB_NET_ICMP) &&
+		    protocol == (family == AF_INET ? IPPROTO_ICMP : IPPROTO_ICMPV6))
+			return true;
+		if (type == SOCK_RAW && (flags & PYSB_NET_INET_RAW))
+			return true;
+		return (type == SOCK_STREAM || type == SOCK_SEQPACKET) &&
+		       protocol == IPPROTO_SCTP && (flags & PYSB_NET_SCTP);
+	}
+	return family_allowed(nc, family);
 }
 
 /* TCP (or MPTCP) and UDP are what net= governs; -1 for anything else. */

@@ -29,11 +29,6 @@
 #include "source_route.bpf.h"
 #include "unix_autobind.bpf.h"
 
-static __always_inline __u16 sock_family(struct sock *sk)
-{
-	return sk ? BPF_CORE_READ(sk, __sk_common.skc_family) : 0;
-}
-
 /* The task's sandbox, or NULL (nothing to check); and then the socket's sock and family,
  * by plain (BTF) loads from the hook's own argument: no helper call on every send. */
 static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *sock, __u64 *cgid,
@@ -50,6 +45,15 @@ static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *
 	return cfg;
 }
 
+/* The socket was made in another cgroup than the task's: its cgroup programs are not the
+ * sandbox's (sk_cgrp_data, set when it was made). */
+/* Plain BTF loads: every connect, bind and send with an address of a sandboxed task
+ * asks. */
+static __always_inline bool made_outside(struct sock *sk, __u64 cgid)
+{
+	return sk && sk->sk_cgrp_data.cgroup->kn->id != cgid;
+}
+
 /*
  * An inet socket made outside the task's cgroup: before `attach` moved the process, or by
  * the caller of `run` and inherited, or received. The cgroup socket-address programs run
@@ -58,18 +62,19 @@ static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *
  * unconnected UDP socket, and a connected TCP socket disconnected with AF_UNSPEC and
  * connected again). A new destination given to such a socket (connect, a send with an
  * address) is judged here by the task's rules; what it was connected to before stays, as
- * an open file does. `addr` is the kernel's copy of the caller's address.
+ * an open file does. `addr` is the kernel's copy of the caller's address. A bind of such
+ * a socket is judged the same way by the IN rules (`dir`; found by an adversary: a held
+ * TCP socket bound to a port no rule allows and listening).
  */
 static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cgid,
 					  struct socket *sock, struct sock *sk,
-					  struct sockaddr *addr, int addrlen, __u16 op)
+					  struct sockaddr *addr, int addrlen, __u16 op, __u32 dir)
 {
 	__u32 given[4] = {}, a[4];
 	__u16 af = 0, port = 0, verdict;
 	int slot;
 
-	/* plain BTF loads: every send with an address of a sandboxed task comes here */
-	if (sk->sk_cgrp_data.cgroup->kn->id == cgid || !addr || addrlen < 2)
+	if (!made_outside(sk, cgid) || !addr || addrlen < 2)
 		return 0;
 	bpf_probe_read_kernel(&af, sizeof(af), &addr->sa_family);
 	if (af == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
@@ -85,16 +90,46 @@ static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cg
 	} else {
 		return 0; /* AF_UNSPEC: a disconnect; too short: the kernel refuses it */
 	}
-	slot = proto_slot(BPF_CORE_READ(sock, type), BPF_CORE_READ(sk, sk_protocol), PYSB_NET_OUT);
+	slot = proto_slot(BPF_CORE_READ(sock, type), BPF_CORE_READ(sk, sk_protocol), dir);
 	if (slot < 0)
-		return 0; /* other kinds were admitted, or not, by socket_create */
+		return 0; /* other kinds: held_kind */
 	__builtin_memcpy(a, given, sizeof(a));
-	verdict = net_verdict(cfg->id, judged_address(af == AF_INET6, a, PYSB_NET_OUT), a, port,
-			      slot);
+	verdict = net_verdict(cfg->id, judged_address(af == AF_INET6, a, dir), a, port, slot);
 	if (verdict & PYSB_NET_ALLOW)
 		return 0;
 	net_event(cfg, cgid, op, af, given, port, BPF_CORE_READ(sk, sk_protocol),
-		  BPF_CORE_READ(sock, type), PYSB_NET_OUT, verdict);
+		  BPF_CORE_READ(sock, type), dir, verdict);
+	return deny_ret(cfg, EPERM);
+}
+
+/*
+ * A socket of a kind this sandbox may not make (socket_create would refuse it here): a
+ * ping, raw IP or SCTP socket, a packet socket, vsock, ... made before the sandbox's rules
+ * applied to it: held from before `attach`, inherited, received, or made in a service's
+ * cgroup before the daemon bound it in place (or while it was in audit mode, or under a
+ * policy a reload narrowed). No net= rule judges these kinds (docs/network.md), so every
+ * connect, bind and send on it is refused (found by an adversary: an attached process's
+ * ping and raw sockets reached any host, and so did those of a service the daemon confined
+ * in place; a connected raw socket with IP_HDRINCL needs no address to). Unix sockets are
+ * judged by their peer, netlink by netlink_send; TCP and UDP by foreign_socket and the
+ * cgroup programs. What such a socket receives is not judged (no hook on every receive of
+ * the machine), as an open file's reads are not.
+ */
+static __always_inline int held_kind(struct pysb_sandbox_cfg *cfg, __u64 cgid, struct socket *sock,
+				     struct sock *sk, __u16 family, __u32 dir)
+{
+	__u16 type, protocol;
+
+	if (family == AF_UNIX || family == AF_NETLINK || !sk)
+		return 0;
+	type = sock->type; /* plain loads: every send of a sandboxed task comes here */
+	protocol = sk->sk_protocol;
+	if ((family == AF_INET || family == AF_INET6) && proto_slot(type, protocol, dir) >= 0)
+		return 0;
+	if (socket_admitted(sandbox_net_cfg(cfg), family, type, protocol))
+		return 0;
+	/* reported as the socket it is: the kind not allowed (learning adds it) */
+	net_event(cfg, cgid, PYSB_OP_SOCKET, family, NULL, 0, protocol, type, 0, 0);
 	return deny_ret(cfg, EPERM);
 }
 
@@ -112,26 +147,32 @@ int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address,
 	if (family == AF_UNIX)
 		return unix_connect_check(cfg, cgid, sock, sk, address, addrlen);
 	if (family != AF_INET && family != AF_INET6)
-		return 0;
+		return held_kind(cfg, cgid, sock, sk, family, PYSB_NET_OUT);
 	return born_net(cfg, cgid, sock, family, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT,
 			PYSB_NET_OUT)
-		       ?: foreign_socket(cfg, cgid, sock, sk, address, addrlen, PYSB_OP_CONNECT);
+		       ?: held_kind(cfg, cgid, sock, sk, family, PYSB_NET_OUT)
+		       ?: foreign_socket(cfg, cgid, sock, sk, address, addrlen, PYSB_OP_CONNECT,
+					 PYSB_NET_OUT);
 }
 
 SEC("lsm/socket_bind")
 int BPF_PROG(pysb_socket_bind, struct socket *sock, struct sockaddr *address, int addrlen)
 {
 	struct pysb_sandbox_cfg *cfg;
+	struct sock *sk;
+	__u16 family;
 	__u64 cgid;
 
-	cfg = current_sandbox(&cgid);
+	cfg = sandboxed_socket(sock, &cgid, &sk, &family);
 	if (!cfg || addrlen < (int)sizeof(__u16))
 		return 0; /* too short: the kernel refuses it (EINVAL) */
 	/* The address's family, not the socket's: bind(AF_UNIX name) is judged as one. */
 	if (BPF_CORE_READ(address, sa_family) == AF_UNIX)
 		return unix_bind_check(cfg, cgid, address, addrlen);
-	return born_net(cfg, cgid, sock, sock_family(BPF_CORE_READ(sock, sk)), address,
-			PYSB_OP_BIND, PYSB_NET_IN);
+	return born_net(cfg, cgid, sock, family, address, PYSB_OP_BIND, PYSB_NET_IN)
+		       ?: held_kind(cfg, cgid, sock, sk, family, PYSB_NET_IN)
+		       ?: foreign_socket(cfg, cgid, sock, sk, address, addrlen, PYSB_OP_BIND,
+					 PYSB_NET_IN);
 }
 
 SEC("lsm/socket_sendmsg")
@@ -148,8 +189,9 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 		return 0;
 	if (family == AF_UNIX)
 		return unix_sendmsg_check(cfg, cgid, sock, sk, msg);
-	if (family != AF_INET && family != AF_INET6)
-		return 0;
+	err = held_kind(cfg, cgid, sock, sk, family, PYSB_NET_OUT);
+	if (err || (family != AF_INET && family != AF_INET6))
+		return err;
 	err = source_route_cmsg_check(cfg, cgid, sock, msg);
 	if (err)
 		return err;
@@ -157,5 +199,5 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 		return 0; /* no destination: connected, judged at connect() */
 	return born_net(cfg, cgid, sock, family, msg->msg_name, PYSB_OP_SENDMSG, PYSB_NET_OUT)
 		       ?: foreign_socket(cfg, cgid, sock, sk, msg->msg_name, msg->msg_namelen,
-					 PYSB_OP_SENDMSG);
+					 PYSB_OP_SENDMSG, PYSB_NET_OUT);
 }
