@@ -512,6 +512,8 @@ static void label_failed(const char *path, int err)
 	pr_err("cannot label the inode of %s for its rule: %s", path,
 	       err == -ENOSPC	 ? "every label is in use (too many rule paths on this machine)"
 	       : err == -ENOTSUP ? "the kernel did not answer (lsm/sb_statfs not attached)"
+	       : err == -EPROTO	 ? "the kernel answered for another descriptor (a statfs(2) "
+				   "of this thread came in between): the sandbox is not set up"
 				 : strerror(-err));
 }
 
