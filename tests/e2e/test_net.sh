@@ -735,6 +735,31 @@ test_net_unix_renamed_or_other_netns_servers_socket_not_replaced() {
 	done
 }
 
+# held_attach POLICY READY GO OUT: runs $T/held.py READY GO outside, attaches it with
+# POLICY once READY exists, lets it go and waits for both; pysb-bpf's stderr in OUT.err.
+held_attach() {
+	local policy=$1 ready=$2 go=$3 out=$4 holder apid i
+	python3 "$T/held.py" "$ready" "$go" >"$out" 2>&1 &
+	holder=$!
+	wait_file "$ready" "the program is not ready: $(cat "$out")"
+	"$PYSB" attach --pid "$holder" --policy "$policy" >/dev/null 2>"$out.err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$out.err")"
+	touch "$go"
+	wait "$holder"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+	expect_line "$out" "done"
+}
+
 # Sockets made before `attach` (found by an adversary): the cgroup programs judge a socket
 # by the cgroup it was made in, so an attached process's earlier sockets reached any host:
 # an unconnected UDP socket by sendto, an unconnected TCP socket by connect, a connected
@@ -773,26 +798,7 @@ test_net_sockets_made_before_attach_judged_by_its_rules() {
 	for l in connected-before-send tcp-other udp-other reconnect-other tcp-allowed udp-allowed reconnect-allowed; do
 		expect_line "$T/out" "$l ok"
 	done
-	python3 "$T/held.py" "$T/r2" "$T/go2" >"$T/out" 2>&1 &
-	local holder=$! apid i
-	wait_file "$T/r2" "the program is not ready: $(cat "$T/out")"
-	"$PYSB" attach --pid "$holder" --policy "$T/policy" >"$T/att.out" 2>"$T/att.err" &
-	apid=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q pysb-bpf "/proc/$holder/cgroup" && break
-		sleep 0.1
-	done
-	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/att.err")"
-	touch "$T/go2"
-	wait "$holder"
-	# attach ends with its process, and removes its cgroup
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$apid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$apid" 2>/dev/null
-	wait "$apid"
-	expect_line "$T/out" "done"
+	held_attach "$T/policy" "$T/r2" "$T/go2" "$T/out"
 	expect_line "$T/out" "connected-before-send ok"
 	expect_line "$T/out" "tcp-other EPERM"
 	expect_line "$T/out" "udp-other EPERM"
@@ -800,5 +806,5 @@ test_net_sockets_made_before_attach_judged_by_its_rules() {
 	expect_line "$T/out" "tcp-allowed ok"
 	expect_line "$T/out" "udp-allowed ok"
 	expect_line "$T/out" "reconnect-allowed ok"
-	expect_grep "$T/att.err" "deny net connect tcp 127\.0\.0\.1:20062"
+	expect_grep "$T/out.err" "deny net connect tcp 127\.0\.0\.1:20062"
 }

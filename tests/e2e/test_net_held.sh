@@ -3,32 +3,7 @@
 # (test_net_sockets_made_before_attach_judged_by_its_rules) judged the new destinations
 # of such TCP and UDP sockets only. Their bind (an IN port no rule allows: a server on
 # any port) and every use of the kinds the policy may not make (a ping or raw IP socket
-# reaching any host) went unjudged.
-
-# held_attach POLICY READY GO OUT: runs $T/held.py READY GO outside, attaches it with
-# POLICY once READY exists, lets it go and waits for both; pysb-bpf's stderr in OUT.err.
-held_attach() {
-	local policy=$1 ready=$2 go=$3 out=$4 holder apid i
-	python3 "$T/held.py" "$ready" "$go" >"$out" 2>&1 &
-	holder=$!
-	wait_file "$ready" "the program is not ready: $(cat "$out")"
-	"$PYSB" attach --pid "$holder" --policy "$policy" >/dev/null 2>"$out.err" &
-	apid=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q pysb-bpf "/proc/$holder/cgroup" && break
-		sleep 0.1
-	done
-	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$out.err")"
-	touch "$go"
-	wait "$holder"
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$apid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$apid" 2>/dev/null
-	wait "$apid"
-	expect_line "$out" "done"
-}
+# reaching any host) went unjudged. (held_attach: test_net.sh.)
 
 test_net_held_sockets_bind_and_other_kinds_judged() {
 	net_setup "net=ALLOW|tcp|127.0.0.1|20081|IN" "net=ALLOW|udp|127.0.0.1|20083|IN"
