@@ -46,9 +46,8 @@ static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *
 }
 
 /* The socket was made in another cgroup than the task's: its cgroup programs are not the
- * sandbox's (sk_cgrp_data, set when it was made). */
-/* Plain BTF loads: every connect, bind and send with an address of a sandboxed task
- * asks. */
+ * sandbox's (sk_cgrp_data, set when it was made). Plain BTF loads: every connect, bind
+ * and send with an address of a sandboxed task asks. */
 static __always_inline bool made_outside(struct sock *sk, __u64 cgid)
 {
 	return sk && sk->sk_cgrp_data.cgroup->kn->id != cgid;

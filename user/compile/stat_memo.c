@@ -198,40 +198,44 @@ static int resolve(const char *path, char *out)
 	return 0;
 }
 
-char *memo_realpath(const char *path, char *out)
+/* Keeps the answer to `path`: `canon`, or errno `err` (canon NULL); out of memory, not
+ * kept. */
+static void keep_realpath(const char *path, const char *canon, int err)
 {
 	struct memo_entry *e;
+
+	if (2 * (memo->n + 1) > memo->size && grow())
+		return;
+	e = &memo->v[slot_of(memo->v, memo->size, path, MEMO_REALPATH)];
+	e->path = strdup(path);
+	e->canon = canon ? strdup(canon) : NULL;
+	if (!e->path || (canon && !e->canon)) {
+		free(e->path);
+		free(e->canon);
+		*e = (struct memo_entry){ 0 };
+		return;
+	}
+	e->kind = MEMO_REALPATH;
+	e->err = err;
+	memo->n++;
+}
+
+char *memo_realpath(const char *path, char *out)
+{
+	const struct memo_entry *e;
 	int err;
 
-	if (!memo || !plain_abs(path))
-		return realpath(path, out);
-	if (2 * (memo->n + 1) > memo->size && grow())
+	if (!memo || !plain_abs(path) || (2 * (memo->n + 1) > memo->size && grow()))
 		return realpath(path, out);
 	e = &memo->v[slot_of(memo->v, memo->size, path, MEMO_REALPATH)];
-	if (!e->path) {
-		err = resolve(path, out); /* may grow the memo: its slot is found again */
-		if (2 * (memo->n + 1) > memo->size && grow())
-			goto unkept;
-		e = &memo->v[slot_of(memo->v, memo->size, path, MEMO_REALPATH)];
-		e->path = strdup(path);
-		e->canon = err ? NULL : strdup(out);
-		if (!e->path || (!err && !e->canon)) {
-			free(e->path);
-			free(e->canon);
-			*e = (struct memo_entry){ 0 };
-			goto unkept;
-		}
-		e->kind = MEMO_REALPATH;
-		e->err = err;
-		memo->n++;
-		goto unkept;
+	if (e->path) {
+		err = e->err;
+		if (!err)
+			strcpy(out, e->canon);
+	} else {
+		err = resolve(path, out); /* may grow the memo: keep_realpath finds the slot */
+		keep_realpath(path, err ? NULL : out, err);
 	}
-	if (e->err) {
-		errno = e->err;
-		return NULL;
-	}
-	return strcpy(out, e->canon);
-unkept:
 	if (err) {
 		errno = err;
 		return NULL;
