@@ -402,7 +402,11 @@ static int walk_keep(struct keeper *k, const char *path, bool *writable)
 		}
 		if (len[d] + 1 + n >= sizeof(entry))
 			return 0;
-		snprintf(entry, sizeof(entry), "%s/%.*s", cur, (int)n, name);
+		/* cur + "/" + name (lengths known: this runs for each entry of every rule) */
+		memcpy(entry, cur, len[d]);
+		entry[len[d]] = '/';
+		memcpy(entry + len[d] + 1, name, n);
+		entry[len[d] + 1 + n] = '\0';
 		if (memo_lstat(entry, &st)) {
 			snprintf(k->missing_dir, sizeof(k->missing_dir), "%s", cur[0] ? cur : "/");
 			*writable = acc[d] & PYSB_ACC_WRITE;
@@ -429,8 +433,9 @@ static int walk_keep(struct keeper *k, const char *path, bool *writable)
 		}
 		if (!S_ISDIR(st.st_mode) || d + 1 >= WALK_MAX_DEPTH)
 			return 0; /* the object (or what execve would refuse) */
-		memcpy(cur, entry, strlen(entry) + 1);
-		len[++d] = strlen(cur);
+		memcpy(cur, entry, len[d] + n + 2);
+		len[d + 1] = len[d] + 1 + n;
+		d++;
 		acc[d] = r ? r->access : acc[d - 1];
 	}
 	return 0;

@@ -34,21 +34,31 @@ bool starts_with(const char *s, const char *prefix)
 /* Characters Python's str.strip() removes: ASCII and Unicode white space. */
 static size_t space_len(const char *s, size_t n)
 {
-	static const char *const wide[] = { "\xc2\x85",	    "\xc2\xa0",	    "\xe1\x9a\x80",
-					    "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xaf",
-					    "\xe2\x81\x9f", "\xe3\x80\x80" };
-	const unsigned char c = (unsigned char)s[0];
+	const unsigned char *u = (const unsigned char *)s;
 
-	if (n && (strchr(" \t\n\v\f\r", c) || (c >= 0x1c && c <= 0x1f)) && c)
-		return 1;
-	if (n >= 3 && c == 0xe2 && (unsigned char)s[1] == 0x80 && (unsigned char)s[2] >= 0x80 &&
-	    (unsigned char)s[2] <= 0x8a)
-		return 3; /* U+2000..U+200A */
-	for (size_t i = 0; i < sizeof(wide) / sizeof(wide[0]); i++) {
-		size_t l = strlen(wide[i]);
-
-		if (n >= l && memcmp(s, wide[i], l) == 0)
-			return l;
+	if (!n)
+		return 0;
+	if (u[0] < 0x80) /* NUL is not white space */
+		return u[0] == ' ' || (u[0] >= '\t' && u[0] <= '\r') ||
+		       (u[0] >= 0x1c && u[0] <= 0x1f);
+	/* The rest in UTF-8, by lead byte: a line of ASCII tests no table (parse_line runs
+	 * this for each byte of every line's ends). */
+	switch (u[0]) {
+	case 0xc2: /* U+0085, U+00A0 */
+		return n >= 2 && (u[1] == 0x85 || u[1] == 0xa0) ? 2 : 0;
+	case 0xe1: /* U+1680 */
+		return n >= 3 && u[1] == 0x9a && u[2] == 0x80 ? 3 : 0;
+	case 0xe2: /* U+2000..U+200A, U+2028, U+2029, U+202F; U+205F */
+		if (n < 3)
+			return 0;
+		if (u[1] == 0x80)
+			return (u[2] >= 0x80 && u[2] <= 0x8a) || u[2] == 0xa8 || u[2] == 0xa9 ||
+					       u[2] == 0xaf
+				       ? 3
+				       : 0;
+		return u[1] == 0x81 && u[2] == 0x9f ? 3 : 0;
+	case 0xe3: /* U+3000 */
+		return n >= 3 && u[1] == 0x80 && u[2] == 0x80 ? 3 : 0;
 	}
 	return 0;
 }
