@@ -1560,6 +1560,66 @@ static void test_memo_realpath_agrees_with_realpath(void **state)
 	memo_end();
 }
 
+/* The index of the policy's own entries answers as compiled_access(c, path, true) does:
+ * the longest rule over the path, the later of two equal ones, implicit entries left out
+ * (also those added after the index), "/" over everything, spellings with "//", a
+ * trailing '/', relative ones. Paths from a small alphabet so that many share prefixes. */
+static void test_explicit_rules_index_agrees_with_the_scan(void **state)
+{
+	static const char *const part[] = { "a", "b", "ab", "" };
+	struct compiled c = { 0 };
+	struct explicit_rules x;
+	char buf[64], *paths[600];
+	uint32_t seed = 12345;
+	size_t n = 0, nq = 0;
+
+	(void)state;
+#define NEXT() (seed = seed * 1103515245u + 12345u, (seed >> 16) & 0x7fff)
+	/* every path of 0..4 components, absolute and relative, and a trailing '/' */
+	for (int round = 0; round < 600; round++) {
+		size_t len = 0, depth = NEXT() % 5;
+		bool rel = NEXT() % 8 == 0;
+
+		buf[0] = '\0';
+		if (!rel)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "/");
+		for (size_t d = 0; d < depth; d++)
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
+						d || rel ? (d ? "/" : "") : "", part[NEXT() % 4]);
+		if (NEXT() % 10 == 0)
+			snprintf(buf + len, sizeof(buf) - len, "/");
+		paths[nq++] = strdup(buf);
+	}
+	c.files = calloc(400, sizeof(*c.files));
+	assert_non_null(c.files);
+	for (; n < 300; n++) {
+		c.files[n].path = paths[NEXT() % nq];
+		c.files[n].access = (uint32_t)NEXT();
+		c.files[n].implicit = NEXT() % 3 == 0;
+	}
+	c.n_files = n;
+	assert_int_equal(explicit_rules_index(&x, &c), 0);
+	assert_non_null(x.by_path);
+	for (int added = 0; added < 2; added++) {
+		for (size_t q = 0; q < nq; q++)
+			assert_int_equal(explicit_rules_access(&x, paths[q]),
+					 compiled_access(&c, paths[q], true));
+		assert_int_equal(explicit_rules_access(&x, "/"), compiled_access(&c, "/", true));
+		assert_int_equal(explicit_rules_access(&x, ""), compiled_access(&c, "", true));
+		/* then implicit entries, as the compile adds them: no answer changes */
+		for (; c.n_files < 400; c.n_files++) {
+			c.files[c.n_files].path = paths[NEXT() % nq];
+			c.files[c.n_files].access = (uint32_t)NEXT();
+			c.files[c.n_files].implicit = true;
+		}
+	}
+#undef NEXT
+	explicit_rules_free(&x);
+	free(c.files);
+	for (size_t q = 0; q < nq; q++)
+		free(paths[q]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1595,6 +1655,7 @@ int main(void)
 		cmocka_unit_test(test_check_non_utf8_path),
 		cmocka_unit_test(test_check_departures),
 		cmocka_unit_test(test_memo_realpath_agrees_with_realpath),
+		cmocka_unit_test(test_explicit_rules_index_agrees_with_the_scan),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -208,9 +208,10 @@ static void lines_text(char *buf, size_t len, const struct compiled *c, const ui
 }
 
 /* The rules of every prefix covering atom v[i], itself included, sorted, into *rules
- * (*nr of them). 0, or -2: out of memory. */
-static int covering_rules(const struct atom *v, size_t n, size_t i, uint32_t **rules, size_t *rcap,
-			  size_t *nr)
+ * (*nr of them); only the lengths `lens` marks are looked for (the family's atoms have no
+ * other). 0, or -2: out of memory. */
+static int covering_rules(const struct atom *v, size_t n, size_t i, const bool *lens,
+			  uint32_t **rules, size_t *rcap, size_t *nr)
 {
 	int af = v[i].af;
 	unsigned max_plen = af == AF_INET ? 32 : 128;
@@ -220,6 +221,8 @@ static int covering_rules(const struct atom *v, size_t n, size_t i, uint32_t **r
 		uint8_t m[16];
 		size_t k;
 
+		if (!lens[len])
+			continue; /* no atom of the family is that long: nothing to find */
 		memcpy(m, v[i].addr, 16);
 		mask_prefix(m, af == AF_INET ? 4 : 16, len);
 		k = find_prefix(v, n, af, len, m);
@@ -282,8 +285,12 @@ int fold_family(struct net_build *b, const struct atom *v, size_t n, int af)
 	struct compiled *c = b->c;
 	uint32_t *rules = NULL, *bounds = NULL;
 	size_t rcap = 0, bcap = 0, n_prefixes = 0;
+	bool lens[129] = { false }; /* the prefix lengths the family's atoms have */
 	int ret = -1;
 
+	for (size_t i = 0; i < n; i++)
+		if (v[i].af == af && v[i].plen <= 128)
+			lens[v[i].plen] = true;
 	for (size_t i = 0; i < n; i++) {
 		struct compiled_net_prefix *e;
 		size_t nr;
@@ -305,7 +312,7 @@ int fold_family(struct net_build *b, const struct atom *v, size_t n, int af)
 				 PYSB_NET_MAX_PREFIXES, af == AF_INET ? "IPv4" : "IPv6");
 			goto out;
 		}
-		if (covering_rules(v, n, i, &rules, &rcap, &nr))
+		if (covering_rules(v, n, i, lens, &rules, &rcap, &nr))
 			goto nomem;
 		e = grow(c->net_prefixes, &b->cap_prefixes, c->n_net_prefixes, sizeof(*e));
 		if (!e)
