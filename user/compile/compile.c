@@ -598,7 +598,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	struct implicit_path *imp = NULL;
 	struct file_index ix = { .diag = o->diag };
 	size_t n_imp = 0, cap = 0;
-	struct explicit_rules own = { 0 };
+	struct path_rules own = { 0 };
 	bool implicit;
 	int ret = 0;
 
@@ -627,13 +627,13 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 				 "out of memory listing the implicit paths");
 		stopwatch("compile: implicit paths listed");
 	}
-	if (n_imp && !ret && explicit_rules_index(&own, out))
+	if (n_imp && !ret && path_rules_build(&own, out, true))
 		ret = diag_add(o->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
 			       "out of memory compiling the policy");
 	for (size_t i = 0; i < n_imp && !ret; i++) {
 		struct compiled_file proto = { .implicit = true, .why = imp[i].why };
 		/* An implicit path inside an explicit tree keeps what that tree grants. */
-		uint32_t acc = imp[i].access | explicit_rules_access(&own, imp[i].path);
+		uint32_t acc = imp[i].access | path_rules_access(&own, imp[i].path);
 
 		ret = add_entry(out, &cap, &ix, imp[i].path, acc, &proto);
 		if (!ret)
@@ -643,7 +643,7 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 		ret = add_interpreter_links(out, &cap, &ix, o->interpreter);
 	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && implicit; i++)
 		ret = add_links_along(out, &cap, &ix, ROOT_LINKS[i]);
-	explicit_rules_free(&own);
+	path_rules_free(&own);
 	implicit_paths_free(imp, n_imp);
 	stopwatch("compile: implicit paths added");
 	if (!ret)

@@ -230,17 +230,18 @@ void implicit_paths_free(struct implicit_path *v, size_t n);
 /* Nearest compiled rule covering canonical `path` (the longest prefix): its access, 0 if
  * none. explicit_only: the policy's own lines only. */
 uint32_t compiled_access(const struct compiled *c, const char *path, bool explicit_only);
-/* compiled_access(c, path, true) for many paths, while only implicit entries are added
- * to `c`: the policy's own entries sorted by path, once (user/compile/rule_index.c).
- * explicit_rules_index: 0, or -1 out of memory. */
-struct explicit_rules {
+/* compiled_access(c, path, explicit_only) for many paths, while `c` gains no entry the
+ * index would hold (explicit_only: implicit entries may come): the entries sorted by path,
+ * once (user/compile/path_rules.c). path_rules_build: 0, or -1 out of memory. */
+struct path_rules {
 	const struct compiled *c;
+	bool explicit_only;
 	size_t *by_path; /* entry indices by (path, index); NULL: a small policy, scanned */
 	size_t n;
 };
-int explicit_rules_index(struct explicit_rules *x, const struct compiled *c);
-uint32_t explicit_rules_access(const struct explicit_rules *x, const char *path);
-void explicit_rules_free(struct explicit_rules *x);
+int path_rules_build(struct path_rules *x, const struct compiled *c, bool explicit_only);
+uint32_t path_rules_access(const struct path_rules *x, const char *path);
+void path_rules_free(struct path_rules *x);
 
 /* Do the rules of `compiled` (a struct compiled *) let the program write directory `dir`
  * as the kernel finds it: the nearest rule over its inode and its ancestors', by inode, so

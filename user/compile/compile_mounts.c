@@ -34,11 +34,17 @@ int compile_mounts(struct compiled *c, struct diag_list *d)
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL;
 	size_t cap = 0, mcap = 0;
+	struct path_rules rules;
 	int ret = 0;
 
 	if (!f) {
 		return diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
 				"cannot read /proc/self/mountinfo: %s", strerror(errno));
+	}
+	if (path_rules_build(&rules, c, false)) {
+		fclose(f);
+		return diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
+				"out of memory compiling the policy");
 	}
 	while (getline(&line, &cap, f) > 0 && !ret) {
 		char mnt[PATH_MAX];
@@ -50,7 +56,7 @@ int compile_mounts(struct compiled *c, struct diag_list *d)
 			continue;
 		unescape_octal(mnt);
 		dev = (maj << 20) | min;
-		acc = compiled_access(c, mnt, false);
+		acc = path_rules_access(&rules, mnt);
 		for (i = 0; i < c->n_mounts && c->mounts[i].dev != dev; i++)
 			;
 		if (i < c->n_mounts) {
@@ -72,6 +78,7 @@ int compile_mounts(struct compiled *c, struct diag_list *d)
 	}
 	free(line);
 	fclose(f);
+	path_rules_free(&rules);
 	if (!ret && c->n_mounts > PYSB_MAX_MOUNTS) {
 		ret = diag_add(d, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
 			       "%zu file systems mounted, more than pysb-bpf's %d", c->n_mounts,

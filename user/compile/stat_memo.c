@@ -23,7 +23,8 @@
 enum memo_kind { MEMO_STAT, MEMO_LSTAT, MEMO_STATFS, MEMO_REALPATH };
 
 struct memo_entry {
-	char *path; /* NULL: empty slot */
+	char *path;    /* NULL: empty slot */
+	uint64_t hash; /* of path and kind: compared before the strings, kept for grow() */
 	enum memo_kind kind;
 	int err; /* errno of the call, 0 when it succeeded */
 	struct stat st;
@@ -55,15 +56,20 @@ void memo_end(void)
 	memo = NULL;
 }
 
-static size_t slot_of(const struct memo_entry *v, size_t size, const char *path,
-		      enum memo_kind kind)
+static uint64_t hash_of(const char *path, enum memo_kind kind)
 {
 	uint64_t h = 0xcbf29ce484222325ull ^ kind;
 
 	for (const char *p = path; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	return h;
+}
+
+static size_t slot_of(const struct memo_entry *v, size_t size, const char *path, uint64_t h,
+		      enum memo_kind kind)
+{
 	for (size_t i = (size_t)h & (size - 1);; i = (i + 1) & (size - 1))
-		if (!v[i].path || (v[i].kind == kind && !strcmp(v[i].path, path)))
+		if (!v[i].path || (v[i].hash == h && v[i].kind == kind && !strcmp(v[i].path, path)))
 			return i;
 }
 
@@ -76,7 +82,8 @@ static int grow(void)
 		return -1;
 	for (size_t i = 0; i < memo->size; i++)
 		if (memo->v[i].path)
-			v[slot_of(v, size, memo->v[i].path, memo->v[i].kind)] = memo->v[i];
+			v[slot_of(v, size, memo->v[i].path, memo->v[i].hash, memo->v[i].kind)] =
+				memo->v[i];
 	free(memo->v);
 	memo->v = v;
 	memo->size = size;
@@ -103,15 +110,18 @@ static const struct memo_entry *lookup(const char *path, enum memo_kind kind,
 				       struct memo_entry *scratch)
 {
 	struct memo_entry *e;
+	uint64_t h;
 
 	if (!memo || (2 * (memo->n + 1) > memo->size && grow()))
 		goto unkept;
-	e = &memo->v[slot_of(memo->v, memo->size, path, kind)];
+	h = hash_of(path, kind);
+	e = &memo->v[slot_of(memo->v, memo->size, path, h, kind)];
 	if (e->path)
 		return e;
 	e->path = strdup(path);
 	if (!e->path)
 		goto unkept;
+	e->hash = h;
 	ask(e, path, kind);
 	memo->n++;
 	return e;
@@ -202,12 +212,14 @@ static int resolve(const char *path, char *out)
  * kept. */
 static void keep_realpath(const char *path, const char *canon, int err)
 {
+	uint64_t h = hash_of(path, MEMO_REALPATH);
 	struct memo_entry *e;
 
 	if (2 * (memo->n + 1) > memo->size && grow())
 		return;
-	e = &memo->v[slot_of(memo->v, memo->size, path, MEMO_REALPATH)];
+	e = &memo->v[slot_of(memo->v, memo->size, path, h, MEMO_REALPATH)];
 	e->path = strdup(path);
+	e->hash = h;
 	e->canon = canon ? strdup(canon) : NULL;
 	if (!e->path || (canon && !e->canon)) {
 		free(e->path);
@@ -227,7 +239,8 @@ char *memo_realpath(const char *path, char *out)
 
 	if (!memo || !plain_abs(path) || (2 * (memo->n + 1) > memo->size && grow()))
 		return realpath(path, out);
-	e = &memo->v[slot_of(memo->v, memo->size, path, MEMO_REALPATH)];
+	e = &memo->v[slot_of(memo->v, memo->size, path, hash_of(path, MEMO_REALPATH),
+			     MEMO_REALPATH)];
 	if (e->path) {
 		err = e->err;
 		if (!err)

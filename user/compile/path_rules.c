@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The policy's own rules by path: compiled_access(c, path, true) for each implicit path,
- * asked while only implicit entries are added (user/compile/compile.c). The scan asked
- * every entry for every path (a 10,000-rule policy: 31 M instructions, a tenth of its
- * compile); here each directory on the path's way is one binary search.
+ * The compiled rules by path: compiled_access(c, path, explicit_only) for many paths, the
+ * policy's own rules for each implicit path while only implicit entries are added
+ * (user/compile/compile.c), every rule for each mount point (compile_mounts.c). The scan
+ * asked every entry for every path (a 10,000-rule policy: 49 M instructions, a fifth of
+ * its compile); here each directory on the path's way is one binary search.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,16 +23,16 @@ static int by_path_then_index(const void *a, const void *b, void *arg)
 	return d ? d : (i > j) - (i < j);
 }
 
-int explicit_rules_index(struct explicit_rules *x, const struct compiled *c)
+int path_rules_build(struct path_rules *x, const struct compiled *c, bool explicit_only)
 {
-	*x = (struct explicit_rules){ .c = c };
+	*x = (struct path_rules){ .c = c, .explicit_only = explicit_only };
 	if (c->n_files < RULE_INDEX_MIN)
 		return 0;
 	x->by_path = malloc(c->n_files * sizeof(*x->by_path));
 	if (!x->by_path)
 		return -1;
 	for (size_t i = 0; i < c->n_files; i++)
-		if (!c->files[i].implicit)
+		if (!explicit_only || !c->files[i].implicit)
 			x->by_path[x->n++] = i;
 	qsort_r(x->by_path, x->n, sizeof(*x->by_path), by_path_then_index, (void *)c);
 	return 0;
@@ -47,7 +48,7 @@ static int cmp_dir(const char *path, const char *dir, size_t len)
 
 /* The last entry (the highest index: compiled_access's answer among equals) whose path is
  * dir[0..len), or -1. */
-static long last_named(const struct explicit_rules *x, const char *dir, size_t len)
+static long last_named(const struct path_rules *x, const char *dir, size_t len)
 {
 	size_t lo = 0, hi = x->n;
 
@@ -64,13 +65,13 @@ static long last_named(const struct explicit_rules *x, const char *dir, size_t l
 		       : -1;
 }
 
-uint32_t explicit_rules_access(const struct explicit_rules *x, const char *path)
+uint32_t path_rules_access(const struct path_rules *x, const char *path)
 {
 	size_t len = strlen(path);
 	long i;
 
 	if (!x->by_path)
-		return compiled_access(x->c, path, true);
+		return compiled_access(x->c, path, x->explicit_only);
 	/* policy_path_under's prefixes, longest first: the path itself, then each prefix
 	 * that a '/' follows; "/" covers every path, "" every absolute one. */
 	for (size_t k = len; k >= 2; k--)
@@ -91,8 +92,8 @@ uint32_t explicit_rules_access(const struct explicit_rules *x, const char *path)
 	return 0;
 }
 
-void explicit_rules_free(struct explicit_rules *x)
+void path_rules_free(struct path_rules *x)
 {
 	free(x->by_path);
-	*x = (struct explicit_rules){ 0 };
+	*x = (struct path_rules){ 0 };
 }
