@@ -239,6 +239,20 @@ static struct dir_cache *canonical_dir(struct parser *ps, char *dir)
  * is not a symbolic link, which the parent's listing or one lstat(2) tells. Anything else
  * (a link, an error, "..") goes to realpath(3) itself, which also sets errno for the caller.
  */
+/* dir + "/" + name, "/" not doubled; NULL: out of memory. */
+static char *join_name(const char *dir, const char *name)
+{
+	size_t a = strcmp(dir, "/") ? strlen(dir) : 0, b = strlen(name);
+	char *out = malloc(a + b + 2);
+
+	if (out) {
+		memcpy(out, dir, a);
+		out[a] = '/';
+		memcpy(out + a + 1, name, b + 1);
+	}
+	return out;
+}
+
 char *canonical_path(struct parser *ps, const char *abs)
 {
 	char *clean = clean_abs(abs), *slash, *out = NULL;
@@ -256,9 +270,8 @@ char *canonical_path(struct parser *ps, const char *abs)
 	parent = canonical_dir(ps, clean);
 	*slash = '/';
 	if (parent &&
-	    (listed_not_link(parent, slash + 1) || (!lstat(clean, &st) && !S_ISLNK(st.st_mode))) &&
-	    asprintf(&out, "%s/%s", strcmp(parent->canon, "/") ? parent->canon : "", slash + 1) < 0)
-		out = NULL;
+	    (listed_not_link(parent, slash + 1) || (!lstat(clean, &st) && !S_ISLNK(st.st_mode))))
+		out = join_name(parent->canon, slash + 1);
 	free(clean);
 	return out ? out : realpath(abs, NULL);
 }
