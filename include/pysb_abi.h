@@ -53,8 +53,12 @@
 		 which would copy them as other inodes */
 /* A net= rule allows UDP IN on an IPv4 (MCAST4) or IPv6 (MCAST6) multicast address: the
  * program may join groups of that family (bpf/multicast.bpf.h). */
-#define PYSB_SB_MCAST4 0x80u
-#define PYSB_SB_MCAST6 0x100u
+#define PYSB_SB_MCAST4	0x80u
+#define PYSB_SB_MCAST6	0x100u
+/* Confined in place (`attach`, the daemon's bindings): its processes may hold what they
+ * had before (a cgroup file in an io_uring ring's registered files, ...); the in-place
+ * programs judge it (user/kernel/loader.c, loader_inplace_hooks), a run's never. */
+#define PYSB_SB_INPLACE 0x200u
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH		      8192

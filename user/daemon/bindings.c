@@ -74,7 +74,7 @@ static int target_switch(struct daemon *d, struct target *t, struct binding *b,
 			b->conf.name, cfg.id, t->path, d->test_pause_ms);
 		usleep((useconds_t)d->test_pause_ms * 1000);
 	}
-	cfg.flags = PYSB_SB_DAEMON | sandbox_flags(c, b->conf.audit);
+	cfg.flags = PYSB_SB_DAEMON | PYSB_SB_INPLACE | sandbox_flags(c, b->conf.audit);
 	/* A service confined in place keeps its capability sets: lsm/capable refuses every
 	 * one its policy does not grant (bpf/caps.bpf.c). */
 	cfg.caps = c->caps;

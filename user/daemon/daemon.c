@@ -607,6 +607,15 @@ static int daemon_start(struct daemon *d, int *ret)
 		close(lock);
 		return -1;
 	}
+	/* every binding confines in place: before the first is registered */
+	err = loader_inplace_hooks(&d->l);
+	if (err) {
+		pr_err("cannot attach the programs of sandboxes confined in place: %s",
+		       strerror(-err));
+		loader_stop(&d->l);
+		close(lock);
+		return -1;
+	}
 	ids_gc(d);
 	if (pause)
 		d->test_pause_ms = atol(pause);

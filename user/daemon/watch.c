@@ -168,7 +168,8 @@ static void want_slots(struct daemon *d, struct pysb_watch *want, bool *need_pen
 			w->flags = PYSB_WATCH_PENDING;
 		} else if (!template_ensure(d, b)) {
 			w->cfg.id = b->tmpl->id;
-			w->cfg.flags = PYSB_SB_DAEMON | sandbox_flags(&b->c, b->conf.audit);
+			w->cfg.flags = PYSB_SB_DAEMON | PYSB_SB_INPLACE |
+				       sandbox_flags(&b->c, b->conf.audit);
 			w->cfg.caps = b->c.caps;
 		} else {
 			/* its rules cannot be filled now: the binding's new cgroups get the

@@ -106,6 +106,63 @@ static int adapt_to_kernel(struct pysb_bpf *skel)
 	return ret;
 }
 
+/*
+ * Programs that only processes confined in place can need, on a hook every process of the
+ * machine passes (file_permission: every read and write): not attached when the instance
+ * is loaded, but by the first `attach` or daemon (loader_inplace_hooks), and then until
+ * the instance goes. A machine that only runs programs under `run` never pays for them:
+ * a run's program starts with nothing its caller did not pass. Each returns at once for
+ * a sandbox without PYSB_SB_INPLACE, so whether they are attached changes no verdict.
+ */
+static const char *const inplace_progs[] = {
+	"pysb_file_permission",
+};
+
+bool loader_prog_inplace(const char *name)
+{
+	for (size_t i = 0; i < sizeof(inplace_progs) / sizeof(inplace_progs[0]); i++)
+		if (!strcmp(name, inplace_progs[i]))
+			return true;
+	return false;
+}
+
+int loader_inplace_hooks(struct loader *l)
+{
+	char p[PATH_MAX];
+
+	for (size_t i = 0; i < loader_n_progs; i++) {
+		const struct pysb_prog_info *pi = &loader_progs[i];
+		int prog_fd, link_fd, err = 0;
+
+		if (!l->prog_on[i] || !loader_prog_inplace(pi->name))
+			continue;
+		pin_path(p, sizeof(p), l->pin_dir, "link", pi->name);
+		if (!access(p, F_OK))
+			continue; /* attached by an earlier attach or daemon */
+		pin_path(p, sizeof(p), l->pin_dir, "prog", pi->name);
+		prog_fd = l->loaded ? bpf_program__fd(bpf_object__find_program_by_name(l->skel->obj,
+										       pi->name))
+				    : bpf_obj_get(p);
+		if (prog_fd < 0)
+			return -errno;
+		link_fd = bpf_link_create(prog_fd, 0, BPF_LSM_MAC, NULL);
+		if (link_fd < 0)
+			err = -errno;
+		if (!l->loaded)
+			close(prog_fd);
+		if (err)
+			return err;
+		/* Another attach pinned its link meanwhile: that one stays, ours goes. */
+		pin_path(p, sizeof(p), l->pin_dir, "link", pi->name);
+		if (bpf_obj_pin(link_fd, p) && errno != EEXIST)
+			err = -errno;
+		close(link_fd);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 int loader_hooks(const struct loader *l, char *buf, size_t len)
 {
 	return hooks_of(l->prog_on, buf, len);
@@ -136,9 +193,10 @@ static struct pysb_bpf *open_adapted(const char **what, int *err)
 	}
 	/* cgroup/ programs (socket hooks) attach to cgroups, not globally: once to the
 	 * parent of the runs' cgroups (loader_attach_runs), and by the daemon to each cgroup
-	 * it confines (loader_attach_cgroup_pinned). */
-	bpf_object__for_each_program(prog, skel->obj) if (!strncmp(bpf_program__section_name(prog),
-								   "cgroup/", 7))
+	 * it confines (loader_attach_cgroup_pinned). The in-place programs: on demand. */
+	bpf_object__for_each_program(
+		prog, skel->obj) if (!strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
+				     loader_prog_inplace(bpf_program__name(prog)))
 		bpf_program__set_autoattach(prog, false);
 	return skel;
 }

@@ -254,5 +254,8 @@ int loader_dedup_fd(const struct loader *l);
 
 /* The sections ("lsm/file_open ...") of the programs for this kernel; returns how many. */
 int loader_hooks(const struct loader *l, char *buf, size_t len);
+/* The programs only sandboxes confined in place need (PYSB_SB_INPLACE), attached if they
+ * are not yet: before such a sandbox is registered (attach, the daemon). 0, or -errno. */
+int loader_inplace_hooks(struct loader *l);
 
 #endif /* PYSB_LOADER_H */

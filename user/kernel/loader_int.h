@@ -46,6 +46,8 @@
 
 /* loader.c */
 bool is_optional(const char *hook);
+/* Attached on demand, for sandboxes confined in place (loader_inplace_hooks). */
+bool loader_prog_inplace(const char *name);
 int label_arm(int reqs, uint32_t tid);
 int label_ask(int fd);
 int label_collect(int reqs, uint32_t tid, const int *fds, uint64_t *labels, size_t n,

@@ -84,7 +84,8 @@ int pin_all(struct pysb_bpf *skel, const char *dir)
 			if (bpf_link__pin(link, p))
 				return pin_failed(p);
 		} else {
-			/* cgroup/ programs: kept as programs, attached per sandbox */
+			/* cgroup/ programs: kept as programs, attached per sandbox; the
+			 * in-place ones, attached by the first attach or daemon */
 			pin_path(p, sizeof(p), dir, "prog", bpf_program__name(prog));
 			if (bpf_program__pin(prog, p))
 				return pin_failed(p);
@@ -286,7 +287,8 @@ int open_pinned(const char *dir, struct loader_maps *maps, bool prog_on[LOADER_M
 		const char *sec = loader_progs[i].sec, *name = loader_progs[i].name;
 		bool cg = !strncmp(sec, "cgroup/", 7);
 
-		pin_path(p, sizeof(p), dir, cg ? "prog" : "link", name);
+		pin_path(p, sizeof(p), dir, cg || loader_prog_inplace(name) ? "prog" : "link",
+			 name);
 		prog_on[i] = has_name(names, n_names, p + strlen(dir) + 1);
 		/* Only a hook this kernel lacks, or the other inode_setattr signature, may be
 		 * missing: anything else would be a hole in the sandbox. */

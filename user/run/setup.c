@@ -160,7 +160,8 @@ static int policy_finish(const struct run_opts *o, struct sandbox_cgroup *cg, st
 {
 	int err;
 
-	cfg->flags = sandbox_flags(o->compiled, o->audit);
+	cfg->flags = sandbox_flags(o->compiled, o->audit) |
+		     (owner != OWNER_RUN ? PYSB_SB_INPLACE : 0);
 	cfg->caps = o->compiled->caps;
 	caps_check_granted(o);
 	pr_info("%zu file rules; mode %s", o->compiled->n_files, o->audit ? "audit" : "enforce");
@@ -171,6 +172,13 @@ static int policy_finish(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	stopwatch("fill maps");
 	if (owner != OWNER_RUN) /* a run's: once its program runs (write_record) */
 		write_record(o, cg, cfg, owner, target);
+	err = cfg->flags & PYSB_SB_INPLACE ? loader_inplace_hooks(l) : 0;
+	if (err) {
+		pr_err("cannot attach the programs of a sandbox confined in place: %s",
+		       strerror(-err));
+		sandbox_record_remove(cg->id);
+		goto fail;
+	}
 	err = loader_add_sandbox(l, cg->id, cfg);
 	if (err) {
 		pr_err("cannot register cgroup %s as a sandbox: %s", cg->path, strerror(-err));
