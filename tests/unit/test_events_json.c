@@ -290,7 +290,9 @@ static void test_line_dev_shm_says_what_needs_it(void **state)
 
 	(void)state;
 	for (int i = 0; i < 3; i++) {
-		file_event(i == 0 ? "/dev/shm/sem.gbz8Uu" : i == 1 ? "/dev/shm/psm_1f2e" : "/dev/shmx");
+		file_event(i == 0   ? "/dev/shm/sem.gbz8Uu"
+			   : i == 1 ? "/dev/shm/psm_1f2e"
+				    : "/dev/shmx");
 		e.decision = i == 1 ? PYSB_AUDIT : PYSB_DENY;
 		e.kind = PYSB_KIND_FILE;
 		e.op = PYSB_OP_CREATE;

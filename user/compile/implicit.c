@@ -276,8 +276,9 @@ static int add_python(struct implicit_set *s, const char *interp)
 	/* Debian's ensurepip takes pip and setuptools from here, not from the standard
 	 * library: `python3 -m venv DIR` failed without it (found by a user). Public wheels
 	 * of the distribution, read only. */
-	ret = ret ?: add_glob(s, "/usr/share/python-wheels", PYSB_ACC_READ,
-			      "Debian's ensurepip wheels (python3 -m venv)");
+	ret = ret
+		      ?: add_glob(s, "/usr/share/python-wheels", PYSB_ACC_READ,
+				  "Debian's ensurepip wheels (python3 -m venv)");
 	return ret;
 }
 
