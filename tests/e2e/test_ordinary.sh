@@ -346,3 +346,50 @@ test_ordinary_python_start_reports_no_denial_passwd_implicit_shadow_denied() {
 	"$PYSB" check --policy "$T/policy" >"$T/out" 2>"$T/err"
 	expect_grep "$T/out" "^file +read +/etc/passwd .*\(implicit: user database"
 }
+
+# multiprocessing keeps the semaphores of its Lock, Queue and Pool (and concurrent.futures'
+# process pool) in /dev/shm: under a policy without it, Python says only "[Errno 13]
+# Permission denied", naming no file (found by a user). The deny line says what needs it
+# and the rule; with that rule the same program works.
+test_ordinary_multiprocessing_lock_deny_line_names_the_dev_shm_rule() {
+	local prog="import multiprocessing as mp
+q = mp.Queue(); q.put(42); print('queue', q.get(timeout=30))"
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	run_plain python3 -c "$prog"
+	expect_line "$T/out" "queue 42"
+	run_sb "$T/policy" python3 -c "$prog"
+	[ "$RC" -ne 0 ] || fail "the semaphore was made without a rule on /dev/shm"
+	expect_grep "$T/err" "PermissionError"
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) /dev/shm/sem\.[^ ]+ \(POSIX shared memory and semaphores: multiprocessing's locks, queues and pools need expose-rw=/dev/shm\) pid="
+	echo "expose-rw=/dev/shm" >>"$T/policy"
+	run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 0
+	expect_line "$T/out" "queue 42"
+	expect_no_grep "$T/err" "deny"
+}
+
+# Debian's ensurepip (run by `python3 -m venv DIR`) takes pip's wheel from
+# /usr/share/python-wheels, outside the standard library: the venv failed with
+# "ensurepip ... returned non-zero exit status 1" (found by a user). Implicit, read only.
+test_ordinary_ensurepip_reads_the_distributions_wheels() {
+	[ -d /usr/share/python-wheels ] || skip "no /usr/share/python-wheels on this machine"
+	local prog="import ensurepip; print('pip', ensurepip.version())"
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	run_plain python3 -c "$prog"
+	expect_rc 0
+	local want
+	want=$(cat "$T/out")
+	run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 0
+	expect_line "$T/out" "$want"
+	expect_no_grep "$T/err" "deny"
+	echo 'print(open("/usr/share/python-wheels/x", "w"))' >"$T/w.py"
+	run_sb "$T/policy" python3 "$T/w.py"
+	[ "$RC" -ne 0 ] || fail "the wheels' directory was writable"
+	expect_grep "$T/err" "deny file create\(write\) /usr/share/python-wheels/x "
+	# again, from the implicit paths root's runs keep (/run/pysb-bpf/implicit)
+	run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 0
+	expect_line "$T/out" "$want"
+	expect_no_grep "$T/err" "deny"
+}

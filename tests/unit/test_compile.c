@@ -708,6 +708,31 @@ static void test_implicit_program(void **state)
 	done(r);
 }
 
+/* Debian's ensurepip reads pip's wheel from /usr/share/python-wheels: `python3 -m venv
+ * DIR` failed in the sandbox without it (found by a user). Read only, for a Python. */
+static void test_implicit_python_wheels(void **state)
+{
+	struct result *r;
+	const struct compiled_file *f;
+	struct stat st;
+
+	(void)state;
+	if (stat("/usr/share/python-wheels", &st) || !S_ISDIR(st.st_mode) ||
+	    access("/usr/bin/python3", X_OK))
+		skip();
+	r = compile_text_opts("expose-ro=ro\n", true, "/usr/bin/python3");
+	assert_int_equal(r->ret, 0);
+	f = entry_of(&r->c, "/usr/share/python-wheels");
+	assert_non_null(f);
+	assert_true(f->implicit);
+	assert_int_equal(f->access, PYSB_ACC_READ);
+	done(r);
+	r = compile_text_opts("expose-ro=ro\n", true, "/bin/sh");
+	assert_int_equal(r->ret, 0);
+	assert_null(entry_of(&r->c, "/usr/share/python-wheels"));
+	done(r);
+}
+
 static void test_implicit_never_narrows(void **state)
 {
 	struct result *r;
@@ -1643,6 +1668,7 @@ int main(void)
 		cmocka_unit_test(test_many_entries),
 		cmocka_unit_test(test_implicit_on_off),
 		cmocka_unit_test(test_implicit_program),
+		cmocka_unit_test(test_implicit_python_wheels),
 		cmocka_unit_test(test_implicit_never_narrows),
 		cmocka_unit_test(test_exec_decision),
 		cmocka_unit_test(test_bpf_params_valid),

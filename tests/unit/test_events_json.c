@@ -278,6 +278,37 @@ static void test_line_escapes_terminal_controls(void **state)
 				     "\xc4\x81/\xe2\x82\xac/\\xff pid="));
 }
 
+/* A denial in /dev/shm names what needs it and the rule (found by a user: a
+ * multiprocessing Lock, Queue or Pool, and concurrent.futures' process pool, died of a
+ * bare "PermissionError: [Errno 13] Permission denied" naming no file). */
+static void test_line_dev_shm_says_what_needs_it(void **state)
+{
+	static const char hint[] = "(POSIX shared memory and semaphores: multiprocessing's "
+				   "locks, queues and pools need expose-rw=/dev/shm)";
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		file_event(i == 0   ? "/dev/shm/sem.gbz8Uu"
+			   : i == 1 ? "/dev/shm/psm_1f2e"
+				    : "/dev/shmx");
+		e.decision = i == 1 ? PYSB_AUDIT : PYSB_DENY;
+		e.kind = PYSB_KIND_FILE;
+		e.op = PYSB_OP_CREATE;
+		memset(line, 0, sizeof(line));
+		f = fmemopen(line, sizeof(line) - 1, "w");
+		assert_non_null(f);
+		event_print_line(f, &e, NULL);
+		fclose(f);
+		if (i < 2)
+			assert_non_null(strstr(line, hint));
+		else
+			assert_null(strstr(line, "expose-rw=/dev/shm"));
+		assert_non_null(strstr(line, " pid="));
+	}
+}
+
 /* The line of a record standing for several denials says so (found by a user: the
  * sweep's count of a repeated denial printed as an identical second line). */
 static void test_line_says_its_repeats(void **state)
@@ -366,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_direct_mode_holds_nothing),
 		cmocka_unit_test(test_tty_bounded),
 		cmocka_unit_test(test_line_says_its_repeats),
+		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),
 		cmocka_unit_test(test_line_escapes_terminal_controls),
 		cmocka_unit_test(test_learn_counts_repeats),
 	};

@@ -273,6 +273,12 @@ static int add_python(struct implicit_set *s, const char *interp)
 	ret = ret ?: add_glob(s, "/usr/local/lib/python3*", PYSB_ACC_RO, "Python site-packages");
 	/* Debian's sitecustomize.py is a symlink into /etc/python3.X */
 	ret = ret ?: add_glob(s, "/etc/python3*", PYSB_ACC_RO, "Python site configuration");
+	/* Debian's ensurepip takes pip and setuptools from here, not from the standard
+	 * library: `python3 -m venv DIR` failed without it (found by a user). Public wheels
+	 * of the distribution, read only. */
+	ret = ret
+		      ?: add_glob(s, "/usr/share/python-wheels", PYSB_ACC_READ,
+				  "Debian's ensurepip wheels (python3 -m venv)");
 	return ret;
 }
 
@@ -369,6 +375,7 @@ static const char *const other_whys[] = {
 	"Python standard library",
 	"Python site-packages",
 	"Python site configuration",
+	"Debian's ensurepip wheels (python3 -m venv)",
 	"shared libraries",
 };
 

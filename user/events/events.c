@@ -303,6 +303,10 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		fputs(" (process-exec not allowed by the policy; python-api=ALLOW:process-exec allows "
 		      "it)",
 		      f);
+	if (e->kind == PYSB_KIND_FILE && path && !strncmp(path, "/dev/shm/", 9))
+		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
+		      "pools need expose-rw=/dev/shm)",
+		      f);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
 	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
