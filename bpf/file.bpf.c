@@ -50,6 +50,8 @@
  *   lsm/path_chown         WRITE on the file (and on the directory above, for a rule's object)
  *   lsm/path_truncate      truncate(2) (and ftruncate(2) before 6.2): WRITE
  *   lsm/file_truncate      ftruncate(2) from 6.2 on (optional hook): WRITE
+ *   lsm/file_permission    a write to a cgroup file, through any descriptor (one opened
+ *                          before the sandbox, kept in an io_uring fixed-file table): never
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
@@ -953,6 +955,34 @@ SEC("lsm/file_truncate")
 int BPF_PROG(pysb_file_truncate, struct file *file)
 {
 	return check_path(PYSB_OP_TRUNCATE, PYSB_ACC_WRITE, &file->f_path);
+}
+
+#define MAY_WRITE 0x2
+
+/*
+ * A write to a cgroup file through a descriptor opened before the sandbox (found by an
+ * adversary, round 23): file_open refuses every write open on cgroupfs, and attach refuses
+ * a process whose descriptor table holds such a file, but a file kept only in an io_uring
+ * ring's fixed-file table (IORING_REGISTER_FILES, then close), of a ring kept only as a
+ * registered ring (IORING_REGISTER_RING_FDS, then close), is in no descriptor table: an
+ * IORING_OP_WRITE of "0" to the root's cgroup.procs moved the attached process out. Every
+ * write, by any path (write, pwrite, io_uring, splice, aio), passes here: the file system
+ * is compared first, so every other read and write of the machine pays the trampoline and
+ * three loads, never the sandbox lookup.
+ */
+SEC("lsm/file_permission")
+int BPF_PROG(pysb_file_permission, struct file *file, int mask)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	if (!(mask & MAY_WRITE) || !is_cgroupfs(file->f_inode))
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, PYSB_ACC_WRITE, file->f_path.dentry,
+			      file->f_path.mnt, EPERM);
 }
 
 #define ATTR_MODE  (1 << 0)

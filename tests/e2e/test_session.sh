@@ -1051,6 +1051,57 @@ test_session_attached_job_cannot_take_the_callers_terminal_as_nobody() {
 	job_terminal_stays_the_users nobody
 }
 
+# The same way out, kept where no descriptor table shows it (found by an adversary, round
+# 23): the cgroup file in an io_uring ring's fixed-file table, its descriptor closed, and
+# the ring itself only a registered ring. attach's scan sees nothing; the write of "0"
+# through the ring moved the attached process to the root cgroup (read /etc/shadow then).
+# Now lsm/file_permission refuses a sandboxed task's every write to a cgroup file, by any
+# descriptor; a regular file held the same way is still written (what was open stays open).
+uring_held_attach() {
+	local file=$1 mode=$2 tag=$3 holder apid i
+	"$REPO/build/e2e/uring_held_write" "$file" 0 "$mode" "$T/r-$tag" "$T/go-$tag" \
+		>"$T/$tag.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r-$tag" "the holder is not ready: $(cat "$T/$tag.out")"
+	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/$tag.err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/$tag.err")"
+	touch "$T/go-$tag"
+	wait "$holder"
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+}
+
+test_session_held_cgroup_file_in_io_uring_is_no_way_out() {
+	session_setup
+	local helper="$REPO/build/e2e/uring_held_write" cg=/sys/fs/cgroup/pysb-e2e-uring mode
+	[ -x "$helper" ] || fail "build/e2e/uring_held_write missing (make e2e builds it)"
+	mkdir -p "$cg"
+	# shellcheck disable=SC2064 # expand now
+	trap "rmdir '$cg' 2>/dev/null" EXIT
+	# Unconfined, from a cgroup of its own, the ring's write moves it to the root cgroup.
+	(echo $BASHPID >"$cg/cgroup.procs" &&
+		exec "$helper" /sys/fs/cgroup/cgroup.procs 0 ring "$T/r0" "$T/r0") >"$T/out" 2>&1
+	expect_line "$T/out" "write ok"
+	expect_line "$T/out" "cgroup /"
+	for mode in fixed ring; do
+		uring_held_attach /sys/fs/cgroup/cgroup.procs "$mode" "$mode"
+		expect_line "$T/$mode.out" "write errno=1"
+		expect_grep "$T/$mode.out" "^cgroup /pysb-bpf/"
+		expect_grep "$T/$mode.err" "deny self cgroup-escape\(write\) /sys/fs/cgroup/cgroup.procs "
+	done
+	# a regular file held the same way: written, as any file opened before the attach
+	: >"$T/held.txt"
+	uring_held_attach "$T/held.txt" ring plain
+	expect_line "$T/plain.out" "write ok"
+	expect_grep "$T/plain.out" "^cgroup /pysb-bpf/"
+	[ "$(cat "$T/held.txt")" = 0 ] || fail "the held regular file was not written: $(cat "$T/held.txt")"
+}
+
 # A cgroup file held open for writing is a way out of the sandbox (found by an adversary):
 # a write of the writer's pid (or 0) to another cgroup's cgroup.procs moves it there, and
 # no hook sees the write or the move (the open was judged, before the sandbox). attach
