@@ -1058,9 +1058,9 @@ test_session_attached_job_cannot_take_the_callers_terminal_as_nobody() {
 # Now lsm/file_permission refuses a sandboxed task's every write to a cgroup file, by any
 # descriptor; a regular file held the same way is still written (what was open stays open).
 uring_held_attach() {
-	local file=$1 mode=$2 tag=$3 holder apid i
-	"$REPO/build/e2e/uring_held_write" "$file" 0 "$mode" "$T/r-$tag" "$T/go-$tag" \
-		>"$T/$tag.out" 2>&1 &
+	local file=$1 mode=$2 tag=$3 text=${4:-} offset=${5:-} holder apid i
+	"$REPO/build/e2e/uring_held_write" "$file" "${text:-0}" "$mode" "$T/r-$tag" "$T/go-$tag" \
+		$offset >"$T/$tag.out" 2>&1 &
 	holder=$!
 	wait_file "$T/r-$tag" "the holder is not ready: $(cat "$T/$tag.out")"
 	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/$tag.err" &
@@ -1072,6 +1072,10 @@ uring_held_attach() {
 	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/$tag.err")"
 	touch "$T/go-$tag"
 	wait "$holder"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
 	kill "$apid" 2>/dev/null
 	wait "$apid"
 }
@@ -1100,6 +1104,46 @@ test_session_held_cgroup_file_in_io_uring_is_no_way_out() {
 	expect_line "$T/plain.out" "write ok"
 	expect_grep "$T/plain.out" "^cgroup /pysb-bpf/"
 	[ "$(cat "$T/held.txt")" = 0 ] || fail "the held regular file was not written: $(cat "$T/held.txt")"
+}
+
+# The same hiding place for another process's memory file (found by an adversary, round
+# 23): attach refuses a process holding /proc/PID/mem of a process outside in its
+# descriptor table, not one kept in an io_uring fixed-file table; through it the attached
+# process wrote the outside process's memory (round 20 ran code there this way). Now
+# lsm/file_permission refuses a read or write of an outside task's memory file.
+test_session_held_memory_file_in_io_uring_drives_nothing() {
+	session_setup
+	local helper="$REPO/build/e2e/uring_held_write" victim addr tag
+	[ -x "$helper" ] || fail "build/e2e/uring_held_write missing (make e2e builds it)"
+	write_file "$T/victim.py" <<'PY'
+import ctypes, os, sys, time
+buf = ctypes.create_string_buffer(b"original")
+print("%x" % ctypes.addressof(buf), flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)
+print("value", buf.value.decode(), flush=True)
+PY
+	for tag in plainmem attmem; do
+		python3 "$T/victim.py" "$T/done-$tag" >"$T/victim-$tag" 2>&1 &
+		victim=$!
+		wait_line "$T/victim-$tag" "^[0-9a-f]+$" 600 0.05 || fail "the victim is not ready"
+		addr=$(head -1 "$T/victim-$tag")
+		if [ $tag = plainmem ]; then
+			"$helper" "/proc/$victim/mem" X ring "$T/r-$tag" "$T/r-$tag" "$addr" >"$T/$tag.out" 2>&1
+		else
+			uring_held_attach "/proc/$victim/mem" ring "$tag" X "$addr"
+		fi
+		touch "$T/done-$tag"
+		wait "$victim"
+	done
+	# unconfined: the outside process's memory written through the ring
+	expect_line "$T/plainmem.out" "write ok"
+	expect_line "$T/victim-plainmem" "value Xriginal"
+	# attached: refused, the memory as it was
+	expect_line "$T/attmem.out" "write errno=1"
+	expect_grep "$T/attmem.out" "^cgroup /pysb-bpf/"
+	expect_line "$T/victim-attmem" "value original"
+	expect_grep "$T/attmem.err" "deny self ptrace target-pid=[0-9]+ "
 }
 
 # A cgroup file held open for writing is a way out of the sandbox (found by an adversary):

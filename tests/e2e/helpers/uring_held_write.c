@@ -7,12 +7,14 @@
  * and prints "write ok" or "write errno=<n>", then "cgroup <its cgroup v2 path>". A write of "0" to a cgroup.procs moves the
  * writer into that cgroup: a way out of a sandbox that attach's scan of /proc/PID/fd
  * cannot see (found by an adversary, round 23).
- *   uring_held_write FILE TEXT fixed|ring READY GO
+ * With OFFSET (hex), TEXT is written there: an address, for a /proc/PID/mem.
+ *   uring_held_write FILE TEXT fixed|ring READY GO [OFFSET]
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <liburing.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -25,13 +27,12 @@ int main(int argc, char **argv)
 	int fd, err;
 	FILE *in;
 
-	if (argc != 6) {
-		fprintf(stderr, "usage: uring_held_write FILE TEXT fixed|ring READY GO\n");
+	if (argc != 6 && argc != 7) {
+		fprintf(stderr, "usage: uring_held_write FILE TEXT fixed|ring READY GO [OFFSET]\n");
 		return 2;
 	}
 	fd = open(argv[1], O_WRONLY);
-	if (fd < 0 || io_uring_queue_init(4, &ring, 0) ||
-	    io_uring_register_files(&ring, &fd, 1)) {
+	if (fd < 0 || io_uring_queue_init(4, &ring, 0) || io_uring_register_files(&ring, &fd, 1)) {
 		perror("uring_held_write: setup");
 		return 1;
 	}
@@ -46,7 +47,8 @@ int main(int argc, char **argv)
 	while (access(argv[5], F_OK))
 		usleep(20000);
 	sqe = io_uring_get_sqe(&ring);
-	io_uring_prep_write(sqe, 0, argv[2], strlen(argv[2]), 0);
+	io_uring_prep_write(sqe, 0, argv[2], strlen(argv[2]),
+			    argc == 7 ? strtoull(argv[6], NULL, 16) : 0);
 	sqe->flags |= IOSQE_FIXED_FILE;
 	if (io_uring_submit(&ring) != 1 || (err = io_uring_wait_cqe(&ring, &cqe))) {
 		perror("uring_held_write: submit");
