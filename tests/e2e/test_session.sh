@@ -1146,6 +1146,70 @@ PY
 	expect_grep "$T/attmem.err" "deny self ptrace target-pid=[0-9]+ "
 }
 
+# A fanotify permission group made before attach (found by an adversary, round 23): every
+# other process's open of a file it marked waits for its answer, and FAN_DENY refuses it;
+# confined, it went on refusing an outside root's `cat`. attach refuses a process holding
+# one (as a seccomp listener); a notification-class group only reads, and passes.
+test_session_attach_refuses_a_fanotify_permission_group() {
+	session_setup
+	local holder apid i
+	echo data >"$T/marked.txt"
+	write_file "$T/fan.py" <<'PY'
+import ctypes, os, select, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
+cls, target, ready, go = sys.argv[1:5]
+perm = cls == "perm"
+fan = libc.fanotify_init((4 if perm else 0) | 1, os.O_RDONLY)  # FAN_CLASS_CONTENT, FAN_CLOEXEC
+if fan < 0 or libc.fanotify_mark(fan, 1, 0x10000 if perm else 0x20, -100, target.encode()):
+    sys.exit("fanotify: " + os.strerror(ctypes.get_errno()))
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+if select.select([fan], [], [], 20)[0]:
+    data = os.read(fan, 4096)
+    fd = struct.unpack("IBBHQii", data[:24])[5]
+    if perm:
+        os.write(fan, struct.pack("iI", fd, 2))  # FAN_DENY
+    print("answered", flush=True)
+PY
+	# Unconfined: an outside root's open of the marked file is refused by the group.
+	python3 "$T/fan.py" perm "$T/marked.txt" "$T/r1" "$T/r1" >"$T/fan1.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r1" "the holder is not ready: $(cat "$T/fan1.out")"
+	cat "$T/marked.txt" >"$T/cat1.out" 2>&1 && fail "the group did not refuse: $(cat "$T/cat1.out")"
+	wait "$holder"
+	expect_line "$T/fan1.out" "answered"
+	# attach: refused, named, left as it was
+	python3 "$T/fan.py" perm "$T/marked.txt" "$T/r2" "$T/go2" >"$T/fan2.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r2" "the holder is not ready: $(cat "$T/fan2.out")"
+	attach_refused "$holder" "it holds a fanotify permission group \(descriptor [0-9]+\), with which it could go on refusing, or holding up, the file accesses of processes outside the sandbox"
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	# a notification group: confined, and the file opens outside
+	python3 "$T/fan.py" notif "$T/marked.txt" "$T/r3" "$T/go3" >"$T/fan3.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r3" "the holder is not ready: $(cat "$T/fan3.out")"
+	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/att3.err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/att3.err")"
+	touch "$T/go3"
+	expect_line <(cat "$T/marked.txt") "data"
+	wait "$holder"
+	expect_line "$T/fan3.out" "answered"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+}
+
 # A cgroup file held open for writing is a way out of the sandbox (found by an adversary):
 # a write of the writer's pid (or 0) to another cgroup's cgroup.procs moves it there, and
 # no hook sees the write or the move (the open was judged, before the sandbox). attach
