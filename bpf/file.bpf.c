@@ -53,7 +53,7 @@
  *   lsm/file_permission    through any descriptor (one opened before the sandbox, kept in
  *                          an io_uring fixed-file table): a write to a cgroup file never; a
  *                          read or write of the memory file of a task outside the sandbox
- *                          never
+ *                          never; a write to a sysctl (/proc/sys) as an open for writing
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
@@ -963,16 +963,13 @@ int BPF_PROG(pysb_file_truncate, struct file *file)
 #define MAY_READ  0x4
 
 /* /proc/PID/mem or /proc/PID/task/TID/mem: a procfs file named "mem" of a task. */
-static __always_inline struct proc_inode *proc_mem_file(struct file *file, struct inode *inode)
+static __always_inline bool proc_mem_file(struct file *file)
 {
 	struct dentry *d = file->f_path.dentry;
 	char n[4];
 
-	if (d->d_name.len != 3 || bpf_probe_read_kernel(n, sizeof(n), d->d_name.name) ||
-	    n[0] != 'm' || n[1] != 'e' || n[2] != 'm' || n[3])
-		return NULL;
-	return (struct proc_inode *)((void *)inode -
-				     bpf_core_field_offset(struct proc_inode, vfs_inode));
+	return d->d_name.len == 3 && !bpf_probe_read_kernel(n, sizeof(n), d->d_name.name) &&
+	       n[0] == 'm' && n[1] == 'e' && n[2] == 'm' && !n[3];
 }
 
 /*
@@ -996,10 +993,15 @@ int BPF_PROG(pysb_file_permission, struct file *file, int mask)
 	struct pysb_sandbox_cfg *cfg;
 	struct proc_inode *pi = NULL;
 	struct task_struct *t;
+	bool sysctl = false;
 	__u64 cgid;
 
 	if (magic == PROC_SUPER_MAGIC) {
-		if (!(mask & (MAY_READ | MAY_WRITE)) || !(pi = proc_mem_file(file, inode)))
+		pi = (struct proc_inode *)((void *)inode -
+					   bpf_core_field_offset(struct proc_inode, vfs_inode));
+		if (mask & MAY_WRITE)
+			sysctl = BPF_CORE_READ(pi, sysctl) != NULL;
+		if (!sysctl && (!(mask & (MAY_READ | MAY_WRITE)) || !proc_mem_file(file)))
 			return 0;
 	} else if (!(mask & MAY_WRITE) ||
 		   (magic != CGROUP2_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC)) {
@@ -1011,6 +1013,12 @@ int BPF_PROG(pysb_file_permission, struct file *file, int mask)
 	if (!pi)
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, PYSB_ACC_WRITE,
 				      file->f_path.dentry, file->f_path.mnt, EPERM);
+	/* a sysctl written through a descriptor held from before: judged as an open for
+	 * writing now (the kernel checks its mode at open, not the capability sethostname,
+	 * a module path or core_pattern's helper would need) */
+	if (sysctl)
+		return check(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, file->f_path.dentry,
+			     file->f_path.mnt);
 	t = pid_task_of(BPF_CORE_READ(pi, pid));
 	if (!t || task_under(t, cgid))
 		return 0; /* gone, or the sandbox's own (its threads, its children) */

@@ -1146,6 +1146,57 @@ PY
 	expect_grep "$T/attmem.err" "deny self ptrace target-pid=[0-9]+ "
 }
 
+# A sysctl held open for writing from before attach (found by an adversary, round 23): the
+# kernel checks a sysctl's mode at open, and nothing at the write, so a root process
+# confined in place set the host's name (sethostname needs CAP_SYS_ADMIN, refused by
+# lsm/capable), as it could a module path or core_pattern's helper, run as root outside.
+# Now a write to /proc/sys through any descriptor is judged as an open for writing.
+test_session_held_sysctl_write_judged_by_the_rules() {
+	session_setup
+	local holder apid i old
+	old=$(cat /proc/sys/kernel/hostname)
+	# shellcheck disable=SC2064 # expand now
+	trap "echo '$old' >/proc/sys/kernel/hostname" EXIT
+	write_file "$T/sysctl.py" <<'PY'
+import os, sys, time
+fd = os.open("/proc/sys/kernel/hostname", os.O_WRONLY)
+name, ready, go = sys.argv[1:4]
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+try:
+    os.write(fd, name.encode())
+    print("write ok", flush=True)
+except OSError as e:
+    print("write errno=%d" % e.errno, flush=True)
+PY
+	python3 "$T/sysctl.py" pysb-e2e-plain "$T/r1" "$T/r1" >"$T/s1.out" 2>&1
+	expect_line "$T/s1.out" "write ok"
+	[ "$(cat /proc/sys/kernel/hostname)" = pysb-e2e-plain ] || fail "unconfined: the name did not change"
+	echo "$old" >/proc/sys/kernel/hostname
+	python3 "$T/sysctl.py" pysb-e2e-held "$T/r2" "$T/go2" >"$T/s2.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r2" "the holder is not ready: $(cat "$T/s2.out")"
+	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/s2.err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/s2.err")"
+	touch "$T/go2"
+	wait "$holder"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+	expect_line "$T/s2.out" "write errno=13"
+	[ "$(cat /proc/sys/kernel/hostname)" = "$old" ] || fail "attached: the name changed to $(cat /proc/sys/kernel/hostname)"
+	expect_grep "$T/s2.err" "deny file open\(write\) /proc/sys/kernel/hostname "
+}
+
 # A fanotify permission group made before attach (found by an adversary, round 23): every
 # other process's open of a file it marked waits for its answer, and FAN_DENY refuses it;
 # confined, it went on refusing an outside root's `cat`. attach refuses a process holding
