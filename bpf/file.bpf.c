@@ -50,6 +50,10 @@
  *   lsm/path_chown         WRITE on the file (and on the directory above, for a rule's object)
  *   lsm/path_truncate      truncate(2) (and ftruncate(2) before 6.2): WRITE
  *   lsm/file_truncate      ftruncate(2) from 6.2 on (optional hook): WRITE
+ *   lsm/file_permission    through any descriptor (one opened before the sandbox, kept in
+ *                          an io_uring fixed-file table): a write to a cgroup file never; a
+ *                          read or write of the memory file of a task outside the sandbox
+ *                          never; a write to a sysctl (/proc/sys) as an open for writing
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
@@ -953,6 +957,72 @@ SEC("lsm/file_truncate")
 int BPF_PROG(pysb_file_truncate, struct file *file)
 {
 	return check_path(PYSB_OP_TRUNCATE, PYSB_ACC_WRITE, &file->f_path);
+}
+
+#define MAY_WRITE 0x2
+#define MAY_READ  0x4
+
+/* /proc/PID/mem or /proc/PID/task/TID/mem: a procfs file named "mem" of a task. */
+static __always_inline bool proc_mem_file(struct file *file)
+{
+	struct dentry *d = file->f_path.dentry;
+	char n[4];
+
+	return d->d_name.len == 3 && !bpf_probe_read_kernel(n, sizeof(n), d->d_name.name) &&
+	       n[0] == 'm' && n[1] == 'e' && n[2] == 'm' && !n[3];
+}
+
+/*
+ * Reads and writes the kernel judges only at open, through a descriptor opened before
+ * the sandbox (found by an adversary, round 23). attach refuses a process whose
+ * descriptor table holds a cgroup file open for writing or another process's memory file
+ * (user/lib/drivers.c), but a file kept only in an io_uring ring's fixed-file table
+ * (IORING_REGISTER_FILES, then close), of a ring kept only as a registered ring
+ * (IORING_REGISTER_RING_FDS, then close), is in no descriptor table: an IORING_OP_WRITE
+ * of "0" to the root's cgroup.procs moved the attached process out, and one to
+ * /proc/PID/mem wrote the memory of a process outside. Every read and write, by any path
+ * (read, write, io_uring, splice, aio), passes here: the file system is compared first,
+ * so every other read and write of the machine pays the trampoline and three loads, never
+ * the sandbox lookup; procfs pays a name compare.
+ */
+SEC("lsm/file_permission")
+int BPF_PROG(pysb_file_permission, struct file *file, int mask)
+{
+	struct inode *inode = file->f_inode;
+	unsigned long magic = inode->i_sb->s_magic;
+	struct pysb_sandbox_cfg *cfg;
+	struct proc_inode *pi = NULL;
+	struct task_struct *t;
+	bool sysctl = false;
+	__u64 cgid;
+
+	if (magic == PROC_SUPER_MAGIC) {
+		pi = (struct proc_inode *)((void *)inode -
+					   bpf_core_field_offset(struct proc_inode, vfs_inode));
+		if (mask & MAY_WRITE)
+			sysctl = BPF_CORE_READ(pi, sysctl) != NULL;
+		if (!sysctl && (!(mask & (MAY_READ | MAY_WRITE)) || !proc_mem_file(file)))
+			return 0;
+	} else if (!(mask & MAY_WRITE) ||
+		   (magic != CGROUP2_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC)) {
+		return 0;
+	}
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	if (!pi)
+		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, PYSB_ACC_WRITE,
+				      file->f_path.dentry, file->f_path.mnt, EPERM);
+	/* a sysctl written through a descriptor held from before: judged as an open for
+	 * writing now (the kernel checks its mode at open, not the capability sethostname,
+	 * a module path or core_pattern's helper would need) */
+	if (sysctl)
+		return check(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, file->f_path.dentry,
+			     file->f_path.mnt);
+	t = pid_task_of(BPF_CORE_READ(pi, pid));
+	if (!t || task_under(t, cgid))
+		return 0; /* gone, or the sandbox's own (its threads, its children) */
+	return outside_denied(cfg, cgid, PYSB_OP_PTRACE, t);
 }
 
 #define ATTR_MODE  (1 << 0)

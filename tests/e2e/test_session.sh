@@ -1051,6 +1051,216 @@ test_session_attached_job_cannot_take_the_callers_terminal_as_nobody() {
 	job_terminal_stays_the_users nobody
 }
 
+# The same way out, kept where no descriptor table shows it (found by an adversary, round
+# 23): the cgroup file in an io_uring ring's fixed-file table, its descriptor closed, and
+# the ring itself only a registered ring. attach's scan sees nothing; the write of "0"
+# through the ring moved the attached process to the root cgroup (read /etc/shadow then).
+# Now lsm/file_permission refuses a sandboxed task's every write to a cgroup file, by any
+# descriptor; a regular file held the same way is still written (what was open stays open).
+uring_held_attach() {
+	local file=$1 mode=$2 tag=$3 text=${4:-} offset=${5:-} holder apid i
+	"$REPO/build/e2e/uring_held_write" "$file" "${text:-0}" "$mode" "$T/r-$tag" "$T/go-$tag" \
+		$offset >"$T/$tag.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r-$tag" "the holder is not ready: $(cat "$T/$tag.out")"
+	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/$tag.err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/$tag.err")"
+	touch "$T/go-$tag"
+	wait "$holder"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+}
+
+test_session_held_cgroup_file_in_io_uring_is_no_way_out() {
+	session_setup
+	local helper="$REPO/build/e2e/uring_held_write" cg=/sys/fs/cgroup/pysb-e2e-uring mode
+	[ -x "$helper" ] || fail "build/e2e/uring_held_write missing (make e2e builds it)"
+	mkdir -p "$cg"
+	# shellcheck disable=SC2064 # expand now
+	trap "rmdir '$cg' 2>/dev/null" EXIT
+	# Unconfined, from a cgroup of its own, the ring's write moves it to the root cgroup.
+	(echo $BASHPID >"$cg/cgroup.procs" &&
+		exec "$helper" /sys/fs/cgroup/cgroup.procs 0 ring "$T/r0" "$T/r0") >"$T/out" 2>&1
+	expect_line "$T/out" "write ok"
+	expect_line "$T/out" "cgroup /"
+	for mode in fixed ring; do
+		uring_held_attach /sys/fs/cgroup/cgroup.procs "$mode" "$mode"
+		expect_line "$T/$mode.out" "write errno=1"
+		expect_grep "$T/$mode.out" "^cgroup /pysb-bpf/"
+		expect_grep "$T/$mode.err" "deny self cgroup-escape\(write\) /sys/fs/cgroup/cgroup.procs "
+	done
+	# a regular file held the same way: written, as any file opened before the attach
+	: >"$T/held.txt"
+	uring_held_attach "$T/held.txt" ring plain
+	expect_line "$T/plain.out" "write ok"
+	expect_grep "$T/plain.out" "^cgroup /pysb-bpf/"
+	[ "$(cat "$T/held.txt")" = 0 ] || fail "the held regular file was not written: $(cat "$T/held.txt")"
+}
+
+# The same hiding place for another process's memory file (found by an adversary, round
+# 23): attach refuses a process holding /proc/PID/mem of a process outside in its
+# descriptor table, not one kept in an io_uring fixed-file table; through it the attached
+# process wrote the outside process's memory (round 20 ran code there this way). Now
+# lsm/file_permission refuses a read or write of an outside task's memory file.
+test_session_held_memory_file_in_io_uring_drives_nothing() {
+	session_setup
+	local helper="$REPO/build/e2e/uring_held_write" victim addr tag
+	[ -x "$helper" ] || fail "build/e2e/uring_held_write missing (make e2e builds it)"
+	write_file "$T/victim.py" <<'PY'
+import ctypes, os, sys, time
+buf = ctypes.create_string_buffer(b"original")
+print("%x" % ctypes.addressof(buf), flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.05)
+print("value", buf.value.decode(), flush=True)
+PY
+	for tag in plainmem attmem; do
+		python3 "$T/victim.py" "$T/done-$tag" >"$T/victim-$tag" 2>&1 &
+		victim=$!
+		wait_line "$T/victim-$tag" "^[0-9a-f]+$" 600 0.05 || fail "the victim is not ready"
+		addr=$(head -1 "$T/victim-$tag")
+		if [ $tag = plainmem ]; then
+			"$helper" "/proc/$victim/mem" X ring "$T/r-$tag" "$T/r-$tag" "$addr" >"$T/$tag.out" 2>&1
+		else
+			uring_held_attach "/proc/$victim/mem" ring "$tag" X "$addr"
+		fi
+		touch "$T/done-$tag"
+		wait "$victim"
+	done
+	# unconfined: the outside process's memory written through the ring
+	expect_line "$T/plainmem.out" "write ok"
+	expect_line "$T/victim-plainmem" "value Xriginal"
+	# attached: refused, the memory as it was
+	expect_line "$T/attmem.out" "write errno=1"
+	expect_grep "$T/attmem.out" "^cgroup /pysb-bpf/"
+	expect_line "$T/victim-attmem" "value original"
+	expect_grep "$T/attmem.err" "deny self ptrace target-pid=[0-9]+ "
+}
+
+# A sysctl held open for writing from before attach (found by an adversary, round 23): the
+# kernel checks a sysctl's mode at open, and nothing at the write, so a root process
+# confined in place set the host's name (sethostname needs CAP_SYS_ADMIN, refused by
+# lsm/capable), as it could a module path or core_pattern's helper, run as root outside.
+# Now a write to /proc/sys through any descriptor is judged as an open for writing.
+test_session_held_sysctl_write_judged_by_the_rules() {
+	session_setup
+	local holder apid i old
+	old=$(cat /proc/sys/kernel/hostname)
+	# shellcheck disable=SC2064 # expand now
+	trap "echo '$old' >/proc/sys/kernel/hostname" EXIT
+	write_file "$T/sysctl.py" <<'PY'
+import os, sys, time
+fd = os.open("/proc/sys/kernel/hostname", os.O_WRONLY)
+name, ready, go = sys.argv[1:4]
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+try:
+    os.write(fd, name.encode())
+    print("write ok", flush=True)
+except OSError as e:
+    print("write errno=%d" % e.errno, flush=True)
+PY
+	python3 "$T/sysctl.py" pysb-e2e-plain "$T/r1" "$T/r1" >"$T/s1.out" 2>&1
+	expect_line "$T/s1.out" "write ok"
+	[ "$(cat /proc/sys/kernel/hostname)" = pysb-e2e-plain ] || fail "unconfined: the name did not change"
+	echo "$old" >/proc/sys/kernel/hostname
+	python3 "$T/sysctl.py" pysb-e2e-held "$T/r2" "$T/go2" >"$T/s2.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r2" "the holder is not ready: $(cat "$T/s2.out")"
+	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/s2.err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/s2.err")"
+	touch "$T/go2"
+	wait "$holder"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+	expect_line "$T/s2.out" "write errno=13"
+	[ "$(cat /proc/sys/kernel/hostname)" = "$old" ] || fail "attached: the name changed to $(cat /proc/sys/kernel/hostname)"
+	expect_grep "$T/s2.err" "deny file open\(write\) /proc/sys/kernel/hostname "
+}
+
+# A fanotify permission group made before attach (found by an adversary, round 23): every
+# other process's open of a file it marked waits for its answer, and FAN_DENY refuses it;
+# confined, it went on refusing an outside root's `cat`. attach refuses a process holding
+# one (as a seccomp listener); a notification-class group only reads, and passes.
+test_session_attach_refuses_a_fanotify_permission_group() {
+	session_setup
+	local holder apid i
+	echo data >"$T/marked.txt"
+	write_file "$T/fan.py" <<'PY'
+import ctypes, os, select, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
+cls, target, ready, go = sys.argv[1:5]
+perm = cls == "perm"
+fan = libc.fanotify_init((4 if perm else 0) | 1, os.O_RDONLY)  # FAN_CLASS_CONTENT, FAN_CLOEXEC
+if fan < 0 or libc.fanotify_mark(fan, 1, 0x10000 if perm else 0x20, -100, target.encode()):
+    sys.exit("fanotify: " + os.strerror(ctypes.get_errno()))
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+if select.select([fan], [], [], 20)[0]:
+    data = os.read(fan, 4096)
+    fd = struct.unpack("IBBHQii", data[:24])[5]
+    if perm:
+        os.write(fan, struct.pack("iI", fd, 2))  # FAN_DENY
+    print("answered", flush=True)
+PY
+	# Unconfined: an outside root's open of the marked file is refused by the group.
+	python3 "$T/fan.py" perm "$T/marked.txt" "$T/r1" "$T/r1" >"$T/fan1.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r1" "the holder is not ready: $(cat "$T/fan1.out")"
+	cat "$T/marked.txt" >"$T/cat1.out" 2>&1 && fail "the group did not refuse: $(cat "$T/cat1.out")"
+	wait "$holder"
+	expect_line "$T/fan1.out" "answered"
+	# attach: refused, named, left as it was
+	python3 "$T/fan.py" perm "$T/marked.txt" "$T/r2" "$T/go2" >"$T/fan2.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r2" "the holder is not ready: $(cat "$T/fan2.out")"
+	attach_refused "$holder" "it holds a fanotify permission group \(descriptor [0-9]+\), with which it could go on refusing, or holding up, the file accesses of processes outside the sandbox"
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	# a notification group: confined, and the file opens outside
+	python3 "$T/fan.py" notif "$T/marked.txt" "$T/r3" "$T/go3" >"$T/fan3.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r3" "the holder is not ready: $(cat "$T/fan3.out")"
+	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/att3.err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/att3.err")"
+	touch "$T/go3"
+	expect_line <(cat "$T/marked.txt") "data"
+	wait "$holder"
+	expect_line "$T/fan3.out" "answered"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+}
+
 # A cgroup file held open for writing is a way out of the sandbox (found by an adversary):
 # a write of the writer's pid (or 0) to another cgroup's cgroup.procs moves it there, and
 # no hook sees the write or the move (the open was judged, before the sandbox). attach

@@ -80,6 +80,31 @@ static enum driver_kind driver_link(const char *link, long *who)
 	return DRIVER_NONE;
 }
 
+/*
+ * Whether descriptor fd of `dir` is a fanotify group of a permission class
+ * (FAN_CLASS_CONTENT, FAN_CLASS_PRE_CONTENT: fdinfo's "fanotify flags:"), the only ones
+ * whose marks make other processes wait for its answer (found by an adversary, round 23:
+ * made before attach, it denied an outside root's open of a file, and one that does not
+ * answer hangs them). A notification-class group only reads, as an inotify watch.
+ */
+static bool permission_fanotify(const char *dir, const char *fd)
+{
+	char f[600], line[128];
+	unsigned int flags = 0;
+	bool found = false;
+	FILE *in;
+
+	if (snprintf(f, sizeof(f), "%s/fdinfo/%s", dir, fd) >= (int)sizeof(f))
+		return true;
+	in = fopen(f, "re");
+	if (!in)
+		return true; /* unknown: as if it answered */
+	while (!found && fgets(line, sizeof(line), in))
+		found = sscanf(line, "fanotify flags:%x", &flags) == 1;
+	fclose(in);
+	return !found || (flags & 0xc); /* FAN_CLASS_CONTENT | FAN_CLASS_PRE_CONTENT */
+}
+
 /* Whether descriptor fd of the process or thread directory `dir` (/proc/P, /proc/P/task/T,
  * /proc/self) is a cgroup file open for writing. */
 static bool writable_cgroup_file(const char *dir, const char *fd)
@@ -138,7 +163,8 @@ int inherited_cgroup_file(char *path, size_t len)
  * see, descriptors installed in them with SECCOMP_IOCTL_NOTIF_ADDFD), and which processes
  * those are it does not say. Or a way out: a cgroup file open for writing. The first
  * found, with in *who the pid of the memory (not one of its own threads) or the
- * descriptor's number, and the cgroup file's name in path.
+ * descriptor's number, and the cgroup file's name in path. Or a fanotify permission group:
+ * every other process's access to what it marked waits for its answer.
  */
 static enum driver_kind holds_a_driver(pid_t target, long *who, char *path, size_t len)
 {
@@ -164,11 +190,15 @@ static enum driver_kind holds_a_driver(pid_t target, long *who, char *path, size
 			link[n] = '\0';
 			kind = driver_link(link, who);
 			snprintf(f, sizeof(f), "%s/%s", dir, t->d_name);
+			if (kind == DRIVER_NONE && !strcmp(link, "anon_inode:[fanotify]") &&
+			    permission_fanotify(f, e->d_name))
+				kind = DRIVER_FANOTIFY;
 			if (kind == DRIVER_NONE && writable_cgroup_file(f, e->d_name)) {
 				kind = DRIVER_CGROUP_FILE;
 				snprintf(path, len, "%s", link);
 			}
-			if (kind == DRIVER_LISTENER || kind == DRIVER_CGROUP_FILE)
+			if (kind == DRIVER_LISTENER || kind == DRIVER_CGROUP_FILE ||
+			    kind == DRIVER_FANOTIFY)
 				*who = atol(e->d_name);
 			snprintf(f, sizeof(f), "%s/%ld", dir, *who);
 			if (kind == DRIVER_MEM_FILE && !access(f, F_OK))
@@ -211,6 +241,9 @@ void driver_describe(const struct driver *d, char *buf, size_t len)
 	case DRIVER_CGROUP_FILE:
 		snprintf(buf, len, "it holds a cgroup file open for writing (descriptor %ld: %s)",
 			 d->who, d->path);
+		break;
+	case DRIVER_FANOTIFY:
+		snprintf(buf, len, "it holds a fanotify permission group (descriptor %ld)", d->who);
 		break;
 	case DRIVER_TRACE:
 		snprintf(buf, len, "its thread %ld traces (ptrace) process %ld", d->tracer, d->who);

@@ -8,7 +8,9 @@
  * listener (it answers the system calls of every process its filter is on, and installs
  * descriptors in them). Also a way out: a cgroup file opened for writing (cgroup.procs of
  * another cgroup: a write moves the process there, and the kernel judges it with the
- * opener's credentials; no LSM hook sees a migration). Read from /proc.
+ * opener's credentials; no LSM hook sees a migration). A fanotify permission group
+ * (FAN_OPEN_PERM...: every other process's access to what it marked waits for its answer,
+ * FAN_DENY refuses it). Read from /proc.
  */
 #ifndef PYSB_DRIVERS_H
 #define PYSB_DRIVERS_H
@@ -22,12 +24,13 @@ enum driver_kind {
 	DRIVER_MEM_FILE,
 	DRIVER_LISTENER,
 	DRIVER_CGROUP_FILE,
+	DRIVER_FANOTIFY,
 	DRIVER_TRACE
 };
 
 struct driver {
 	enum driver_kind kind;
-	long who;	/* MEM_FILE: whose memory; LISTENER, CGROUP_FILE: the descriptor;
+	long who;	/* MEM_FILE: whose memory; LISTENER, CGROUP_FILE, FANOTIFY: the descriptor;
 			    * TRACE: the tracee */
 	long tracer;	/* TRACE: the thread of the process that traces */
 	char path[128]; /* CGROUP_FILE: the file */

@@ -223,6 +223,9 @@ static bool refuse_a_driver(pid_t target, const char *home)
 		       : d.kind == DRIVER_CGROUP_FILE
 			       ? "through which it could move itself out of the sandbox; close it "
 				 "first"
+		       : d.kind == DRIVER_FANOTIFY
+			       ? "with which it could go on refusing, or holding up, the file "
+				 "accesses of processes outside the sandbox; close it first"
 			       : "with which it could go on answering the system calls of processes "
 				 "outside the sandbox; close it first (or attach the processes under "
 				 "its filter instead)");
