@@ -982,8 +982,9 @@ static __always_inline bool proc_mem_file(struct file *file)
  * of "0" to the root's cgroup.procs moved the attached process out, and one to
  * /proc/PID/mem wrote the memory of a process outside. Every read and write, by any path
  * (read, write, io_uring, splice, aio), passes here: the file system is compared first,
- * so every other read and write of the machine pays the trampoline and three loads, never
- * the sandbox lookup; procfs pays a name compare.
+ * so every other read and write pays the trampoline and three loads, never the sandbox
+ * lookup; procfs pays a name compare. And only on a machine where a process was confined
+ * in place since the instance was loaded: a machine that only uses `run` pays nothing.
  */
 SEC("lsm/file_permission")
 int BPF_PROG(pysb_file_permission, struct file *file, int mask)
@@ -1008,7 +1009,11 @@ int BPF_PROG(pysb_file_permission, struct file *file, int mask)
 		return 0;
 	}
 	cfg = current_sandbox(&cgid);
-	if (!cfg)
+	/* Only a process confined in place can hold such a descriptor from before (a run's
+	 * program starts with what its caller passed): attached on demand, by the first
+	 * attach or daemon (user/kernel/loader.c, inplace_progs), it judges their sandboxes
+	 * alone, so whether it is attached changes no run's verdict. */
+	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
 		return 0;
 	if (!pi)
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, PYSB_ACC_WRITE,

@@ -1146,6 +1146,38 @@ PY
 	expect_grep "$T/attmem.err" "deny self ptrace target-pid=[0-9]+ "
 }
 
+# lsm/file_permission sits on every read and write of the machine, for what only a
+# process confined in place can hold from before: it is attached on demand, by the first
+# attach or daemon (user/kernel/loader.c, inplace_progs), never by run, whose sandboxes
+# it does not judge (PYSB_SB_INPLACE). Its pinned link removed (no sandbox confined in
+# place is alive between tests: that detaches it), a run leaves it unattached; the next
+# attach attaches it before its sandbox exists (the held write refused), and it stays.
+file_permission_linked() {
+	local id
+	id=$(bpftool prog show pinned "${1}prog-pysb_file_permission" -j |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])') || return 2
+	bpftool link show -j | python3 -c '
+import json, sys
+sys.exit(0 if any(l.get("prog_id") == int(sys.argv[1]) for l in json.load(sys.stdin)) else 1)' "$id"
+}
+
+test_session_file_permission_attached_on_demand_by_attach_not_run() {
+	session_setup
+	local pin
+	pin=$(ls -d /sys/fs/bpf/pysb-bpf/*/ | grep -v _tmp_ | head -1)
+	[ -e "${pin}prog-pysb_file_permission" ] || fail "not pinned as a program in $pin"
+	rm -f "${pin}link-pysb_file_permission"
+	file_permission_linked "$pin" && fail "still attached once its link's pin is gone"
+	run_sb "$T/policy" /bin/true
+	expect_rc 0
+	[ -e "${pin}link-pysb_file_permission" ] && fail "run attached the in-place program"
+	file_permission_linked "$pin" && fail "run attached the in-place program"
+	uring_held_attach /sys/fs/cgroup/cgroup.procs ring ondemand
+	expect_line "$T/ondemand.out" "write errno=1"
+	[ -e "${pin}link-pysb_file_permission" ] || fail "attach did not pin its link"
+	file_permission_linked "$pin" || fail "attached by no link after attach"
+}
+
 # A sysctl held open for writing from before attach (found by an adversary, round 23): the
 # kernel checks a sysctl's mode at open, and nothing at the write, so a root process
 # confined in place set the host's name (sethostname needs CAP_SYS_ADMIN, refused by
