@@ -352,6 +352,7 @@ test_ordinary_python_start_reports_no_denial_passwd_implicit_shadow_denied() {
 # Permission denied", naming no file (found by a user). The deny line says what needs it
 # and the rule; with that rule the same program works.
 test_ordinary_multiprocessing_lock_deny_line_names_the_dev_shm_rule() {
+	once_per_matrix "the deny line's hint: pysb-bpf's own formatting; /dev/shm's denial itself is the walk's, on every kernel"
 	local prog="import multiprocessing as mp
 q = mp.Queue(); q.put(42); print('queue', q.get(timeout=30))"
 	printf 'expose-ro=%s\n' "$T" >"$T/policy"
@@ -372,6 +373,7 @@ q = mp.Queue(); q.put(42); print('queue', q.get(timeout=30))"
 # /usr/share/python-wheels, outside the standard library: the venv failed with
 # "ensurepip ... returned non-zero exit status 1" (found by a user). Implicit, read only.
 test_ordinary_ensurepip_reads_the_distributions_wheels() {
+	once_per_matrix "an implicit path of the compile: pysb-bpf's own; its reads are the walk's, on every kernel"
 	[ -d /usr/share/python-wheels ] || skip "no /usr/share/python-wheels on this machine"
 	local prog="import ensurepip; print('pip', ensurepip.version())"
 	printf 'expose-ro=%s\n' "$T" >"$T/policy"
