@@ -40,6 +40,28 @@ once_per_matrix() {
 	[ -z "${PYSB_E2E_REPEAT_KERNEL:-}" ] || skip "run on the matrix's first kernel only: $*"
 }
 
+# attach_go HOLDER POLICY GO ERR: attaches the running process HOLDER (a child of the
+# test's shell) with POLICY, pysb-bpf's stderr in ERR; once HOLDER is in the sandbox,
+# touches GO; then waits for HOLDER, and for attach, which ends with it.
+attach_go() {
+	local holder=$1 policy=$2 go=$3 err=$4 apid i
+	"$PYSB" attach --pid "$holder" --policy "$policy" >/dev/null 2>"$err" &
+	apid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q pysb-bpf "/proc/$holder/cgroup" && break
+		sleep 0.1
+	done
+	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$err")"
+	touch "$go"
+	wait "$holder"
+	for ((i = 0; i < 300; i++)); do
+		kill -0 "$apid" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$apid" 2>/dev/null
+	wait "$apid"
+}
+
 # wait_file FILE [WHAT]: until FILE exists (30 s at most), else the test fails saying WHAT.
 wait_file() {
 	local i

@@ -738,25 +738,11 @@ test_net_unix_renamed_or_other_netns_servers_socket_not_replaced() {
 # held_attach POLICY READY GO OUT: runs $T/held.py READY GO outside, attaches it with
 # POLICY once READY exists, lets it go and waits for both; pysb-bpf's stderr in OUT.err.
 held_attach() {
-	local policy=$1 ready=$2 go=$3 out=$4 holder apid i
+	local policy=$1 ready=$2 go=$3 out=$4 holder
 	python3 "$T/held.py" "$ready" "$go" >"$out" 2>&1 &
 	holder=$!
 	wait_file "$ready" "the program is not ready: $(cat "$out")"
-	"$PYSB" attach --pid "$holder" --policy "$policy" >/dev/null 2>"$out.err" &
-	apid=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q pysb-bpf "/proc/$holder/cgroup" && break
-		sleep 0.1
-	done
-	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$out.err")"
-	touch "$go"
-	wait "$holder"
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$apid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$apid" 2>/dev/null
-	wait "$apid"
+	attach_go "$holder" "$policy" "$go" "$out.err"
 	expect_line "$out" "done"
 }
 

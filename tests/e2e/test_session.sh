@@ -1058,26 +1058,12 @@ test_session_attached_job_cannot_take_the_callers_terminal_as_nobody() {
 # Now lsm/file_permission refuses a sandboxed task's every write to a cgroup file, by any
 # descriptor; a regular file held the same way is still written (what was open stays open).
 uring_held_attach() {
-	local file=$1 mode=$2 tag=$3 text=${4:-} offset=${5:-} holder apid i
+	local file=$1 mode=$2 tag=$3 text=${4:-} offset=${5:-} holder
 	"$REPO/build/e2e/uring_held_write" "$file" "${text:-0}" "$mode" "$T/r-$tag" "$T/go-$tag" \
 		$offset >"$T/$tag.out" 2>&1 &
 	holder=$!
 	wait_file "$T/r-$tag" "the holder is not ready: $(cat "$T/$tag.out")"
-	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/$tag.err" &
-	apid=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q pysb-bpf "/proc/$holder/cgroup" && break
-		sleep 0.1
-	done
-	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/$tag.err")"
-	touch "$T/go-$tag"
-	wait "$holder"
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$apid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$apid" 2>/dev/null
-	wait "$apid"
+	attach_go "$holder" "$T/policy" "$T/go-$tag" "$T/$tag.err"
 }
 
 test_session_held_cgroup_file_in_io_uring_is_no_way_out() {
@@ -1185,7 +1171,7 @@ test_session_file_permission_attached_on_demand_by_attach_not_run() {
 # Now a write to /proc/sys through any descriptor is judged as an open for writing.
 test_session_held_sysctl_write_judged_by_the_rules() {
 	session_setup
-	local holder apid i old
+	local holder old
 	old=$(cat /proc/sys/kernel/hostname)
 	# shellcheck disable=SC2064 # expand now
 	trap "echo '$old' >/proc/sys/kernel/hostname" EXIT
@@ -1209,21 +1195,7 @@ PY
 	python3 "$T/sysctl.py" pysb-e2e-held "$T/r2" "$T/go2" >"$T/s2.out" 2>&1 &
 	holder=$!
 	wait_file "$T/r2" "the holder is not ready: $(cat "$T/s2.out")"
-	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/s2.err" &
-	apid=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q pysb-bpf "/proc/$holder/cgroup" && break
-		sleep 0.1
-	done
-	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/s2.err")"
-	touch "$T/go2"
-	wait "$holder"
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$apid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$apid" 2>/dev/null
-	wait "$apid"
+	attach_go "$holder" "$T/policy" "$T/go2" "$T/s2.err"
 	expect_line "$T/s2.out" "write errno=13"
 	[ "$(cat /proc/sys/kernel/hostname)" = "$old" ] || fail "attached: the name changed to $(cat /proc/sys/kernel/hostname)"
 	expect_grep "$T/s2.err" "deny file open\(write\) /proc/sys/kernel/hostname "

@@ -126,6 +126,18 @@ bool loader_prog_inplace(const char *name)
 	return false;
 }
 
+/* A program kept unattached (cgroup/, in place): the loading process's own descriptor, or
+ * a new one from its pin (the caller closes that one: !l->loaded); -1 and errno. */
+static int prog_fd_of(const struct loader *l, const char *name)
+{
+	char p[PATH_MAX];
+
+	if (l->loaded)
+		return bpf_program__fd(bpf_object__find_program_by_name(l->skel->obj, name));
+	pin_path(p, sizeof(p), l->pin_dir, "prog", name);
+	return bpf_obj_get(p);
+}
+
 int loader_inplace_hooks(struct loader *l)
 {
 	char p[PATH_MAX];
@@ -139,10 +151,7 @@ int loader_inplace_hooks(struct loader *l)
 		pin_path(p, sizeof(p), l->pin_dir, "link", pi->name);
 		if (!access(p, F_OK))
 			continue; /* attached by an earlier attach or daemon */
-		pin_path(p, sizeof(p), l->pin_dir, "prog", pi->name);
-		prog_fd = l->loaded ? bpf_program__fd(bpf_object__find_program_by_name(l->skel->obj,
-										       pi->name))
-				    : bpf_obj_get(p);
+		prog_fd = prog_fd_of(l, pi->name);
 		if (prog_fd < 0)
 			return -errno;
 		link_fd = bpf_link_create(prog_fd, 0, BPF_LSM_MAC, NULL);
@@ -483,10 +492,7 @@ int loader_attach_cgroup_pinned(struct loader *l, int cgroup_fd, const char *pin
 			continue;
 		if (link_fds && *n_links == max_links)
 			return -E2BIG;
-		pin_path(p, sizeof(p), l->pin_dir, "prog", pi->name);
-		prog_fd = l->loaded ? bpf_program__fd(bpf_object__find_program_by_name(l->skel->obj,
-										       pi->name))
-				    : bpf_obj_get(p);
+		prog_fd = prog_fd_of(l, pi->name);
 		if (prog_fd < 0)
 			return -errno;
 		link_fd = bpf_link_create(prog_fd, cgroup_fd, pi->attach_type, NULL);
