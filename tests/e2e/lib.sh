@@ -40,26 +40,36 @@ once_per_matrix() {
 	[ -z "${PYSB_E2E_REPEAT_KERNEL:-}" ] || skip "run on the matrix's first kernel only: $*"
 }
 
-# attach_go HOLDER POLICY GO ERR: attaches the running process HOLDER (a child of the
-# test's shell) with POLICY, pysb-bpf's stderr in ERR; once HOLDER is in the sandbox,
-# touches GO; then waits for HOLDER, and for attach, which ends with it.
-attach_go() {
-	local holder=$1 policy=$2 go=$3 err=$4 apid i
+# attach_start HOLDER POLICY ERR: attaches the running process HOLDER (a child of the
+# test's shell) with POLICY, pysb-bpf's stderr in ERR, and returns once HOLDER is in the
+# sandbox; attach's pid in ATTACH_PID. attach_end HOLDER: waits for HOLDER, then for
+# attach, which ends with it. attach_go HOLDER POLICY GO ERR: both, touching GO between.
+attach_start() {
+	local holder=$1 policy=$2 err=$3 i
 	"$PYSB" attach --pid "$holder" --policy "$policy" >/dev/null 2>"$err" &
-	apid=$!
+	ATTACH_PID=$!
 	for ((i = 0; i < 300; i++)); do
 		grep -q pysb-bpf "/proc/$holder/cgroup" && break
 		sleep 0.1
 	done
 	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$err")"
-	touch "$go"
-	wait "$holder"
+}
+
+attach_end() {
+	local i
+	wait "$1"
 	for ((i = 0; i < 300; i++)); do
-		kill -0 "$apid" 2>/dev/null || break
+		kill -0 "$ATTACH_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill "$apid" 2>/dev/null
-	wait "$apid"
+	kill "$ATTACH_PID" 2>/dev/null
+	wait "$ATTACH_PID"
+}
+
+attach_go() {
+	attach_start "$1" "$2" "$4"
+	touch "$3"
+	attach_end "$1"
 }
 
 # wait_file FILE [WHAT]: until FILE exists (30 s at most), else the test fails saying WHAT.

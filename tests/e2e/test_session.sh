@@ -1208,7 +1208,7 @@ PY
 test_session_attach_refuses_a_fanotify_permission_group() {
 	once_per_matrix "attach's scan of the descriptors: pysb-bpf's own"
 	session_setup
-	local holder apid i
+	local holder
 	echo data >"$T/marked.txt"
 	write_file "$T/fan.py" <<'PY'
 import ctypes, os, select, struct, sys, time
@@ -1247,23 +1247,11 @@ PY
 	python3 "$T/fan.py" notif "$T/marked.txt" "$T/r3" "$T/go3" >"$T/fan3.out" 2>&1 &
 	holder=$!
 	wait_file "$T/r3" "the holder is not ready: $(cat "$T/fan3.out")"
-	"$PYSB" attach --pid "$holder" --policy "$T/policy" >/dev/null 2>"$T/att3.err" &
-	apid=$!
-	for ((i = 0; i < 300; i++)); do
-		grep -q pysb-bpf "/proc/$holder/cgroup" && break
-		sleep 0.1
-	done
-	grep -q pysb-bpf "/proc/$holder/cgroup" || fail "not attached: $(cat "$T/att3.err")"
+	attach_start "$holder" "$T/policy" "$T/att3.err"
 	touch "$T/go3"
 	expect_line <(cat "$T/marked.txt") "data"
-	wait "$holder"
+	attach_end "$holder"
 	expect_line "$T/fan3.out" "answered"
-	for ((i = 0; i < 300; i++)); do
-		kill -0 "$apid" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill "$apid" 2>/dev/null
-	wait "$apid"
 }
 
 # A cgroup file held open for writing is a way out of the sandbox (found by an adversary):

@@ -42,12 +42,18 @@ static const char *const optional_hooks[] = {
 	"inode_file_setattr", /* 6.17+; file_setattr(2) is new there, the ioctls stay checked */
 };
 
-bool is_optional(const char *hook)
+/* Is `name` one of the n names of `list`? */
+static bool listed(const char *name, const char *const *list, size_t n)
 {
-	for (size_t i = 0; i < sizeof(optional_hooks) / sizeof(optional_hooks[0]); i++)
-		if (!strcmp(hook, optional_hooks[i]))
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(name, list[i]))
 			return true;
 	return false;
+}
+
+bool is_optional(const char *hook)
+{
+	return listed(hook, optional_hooks, sizeof(optional_hooks) / sizeof(optional_hooks[0]));
 }
 
 /* Number of parameters of the kernel's bpf_lsm_<hook>, or -1. */
@@ -120,10 +126,12 @@ static const char *const inplace_progs[] = {
 
 bool loader_prog_inplace(const char *name)
 {
-	for (size_t i = 0; i < sizeof(inplace_progs) / sizeof(inplace_progs[0]); i++)
-		if (!strcmp(name, inplace_progs[i]))
-			return true;
-	return false;
+	return listed(name, inplace_progs, sizeof(inplace_progs) / sizeof(inplace_progs[0]));
+}
+
+bool loader_prog_unattached(const char *sec, const char *name)
+{
+	return !strncmp(sec, "cgroup/", 7) || loader_prog_inplace(name);
 }
 
 /* A program kept unattached (cgroup/, in place): the loading process's own descriptor, or
@@ -204,8 +212,8 @@ static struct pysb_bpf *open_adapted(const char **what, int *err)
 	 * parent of the runs' cgroups (loader_attach_runs), and by the daemon to each cgroup
 	 * it confines (loader_attach_cgroup_pinned). The in-place programs: on demand. */
 	bpf_object__for_each_program(
-		prog, skel->obj) if (!strncmp(bpf_program__section_name(prog), "cgroup/", 7) ||
-				     loader_prog_inplace(bpf_program__name(prog)))
+		prog, skel->obj) if (loader_prog_unattached(bpf_program__section_name(prog),
+							    bpf_program__name(prog)))
 		bpf_program__set_autoattach(prog, false);
 	return skel;
 }

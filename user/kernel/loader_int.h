@@ -48,6 +48,9 @@
 bool is_optional(const char *hook);
 /* Attached on demand, for sandboxes confined in place (loader_inplace_hooks). */
 bool loader_prog_inplace(const char *name);
+/* Not attached when the instance is loaded (pinned as prog-<name>): the cgroup/ programs,
+ * attached per cgroup, and the in-place ones. */
+bool loader_prog_unattached(const char *sec, const char *name);
 int label_arm(int reqs, uint32_t tid);
 int label_ask(int fd);
 int label_collect(int reqs, uint32_t tid, const int *fds, uint64_t *labels, size_t n,

@@ -287,7 +287,7 @@ int open_pinned(const char *dir, struct loader_maps *maps, bool prog_on[LOADER_M
 		const char *sec = loader_progs[i].sec, *name = loader_progs[i].name;
 		bool cg = !strncmp(sec, "cgroup/", 7);
 
-		pin_path(p, sizeof(p), dir, cg || loader_prog_inplace(name) ? "prog" : "link",
+		pin_path(p, sizeof(p), dir, loader_prog_unattached(sec, name) ? "prog" : "link",
 			 name);
 		prog_on[i] = has_name(names, n_names, p + strlen(dir) + 1);
 		/* Only a hook this kernel lacks, or the other inode_setattr signature, may be

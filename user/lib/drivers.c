@@ -98,7 +98,7 @@ static bool permission_fanotify(const char *dir, const char *fd)
 		return true;
 	in = fopen(f, "re");
 	if (!in)
-		return true; /* unknown: as if it answered */
+		return true; /* unknown: taken for one (refused) */
 	while (!found && fgets(line, sizeof(line), in))
 		found = sscanf(line, "fanotify flags:%x", &flags) == 1;
 	fclose(in);

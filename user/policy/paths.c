@@ -232,13 +232,6 @@ static struct dir_cache *canonical_dir(struct parser *ps, char *dir)
 	return slot;
 }
 
-/*
- * realpath(3) of an absolute path, faster for policies naming thousands of siblings:
- * realpath costs one readlink(2) per component. When the parent directory's canonical form
- * is known (cached), the result is that plus the last name, provided the name exists and
- * is not a symbolic link, which the parent's listing or one lstat(2) tells. Anything else
- * (a link, an error, "..") goes to realpath(3) itself, which also sets errno for the caller.
- */
 /* dir + "/" + name, "/" not doubled; NULL: out of memory. */
 static char *join_name(const char *dir, const char *name)
 {
@@ -253,6 +246,13 @@ static char *join_name(const char *dir, const char *name)
 	return out;
 }
 
+/*
+ * realpath(3) of an absolute path, faster for policies naming thousands of siblings:
+ * realpath costs one readlink(2) per component. When the parent directory's canonical form
+ * is known (cached), the result is that plus the last name, provided the name exists and
+ * is not a symbolic link, which the parent's listing or one lstat(2) tells. Anything else
+ * (a link, an error, "..") goes to realpath(3) itself, which also sets errno for the caller.
+ */
 char *canonical_path(struct parser *ps, const char *abs)
 {
 	char *clean = clean_abs(abs), *slash, *out = NULL;

@@ -170,15 +170,14 @@ static int policy_finish(const struct run_opts *o, struct sandbox_cgroup *cg, st
 	if (sandbox_fill_maps(l, o->compiled, &rule_pins, cfg->id))
 		goto fail;
 	stopwatch("fill maps");
-	if (owner != OWNER_RUN) /* a run's: once its program runs (write_record) */
-		write_record(o, cg, cfg, owner, target);
 	err = cfg->flags & PYSB_SB_INPLACE ? loader_inplace_hooks(l) : 0;
 	if (err) {
 		pr_err("cannot attach the programs of a sandbox confined in place: %s",
 		       strerror(-err));
-		sandbox_record_remove(cg->id);
 		goto fail;
 	}
+	if (owner != OWNER_RUN) /* a run's: once its program runs (write_record) */
+		write_record(o, cg, cfg, owner, target);
 	err = loader_add_sandbox(l, cg->id, cfg);
 	if (err) {
 		pr_err("cannot register cgroup %s as a sandbox: %s", cg->path, strerror(-err));
