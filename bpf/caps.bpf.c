@@ -6,6 +6,17 @@
  *   lsm/capable   every capability check (capable(), ns_capable(), file_ns_capable(), ...)
  *                 for a capability the sandbox's bpf.capabilities= does not grant, in any
  *                 user namespace                                   -> -EPERM, kind capability
+ *   lsm/syslog    reading or clearing the kernel log (syslog(2), /dev/kmsg opened for
+ *                 reading) without CAP_SYSLOG granted          -> -EPERM, capability syslog
+ *   lsm/perf_event_open  a CPU-wide, kernel or tracepoint perf event without CAP_PERFMON
+ *                 (or CAP_SYS_ADMIN) granted                    -> -EPERM, capability perf
+ *
+ * The last two are objects of the whole machine that a sysctl can open to every user:
+ * kernel.dmesg_restrict=0 lets anyone read the kernel log, kernel.perf_event_paranoid=-1
+ * (a profiling host's setting) lets anyone watch every CPU and the kernel. Then the kernel
+ * asks for no capability and lsm/capable never runs. A sandbox gets them only when its
+ * policy grants the capability the strict setting asks for: the machine's setting does
+ * not widen the policy.
  *
  * `pysb-bpf run` already starts the program with empty capability sets (user/run/runner.c),
  * so for it the kernel's own check refuses first and this hook never runs. It matters for
@@ -62,4 +73,55 @@ int BPF_PROG(pysb_capable, const struct cred *cred, struct user_namespace *ns, i
 		}
 	}
 	return deny_ret(cfg, EPERM);
+}
+
+/* Denies, with a capability event, unless the policy grants `cap` (or `alt`). */
+static __always_inline int needs_cap_grant(int cap, int alt, __u16 op)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_event *e;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg || (cfg->caps & ((1ull << cap) | (1ull << alt))))
+		return 0;
+	e = event_start(cfg, cgid, PYSB_KIND_CAP, op, 0, decision_of(cfg));
+	if (e) {
+		e->rule = (__u32)cap;
+		event_send(e);
+	}
+	return deny_ret(cfg, EPERM);
+}
+
+#define CAP_SYS_ADMIN 21
+#define CAP_SYSLOG    34
+#define CAP_PERFMON   38
+
+#define SYSLOG_ACTION_CLOSE	  0
+#define SYSLOG_ACTION_OPEN	  1
+#define SYSLOG_ACTION_SIZE_BUFFER 10
+
+/* Every action but the no-ops and the buffer's size (which the kernel gives to all, as
+ * it does the log itself when dmesg_restrict is 0). A write-only /dev/kmsg (a service's
+ * log lines) asks nothing. */
+SEC("lsm/syslog")
+int BPF_PROG(pysb_syslog, int type)
+{
+	if (type == SYSLOG_ACTION_CLOSE || type == SYSLOG_ACTION_OPEN ||
+	    type == SYSLOG_ACTION_SIZE_BUFFER)
+		return 0;
+	return needs_cap_grant(CAP_SYSLOG, CAP_SYSLOG, PYSB_OP_SYSLOG);
+}
+
+#define PERF_SECURITY_OPEN 0 /* then CPU 1, KERNEL 2, TRACEPOINT 3 */
+
+/* Every perf_event_open asks with PERF_SECURITY_OPEN: the program's own tasks (another
+ * task's need ptrace access, lsm/ptrace_access_check). The kernel asks again with CPU,
+ * KERNEL or TRACEPOINT, after its paranoid check, for what that setting guards. */
+SEC("lsm/perf_event_open")
+int BPF_PROG(pysb_perf_event_open, struct perf_event_attr *attr, int type)
+{
+	if (type == PERF_SECURITY_OPEN)
+		return 0;
+	return needs_cap_grant(CAP_PERFMON, CAP_SYS_ADMIN, PYSB_OP_PERF);
 }

@@ -19,7 +19,13 @@
  *   lsm/task_setscheduler    sched_setscheduler/setattr/setaffinity outside -> -EPERM
  *   lsm/task_setrlimit       prlimit(2) changing a limit of a task outside -> -EPERM
  *   lsm/task_movememory      migrate_pages/move_pages of a task outside   -> -EPERM
- * Each denial is an event (self signal/sched, target-pid). The sender of a SIGIO is
+ *   lsm/task_getpgid, task_getsid, task_getscheduler, task_getioprio, capget
+ *                            what getpgid, getsid, sched_getscheduler/getparam/getattr/
+ *                            getaffinity/rr_get_interval, ioprio_get and capget would tell
+ *                            of a task outside (its session, group, scheduling, capability
+ *                            sets: what its /proc/PID/status shows, which the rules deny)
+ *                                                                          -> -EPERM
+ * Each denial is an event (self signal/sched/inspect, target-pid). The sender of a SIGIO is
  * whoever makes the file ready, often not sandboxed: what counts is who set the owner.
  */
 #include "task.bpf.h"
@@ -122,4 +128,37 @@ SEC("lsm/task_movememory")
 int BPF_PROG(pysb_task_movememory, struct task_struct *p)
 {
 	return deny_outside(PYSB_OP_SCHED, p);
+}
+
+/* Reads of a task's state by pid (the kernel asks only for another pid than 0, except
+ * sched_get* and capget, which ask for the caller too: its own, allowed). */
+SEC("lsm/task_getpgid")
+int BPF_PROG(pysb_task_getpgid, struct task_struct *p)
+{
+	return deny_outside(PYSB_OP_INSPECT, p);
+}
+
+SEC("lsm/task_getsid")
+int BPF_PROG(pysb_task_getsid, struct task_struct *p)
+{
+	return deny_outside(PYSB_OP_INSPECT, p);
+}
+
+SEC("lsm/task_getscheduler")
+int BPF_PROG(pysb_task_getscheduler, struct task_struct *p)
+{
+	return deny_outside(PYSB_OP_INSPECT, p);
+}
+
+SEC("lsm/task_getioprio")
+int BPF_PROG(pysb_task_getioprio, struct task_struct *p)
+{
+	return deny_outside(PYSB_OP_INSPECT, p);
+}
+
+SEC("lsm/capget")
+int BPF_PROG(pysb_capget, struct task_struct *target, void *effective, void *inheritable,
+	     void *permitted)
+{
+	return deny_outside(PYSB_OP_INSPECT, target);
 }

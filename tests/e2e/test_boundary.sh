@@ -166,6 +166,70 @@ test_boundary_sigio_signal0_sched_rlimit_outside_denied_nobody() {
 	bnd_signal_case nobody
 }
 
+# What a process outside is, read by pid rather than through /proc/PID (whose files the
+# rules deny): its session and group, its scheduling, I/O priority and capability sets.
+# The kernel answers any caller of the same user (capget: any caller at all); confined,
+# only the sandbox's own processes answer.
+bnd_inspect_app() {
+	probe_py "$T/app.py" \
+		"import ctypes, time" \
+		"V = int(sys.argv[1])" \
+		"child = os.fork()" \
+		"if child == 0:" \
+		"    time.sleep(60); os._exit(0)" \
+		"libc = ctypes.CDLL(None, use_errno=True)" \
+		"def call(nr, *args):" \
+		"    if libc.syscall(nr, *args) < 0:" \
+		"        e = ctypes.get_errno(); raise OSError(e, os.strerror(e))" \
+		"def capget(pid):" \
+		"    hdr = (ctypes.c_uint32 * 2)(0x20080522, pid)" \
+		"    data = (ctypes.c_uint32 * 6)()" \
+		"    call(125, hdr, data)" \
+		"for who, pid in (('outside', V), ('own-child', child)):" \
+		"    attempt('getsid-' + who, lambda: os.getsid(pid))" \
+		"    attempt('getpgid-' + who, lambda: os.getpgid(pid))" \
+		"    attempt('getscheduler-' + who, lambda: os.sched_getscheduler(pid))" \
+		"    attempt('getaffinity-' + who, lambda: os.sched_getaffinity(pid))" \
+		"    attempt('ioprio-get-' + who, lambda: call(252, 1, pid))" \
+		"    attempt('capget-' + who, lambda: capget(pid))" \
+		"attempt('capget-self', lambda: capget(0))" \
+		"attempt('getaffinity-self', lambda: os.sched_getaffinity(0))" \
+		"os.kill(child, 9); os.waitpid(child, 0)"
+}
+
+bnd_inspect_case() {
+	local u=$1 op ops="getsid getpgid getscheduler getaffinity ioprio-get capget"
+	bnd_setup
+	bnd_inspect_app
+	start_victim "$u"
+	# unconfined: each read answers about the outside process
+	bnd_plain "$u" python3 "$T/app.py" "$VICTIM"
+	expect_rc 0
+	for op in $ops; do
+		expect_line "$T/out" "$op-outside ok"
+	done
+	bnd_sb "$u" "$T/app.py" "$VICTIM"
+	expect_rc 0
+	for op in $ops; do
+		expect_line "$T/out" "$op-outside EPERM"
+		expect_line "$T/out" "$op-own-child ok"
+	done
+	expect_line "$T/out" "capget-self ok"
+	expect_line "$T/out" "getaffinity-self ok"
+	expect_grep "$T/err" "^pysb-bpf: deny self inspect target-pid=$VICTIM "
+	kill "$VICTIM" 2>/dev/null
+	wait 2>/dev/null
+	return 0
+}
+
+test_boundary_outside_process_inspection_denied_root() {
+	bnd_inspect_case root
+}
+
+test_boundary_outside_process_inspection_denied_nobody() {
+	bnd_inspect_case nobody
+}
+
 # The table that remembers which files had their SIGIO owner set from a sandbox is finite
 # (16,384 files for the machine). Full, it must fail closed: F_SETOWN from a sandbox is
 # refused (ENOSPC), never an owner set that no rule then judges. Unconfined, the same

@@ -151,6 +151,50 @@ test_caps_non_root_user() {
 	expect_line "$T/out" "sethostname errno=1"
 }
 
+# kernel.dmesg_restrict=0 opens the kernel log to every user, kernel.perf_event_paranoid=-1
+# (a profiling host's setting) every CPU and the kernel to every user's perf events: the
+# kernel then asks for no capability, so lsm/capable never runs. A sandbox still gets
+# neither unless its policy grants the capability the strict setting asks for (lsm/syslog,
+# lsm/perf_event_open); the log's size and the program's own counters stay open.
+caps_open_run() { # USER OP...: run_sb as USER (root, or nobody through SUDO_UID)
+	local u=$1
+	shift
+	if [ "$u" = root ]; then
+		run_sb "$T/policy" "${HELPER[@]}" "$@"
+	else
+		SUDO_UID=$(id -u "$u") SUDO_GID=$(id -g "$u") run_sb "$T/policy" "${HELPER[@]}" "$@"
+	fi
+	expect_rc 0
+}
+
+test_caps_open_sysctls_open_nothing_to_a_sandbox() {
+	local ops="syslog syslog-size perf-system-wide perf-self" op u
+	caps_setup
+	sysctl -qw kernel.dmesg_restrict=0 kernel.perf_event_paranoid=-1
+	# unconfined, nobody reads the kernel log and counts on every CPU
+	run_plain setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups "${HELPER[@]}" $ops
+	expect_rc 0
+	for op in $ops; do
+		expect_line "$T/out" "$op ok"
+	done
+	for u in root nobody; do
+		caps_open_run $u $ops
+		expect_line "$T/out" "syslog errno=1"
+		expect_line "$T/out" "perf-system-wide errno=1"
+		expect_line "$T/out" "syslog-size ok"
+		expect_line "$T/out" "perf-self ok"
+		expect_grep "$T/err" "^pysb-bpf: deny capability syslog CAP_SYSLOG \(not granted by bpf.capabilities\) pid=[0-9]+ "
+		expect_grep "$T/err" "^pysb-bpf: deny capability perf CAP_PERFMON \(not granted by bpf.capabilities\) pid=[0-9]+ "
+	done
+	# granted: both work again, for nobody too (kept in its ambient set)
+	printf 'bpf.capabilities=CAP_SYSLOG,CAP_PERFMON\n' >>"$T/policy"
+	for u in root nobody; do
+		caps_open_run $u syslog perf-system-wide
+		expect_line "$T/out" "syslog ok"
+		expect_line "$T/out" "perf-system-wide ok"
+	done
+}
+
 # A service the daemon confines in place keeps its capability sets: lsm/capable refuses
 # each one its policy does not grant, and a reload that grants it lets it through.
 test_caps_daemon_confined_service_refused_by_lsm_capable() {

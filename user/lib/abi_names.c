@@ -90,6 +90,9 @@ static const char *const OP_NAMES[PYSB_OP_MAX] = {
 	[PYSB_OP_SNAPSHOT] = "snapshot",
 	[PYSB_OP_PIDFD] = "pidfd",
 	[PYSB_OP_CAPABLE] = "capable",
+	[PYSB_OP_INSPECT] = "inspect",
+	[PYSB_OP_SYSLOG] = "syslog",
+	[PYSB_OP_PERF] = "perf",
 };
 
 const char *op_str(unsigned op)

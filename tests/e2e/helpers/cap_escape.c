@@ -9,7 +9,8 @@
  *   cap_escape serve OUTFILE OP   (daemon test: OP on each SIGUSR1, the line to OUTFILE)
  * OPs: caps securebits-locked sethostname acct syslog ioperm delete_module reboot-cad-off
  * perf-system-wide fanotify-content fspick mount_setattr immutable mtu trusted-xattr
- * mknod-chr mknod-blk userns-netns bind-80 reexec-caps
+ * mknod-chr mknod-blk userns-netns bind-80 reexec-caps, and the unprivileged neighbours
+ * perf-self (a count of the program's own user time) and syslog-size (the log's size)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -146,6 +147,32 @@ static int op_perf_system_wide(void)
 		return -errno;
 	close(fd);
 	return 0;
+}
+
+/* The program's own user-space time, which any user may count: no CPU, no kernel. */
+static int op_perf_self(void)
+{
+	struct perf_event_attr a = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(a),
+		.config = PERF_COUNT_SW_TASK_CLOCK,
+		.disabled = 1,
+		.exclude_kernel = 1,
+		.exclude_hv = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, 0); /* this task, any cpu */
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int op_syslog_size(void)
+{
+	int n = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0);
+
+	return n > 0 ? 0 : n == 0 ? -ENODATA : -errno;
 }
 
 static int op_fanotify_content(void)
@@ -330,6 +357,8 @@ static const struct {
 	{ "delete_module", op_delete_module },
 	{ "reboot-cad-off", op_reboot_cad_off },
 	{ "perf-system-wide", op_perf_system_wide },
+	{ "perf-self", op_perf_self },
+	{ "syslog-size", op_syslog_size },
 	{ "fanotify-content", op_fanotify_content },
 	{ "fspick", op_fspick },
 	{ "mount_setattr", op_mount_setattr },
