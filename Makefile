@@ -112,12 +112,14 @@ $(OUTPUT)/unit/test_%: tests/unit/test_%.c $(UNIT_OBJS) | $(OUTPUT)/unit
 	$(call msg,TEST-CC,$@)
 	$(Q)$(CC) $(CFLAGS) $(SAN) $(DEPFLAGS) -Itests/unit $< $(UNIT_OBJS) $(LDLIBS) -lcmocka -o $@
 
-# The include rule of user/'s stage folders (scripts/check-layers). The docs' markup too (a command outside a ```console block would escape the docs test,
+# The include rule of user/'s stage folders (scripts/check-layers); docs/hooks.md against
+# bpf/'s programs (scripts/check-hooks). The docs' markup too (a command outside a ```console block would escape the docs test,
 # tests/e2e/test_docs.sh, which runs the marked ones in the VM), and make install/uninstall
 # into a scratch DESTDIR with the man page and completion they install.
 unit: deps-test $(UNIT_BINS)
 	$(Q)tests/e2e/lib-selftest
 	$(Q)scripts/check-layers
+	$(Q)scripts/check-hooks
 	$(Q)$(MAKE) --no-print-directory format-check
 	$(Q)scripts/doc-examples --lint README.md docs/*.md
 	$(Q)tests/install-selftest

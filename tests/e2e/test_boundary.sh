@@ -931,3 +931,26 @@ test_boundary_pidfd_own_child_allowed_outside_denied_root() {
 test_boundary_pidfd_own_child_allowed_outside_denied_nobody() {
 	bnd_pidfd_case nobody
 }
+
+# docs/hooks.md lists every LSM hook of the kernels the suite runs on, with the program of
+# pysb-bpf on it or why none is needed (scripts/check-hooks holds the programs to it). A
+# kernel whose BTF has a hook the page does not list for it, or lacks one the page does,
+# fails here until someone has looked at that hook and decided.
+test_boundary_every_lsm_hook_of_this_kernel_is_accounted_for() {
+	local k hook
+	k=$(uname -r | sed -n 's/^\([0-9]*\.[0-9]*\).*/\1/p')
+	command -v bpftool >/dev/null || fail "bpftool is missing (scripts/deps.sh installs it)"
+	bpftool btf dump file /sys/kernel/btf/vmlinux |
+		sed -n "s/^\[[0-9]*\] FUNC 'bpf_lsm_\([a-z0-9_]*\)'.*/\1/p" | sort -u >"$T/kernel"
+	[ "$(wc -l <"$T/kernel")" -gt 100 ] || fail "this kernel's BTF names $(wc -l <"$T/kernel") bpf_lsm_ functions"
+	sed -n "s/^| \`\([a-z0-9_]*\)\` | \([^|]*\) |.*/\1 \2/p" "$REPO/docs/hooks.md" |
+		while read -r hook kernels; do
+			[[ " $kernels " == *" $k "* ]] && echo "$hook"
+		done | sort -u >"$T/page"
+	comm -23 "$T/kernel" "$T/page" >"$T/unlisted"
+	comm -13 "$T/kernel" "$T/page" >"$T/absent"
+	[ ! -s "$T/unlisted" ] ||
+		fail "kernel $k has LSM hooks docs/hooks.md does not list for it: $(tr '\n' ' ' <"$T/unlisted")"
+	[ ! -s "$T/absent" ] ||
+		fail "docs/hooks.md lists hooks kernel $k does not have: $(tr '\n' ' ' <"$T/absent")"
+}
