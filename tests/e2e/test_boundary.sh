@@ -227,6 +227,7 @@ test_boundary_outside_process_inspection_denied_root() {
 }
 
 test_boundary_outside_process_inspection_denied_nobody() {
+	once_per_matrix "the same programs as for root (the _root test runs on every kernel); the uid is not the kernel's"
 	bnd_inspect_case nobody
 }
 

@@ -763,6 +763,7 @@ PY
 # learned, so the program, given none, used /tmp and was denied). The learned env line
 # gives it the directory the rule grants, in both runs; /tmp is then not granted.
 test_learn_temp_dir_rule_and_variable_agree() {
+	once_per_matrix "learning's env and rule lines, in user space"
 	local app
 	# the program outside /tmp, which the learned rule would cover
 	app=$(mktemp -d /var/tmp/pysb-e2e-app.XXXXXX) || fail "mktemp"

@@ -11,6 +11,7 @@ startup_setup() {
 }
 
 test_run_pool_kill9_reclaimed_and_isolated() {
+	once_per_matrix "the pool's reclaim is pysb-bpf's own, in user space"
 	local sup id cg i
 	startup_setup
 	# A: a grandchild that outlives its killed supervisor keeps being denied: events
