@@ -117,11 +117,18 @@ int BPF_PROG(pysb_syslog, int type)
 
 /* Every perf_event_open asks with PERF_SECURITY_OPEN: the program's own tasks (another
  * task's need ptrace access, lsm/ptrace_access_check). The kernel asks again with CPU,
- * KERNEL or TRACEPOINT, after its paranoid check, for what that setting guards. */
+ * KERNEL or TRACEPOINT, after its paranoid check, for what that setting guards. The type
+ * is the hook's last argument: (attr, type) on 6.1, (type) since 6.11, read with
+ * bpf_get_func_arg() at the count the kernel gives (a fixed BPF_PROG argument would read
+ * the previous module's answer on the newer kernels: found by the test on 6.12). */
 SEC("lsm/perf_event_open")
-int BPF_PROG(pysb_perf_event_open, struct perf_event_attr *attr, int type)
+int pysb_perf_event_open(void *ctx)
 {
-	if (type == PERF_SECURITY_OPEN)
+	__u64 n = bpf_get_func_arg_cnt(ctx), type = 0;
+
+	if (n < 1 || bpf_get_func_arg(ctx, (__u32)(n - 1), &type))
+		return needs_cap_grant(CAP_PERFMON, CAP_SYS_ADMIN, PYSB_OP_PERF);
+	if ((int)type == PERF_SECURITY_OPEN)
 		return 0;
 	return needs_cap_grant(CAP_PERFMON, CAP_SYS_ADMIN, PYSB_OP_PERF);
 }
