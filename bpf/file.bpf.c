@@ -429,6 +429,37 @@ static __always_inline int pidfd_verdict(struct pysb_sandbox_cfg *cfg, __u64 cgi
 	return outside_denied(cfg, cgid, PYSB_OP_PIDFD, t);
 }
 
+/*
+ * A block device holds every file of the file system on it: read raw, it gives the files
+ * `ignore=` hides and those no rule grants (found by a review of the hooks: `expose-ro=/`
+ * with `ignore=/etc/shadow`, and a sandboxed root read the hash from /dev/vda, which the
+ * kernel lets its owner open without a capability). Only a rule naming the device itself
+ * grants it, never one on a directory above (`expose-ro=/`, `expose-rw=/dev`), as for a
+ * unix socket made outside.
+ */
+#ifndef S_IFBLK
+#define S_IFBLK 0060000
+#endif
+
+static __always_inline int block_device_verdict(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
+						__u32 want, struct walk_ctx *c, struct dentry *d,
+						struct vfsmount *mnt)
+{
+	struct pysb_event *e;
+	__u32 rule = 0;
+
+	if ((exact_rule_access(d, cfg->id, &rule) & want) == want)
+		return 0;
+	e = event_start(cfg, cgid, PYSB_KIND_FILE, op, want, decision_of(cfg));
+	if (e) {
+		e->rule = c->found ? c->rule : 0;
+		e->flags |= PYSB_EV_BLOCK_DEVICE;
+		event_set_dentry_path(e, d, mnt);
+		event_send(e);
+	}
+	return deny_ret(cfg, EACCES);
+}
+
 static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
 				      struct file *file, __u32 want)
 {
@@ -440,8 +471,11 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 
 	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode))
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, want, d, mnt, EPERM);
-	if ((walk_from(&c, d, mnt, cfg) & want) == want)
-		return 0;
+	if ((walk_from(&c, d, mnt, cfg) & want) == want) {
+		if ((inode->i_mode & S_IFMT) != S_IFBLK)
+			return 0;
+		return block_device_verdict(cfg, cgid, op, want, &c, d, mnt);
+	}
 	if (kernel_internal_open(&file->f_path) || overlay_fake_path_open(file) ||
 	    sandbox_proc_entry(inode, want, cgid))
 		return 0;

@@ -139,6 +139,27 @@ static __always_inline bool overlay_internal(void)
  * access granted, 0 when no rule or when an ignore= pattern hides the file. `c` keeps the
  * rule found, for events.
  */
+/* The access a rule naming `d`'s own inode grants (0: none names it): for objects that
+ * stand for more than a file, which a rule on a directory above them does not reach (a
+ * unix socket made outside the sandbox, a block device). */
+static __always_inline __u32 exact_rule_access(struct dentry *d, __u32 sandbox, __u32 *rule)
+{
+	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
+	struct pysb_file_key key = { .sandbox = sandbox };
+	struct pysb_file_rule *r;
+	__u64 *label;
+
+	label = inode ? bpf_map_lookup_elem(&inode_labels, &inode) : NULL;
+	if (!label)
+		return 0;
+	key.label = *label;
+	r = bpf_map_lookup_elem(&file_rules, &key);
+	if (!r)
+		return 0;
+	*rule = r->rule;
+	return r->access;
+}
+
 static __always_inline __u32 walk_from(struct walk_ctx *c, struct dentry *d, struct vfsmount *mnt,
 				       const struct pysb_sandbox_cfg *cfg)
 {

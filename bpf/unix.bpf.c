@@ -43,25 +43,6 @@ static __always_inline void event_set_unix_name(struct pysb_event *e, struct uni
 	e->path_len = len + 1;
 }
 
-/* The access a rule naming the socket's own inode grants (0: none names it). */
-static __always_inline __u32 exact_rule_access(struct dentry *d, __u32 sandbox, __u32 *rule)
-{
-	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
-	struct pysb_file_key key = { .sandbox = sandbox };
-	struct pysb_file_rule *r;
-	__u64 *label;
-
-	label = inode ? bpf_map_lookup_elem(&inode_labels, &inode) : NULL;
-	if (!label)
-		return 0;
-	key.label = *label;
-	r = bpf_map_lookup_elem(&file_rules, &key);
-	if (!r)
-		return 0;
-	*rule = r->rule;
-	return r->access;
-}
-
 static __always_inline int unix_peer_check(__u16 op, struct sock *peer)
 {
 	struct unix_sock *u = (struct unix_sock *)peer;

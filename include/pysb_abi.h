@@ -279,6 +279,9 @@ enum pysb_op {
 /* kind UNIX: the peer's socket was made outside the sandbox, and no rule names it itself
  * (a rule on a directory above it grants only the sandbox's own sockets). */
 #define PYSB_EV_PEER_OUTSIDE   0x100u
+/* kind FILE: a block device, which only a rule naming the device itself grants (its
+ * contents are every file of the file system on it). */
+#define PYSB_EV_BLOCK_DEVICE   0x200u
 
 enum pysb_decision {
 	PYSB_DENY = 1,

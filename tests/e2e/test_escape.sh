@@ -563,6 +563,45 @@ test_escape_ignore_hides_files_inside_exposed_trees() {
 	expect_grep "$T/err" "ignore=a\?c: the kernel layer matches NAME, PREFIX\*, \*SUFFIX and \* only"
 }
 
+# A block device holds every file of the file system on it (found by a review of every
+# LSM hook, docs/hooks.md): under `expose-ro=/` with `ignore=` of a secret, a sandboxed
+# root read the secret from the raw device, which the kernel lets root open as its owner
+# without a capability. Only a rule naming the device itself grants it, never a rule on a
+# directory above (bpf/file.bpf.c block_device_verdict).
+test_escape_block_device_needs_a_rule_naming_it() {
+	escape_setup
+	identity_ext4 "$T/ext"
+	echo PYSB-RAW-SECRET-4711 >"$T/ext/secret"
+	echo public >"$T/ext/data"
+	sync
+	local dev
+	dev=$(findmnt -n -o SOURCE "$T/ext")
+	[ -b "$dev" ] || fail "no block device under $T/ext: '$dev'"
+	printf 'expose-ro=/\nignore=%s\n' "$T/ext/secret" >"$T/policy"
+	pyapp \
+		"attempt('secret', lambda: read('$T/ext/secret'))" \
+		"attempt('data', lambda: read('$T/ext/data'))" \
+		"def raw():" \
+		"    with open('$dev', 'rb') as f:" \
+		"        print('raw-has-secret', b'PYSB-RAW-SECRET-4711' in f.read(32 << 20), flush=True)" \
+		"attempt('raw', raw)"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "raw-has-secret True"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "secret EACCES"
+	expect_line "$T/out" "data ok"
+	expect_line "$T/out" "raw EACCES"
+	expect_no_grep "$T/out" "raw-has-secret"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $dev \(a block device holds every file of its file system: only a rule naming the device itself allows it"
+	# named by a rule of its own: the administrator meant the disk
+	printf 'expose-ro=%s\n' "$dev" >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "raw-has-secret True"
+	expect_line "$T/out" "secret EACCES"
+}
+
 # In a case-insensitive directory another spelling names the same file, and the dentry
 # keeps the spelling of the lookup that made it: ignore=.env and ignore=*.pem were read
 # and rewritten as .ENV, SERVER.PEM and .eNv in a casefolded ext4 directory, and

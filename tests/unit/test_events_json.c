@@ -166,6 +166,19 @@ static void test_direct_writer_matches_jansson(void **state)
 		assert_true(json_is_true(json_object_get(o, "peer_outside")));
 		json_decref(o);
 	}
+	/* a block device, which only a rule naming it reaches */
+	file_event("/dev/vda");
+	e.flags = PYSB_EV_BLOCK_DEVICE;
+	assert_same_as_jansson(&w, 1);
+	{
+		json_t *o = events_json_render(&w, &e);
+
+		assert_true(json_is_true(json_object_get(o, "block_device")));
+		json_decref(o);
+	}
+	file_event("/run/x.sock");
+	e.kind = PYSB_KIND_UNIX;
+	e.op = PYSB_OP_CONNECT;
 	e.flags = 0;
 	memcpy(e.path, "\0abs", 5);
 	e.path_len = 5;

@@ -864,12 +864,40 @@ static void test_outside_server_socket_written_commented_out(void **state)
 	learn_set_free(&s);
 }
 
+/* A block device (block_device): a rule on the device itself, never /dev, written
+ * commented out: its contents are every file of its file system (found by a review). */
+static void test_block_device_written_commented_out(void **state)
+{
+	char cwd[256];
+	struct learn_set s = { .envp = envp };
+	struct learn_env env;
+	struct learn_rules r;
+	json_t *j = rec("file", "open", "/dev/null", "read");
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	json_object_set_new(j, "block_device", json_true());
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	assert_int_equal(r.n_files, 1);
+	assert_int_equal(r.n_block_devices, 1);
+	assert_int_equal(r.n_servers, 0);
+	assert_string_equal(
+		r.files[0],
+		"# expose-ro=/dev/null  # a block device: every file of its file system, "
+		"those the other rules hide included: uncomment to allow it");
+	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
 		cmocka_unit_test(test_tmp_rule_brings_its_env_line),
 		cmocka_unit_test(test_outside_server_socket_written_commented_out),
+		cmocka_unit_test(test_block_device_written_commented_out),
 		cmocka_unit_test(test_generate_files),
 		cmocka_unit_test(test_generate_names_that_read_back_wider_refused),
 		cmocka_unit_test(test_never_widened),

@@ -309,6 +309,10 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		      f);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
+	if (e->flags & PYSB_EV_BLOCK_DEVICE)
+		fputs(" (a block device holds every file of its file system: only a rule naming "
+		      "the device itself allows it, not one on a directory above it)",
+		      f);
 	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
 	print_escaped(f, comm);
 	fputc('\n', f);

@@ -257,6 +257,8 @@ static bool line_body(struct events_json *w, const struct pysb_event *e, uint64_
 			return false;
 		if (e->flags & PYSB_EV_PATH_TRUNC)
 			line_puts(w, ",\"path_truncated\":true");
+		if (e->flags & PYSB_EV_BLOCK_DEVICE)
+			line_puts(w, ",\"block_device\":true");
 	}
 	if (e->flags & PYSB_EV_TARGET_IPC)
 		line_kint(w, "ipc_id", e->target_pid);

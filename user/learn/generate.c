@@ -84,7 +84,7 @@ char *learn_spell_path(const char *path, const struct learn_env *env)
 struct dir_need {
 	char *dir;
 	uint32_t access;
-	bool exact; /* a socket: only a rule on the path itself grants it */
+	uint8_t exact; /* LEARN_EXACT_*: only a rule on the path itself grants it */
 };
 
 /*
@@ -251,20 +251,22 @@ static bool covers(uint32_t have, uint32_t need)
  * The rule for the socket of a server outside the sandbox, written commented out: tmux
  * and screen run commands, ssh-agent signs, the session bus starts units, all as the
  * user and outside the sandbox (found by an adversary), so allowing one is the user's
- * decision, not learning's. (An existing line, commented or not, is left as it is.)
+ * decision, not learning's. The same for a block device, whose contents are every file of
+ * its file system. (An existing line, commented or not, is left as it is.)
  */
-static int outside_server_line(char **line, size_t *n)
+static int exact_line(char **line, uint8_t exact, struct learn_rules *r)
 {
+	const char *why = exact == LEARN_EXACT_BLOCK
+				  ? "a block device: every file of its file system, those the "
+				    "other rules hide included"
+				  : "a server outside the sandbox, acting as you";
 	char *c;
 
-	if (asprintf(&c,
-		     "# %s  # a server outside the sandbox, acting as you: uncomment to "
-		     "allow it",
-		     *line) < 0)
+	if (asprintf(&c, "# %s  # %s: uncomment to allow it", *line, why) < 0)
 		return -1;
 	free(*line);
 	*line = c;
-	++*n;
+	++*(exact == LEARN_EXACT_BLOCK ? &r->n_block_devices : &r->n_servers);
 	return 0;
 }
 
@@ -290,7 +292,7 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 			;
 		if (j < n) {
 			v[j].access |= s->paths[i].access; /* write wins over read */
-			v[j].exact |= s->paths[i].exact;
+			v[j].exact = v[j].exact ? v[j].exact : s->paths[i].exact;
 			free(d);
 		} else {
 			v[n].dir = d;
@@ -329,7 +331,7 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 				goto out;
 			continue;
 		}
-		if (v[i].exact && outside_server_line(&line, &r->n_servers))
+		if (v[i].exact && exact_line(&line, v[i].exact, r))
 			goto out;
 		if (push_str(&r->files, &r->n_files, &cap, line)) {
 			free(line);

@@ -143,7 +143,7 @@ static int add_path(struct learn_set *s, const char *path, uint32_t access, bool
 		return -1;
 	s->paths[s->n_paths].access = access;
 	s->paths[s->n_paths].dir = dir;
-	s->paths[s->n_paths].exact = false;
+	s->paths[s->n_paths].exact = 0;
 	*slot = ++s->n_paths;
 	return 0;
 }
@@ -152,15 +152,16 @@ static int add_path(struct learn_set *s, const char *path, uint32_t access, bool
  * (bpf/unix.bpf.c); a rule on its directory would grant the others there (tmux's,
  * ssh-agent's in /tmp). The rule names the socket, and is written commented out
  * (generate.c): such a server acts as the user, outside the sandbox. */
-static int add_socket(struct learn_set *s, const char *path)
+/* A path only a rule naming it grants (LEARN_EXACT_*). */
+static int add_exact(struct learn_set *s, const char *path, uint32_t access, uint8_t exact)
 {
 	size_t *slot;
 
-	if (add_path(s, path, PYSB_ACC_RW, false))
+	if (add_path(s, path, access, false))
 		return -1;
 	slot = str_index_slot(&s->path_index, path, learn_path_key, s->paths);
 	if (*slot)
-		s->paths[*slot - 1].exact = true;
+		s->paths[*slot - 1].exact = exact;
 	return 0;
 }
 
@@ -345,8 +346,12 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 	} else if (!strcmp(kind, "unix")) {
 		/* a server outside: its socket itself; the sandbox's own: its directory */
 		ret = json_is_true(json_object_get(rec, "peer_outside"))
-			      ? add_socket(s, path)
+			      ? add_exact(s, path, PYSB_ACC_RW, LEARN_EXACT_SOCKET)
 			      : add_path(s, path, PYSB_ACC_RW, false);
+	} else if (json_is_true(json_object_get(rec, "block_device"))) {
+		/* the device itself, never /dev: a rule above it does not grant it */
+		ret = add_exact(s, path, access_bits(json_object_get(rec, "access")),
+				LEARN_EXACT_BLOCK);
 	} else if (op_on_parent(op_from_name(op))) {
 		const char *h = env_get(s->envp, "HOME");
 		char *dir = parent_of(path);

@@ -28,7 +28,13 @@ struct learn_path {
 	char *path;	 /* the directory (or file) a rule must expose, canonical */
 	uint32_t access; /* PYSB_ACC_* */
 	bool dir;	 /* known to be a directory (the parent of a created entry) */
-	bool exact;	 /* the rule names this path itself, never its directory (a socket) */
+	uint8_t exact;	 /* LEARN_EXACT_*: the rule names this path itself, never its directory */
+};
+
+/* Paths only a rule naming them grants (learn_path.exact), written commented out. */
+enum {
+	LEARN_EXACT_SOCKET = 1, /* a unix socket of a server outside the sandbox */
+	LEARN_EXACT_BLOCK = 2,	/* a block device: every file of its file system */
 };
 
 struct learn_set {
@@ -90,6 +96,7 @@ struct learn_rules {
 	size_t n_unlisted;
 	/* rules for sockets of servers outside the sandbox: written commented out */
 	size_t n_servers;
+	size_t n_block_devices; /* rules on block devices, written commented out */
 };
 
 /* Is dir one a file in it is never widened to (/, /etc, /home/<user>, home, ...; learn.c

@@ -234,6 +234,11 @@ static void warn_unwritten(const struct learn_rules *r)
 			"rule written, since only write access to the whole directory allows that; "
 			"if the program must do it, write that rule yourself",
 			r->not_widened);
+	if (r->n_block_devices)
+		pr_warn("learning: the program read or wrote %zu block device(s), which hold every "
+			"file of their file systems: their rules are written commented out; "
+			"uncomment one only if the program must have the whole disk",
+			r->n_block_devices);
 	if (r->n_servers)
 		pr_warn("learning: the program talked to %zu server(s) outside the sandbox through "
 			"their unix sockets (tmux, ssh-agent, the session bus act as you, outside "
