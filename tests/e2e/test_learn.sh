@@ -83,6 +83,7 @@ PY
 }
 
 test_learn_subprocess_round_trip_and_backup() {
+	once_per_matrix "learning's rules and its backup file, in user space"
 	mkdir -p "$T/data"
 	echo hi >"$T/data/a.txt"
 	write_file "$T/prog.py" <<PY
@@ -793,6 +794,7 @@ PY
 # warning (such a server acts as the user: a review). Uncommented, the enforced run denies
 # nothing; another outside server in the same directory stays out of reach.
 test_learn_socket_of_an_outside_server_named_itself() {
+	once_per_matrix "learning's lines for a socket, in user space (the kernel's unix checks: test_net_unix_*)"
 	local app
 	app=$(mktemp -d /var/tmp/pysb-e2e-app.XXXXXX) || fail "mktemp"
 	mkdir -p "$app/run"

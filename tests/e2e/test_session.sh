@@ -845,6 +845,7 @@ PY
 # (the terminal's session is led outside: test_session_attached_job_cannot_take_the_*):
 # here the key was set just before the attach.
 test_session_attach_not_detached_through_a_shared_terminal() {
+	once_per_matrix "attach's own reading of a signal's sender, in user space"
 	session_setup
 	mkdir -p "$T/secret"
 	echo s >"$T/secret/f"
