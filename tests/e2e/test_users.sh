@@ -212,6 +212,28 @@ test_users_app_py() {
 	users_expect_pair
 }
 
+# `pysb-bpf run app.pyz`, a zipapp (python3 -m zipapp) typed as README types `app.py`: it
+# ran nothing, "app.pyz: command not found (PATH=...)", though the file was right there and
+# python3 runs it (found by a user). With a #! line and no execute bit, as zipapp writes it
+# without -p, python3 runs it too; the zipapp reads what it may and no more.
+test_users_zipapp_pyz() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
+	users_setup
+	mkdir -p "$T/proj/src"
+	printf '%s\n' "$USERS_PROBE" >"$T/proj/src/__main__.py"
+	python3 -m zipapp "$T/proj/src" -o "$T/proj/app.pyz" || fail "zipapp"
+	python3 -m zipapp "$T/proj/src" -o "$T/proj/env.pyz" -p "/usr/bin/env python3" || fail "zipapp -p"
+	chmod 644 "$T/proj/env.pyz"
+	cd "$T/proj" || fail "cd"
+	run_sb "$T/policy" app.pyz
+	users_expect_pair
+	run_sb "$T/policy" env.pyz
+	users_expect_pair
+	run_sb "$T/policy" nothere.pyz
+	expect_rc 127
+	expect_grep "$T/err" "nothere.pyz: no such file in $T/proj "
+}
+
 # The README's three spellings of one program: `app.py`, `-- python3 app.py` (with
 # options), `-- .venv/bin/python app.py`; the script lies where no rule reaches, and each
 # reads it (found by a user: only `run app.py` could, the others failed with "can't open
@@ -259,6 +281,25 @@ attempt('pyvenv.cfg', lambda: read('$T/.venv/pyvenv.cfg'))"
 	expect_line "$T/out" "prefix $T/.venv"
 	expect_line "$T/out" "site-packages ok"
 	expect_line "$T/out" "pyvenv.cfg ok"
+}
+
+# `python3 -m venv --copies .venv` (Docker images, file systems without links): the venv's
+# python is a copy, and Python finds its base installation from pyvenv.cfg's `home`,
+# realpath()ing the python there (/usr/bin/python3 -> python3.11): a readlink(2) of that
+# link, denied on every start with a deny line (found by a user). The link itself is
+# readable, nothing more: the probe's denied read still fails.
+test_users_venv_copies_python() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
+	users_setup
+	python3 -m venv --without-pip --copies "$T/.venvc" || fail "python3 -m venv --copies failed"
+	[ -L "$T/.venvc/bin/python" ] && fail ".venvc/bin/python is a link: --copies ignored"
+	cd "$T" || fail "cd"
+	run_sb "$T/policy" .venvc/bin/python -c "$USERS_PROBE
+print('prefix', sys.prefix, 'base', sys.base_prefix)"
+	users_expect_pair
+	expect_line "$T/out" "prefix $T/.venvc base /usr"
+	expect_no_grep "$T/err" "readlink"
+	expect_no_grep "$T/err" "deny file .*/usr/bin/python"
 }
 
 # A pyenv shim exactly as pyenv writes them (a bash script: env, bash, pyenv exec), with a
