@@ -234,6 +234,55 @@ test_users_zipapp_pyz() {
 	expect_grep "$T/err" "nothere.pyz: no such file in $T/proj "
 }
 
+# `pysb-bpf run app.py` where no rule reaches the script's directory (a script in ~, a
+# console script in /usr/local/bin): Python lists that directory (sys.path[0]) at its first
+# import, and every run printed "deny file open(read) DIR"; learning then wrote
+# `expose-ro=.` (every file there) for it, or, in a directory it never widens (~), wrote
+# nothing and the next run denied it again (found by a user). The listing is implicit, the
+# directory's files are not: a sibling module and a file below stay denied, as does a
+# file the rules do not grant. The learn -> run round trip converges, with no rule for it.
+test_users_script_directory_listed_alone() {
+	users_setup
+	mkdir -p "$T/proj/sub"
+	echo "sibling" >"$T/proj/notes.txt"
+	echo "below" >"$T/proj/sub/deep.txt"
+	printf 'X = 1\n' >"$T/proj/helper.py"
+	printf '%s\n' "$USERS_PROBE" "import json, csv
+attempt('listing', lambda: print(sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))))
+attempt('sibling', lambda: read('$T/proj/notes.txt'))
+attempt('below', lambda: read('$T/proj/sub/deep.txt'))
+attempt('import-helper', lambda: __import__('helper'))
+attempt('write-beside', lambda: write('$T/proj/new.txt'))" >"$T/proj/app.py"
+	cp "$T/policy" "$T/proj/.py-sandboxes"
+	cd "$T/proj" || fail "cd"
+	run_sb "$T/policy" app.py
+	users_expect_pair
+	expect_line "$T/out" "['.py-sandboxes', 'app.py', 'helper.py', 'notes.txt', 'sub']"
+	expect_line "$T/out" "listing ok"
+	expect_line "$T/out" "sibling EACCES"
+	expect_line "$T/out" "below EACCES"
+	expect_line "$T/out" "import-helper EACCES"
+	expect_line "$T/out" "write-beside EACCES"
+	expect_no_grep "$T/err" "deny file open\(read\) $T/proj "
+	expect_grep "$T/err" "deny file open\(read\) $T/proj/notes.txt "
+	# learning: no rule for the listing; the enforcing run after it denies nothing
+	printf '%s\n' "$USERS_PROBE" "import json, csv
+print('imports ok')" >"$T/proj/app.py"
+	cp "$T/policy" "$T/proj/.py-sandboxes"
+	echo "expose-ro=$T/other" >>"$T/proj/.py-sandboxes"
+	"$PYSB" run --learn app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_no_grep "$T/proj/.py-sandboxes" "^expose-r[ow]=\.$"
+	expect_no_grep "$T/proj/.py-sandboxes" "^expose-r[ow]=$T/proj"
+	"$PYSB" run app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "imports ok"
+	expect_line "$T/out" "denied ok"
+	expect_no_grep "$T/err" "deny"
+}
+
 # The README's three spellings of one program: `app.py`, `-- python3 app.py` (with
 # options), `-- .venv/bin/python app.py`; the script lies where no rule reaches, and each
 # reads it (found by a user: only `run app.py` could, the others failed with "can't open

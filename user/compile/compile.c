@@ -204,82 +204,6 @@ static int add_interpreter_links(struct compiled *c, size_t *cap, struct file_in
 	return ret;
 }
 
-/*
- * A venv made with --copies (its python a copy, not a link): Python finds its base
- * installation from pyvenv.cfg's `home` (next to the interpreter or one directory up) and
- * realpath()s the python there, reading its links (/usr/bin/python3 -> python3.11): the
- * links of `home`/NAME, for the names Python tries (the interpreter's own, python3,
- * python3.X of the `version` key), when NAME leads to a Python. Links only: each entry is
- * the link's own inode, which grants nothing else.
- */
-static int add_venv_home_links(struct compiled *c, size_t *cap, struct file_index *ix,
-			       const char *interp)
-{
-	char dir[PATH_MAX], cfg[PATH_MAX + 16], home[PATH_MAX] = "", ver[16] = "";
-	char *line = NULL;
-	size_t lcap = 0;
-	FILE *f = NULL;
-	int ret = 0;
-
-	snprintf(dir, sizeof(dir), "%s", interp);
-	dirname(dir);
-	for (int up = 0; up < 2 && !f; up++) {
-		snprintf(cfg, sizeof(cfg), "%s/pyvenv.cfg", dir);
-		f = fopen(cfg, "re");
-		dirname(dir);
-	}
-	if (!f)
-		return 0;
-	while (getline(&line, &lcap, f) > 0) {
-		char *k = line, *v = strchr(line, '='), *e;
-
-		if (!v)
-			continue;
-		*v++ = '\0';
-		while (isspace((unsigned char)*k))
-			k++;
-		for (e = k + strlen(k); e > k && isspace((unsigned char)e[-1]); e--)
-			*--e = '\0';
-		while (isspace((unsigned char)*v))
-			v++;
-		v[strcspn(v, "\r\n")] = '\0';
-		for (e = v + strlen(v); e > v && isspace((unsigned char)e[-1]); e--)
-			*--e = '\0';
-		if (!strcmp(k, "home") && v[0] == '/')
-			snprintf(home, sizeof(home), "%s", v);
-		else if (!strcmp(k, "version") || !strcmp(k, "version_info")) {
-			int maj, min;
-
-			if (sscanf(v, "%d.%d", &maj, &min) == 2)
-				snprintf(ver, sizeof(ver), "python%d.%d", maj, min);
-		}
-	}
-	free(line);
-	fclose(f);
-	if (!home[0])
-		return 0;
-	char own[PATH_MAX];
-
-	snprintf(own, sizeof(own), "%s", interp);
-	const char *names[] = { basename(own), "python3", ver };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !ret; i++) {
-		char cand[2 * PATH_MAX], real[PATH_MAX];
-		struct stat st;
-
-		if (!names[i][0] ||
-		    snprintf(cand, sizeof(cand), "%s/%s", home, names[i]) >=
-			    (int)sizeof(cand) - 1 ||
-		    strlen(cand) >= PATH_MAX)
-			continue;
-		if (lstat(cand, &st) || !S_ISLNK(st.st_mode) || !realpath(cand, real) ||
-		    stat(real, &st) || !S_ISREG(st.st_mode) || !interpreter_is_python(real))
-			continue;
-		ret = add_interpreter_links(c, cap, ix, cand);
-	}
-	return ret;
-}
-
 static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, const char *path,
 			const struct stat *st_in, uint64_t st_dev, uint32_t access,
 			struct compiled_file *proto)
@@ -293,8 +217,15 @@ static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, 
 	slot = file_slot(c, ix, st_dev, st.st_ino);
 	if (*slot) {
 		/* Two spellings of one inode: the union, so an implicit grant never narrows an
-		 * explicit one. */
-		c->files[*slot - 1].access |= access;
+		 * explicit one; an inode alone's entry (ALONE) becomes a tree's, never the reverse */
+		uint32_t *a = &c->files[*slot - 1].access;
+
+		if (access & PYSB_ACC_ALONE)
+			return 0;
+		if ((*a & PYSB_ACC_ALONE) && (access & PYSB_ACC_RW))
+			*a = access | (*a & PYSB_ACC_KEEP_NAME);
+		else
+			*a |= access;
 		return 0;
 	}
 	if (c->n_files == *cap) {
@@ -341,6 +272,8 @@ uint32_t compiled_access(const struct compiled *c, const char *path, bool explic
 
 		if (explicit_only && c->files[i].implicit)
 			continue;
+		if ((c->files[i].access & PYSB_ACC_ALONE) && strcmp(path, c->files[i].path))
+			continue; /* grants nothing below it */
 		if (len >= best && policy_path_under(path, c->files[i].path)) {
 			best = len;
 			access = c->files[i].access;
@@ -717,8 +650,13 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	}
 	if (!ret && implicit && o->interpreter)
 		ret = add_interpreter_links(out, &cap, &ix, o->interpreter);
-	if (!ret && implicit && o->interpreter)
-		ret = add_venv_home_links(out, &cap, &ix, o->interpreter);
+	if (!ret && implicit && o->interpreter) {
+		char cand[3][PATH_MAX]; /* a --copies venv's pythons, as links (implicit.c) */
+		size_t nc = venv_home_pythons(o->interpreter, cand, 3);
+
+		for (size_t i = 0; i < nc && !ret; i++)
+			ret = add_interpreter_links(out, &cap, &ix, cand[i]);
+	}
 	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && implicit; i++)
 		ret = add_links_along(out, &cap, &ix, ROOT_LINKS[i]);
 	path_rules_free(&own);
