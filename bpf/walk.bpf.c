@@ -126,7 +126,8 @@ static __always_inline bool walk_level_of(struct walk_state *c, bool filter)
 	inode = c->head[H_INODE];
 	if (inode) {
 		rule = rule_of(c, inode, c->sandbox, filter);
-		if (rule)
+		/* filter: the file itself; above it, a rule for an inode alone is passed by */
+		if (rule && (filter || !(rule->access & PYSB_ACC_ALONE)))
 			return found(c, rule->access, rule->rule);
 	}
 	/* Below the rule (not found yet): the names ignore= may hide. */

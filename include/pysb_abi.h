@@ -31,6 +31,10 @@
 /* Rules only: the entry's name stays (no unlink, no rename of it or over it), whatever
  * its directory grants. The policy file a sandbox obeys, in a tree it may write. */
 #define PYSB_ACC_KEEP_NAME 0x8u
+/* Rules only: this inode alone; the walk from a file below it passes it by (the
+ * directory of a Python script, which Python lists to import from: its names, not its
+ * files). */
+#define PYSB_ACC_ALONE	   0x10u
 #define PYSB_ACC_RO	   (PYSB_ACC_READ | PYSB_ACC_EXEC)
 #define PYSB_ACC_RW	   (PYSB_ACC_RO | PYSB_ACC_WRITE)
 

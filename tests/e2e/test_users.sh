@@ -212,6 +212,77 @@ test_users_app_py() {
 	users_expect_pair
 }
 
+# `pysb-bpf run app.pyz`, a zipapp (python3 -m zipapp) typed as README types `app.py`: it
+# ran nothing, "app.pyz: command not found (PATH=...)", though the file was right there and
+# python3 runs it (found by a user). With a #! line and no execute bit, as zipapp writes it
+# without -p, python3 runs it too; the zipapp reads what it may and no more.
+test_users_zipapp_pyz() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
+	users_setup
+	mkdir -p "$T/proj/src"
+	printf '%s\n' "$USERS_PROBE" >"$T/proj/src/__main__.py"
+	python3 -m zipapp "$T/proj/src" -o "$T/proj/app.pyz" || fail "zipapp"
+	python3 -m zipapp "$T/proj/src" -o "$T/proj/env.pyz" -p "/usr/bin/env python3" || fail "zipapp -p"
+	chmod 644 "$T/proj/env.pyz"
+	cd "$T/proj" || fail "cd"
+	run_sb "$T/policy" app.pyz
+	users_expect_pair
+	run_sb "$T/policy" env.pyz
+	users_expect_pair
+	run_sb "$T/policy" nothere.pyz
+	expect_rc 127
+	expect_grep "$T/err" "nothere.pyz: no such file in $T/proj "
+}
+
+# `pysb-bpf run app.py` where no rule reaches the script's directory (a script in ~, a
+# console script in /usr/local/bin): Python lists that directory (sys.path[0]) at its first
+# import, and every run printed "deny file open(read) DIR"; learning then wrote
+# `expose-ro=.` (every file there) for it, or, in a directory it never widens (~), wrote
+# nothing and the next run denied it again (found by a user). The listing is implicit, the
+# directory's files are not: a sibling module and a file below stay denied, as does a
+# file the rules do not grant. The learn -> run round trip converges, with no rule for it.
+test_users_script_directory_listed_alone() {
+	users_setup
+	mkdir -p "$T/proj/sub"
+	echo "sibling" >"$T/proj/notes.txt"
+	echo "below" >"$T/proj/sub/deep.txt"
+	printf 'X = 1\n' >"$T/proj/helper.py"
+	printf '%s\n' "$USERS_PROBE" "import json, csv
+attempt('listing', lambda: print(sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))))
+attempt('sibling', lambda: read('$T/proj/notes.txt'))
+attempt('below', lambda: read('$T/proj/sub/deep.txt'))
+attempt('import-helper', lambda: __import__('helper'))
+attempt('write-beside', lambda: write('$T/proj/new.txt'))" >"$T/proj/app.py"
+	cp "$T/policy" "$T/proj/.py-sandboxes"
+	cd "$T/proj" || fail "cd"
+	run_sb "$T/policy" app.py
+	users_expect_pair
+	expect_line "$T/out" "['.py-sandboxes', 'app.py', 'helper.py', 'notes.txt', 'sub']"
+	expect_line "$T/out" "listing ok"
+	expect_line "$T/out" "sibling EACCES"
+	expect_line "$T/out" "below EACCES"
+	expect_line "$T/out" "import-helper EACCES"
+	expect_line "$T/out" "write-beside EACCES"
+	expect_no_grep "$T/err" "deny file open\(read\) $T/proj "
+	expect_grep "$T/err" "deny file open\(read\) $T/proj/notes.txt "
+	# learning: no rule for the listing; the enforcing run after it denies nothing
+	printf '%s\n' "$USERS_PROBE" "import json, csv
+print('imports ok')" >"$T/proj/app.py"
+	cp "$T/policy" "$T/proj/.py-sandboxes"
+	echo "expose-ro=$T/other" >>"$T/proj/.py-sandboxes"
+	"$PYSB" run --learn app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_no_grep "$T/proj/.py-sandboxes" "^expose-r[ow]=\.$"
+	expect_no_grep "$T/proj/.py-sandboxes" "^expose-r[ow]=$T/proj"
+	"$PYSB" run app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "imports ok"
+	expect_line "$T/out" "denied ok"
+	expect_no_grep "$T/err" "deny"
+}
+
 # The README's three spellings of one program: `app.py`, `-- python3 app.py` (with
 # options), `-- .venv/bin/python app.py`; the script lies where no rule reaches, and each
 # reads it (found by a user: only `run app.py` could, the others failed with "can't open
@@ -259,6 +330,25 @@ attempt('pyvenv.cfg', lambda: read('$T/.venv/pyvenv.cfg'))"
 	expect_line "$T/out" "prefix $T/.venv"
 	expect_line "$T/out" "site-packages ok"
 	expect_line "$T/out" "pyvenv.cfg ok"
+}
+
+# `python3 -m venv --copies .venv` (Docker images, file systems without links): the venv's
+# python is a copy, and Python finds its base installation from pyvenv.cfg's `home`,
+# realpath()ing the python there (/usr/bin/python3 -> python3.11): a readlink(2) of that
+# link, denied on every start with a deny line (found by a user). The link itself is
+# readable, nothing more: the probe's denied read still fails.
+test_users_venv_copies_python() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
+	users_setup
+	python3 -m venv --without-pip --copies "$T/.venvc" || fail "python3 -m venv --copies failed"
+	[ -L "$T/.venvc/bin/python" ] && fail ".venvc/bin/python is a link: --copies ignored"
+	cd "$T" || fail "cd"
+	run_sb "$T/policy" .venvc/bin/python -c "$USERS_PROBE
+print('prefix', sys.prefix, 'base', sys.base_prefix)"
+	users_expect_pair
+	expect_line "$T/out" "prefix $T/.venvc base /usr"
+	expect_no_grep "$T/err" "readlink"
+	expect_no_grep "$T/err" "deny file .*/usr/bin/python"
 }
 
 # A pyenv shim exactly as pyenv writes them (a bash script: env, bash, pyenv exec), with a

@@ -6,15 +6,23 @@
 
 /* ---------------- learning: --learn[=FILE] and `learn --from` (user/learn/learn.c) */
 
-/* What the compiled policy already grants (implicit paths included) needs no line. */
-static struct learn_covered *covered_of(const struct compiled *c)
+/* What the compiled policy already grants (implicit paths included) needs no line; *count
+ * entries. */
+static struct learn_covered *covered_of(const struct compiled *c, size_t *count)
 {
 	struct learn_covered *v = calloc(c->n_files + 1, sizeof(*v));
 
+	size_t n = 0;
+
+	/* an entry for an inode alone (a script's directory) covers nothing below it */
 	for (size_t i = 0; v && i < c->n_files; i++)
-		v[i] = (struct learn_covered){ c->files[i].path, c->files[i].access,
-					       c->files[i].implicit ? NULL : c->files[i].src.file,
-					       c->files[i].src.line };
+		if (!(c->files[i].access & PYSB_ACC_ALONE))
+			v[n++] = (struct learn_covered){ c->files[i].path, c->files[i].access,
+							 c->files[i].implicit
+								 ? NULL
+								 : c->files[i].src.file,
+							 c->files[i].src.line };
+	*count = n;
 	return v;
 }
 
@@ -85,12 +93,13 @@ int learn_extend_env(const struct policy *p, char ***envp)
 int learn_write(const char *file, struct learn_set *ls, const struct compiled *c, bool backup,
 		bool envs, FILE *review, const struct path_writer *w, const char *before)
 {
-	struct learn_covered *cov = covered_of(c);
+	size_t n_cov = 0;
+	struct learn_covered *cov = covered_of(c, &n_cov);
 	char *cwd = getcwd(NULL, 0);
 	struct learn_env env = { .envp = environ,
 				 .cwd = cwd,
 				 .covered = cov,
-				 .n_covered = cov ? c->n_files : 0,
+				 .n_covered = cov ? n_cov : 0,
 				 .envs = envs,
 				 .writer = w,
 				 .before = before };

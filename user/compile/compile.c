@@ -217,8 +217,15 @@ static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, 
 	slot = file_slot(c, ix, st_dev, st.st_ino);
 	if (*slot) {
 		/* Two spellings of one inode: the union, so an implicit grant never narrows an
-		 * explicit one. */
-		c->files[*slot - 1].access |= access;
+		 * explicit one; an inode alone's entry (ALONE) becomes a tree's, never the reverse */
+		uint32_t *a = &c->files[*slot - 1].access;
+
+		if (access & PYSB_ACC_ALONE)
+			return 0;
+		if ((*a & PYSB_ACC_ALONE) && (access & PYSB_ACC_RW))
+			*a = access | (*a & PYSB_ACC_KEEP_NAME);
+		else
+			*a |= access;
 		return 0;
 	}
 	if (c->n_files == *cap) {
@@ -265,6 +272,8 @@ uint32_t compiled_access(const struct compiled *c, const char *path, bool explic
 
 		if (explicit_only && c->files[i].implicit)
 			continue;
+		if ((c->files[i].access & PYSB_ACC_ALONE) && strcmp(path, c->files[i].path))
+			continue; /* grants nothing below it */
 		if (len >= best && policy_path_under(path, c->files[i].path)) {
 			best = len;
 			access = c->files[i].access;
@@ -641,6 +650,13 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 	}
 	if (!ret && implicit && o->interpreter)
 		ret = add_interpreter_links(out, &cap, &ix, o->interpreter);
+	if (!ret && implicit && o->interpreter) {
+		char cand[3][PATH_MAX]; /* a --copies venv's pythons, as links (implicit.c) */
+		size_t nc = venv_home_pythons(o->interpreter, cand, 3);
+
+		for (size_t i = 0; i < nc && !ret; i++)
+			ret = add_interpreter_links(out, &cap, &ix, cand[i]);
+	}
 	for (size_t i = 0; i < sizeof(ROOT_LINKS) / sizeof(ROOT_LINKS[0]) && !ret && implicit; i++)
 		ret = add_links_along(out, &cap, &ix, ROOT_LINKS[i]);
 	path_rules_free(&own);

@@ -7,6 +7,7 @@
 #ifndef PYSB_COMPILE_H
 #define PYSB_COMPILE_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -275,5 +276,8 @@ bool script_grantable(const struct compiled *out, const char *named, const char 
 int compile_mounts(struct compiled *c, struct diag_list *d);
 /* Is `interp` a Python (its name, or its target's, starts with "python")? */
 bool interpreter_is_python(const char *interp);
+/* The pythons a --copies venv's pyvenv.cfg names (`home`), as links: into out, their
+ * number (implicit.c). */
+size_t venv_home_pythons(const char *interp, char (*out)[PATH_MAX], size_t max);
 
 #endif /* PYSB_COMPILE_H */

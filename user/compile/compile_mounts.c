@@ -57,6 +57,13 @@ int compile_mounts(struct compiled *c, struct diag_list *d)
 		unescape_octal(mnt);
 		dev = (maj << 20) | min;
 		acc = path_rules_access(&rules, mnt);
+		if (acc & PYSB_ACC_ALONE) {
+			/* a rule for the mount point alone: what a file below it gets */
+			char below[PATH_MAX + 2];
+
+			snprintf(below, sizeof(below), "%s/\x01", strcmp(mnt, "/") ? mnt : "");
+			acc = path_rules_access(&rules, below);
+		}
 		for (i = 0; i < c->n_mounts && c->mounts[i].dev != dev; i++)
 			;
 		if (i < c->n_mounts) {

@@ -124,7 +124,8 @@ static int add(struct implicit_set *s, const char *path, uint32_t access, const 
 		return 0; /* absent here: nothing to grant */
 	for (size_t i = 0; i < s->n; i++) {
 		if (!strcmp(s->v[i].path, real)) {
-			s->v[i].access |= access;
+			if (!(access & PYSB_ACC_ALONE)) /* never makes a tree's rule one */
+				s->v[i].access |= access;
 			return 0;
 		}
 	}
@@ -547,6 +548,61 @@ static void deps_free(struct implicit_set *s)
 	s->n_deps = s->cap_deps = 0;
 }
 
+/*
+ * A venv made with --copies (its python a copy, not a link): Python finds its base
+ * installation from pyvenv.cfg's `home` (next to the interpreter or one directory up) and
+ * realpath()s the python there, reading its links (/usr/bin/python3 -> python3.11). Into
+ * out: `home`/NAME for the names Python tries (the interpreter's own, python3, python3.X
+ * of the `version` key) that are links leading to a Python; their number.
+ */
+size_t venv_home_pythons(const char *interp, char (*out)[PATH_MAX], size_t max)
+{
+	char dir[PATH_MAX], cfg[PATH_MAX + 16], home[PATH_MAX] = "", ver[16] = "", own[PATH_MAX];
+	char *line = NULL;
+	size_t lcap = 0, n = 0;
+	FILE *f = NULL;
+
+	snprintf(dir, sizeof(dir), "%s", interp);
+	dirname(dir);
+	for (int up = 0; up < 2 && !f; up++) {
+		snprintf(cfg, sizeof(cfg), "%s/pyvenv.cfg", dir);
+		f = fopen(cfg, "re");
+		dirname(dir);
+	}
+	if (!f)
+		return 0;
+	while (getline(&line, &lcap, f) > 0) {
+		char k[32], v[PATH_MAX];
+		int maj, min;
+
+		if (sscanf(line, " %31[^= \t] = %4095[^\r\n]", k, v) != 2)
+			continue;
+		for (size_t e = strlen(v); e && (v[e - 1] == ' ' || v[e - 1] == '\t'); e--)
+			v[e - 1] = '\0';
+		if (!strcmp(k, "home") && v[0] == '/')
+			snprintf(home, sizeof(home), "%s", v);
+		else if (!strcmp(k, "version") && sscanf(v, "%d.%d", &maj, &min) == 2)
+			snprintf(ver, sizeof(ver), "python%d.%d", maj, min);
+	}
+	free(line);
+	fclose(f);
+	snprintf(own, sizeof(own), "%s", interp);
+	const char *names[] = { basename(own), "python3", ver };
+
+	for (size_t i = 0; home[0] && i < 3 && n < max; i++) {
+		char real[PATH_MAX];
+		struct stat st;
+
+		if (!names[i][0] ||
+		    snprintf(out[n], PATH_MAX, "%s/%s", home, names[i]) >= PATH_MAX - 1)
+			continue;
+		if (!lstat(out[n], &st) && S_ISLNK(st.st_mode) && realpath(out[n], real) &&
+		    !stat(real, &st) && S_ISREG(st.st_mode) && interpreter_is_python(real))
+			n++;
+	}
+	return n;
+}
+
 int implicit_paths(const char *interpreter, const char *script, struct implicit_path **out,
 		   size_t *n)
 {
@@ -570,6 +626,15 @@ int implicit_paths(const char *interpreter, const char *script, struct implicit_
 	s.record = false;
 	if (!ret && script)
 		ret = add(&s, script, PYSB_ACC_READ, "the program's script");
+	/* Python lists the script's directory (sys.path[0]) at its first import: the
+	 * directory alone, none of its files (PYSB_ACC_ALONE; docs/policy.md) */
+	if (!ret && script && interpreter && interpreter_is_python(interpreter)) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s", script);
+		ret = add(&s, dirname(dir), PYSB_ACC_READ | PYSB_ACC_ALONE,
+			  "the script's directory, alone: Python lists it to import from");
+	}
 	if (ret) {
 		implicit_paths_free(s.v, s.n);
 		return -1;

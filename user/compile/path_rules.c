@@ -47,8 +47,9 @@ static int cmp_dir(const char *path, const char *dir, size_t len)
 }
 
 /* The last entry (the highest index: compiled_access's answer among equals) whose path is
- * dir[0..len), or -1. */
-static long last_named(const struct path_rules *x, const char *dir, size_t len)
+ * dir[0..len), or -1; unless `self` (dir is the path asked), not one for an inode alone
+ * (PYSB_ACC_ALONE: it grants nothing below it). */
+static long last_named(const struct path_rules *x, const char *dir, size_t len, bool self)
 {
 	size_t lo = 0, hi = x->n;
 
@@ -60,9 +61,10 @@ static long last_named(const struct path_rules *x, const char *dir, size_t len)
 		else
 			hi = mid;
 	}
-	return lo && !cmp_dir(x->c->files[x->by_path[lo - 1]].path, dir, len)
-		       ? (long)x->by_path[lo - 1]
-		       : -1;
+	for (; lo && !cmp_dir(x->c->files[x->by_path[lo - 1]].path, dir, len); lo--)
+		if (self || !(x->c->files[x->by_path[lo - 1]].access & PYSB_ACC_ALONE))
+			return (long)x->by_path[lo - 1];
+	return -1;
 }
 
 uint32_t path_rules_access(const struct path_rules *x, const char *path)
@@ -75,19 +77,20 @@ uint32_t path_rules_access(const struct path_rules *x, const char *path)
 	/* policy_path_under's prefixes, longest first: the path itself, then each prefix
 	 * that a '/' follows; "/" covers every path, "" every absolute one. */
 	for (size_t k = len; k >= 2; k--)
-		if ((path[k] == '\0' || path[k] == '/') && (i = last_named(x, path, k)) >= 0)
+		if ((path[k] == '\0' || path[k] == '/') &&
+		    (i = last_named(x, path, k, k == len)) >= 0)
 			return x->c->files[i].access;
 	/* length 1: "/", and the path's first byte when a '/' follows it (a relative path):
 	 * the later of the two, as the scan would */
-	i = last_named(x, "/", 1);
+	i = last_named(x, "/", 1, !strcmp(path, "/"));
 	if (len >= 1 && (path[1] == '/' || path[1] == '\0')) {
-		long j = last_named(x, path, 1);
+		long j = last_named(x, path, 1, len == 1);
 
 		i = j > i ? j : i;
 	}
 	if (i >= 0)
 		return x->c->files[i].access;
-	if ((path[0] == '\0' || path[0] == '/') && (i = last_named(x, "", 0)) >= 0)
+	if ((path[0] == '\0' || path[0] == '/') && (i = last_named(x, "", 0, len == 0)) >= 0)
 		return x->c->files[i].access;
 	return 0;
 }

@@ -15,7 +15,8 @@ const char *access_str(unsigned access, char *buf, size_t len)
 	} names[] = { { PYSB_ACC_READ, "read" },
 		      { PYSB_ACC_WRITE, "write" },
 		      { PYSB_ACC_EXEC, "exec" },
-		      { PYSB_ACC_KEEP_NAME, "keep-name" } };
+		      { PYSB_ACC_KEEP_NAME, "keep-name" },
+		      { PYSB_ACC_ALONE, "alone" } };
 	size_t off = 0;
 
 	buf[0] = '\0';

@@ -508,7 +508,9 @@ int program_resolve(char *const *args, int n, const struct program_opts *o, stru
 	struct chain c = { .o = o, .how = out->how };
 	const char *name = args[0], *script;
 	char file[PATH_MAX];
-	bool py = ends_with(name, ".py");
+	/* NAME.py, and a zipapp NAME.pyz: what python3 runs (README, "How the program is
+	 * found") */
+	bool py = ends_with(name, ".py") || ends_with(name, ".pyz");
 	int ret;
 
 	memset(out, 0, sizeof(*out));
