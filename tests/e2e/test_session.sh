@@ -1201,6 +1201,70 @@ PY
 	expect_grep "$T/s2.err" "deny file open\(write\) /proc/sys/kernel/hostname "
 }
 
+# The kernel's other control files check their mode at open too, not the capability the
+# same setting needs by a system call (found by an adversary, round 24): confined in place,
+# a root that held /proc/sysrq-trigger (SIGKILL to every process, a reboot), a sysfs knob
+# and tracefs' kprobe_events open for writing from before the attach wrote them all.
+# Judged as opens for writing now; a knob the policy lets the program write stays writable.
+test_session_held_kernel_control_files_judged_by_the_rules() {
+	session_setup
+	local holder thp=/sys/kernel/mm/transparent_hugepage/enabled kp=/sys/kernel/tracing/kprobe_events
+	local old shows
+	old=$(sed 's/.*\[\(.*\)\].*/\1/' "$thp")
+	[ -n "$old" ] && [ -w "$kp" ] || fail "this kernel has no $thp or $kp"
+	# shellcheck disable=SC2064 # expand now
+	trap "echo '$old' >$thp; echo >$kp" EXIT
+	write_file "$T/knobs.py" <<'PY'
+import os, sys, time
+ready, go = sys.argv[1:3]
+fds = [(p, v, os.open(p, os.O_WRONLY)) for p, v in (a.split("=", 1) for a in sys.argv[3:])]
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+for path, val, fd in fds:
+    try:
+        os.write(fd, val.encode())
+        print("write ok", path, flush=True)
+    except OSError as e:
+        print("write errno=%d" % e.errno, path, flush=True)
+PY
+	local args=("/proc/sysrq-trigger=w" "$thp=never" "$kp=p:pysb_e2e do_sys_openat2")
+	# Unconfined: every write sets the machine.
+	shows=$(dmesg | grep -c "sysrq: Show Blocked State")
+	python3 "$T/knobs.py" "$T/r1" "$T/r1" "${args[@]}" >"$T/k1.out" 2>&1
+	expect_line "$T/k1.out" "write ok /proc/sysrq-trigger"
+	expect_line "$T/k1.out" "write ok $thp"
+	expect_line "$T/k1.out" "write ok $kp"
+	(($(dmesg | grep -c "sysrq: Show Blocked State") > shows)) || fail "unconfined: sysrq did nothing"
+	grep -q '\[never\]' "$thp" || fail "unconfined: $thp is $(cat "$thp")"
+	grep -q pysb_e2e "$kp" || fail "unconfined: no kprobe"
+	echo "$old" >"$thp"
+	echo >"$kp"
+	# Confined in place: each write refused as an open for writing, nothing set.
+	shows=$(dmesg | grep -c "sysrq: Show Blocked State")
+	python3 "$T/knobs.py" "$T/r2" "$T/go2" "${args[@]}" >"$T/k2.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r2" "the holder is not ready: $(cat "$T/k2.out")"
+	attach_go "$holder" "$T/policy" "$T/go2" "$T/k2.err"
+	expect_line "$T/k2.out" "write errno=13 /proc/sysrq-trigger"
+	expect_line "$T/k2.out" "write errno=13 $thp"
+	expect_line "$T/k2.out" "write errno=13 $kp"
+	(($(dmesg | grep -c "sysrq: Show Blocked State") == shows)) || fail "attached: sysrq ran"
+	grep -q "\[$old\]" "$thp" || fail "attached: $thp is $(cat "$thp")"
+	! grep -q pysb_e2e "$kp" || fail "attached: a kprobe was made: $(cat "$kp")"
+	expect_grep "$T/k2.err" "deny file open\(write\) /proc/sysrq-trigger "
+	expect_grep "$T/k2.err" "deny file open\(write\) $thp "
+	expect_grep "$T/k2.err" "deny file open\(write\) $kp "
+	# The neighbour: a knob the policy lets the program write.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$(dirname "$thp")" >"$T/policy-thp"
+	python3 "$T/knobs.py" "$T/r3" "$T/go3" "$thp=never" >"$T/k3.out" 2>&1 &
+	holder=$!
+	wait_file "$T/r3" "the holder is not ready: $(cat "$T/k3.out")"
+	attach_go "$holder" "$T/policy-thp" "$T/go3" "$T/k3.err"
+	expect_line "$T/k3.out" "write ok $thp"
+	grep -q '\[never\]' "$thp" || fail "attached with the rule: $thp is $(cat "$thp")"
+}
+
 # A fanotify permission group made before attach (found by an adversary, round 23): every
 # other process's open of a file it marked waits for its answer, and FAN_DENY refuses it;
 # confined, it went on refusing an outside root's `cat`. attach refuses a process holding
