@@ -849,6 +849,93 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 #define FS_IOC_REMOVE_ENCRYPTION_KEY	       0xc0406618
 #define FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS 0xc0406619
 
+/*
+ * The files of the kernel's own control file systems, whose writes set the machine (a
+ * file's mode is checked at open, the capability the same setting needs through a system
+ * call is not checked at the write): sysfs (/sys/kernel/mm/..., /sys/power/state, a PCI
+ * device's resource), tracefs and debugfs (kprobe_events, tracing_on), securityfs,
+ * configfs, binfmt_misc's register, efivarfs, pstore, selinuxfs, smackfs; procfs is the
+ * caller's (its memory files are judged apart). And the devices that reach the machine
+ * past every file or net= rule: /dev/mem, /dev/kmem, /dev/port (CAP_SYS_RAWIO at open
+ * only), any block device (a disk written raw), /dev/net/tun (packets put in the host's
+ * network stack from any address, to any local service), /dev/uinput and the input
+ * devices (keystrokes typed into the user's session). Found by an adversary, round 24:
+ * confined in place, a root that held /proc/sysrq-trigger, a sysfs knob, tracefs'
+ * kprobe_events and a tun device open for writing from before the attach wrote them all.
+ */
+#define SYSFS_MAGIC	 0x62656572
+#define TRACEFS_MAGIC	 0x74726163
+#define DEBUGFS_MAGIC	 0x64626720
+#define SECURITYFS_MAGIC 0x73636673
+#define CONFIGFS_MAGIC	 0x62656570
+#define BINFMTFS_MAGIC	 0x42494e4d
+#define EFIVARFS_MAGIC	 0xde5e81e4
+#define PSTOREFS_MAGIC	 0x6165676c
+#define SELINUX_MAGIC	 0xf97cff8c
+#define SMACK_MAGIC	 0x43415d53
+#define S_IFBLK_	 0060000
+#define MEM_DEV		 ((1u << 20) | 1) /* MKDEV(1, 1): /dev/mem; 1, 2: kmem; 1, 4: port */
+#define KMEM_DEV	 ((1u << 20) | 2)
+#define PORT_DEV	 ((1u << 20) | 4)
+#define TUN_DEV		 ((10u << 20) | 200)
+#define UINPUT_DEV	 ((10u << 20) | 223)
+#define INPUT_MAJOR	 13u
+
+static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic)
+{
+	umode_t fmt;
+	dev_t rdev;
+
+	switch (magic) {
+	case SYSFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CONFIGFS_MAGIC:
+	case BINFMTFS_MAGIC:
+	case EFIVARFS_MAGIC:
+	case PSTOREFS_MAGIC:
+	case SELINUX_MAGIC:
+	case SMACK_MAGIC:
+		return true;
+	}
+	fmt = inode->i_mode & S_IFMT;
+	if (fmt == S_IFBLK_)
+		return true;
+	rdev = inode->i_rdev;
+	return fmt == S_IFCHR && (rdev == MEM_DEV || rdev == KMEM_DEV || rdev == PORT_DEV ||
+				  rdev == TUN_DEV || rdev == UINPUT_DEV || rdev >> 20 == INPUT_MAJOR);
+}
+
+/* A write (or a shared writable mapping) through a descriptor held from before the
+ * sandbox, of a file of procfs or of kernel_knob(): judged as an open for writing now. */
+static __always_inline int held_knob_write(struct file *file)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
+		return 0;
+	return check(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, file->f_path.dentry,
+		     file->f_path.mnt);
+}
+
+#define BLKDISCARD    0x1277
+#define BLKSECDISCARD 0x127d
+#define BLKZEROOUT    0x127f
+
+/* A block device's discard and zeroing ioctls write it with no write(2) (the kernel wants
+ * a descriptor open for writing): as its writes. */
+static __always_inline int check_blk_write_ioctl(struct file *file, unsigned int cmd)
+{
+	if (cmd != BLKDISCARD && cmd != BLKSECDISCARD && cmd != BLKZEROOUT)
+		return 0;
+	if ((file->f_inode->i_mode & S_IFMT) != S_IFBLK_)
+		return 0;
+	return held_knob_write(file);
+}
+
 /* A file system's keyring of encryption keys is the machine's, not the sandbox's: the last
  * claim to a key removed, its directories lock for every process of the user (or of the
  * machine), whatever file the ioctl is issued on. Never from a sandbox. */
@@ -876,6 +963,8 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 
 	if (!err)
 		err = check_fs_key_ioctl(file, cmd);
+	if (!err)
+		err = check_blk_write_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 
@@ -974,72 +1063,6 @@ static __always_inline bool proc_mem_file(struct file *file)
 
 	return d->d_name.len == 3 && !bpf_probe_read_kernel(n, sizeof(n), d->d_name.name) &&
 	       n[0] == 'm' && n[1] == 'e' && n[2] == 'm' && !n[3];
-}
-
-/*
- * The files of the kernel's own control file systems, whose writes set the machine (a
- * file's mode is checked at open, the capability the same setting needs through a system
- * call is not checked at the write): sysfs (/sys/kernel/mm/..., /sys/power/state, a PCI
- * device's resource), tracefs and debugfs (kprobe_events, tracing_on), securityfs,
- * configfs, binfmt_misc's register, efivarfs, pstore, selinuxfs, smackfs; procfs is the
- * caller's (its memory files are judged apart). And the devices that reach the machine
- * past every file rule: /dev/mem, /dev/kmem, /dev/port (CAP_SYS_RAWIO at open only) and
- * any block device (a disk written raw). Found by an adversary, round 24: confined in
- * place, a root that held /proc/sysrq-trigger, a sysfs knob, tracefs' kprobe_events open
- * for writing from before the attach wrote them all.
- */
-#define SYSFS_MAGIC	 0x62656572
-#define TRACEFS_MAGIC	 0x74726163
-#define DEBUGFS_MAGIC	 0x64626720
-#define SECURITYFS_MAGIC 0x73636673
-#define CONFIGFS_MAGIC	 0x62656570
-#define BINFMTFS_MAGIC	 0x42494e4d
-#define EFIVARFS_MAGIC	 0xde5e81e4
-#define PSTOREFS_MAGIC	 0x6165676c
-#define SELINUX_MAGIC	 0xf97cff8c
-#define SMACK_MAGIC	 0x43415d53
-#define S_IFBLK_	 0060000
-#define MEM_DEV		 ((1u << 20) | 1) /* MKDEV(1, 1): /dev/mem; 1, 2: kmem; 1, 4: port */
-#define KMEM_DEV	 ((1u << 20) | 2)
-#define PORT_DEV	 ((1u << 20) | 4)
-
-static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic)
-{
-	umode_t fmt;
-	dev_t rdev;
-
-	switch (magic) {
-	case SYSFS_MAGIC:
-	case TRACEFS_MAGIC:
-	case DEBUGFS_MAGIC:
-	case SECURITYFS_MAGIC:
-	case CONFIGFS_MAGIC:
-	case BINFMTFS_MAGIC:
-	case EFIVARFS_MAGIC:
-	case PSTOREFS_MAGIC:
-	case SELINUX_MAGIC:
-	case SMACK_MAGIC:
-		return true;
-	}
-	fmt = inode->i_mode & S_IFMT;
-	if (fmt == S_IFBLK_)
-		return true;
-	rdev = inode->i_rdev;
-	return fmt == S_IFCHR && (rdev == MEM_DEV || rdev == KMEM_DEV || rdev == PORT_DEV);
-}
-
-/* A write (or a shared writable mapping) through a descriptor held from before the
- * sandbox, of a file of procfs or of kernel_knob(): judged as an open for writing now. */
-static __always_inline int held_knob_write(struct file *file)
-{
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
-	cfg = current_sandbox(&cgid);
-	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
-		return 0;
-	return check(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, file->f_path.dentry,
-		     file->f_path.mnt);
 }
 
 /*
