@@ -6,6 +6,8 @@
  *   lsm/capable   every capability check (capable(), ns_capable(), file_ns_capable(), ...)
  *                 for a capability the sandbox's bpf.capabilities= does not grant, in any
  *                 user namespace                                   -> -EPERM, kind capability
+ *   lsm/syslog    the kernel log (syslog(2), /dev/kmsg, /proc/kmsg) without CAP_SYSLOG
+ *                 granted, whatever kernel.dmesg_restrict says     -> -EPERM, kind capability
  *
  * `pysb-bpf run` already starts the program with empty capability sets (user/run/runner.c),
  * so for it the kernel's own check refuses first and this hook never runs. It matters for
@@ -60,6 +62,40 @@ int BPF_PROG(pysb_capable, const struct cred *cred, struct user_namespace *ns, i
 			e->rule = (__u32)cap;
 			event_send(e);
 		}
+	}
+	return deny_ret(cfg, EPERM);
+}
+
+#define SYSLOG_ACTION_CLOSE	  0
+#define SYSLOG_ACTION_SIZE_BUFFER 10
+#define CAP_SYSLOG		  34
+
+/*
+ * The kernel log is CAP_SYSLOG's in a sandbox, whatever kernel.dmesg_restrict says: with
+ * 0 (the kernel's default), syslog(2)'s READ_ALL needs no capability and reads the log
+ * past every file rule (/dev/kmsg and /proc/kmsg are files the rules judge; found by an
+ * adversary, round 24: a `run` as nobody read it). So a sandbox is judged as with
+ * dmesg_restrict=1: every action but the buffer's size (and the NOP close) needs
+ * CAP_SYSLOG granted by bpf.capabilities=; reported as that capability. The hook also
+ * sees the opens of /dev/kmsg (READ_ALL) and the reads of /proc/kmsg, which then need
+ * the capability besides the file rule, as they do on such a machine.
+ */
+SEC("lsm/syslog")
+int BPF_PROG(pysb_syslog, int type)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_event *e;
+	__u64 cgid;
+
+	if (type == SYSLOG_ACTION_CLOSE || type == SYSLOG_ACTION_SIZE_BUFFER)
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg || (cfg->caps & (1ull << CAP_SYSLOG)))
+		return 0;
+	e = event_start(cfg, cgid, PYSB_KIND_CAP, PYSB_OP_CAPABLE, 0, decision_of(cfg));
+	if (e) {
+		e->rule = CAP_SYSLOG;
+		event_send(e);
 	}
 	return deny_ret(cfg, EPERM);
 }

@@ -53,14 +53,17 @@
  *   lsm/file_permission    through any descriptor (one opened before the sandbox, kept in
  *                          an io_uring fixed-file table): a write to a cgroup file never; a
  *                          read or write of the memory file of a task outside the sandbox
- *                          never; a write to a sysctl (/proc/sys) as an open for writing
+ *                          never; a write to a sysctl (/proc/sys), any procfs file, a
+ *                          kernel control file or device (kernel_knob) as an open for
+ *                          writing (judged for sandboxes confined in place only)
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
  *   lsm/inode_set_acl, lsm/inode_remove_acl (6.2+, optional)
  *                          POSIX ACLs, which skip the two above from 6.2 on: as those two
- *   lsm/mmap_file          PROT_EXEC mapping of a file: EXEC
- *   lsm/file_mprotect      making a file mapping executable: EXEC
+ *   lsm/mmap_file          PROT_EXEC mapping of a file: EXEC; confined in place, a shared
+ *                          writable mapping of a kernel_knob() file: WRITE
+ *   lsm/file_mprotect      making a file mapping executable: EXEC (writable: as mmap_file)
  *   lsm/file_receive       a descriptor received over a unix socket: judged as if opened
  *                          here with its mode (reads need READ, writes WRITE)
  *   lsm/sb_kern_mount, lsm/sb_statfs
@@ -90,14 +93,14 @@
 #include "task.bpf.h"
 #include "tty.bpf.h"
 
-#define PROT_EXEC 0x4
+#define PROT_EXEC   0x4
 #define PROT_WRITE  0x2
 #define MAP_TYPE    0x0f
 #define MAP_PRIVATE 0x02
 #define VM_SHARED   0x08
-#define S_IFMT	  00170000
-#define S_IFDIR	  0040000
-#define S_IFCHR	  0020000
+#define S_IFMT	    00170000
+#define S_IFDIR	    0040000
+#define S_IFCHR	    0020000
 
 #define CGROUP_SUPER_MAGIC  0x27e0eb
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -903,8 +906,9 @@ static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic
 	if (fmt == S_IFBLK_)
 		return true;
 	rdev = inode->i_rdev;
-	return fmt == S_IFCHR && (rdev == MEM_DEV || rdev == KMEM_DEV || rdev == PORT_DEV ||
-				  rdev == TUN_DEV || rdev == UINPUT_DEV || rdev >> 20 == INPUT_MAJOR);
+	return fmt == S_IFCHR &&
+	       (rdev == MEM_DEV || rdev == KMEM_DEV || rdev == PORT_DEV || rdev == TUN_DEV ||
+		rdev == UINPUT_DEV || rdev >> 20 == INPUT_MAJOR);
 }
 
 /* A write (or a shared writable mapping) through a descriptor held from before the

@@ -275,3 +275,39 @@ PY
 	expect_no_grep "$T/learned" "bpf.capabilities"
 	umount "$T/merged"
 }
+
+# The kernel log through syslog(2) (found by an adversary, round 24): with
+# kernel.dmesg_restrict=0, the kernel's default, READ_ALL needs no capability, and a
+# sandbox read the log that its rules refuse as /dev/kmsg. A sandbox is judged as with
+# dmesg_restrict=1: CAP_SYSLOG, by bpf.capabilities=; the size of the buffer stays free.
+test_caps_kernel_log_by_syslog_needs_cap_syslog() {
+	local old
+	old=$(cat /proc/sys/kernel/dmesg_restrict)
+	# shellcheck disable=SC2064 # expand now
+	trap "echo $old >/proc/sys/kernel/dmesg_restrict" EXIT
+	echo 0 >/proc/sys/kernel/dmesg_restrict
+	id nobody >/dev/null 2>&1 || fail "no user nobody in this system"
+	write_file "$T/klog.py" <<'PY'
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+buf = ctypes.create_string_buffer(1 << 16)
+for name, n in (("read-all", libc.klogctl(3, buf, len(buf))), ("size", libc.klogctl(10, None, 0))):
+    print(name, "ok" if n > 0 else "errno=%d" % ctypes.get_errno(), flush=True)
+PY
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	run_plain setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups python3 "$T/klog.py"
+	expect_line "$T/out" "read-all ok"
+	expect_line "$T/out" "size ok"
+	SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) run_sb "$T/policy" python3 "$T/klog.py"
+	expect_line "$T/out" "read-all errno=1"
+	expect_line "$T/out" "size ok"
+	expect_grep "$T/err" "^pysb-bpf: deny capability capable CAP_SYSLOG "
+	run_sb "$T/policy" python3 "$T/klog.py"
+	expect_line "$T/out" "read-all errno=1"
+	expect_grep "$T/err" "^pysb-bpf: deny capability capable CAP_SYSLOG "
+	printf 'bpf.capabilities=CAP_SYSLOG\n' >>"$T/policy"
+	run_sb "$T/policy" python3 "$T/klog.py"
+	expect_rc 0
+	expect_line "$T/out" "read-all ok"
+	expect_line "$T/out" "size ok"
+}
