@@ -8,6 +8,8 @@
  *                 user namespace                                   -> -EPERM, kind capability
  *   lsm/syslog    the kernel log (syslog(2), /dev/kmsg, /proc/kmsg) without CAP_SYSLOG
  *                 granted, whatever kernel.dmesg_restrict says     -> -EPERM, kind capability
+ *   lsm/perf_event_open  a CPU-wide, kernel or tracepoint perf event without CAP_PERFMON
+ *                 granted, whatever kernel.perf_event_paranoid says -> -EPERM, kind capability
  *
  * `pysb-bpf run` already starts the program with empty capability sets (user/run/runner.c),
  * so for it the kernel's own check refuses first and this hook never runs. It matters for
@@ -80,22 +82,57 @@ int BPF_PROG(pysb_capable, const struct cred *cred, struct user_namespace *ns, i
  * sees the opens of /dev/kmsg (READ_ALL) and the reads of /proc/kmsg, which then need
  * the capability besides the file rule, as they do on such a machine.
  */
-SEC("lsm/syslog")
-int BPF_PROG(pysb_syslog, int type)
+/* `cap` (or `alt`, the kernel's other way in) granted to the sandbox, or refused with a
+ * capability event naming `cap`, as lsm/capable. */
+static __always_inline int need_cap(int cap, int alt)
 {
 	struct pysb_sandbox_cfg *cfg;
 	struct pysb_event *e;
 	__u64 cgid;
 
-	if (type == SYSLOG_ACTION_CLOSE || type == SYSLOG_ACTION_SIZE_BUFFER)
-		return 0;
 	cfg = current_sandbox(&cgid);
-	if (!cfg || (cfg->caps & (1ull << CAP_SYSLOG)))
+	if (!cfg || (cfg->caps & ((1ull << cap) | (1ull << alt))))
 		return 0;
 	e = event_start(cfg, cgid, PYSB_KIND_CAP, PYSB_OP_CAPABLE, 0, decision_of(cfg));
 	if (e) {
-		e->rule = CAP_SYSLOG;
+		e->rule = (__u32)cap;
 		event_send(e);
 	}
 	return deny_ret(cfg, EPERM);
+}
+
+SEC("lsm/syslog")
+int BPF_PROG(pysb_syslog, int type)
+{
+	if (type == SYSLOG_ACTION_CLOSE || type == SYSLOG_ACTION_SIZE_BUFFER)
+		return 0;
+	return need_cap(CAP_SYSLOG, CAP_SYSLOG);
+}
+
+#define PERF_SECURITY_OPEN 0
+#define CAP_PERFMON	   38
+#define CAP_SYS_ADMIN	   21
+
+/*
+ * perf events beyond the program's own processes are CAP_PERFMON's in a sandbox, whatever
+ * kernel.perf_event_paranoid says: at 0 or -1 a CPU-wide event needs no capability and
+ * samples every process that runs on the CPU (their pids, instruction pointers, registers,
+ * user stacks), at -1 a tracepoint's raw data too, at 1 or less a task's kernel side (found
+ * by an adversary, round 24: with -1, a `run` as nobody sampled an outside process). So
+ * a sandbox is judged as with paranoid=2: only a per-task event (PERF_SECURITY_OPEN, whose
+ * target outside the sandbox ptrace_access_check refuses) passes without CAP_PERFMON (or
+ * CAP_SYS_ADMIN, which the kernel takes for it).
+ * The hook's first argument went away after 6.1 (attr, type -> type): the type is read
+ * as the last argument.
+ */
+SEC("lsm/perf_event_open")
+int pysb_perf_event_open(unsigned long long *ctx)
+{
+	__u64 n = bpf_get_func_arg_cnt(ctx), type;
+
+	if (!n || bpf_get_func_arg(ctx, (__u32)(n - 1), &type))
+		return 0;
+	if ((int)type == PERF_SECURITY_OPEN)
+		return 0;
+	return need_cap(CAP_PERFMON, CAP_SYS_ADMIN); /* the kernel's perfmon_capable() */
 }
