@@ -862,7 +862,7 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
  * past every file or net= rule: /dev/mem, /dev/kmem, /dev/port (CAP_SYS_RAWIO at open
  * only), any block device (a disk written raw), /dev/net/tun (packets put in the host's
  * network stack from any address, to any local service), /dev/uinput and the input
- * devices (keystrokes typed into the user's session). Found by an adversary, round 24:
+ * devices (keystrokes typed into the user's session), /dev/cpu/N/msr and /dev/i2c-N. Found by an adversary, round 24:
  * confined in place, a root that held /proc/sysrq-trigger, a sysfs knob, tracefs'
  * kprobe_events and a tun device open for writing from before the attach wrote them all.
  */
@@ -883,6 +883,8 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 #define TUN_DEV		 ((10u << 20) | 200)
 #define UINPUT_DEV	 ((10u << 20) | 223)
 #define INPUT_MAJOR	 13u
+#define I2C_MAJOR	 89u  /* /dev/i2c-N: the machine's buses, raw */
+#define MSR_MAJOR	 202u /* /dev/cpu/N/msr: wrmsr, CAP_SYS_RAWIO at open only */
 
 static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic)
 {
@@ -908,7 +910,8 @@ static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic
 	rdev = inode->i_rdev;
 	return fmt == S_IFCHR &&
 	       (rdev == MEM_DEV || rdev == KMEM_DEV || rdev == PORT_DEV || rdev == TUN_DEV ||
-		rdev == UINPUT_DEV || rdev >> 20 == INPUT_MAJOR);
+		rdev == UINPUT_DEV || rdev >> 20 == INPUT_MAJOR || rdev >> 20 == I2C_MAJOR ||
+		rdev >> 20 == MSR_MAJOR);
 }
 
 /* A write (or a shared writable mapping) through a descriptor held from before the
