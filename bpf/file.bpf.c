@@ -53,14 +53,17 @@
  *   lsm/file_permission    through any descriptor (one opened before the sandbox, kept in
  *                          an io_uring fixed-file table): a write to a cgroup file never; a
  *                          read or write of the memory file of a task outside the sandbox
- *                          never; a write to a sysctl (/proc/sys) as an open for writing
+ *                          never; a write to a sysctl (/proc/sys), any procfs file, a
+ *                          kernel control file or device (kernel_knob) as an open for
+ *                          writing (judged for sandboxes confined in place only)
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
  *   lsm/inode_set_acl, lsm/inode_remove_acl (6.2+, optional)
  *                          POSIX ACLs, which skip the two above from 6.2 on: as those two
- *   lsm/mmap_file          PROT_EXEC mapping of a file: EXEC
- *   lsm/file_mprotect      making a file mapping executable: EXEC
+ *   lsm/mmap_file          PROT_EXEC mapping of a file: EXEC; confined in place, a shared
+ *                          writable mapping of a kernel_knob() file: WRITE
+ *   lsm/file_mprotect      making a file mapping executable: EXEC (writable: as mmap_file)
  *   lsm/file_receive       a descriptor received over a unix socket: judged as if opened
  *                          here with its mode (reads need READ, writes WRITE)
  *   lsm/sb_kern_mount, lsm/sb_statfs
@@ -90,10 +93,14 @@
 #include "task.bpf.h"
 #include "tty.bpf.h"
 
-#define PROT_EXEC 0x4
-#define S_IFMT	  00170000
-#define S_IFDIR	  0040000
-#define S_IFCHR	  0020000
+#define PROT_EXEC   0x4
+#define PROT_WRITE  0x2
+#define MAP_TYPE    0x0f
+#define MAP_PRIVATE 0x02
+#define VM_SHARED   0x08
+#define S_IFMT	    00170000
+#define S_IFDIR	    0040000
+#define S_IFCHR	    0020000
 
 #define CGROUP_SUPER_MAGIC  0x27e0eb
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -879,6 +886,97 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 #define FS_IOC_REMOVE_ENCRYPTION_KEY	       0xc0406618
 #define FS_IOC_REMOVE_ENCRYPTION_KEY_ALL_USERS 0xc0406619
 
+/*
+ * The files of the kernel's own control file systems, whose writes set the machine (a
+ * file's mode is checked at open, the capability the same setting needs through a system
+ * call is not checked at the write): sysfs (/sys/kernel/mm/..., /sys/power/state, a PCI
+ * device's resource), tracefs and debugfs (kprobe_events, tracing_on), securityfs,
+ * configfs, binfmt_misc's register, efivarfs, pstore, selinuxfs, smackfs; procfs is the
+ * caller's (its memory files are judged apart). And the devices that reach the machine
+ * past every file or net= rule: /dev/mem, /dev/kmem, /dev/port (CAP_SYS_RAWIO at open
+ * only), any block device (a disk written raw), /dev/net/tun (packets put in the host's
+ * network stack from any address, to any local service), /dev/uinput and the input
+ * devices (keystrokes typed into the user's session), /dev/cpu/N/msr and /dev/i2c-N. Found by an adversary, round 24:
+ * confined in place, a root that held /proc/sysrq-trigger, a sysfs knob, tracefs'
+ * kprobe_events and a tun device open for writing from before the attach wrote them all.
+ */
+#define SYSFS_MAGIC	 0x62656572
+#define TRACEFS_MAGIC	 0x74726163
+#define DEBUGFS_MAGIC	 0x64626720
+#define SECURITYFS_MAGIC 0x73636673
+#define CONFIGFS_MAGIC	 0x62656570
+#define BINFMTFS_MAGIC	 0x42494e4d
+#define EFIVARFS_MAGIC	 0xde5e81e4
+#define PSTOREFS_MAGIC	 0x6165676c
+#define SELINUX_MAGIC	 0xf97cff8c
+#define SMACK_MAGIC	 0x43415d53
+#define S_IFBLK_	 0060000
+#define MEM_DEV		 ((1u << 20) | 1) /* MKDEV(1, 1): /dev/mem; 1, 2: kmem; 1, 4: port */
+#define KMEM_DEV	 ((1u << 20) | 2)
+#define PORT_DEV	 ((1u << 20) | 4)
+#define TUN_DEV		 ((10u << 20) | 200)
+#define UINPUT_DEV	 ((10u << 20) | 223)
+#define INPUT_MAJOR	 13u
+#define I2C_MAJOR	 89u  /* /dev/i2c-N: the machine's buses, raw */
+#define MSR_MAJOR	 202u /* /dev/cpu/N/msr: wrmsr, CAP_SYS_RAWIO at open only */
+
+static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic)
+{
+	umode_t fmt;
+	dev_t rdev;
+
+	switch (magic) {
+	case SYSFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CONFIGFS_MAGIC:
+	case BINFMTFS_MAGIC:
+	case EFIVARFS_MAGIC:
+	case PSTOREFS_MAGIC:
+	case SELINUX_MAGIC:
+	case SMACK_MAGIC:
+		return true;
+	}
+	fmt = inode->i_mode & S_IFMT;
+	if (fmt == S_IFBLK_)
+		return true;
+	rdev = inode->i_rdev;
+	return fmt == S_IFCHR &&
+	       (rdev == MEM_DEV || rdev == KMEM_DEV || rdev == PORT_DEV || rdev == TUN_DEV ||
+		rdev == UINPUT_DEV || rdev >> 20 == INPUT_MAJOR || rdev >> 20 == I2C_MAJOR ||
+		rdev >> 20 == MSR_MAJOR);
+}
+
+/* A write (or a shared writable mapping) through a descriptor held from before the
+ * sandbox, of a file of procfs or of kernel_knob(): judged as an open for writing now. */
+static __always_inline int held_knob_write(struct file *file)
+{
+	struct pysb_sandbox_cfg *cfg;
+	__u64 cgid;
+
+	cfg = current_sandbox(&cgid);
+	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
+		return 0;
+	return check(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, file->f_path.dentry,
+		     file->f_path.mnt);
+}
+
+#define BLKDISCARD    0x1277
+#define BLKSECDISCARD 0x127d
+#define BLKZEROOUT    0x127f
+
+/* A block device's discard and zeroing ioctls write it with no write(2) (the kernel wants
+ * a descriptor open for writing): as its writes. */
+static __always_inline int check_blk_write_ioctl(struct file *file, unsigned int cmd)
+{
+	if (cmd != BLKDISCARD && cmd != BLKSECDISCARD && cmd != BLKZEROOUT)
+		return 0;
+	if ((file->f_inode->i_mode & S_IFMT) != S_IFBLK_)
+		return 0;
+	return held_knob_write(file);
+}
+
 /* A file system's keyring of encryption keys is the machine's, not the sandbox's: the last
  * claim to a key removed, its directories lock for every process of the user (or of the
  * machine), whatever file the ioctl is issued on. Never from a sandbox. */
@@ -906,6 +1004,8 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 
 	if (!err)
 		err = check_fs_key_ioctl(file, cmd);
+	if (!err)
+		err = check_blk_write_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 
@@ -1016,9 +1116,10 @@ static __always_inline bool proc_mem_file(struct file *file)
  * of "0" to the root's cgroup.procs moved the attached process out, and one to
  * /proc/PID/mem wrote the memory of a process outside. Every read and write, by any path
  * (read, write, io_uring, splice, aio), passes here: the file system is compared first,
- * so every other read and write pays the trampoline and three loads, never the sandbox
- * lookup; procfs pays a name compare. And only on a machine where a process was confined
- * in place since the instance was loaded: a machine that only uses `run` pays nothing.
+ * so every other read pays the trampoline and three loads, every other write a few
+ * compares more (kernel_knob), never the sandbox lookup; procfs pays a name compare.
+ * And only on a machine where a process was confined in place since the instance was
+ * loaded: a machine that only uses `run` pays nothing.
  */
 SEC("lsm/file_permission")
 int BPF_PROG(pysb_file_permission, struct file *file, int mask)
@@ -1026,21 +1127,22 @@ int BPF_PROG(pysb_file_permission, struct file *file, int mask)
 	struct inode *inode = file->f_inode;
 	unsigned long magic = inode->i_sb->s_magic;
 	struct pysb_sandbox_cfg *cfg;
-	struct proc_inode *pi = NULL;
+	struct proc_inode *pi;
 	struct task_struct *t;
-	bool sysctl = false;
 	__u64 cgid;
 
 	if (magic == PROC_SUPER_MAGIC) {
-		pi = (struct proc_inode *)((void *)inode -
-					   bpf_core_field_offset(struct proc_inode, vfs_inode));
-		if (mask & MAY_WRITE)
-			sysctl = BPF_CORE_READ(pi, sysctl) != NULL;
-		if (!sysctl && (!(mask & (MAY_READ | MAY_WRITE)) || !proc_mem_file(file)))
+		if (!(mask & (MAY_READ | MAY_WRITE)))
 			return 0;
-	} else if (!(mask & MAY_WRITE) ||
-		   (magic != CGROUP2_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC)) {
+		if (!proc_mem_file(file))
+			/* a sysctl, /proc/sysrq-trigger, another process's settings: the
+			 * kernel checks their mode at open, not the capability sethostname,
+			 * a module path or core_pattern's helper would need */
+			return (mask & MAY_WRITE) ? held_knob_write(file) : 0;
+	} else if (!(mask & MAY_WRITE)) {
 		return 0;
+	} else if (magic != CGROUP2_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC) {
+		return kernel_knob(inode, magic) ? held_knob_write(file) : 0;
 	}
 	cfg = current_sandbox(&cgid);
 	/* Only a process confined in place can hold such a descriptor from before (a run's
@@ -1049,15 +1151,11 @@ int BPF_PROG(pysb_file_permission, struct file *file, int mask)
 	 * alone, so whether it is attached changes no run's verdict. */
 	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
 		return 0;
-	if (!pi)
+	if (magic != PROC_SUPER_MAGIC)
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, PYSB_ACC_WRITE,
 				      file->f_path.dentry, file->f_path.mnt, EPERM);
-	/* a sysctl written through a descriptor held from before: judged as an open for
-	 * writing now (the kernel checks its mode at open, not the capability sethostname,
-	 * a module path or core_pattern's helper would need) */
-	if (sysctl)
-		return check(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, file->f_path.dentry,
-			     file->f_path.mnt);
+	pi = (struct proc_inode *)((void *)inode -
+				   bpf_core_field_offset(struct proc_inode, vfs_inode));
 	t = pid_task_of(BPF_CORE_READ(pi, pid));
 	if (!t || task_under(t, cgid))
 		return 0; /* gone, or the sandbox's own (its threads, its children) */
@@ -1169,18 +1267,40 @@ static __always_inline int check_exec_map(__u16 op, struct file *file, unsigned 
 	return check_path(op, PYSB_ACC_EXEC, &file->f_path);
 }
 
+/* A shared writable mapping of a kernel_knob() file (a PCI resource in sysfs, /dev/mem)
+ * writes it with no write(2): through a descriptor held from before, judged as its writes
+ * (file_permission). Every other mapping pays two bit tests. */
+static __always_inline bool knob_shared_write(struct file *file, unsigned long prot, bool shared)
+{
+	struct inode *inode;
+
+	if (!file || !(prot & PROT_WRITE) || !shared)
+		return false;
+	inode = file->f_inode;
+	return kernel_knob(inode, inode->i_sb->s_magic);
+}
+
 SEC("lsm/mmap_file")
 int BPF_PROG(pysb_mmap_file, struct file *file, unsigned long reqprot, unsigned long prot,
 	     unsigned long flags)
 {
-	return check_exec_map(PYSB_OP_MMAP_EXEC, file, prot);
+	int ret = 0;
+
+	if (knob_shared_write(file, prot, (flags & MAP_TYPE) != MAP_PRIVATE))
+		ret = held_knob_write(file);
+	return ret ?: check_exec_map(PYSB_OP_MMAP_EXEC, file, prot);
 }
 
 SEC("lsm/file_mprotect")
 int BPF_PROG(pysb_file_mprotect, struct vm_area_struct *vma, unsigned long reqprot,
 	     unsigned long prot)
 {
-	return check_exec_map(PYSB_OP_MPROTECT_EXEC, vma->vm_file, prot);
+	struct file *file = vma->vm_file;
+	int ret = 0;
+
+	if (knob_shared_write(file, prot, vma->vm_flags & VM_SHARED))
+		ret = held_knob_write(file);
+	return ret ?: check_exec_map(PYSB_OP_MPROTECT_EXEC, file, prot);
 }
 
 /* An overlay mounted (by anyone, after the programs loaded) is noted at once: the first

@@ -319,3 +319,68 @@ PY
 	expect_no_grep "$T/learned" "bpf.capabilities"
 	umount "$T/merged"
 }
+
+# perf events beyond the program's own processes (found by an adversary, round 24): with
+# kernel.perf_event_paranoid at 0 or -1 a CPU-wide event needs no capability, and a
+# sandbox sampled every process that ran on the CPU (an outside process's pid, its
+# instruction pointer, registers and stack). A sandbox is judged as with paranoid=2:
+# CAP_PERFMON, by bpf.capabilities=; an event on the program itself stays free.
+test_caps_cpu_wide_perf_event_needs_cap_perfmon() {
+	once_per_matrix "the harm shown (an outside process sampled); the hook's verdict on every kernel: test_caps_open_sysctls_open_nothing_to_a_sandbox"
+	local old victim
+	old=$(cat /proc/sys/kernel/perf_event_paranoid)
+	id nobody >/dev/null 2>&1 || fail "no user nobody in this system"
+	write_file "$T/perf.py" <<'PY'
+import ctypes, mmap, os, struct, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+victim = int(sys.argv[1])
+os.sched_setaffinity(0, {0})
+def event(pid, cpu, sample):
+    attr = bytearray(112)
+    # PERF_TYPE_SOFTWARE, CPU_CLOCK, every 100 us, PERF_SAMPLE_TID; exclude_kernel, exclude_hv
+    struct.pack_into("IIQQQQQ", attr, 0, 1, 112, 0, 100000, 2 if sample else 0, 0, 0x60)
+    return libc.syscall(298, (ctypes.c_char * 112).from_buffer(attr), pid, cpu, -1, 0)
+fd = event(0, -1, False)
+print("own", "ok" if fd >= 0 else "errno=%d" % ctypes.get_errno(), flush=True)
+fd = event(-1, 0, True)
+if fd < 0:
+    print("cpu-wide errno=%d" % ctypes.get_errno(), flush=True)
+    sys.exit(0)
+print("cpu-wide ok", flush=True)
+m = mmap.mmap(fd, 17 * 4096, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+end = time.time() + 5
+while time.time() < end:
+    data = m[4096:]
+    for j in range(0, len(data) - 16, 8):
+        typ, misc, size, pid = struct.unpack_from("IHHI", data, j)
+        if typ == 9 and size == 16 and pid == victim:  # PERF_RECORD_SAMPLE
+            print("victim sampled", flush=True)
+            sys.exit(0)
+    struct.pack_into("Q", m, 1032, struct.unpack_from("Q", m, 1024)[0])
+    time.sleep(0.05)
+print("victim not sampled", flush=True)
+PY
+	printf 'expose-ro=%s\n' "$T" >"$T/policy"
+	taskset -c 0 bash -c 'while :; do :; done' &
+	victim=$!
+	# shellcheck disable=SC2064 # expand now
+	trap "kill $victim; echo $old >/proc/sys/kernel/perf_event_paranoid" EXIT
+	echo -1 >/proc/sys/kernel/perf_event_paranoid
+	run_plain setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups python3 "$T/perf.py" "$victim"
+	expect_line "$T/out" "own ok"
+	expect_line "$T/out" "cpu-wide ok"
+	expect_line "$T/out" "victim sampled"
+	SUDO_UID=$(id -u nobody) SUDO_GID=$(id -g nobody) run_sb "$T/policy" python3 "$T/perf.py" "$victim"
+	expect_line "$T/out" "own ok"
+	expect_line "$T/out" "cpu-wide errno=1"
+	expect_grep "$T/err" "^pysb-bpf: deny capability perf CAP_PERFMON "
+	run_sb "$T/policy" python3 "$T/perf.py" "$victim"
+	expect_line "$T/out" "own ok"
+	expect_line "$T/out" "cpu-wide errno=1"
+	expect_grep "$T/err" "^pysb-bpf: deny capability perf CAP_PERFMON "
+	printf 'bpf.capabilities=CAP_PERFMON\n' >>"$T/policy"
+	run_sb "$T/policy" python3 "$T/perf.py" "$victim"
+	expect_rc 0
+	expect_line "$T/out" "cpu-wide ok"
+	expect_line "$T/out" "victim sampled"
+}
