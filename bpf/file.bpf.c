@@ -955,11 +955,20 @@ static __always_inline int held_knob_write(struct file *file)
 	struct pysb_sandbox_cfg *cfg;
 	__u64 cgid;
 
+	struct dentry *d = file->f_path.dentry;
+	struct vfsmount *mnt = file->f_path.mnt;
+	struct walk_ctx c;
+
 	cfg = current_sandbox(&cgid);
 	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
 		return 0;
-	return check(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, file->f_path.dentry,
-		     file->f_path.mnt);
+	if (!(walk_from(&c, d, mnt, cfg) & PYSB_ACC_WRITE))
+		return file_denied(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d,
+				   mnt);
+	/* a disk, as at its open: only by a rule naming it */
+	if ((file->f_inode->i_mode & S_IFMT) == S_IFBLK)
+		return block_device_verdict(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d, mnt);
+	return 0;
 }
 
 #define BLKDISCARD    0x1277
