@@ -36,12 +36,27 @@
 
 #define CAP_OPT_NOAUDIT 0x2u
 
+/* Refuses `cap` to the sandbox, with a capability event for hook `op` unless `quiet`. */
+static __always_inline int cap_refused(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op, int cap,
+				       bool quiet)
+{
+	struct pysb_event *e;
+
+	if (!quiet) {
+		e = event_start(cfg, cgid, PYSB_KIND_CAP, op, 0, decision_of(cfg));
+		if (e) {
+			e->rule = (__u32)cap;
+			event_send(e);
+		}
+	}
+	return deny_ret(cfg, EPERM);
+}
+
 SEC("lsm/capable")
 int BPF_PROG(pysb_capable, const struct cred *cred, struct user_namespace *ns, int cap,
 	     unsigned int opts)
 {
 	struct pysb_sandbox_cfg *cfg;
-	struct pysb_event *e;
 	__u32 tgid;
 	__u64 cgid;
 
@@ -65,32 +80,19 @@ int BPF_PROG(pysb_capable, const struct cred *cred, struct user_namespace *ns, i
 	tgid = bpf_get_current_pid_tgid() >> 32;
 	if (bpf_map_lookup_elem(&exec_pending, &tgid))
 		return 0;
-	if (!(opts & CAP_OPT_NOAUDIT)) {
-		e = event_start(cfg, cgid, PYSB_KIND_CAP, PYSB_OP_CAPABLE, 0, decision_of(cfg));
-		if (e) {
-			e->rule = (__u32)cap;
-			event_send(e);
-		}
-	}
-	return deny_ret(cfg, EPERM);
+	return cap_refused(cfg, cgid, PYSB_OP_CAPABLE, cap, opts & CAP_OPT_NOAUDIT);
 }
 
 /* Denies, with a capability event, unless the policy grants `cap` (or `alt`). */
 static __always_inline int needs_cap_grant(int cap, int alt, __u16 op)
 {
 	struct pysb_sandbox_cfg *cfg;
-	struct pysb_event *e;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg || (cfg->caps & ((1ull << cap) | (1ull << alt))))
 		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_CAP, op, 0, decision_of(cfg));
-	if (e) {
-		e->rule = (__u32)cap;
-		event_send(e);
-	}
-	return deny_ret(cfg, EPERM);
+	return cap_refused(cfg, cgid, op, cap, false);
 }
 
 #define CAP_SYS_ADMIN 21
@@ -126,9 +128,9 @@ int pysb_perf_event_open(void *ctx)
 {
 	__u64 n = bpf_get_func_arg_cnt(ctx), type = 0;
 
-	if (n < 1 || bpf_get_func_arg(ctx, (__u32)(n - 1), &type))
-		return needs_cap_grant(CAP_PERFMON, CAP_SYS_ADMIN, PYSB_OP_PERF);
-	if ((int)type == PERF_SECURITY_OPEN)
+	/* a type that cannot be read is judged as the strictest */
+	if (n >= 1 && !bpf_get_func_arg(ctx, (__u32)(n - 1), &type) &&
+	    (int)type == PERF_SECURITY_OPEN)
 		return 0;
 	return needs_cap_grant(CAP_PERFMON, CAP_SYS_ADMIN, PYSB_OP_PERF);
 }

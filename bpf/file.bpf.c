@@ -101,6 +101,7 @@
 #define S_IFMT	    00170000
 #define S_IFDIR	    0040000
 #define S_IFCHR	    0020000
+#define S_IFBLK	    0060000
 
 #define CGROUP_SUPER_MAGIC  0x27e0eb
 #define CGROUP2_SUPER_MAGIC 0x63677270
@@ -444,18 +445,17 @@ static __always_inline int pidfd_verdict(struct pysb_sandbox_cfg *cfg, __u64 cgi
  * grants it, never one on a directory above (`expose-ro=/`, `expose-rw=/dev`), as for a
  * unix socket made outside.
  */
-#ifndef S_IFBLK
-#define S_IFBLK 0060000
-#endif
-
+/* After the walk granted `want` on (d, mnt): 0, unless `inode` is a block device that no
+ * rule of its own grants `want`, which is refused here with its event. */
 static __always_inline int block_device_verdict(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
 						__u32 want, struct walk_ctx *c, struct dentry *d,
-						struct vfsmount *mnt)
+						struct vfsmount *mnt, struct inode *inode)
 {
 	struct pysb_event *e;
 	__u32 rule = 0;
 
-	if ((exact_rule_access(d, cfg->id, &rule) & want) == want)
+	if ((inode->i_mode & S_IFMT) != S_IFBLK ||
+	    (exact_rule_access(d, cfg->id, &rule) & want) == want)
 		return 0;
 	e = event_start(cfg, cgid, PYSB_KIND_FILE, op, want, decision_of(cfg));
 	if (e) {
@@ -478,11 +478,8 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 
 	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode))
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, want, d, mnt, EPERM);
-	if ((walk_from(&c, d, mnt, cfg) & want) == want) {
-		if ((inode->i_mode & S_IFMT) != S_IFBLK)
-			return 0;
-		return block_device_verdict(cfg, cgid, op, want, &c, d, mnt);
-	}
+	if ((walk_from(&c, d, mnt, cfg) & want) == want)
+		return block_device_verdict(cfg, cgid, op, want, &c, d, mnt, inode);
 	if (kernel_internal_open(&file->f_path) || overlay_fake_path_open(file) ||
 	    sandbox_proc_entry(inode, want, cgid))
 		return 0;
@@ -910,7 +907,6 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 #define PSTOREFS_MAGIC	 0x6165676c
 #define SELINUX_MAGIC	 0xf97cff8c
 #define SMACK_MAGIC	 0x43415d53
-#define S_IFBLK_	 0060000
 #define MEM_DEV		 ((1u << 20) | 1) /* MKDEV(1, 1): /dev/mem; 1, 2: kmem; 1, 4: port */
 #define KMEM_DEV	 ((1u << 20) | 2)
 #define PORT_DEV	 ((1u << 20) | 4)
@@ -939,7 +935,7 @@ static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic
 		return true;
 	}
 	fmt = inode->i_mode & S_IFMT;
-	if (fmt == S_IFBLK_)
+	if (fmt == S_IFBLK)
 		return true;
 	rdev = inode->i_rdev;
 	return fmt == S_IFCHR &&
@@ -952,12 +948,11 @@ static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic
  * sandbox, of a file of procfs or of kernel_knob(): judged as an open for writing now. */
 static __always_inline int held_knob_write(struct file *file)
 {
-	struct pysb_sandbox_cfg *cfg;
-	__u64 cgid;
-
 	struct dentry *d = file->f_path.dentry;
 	struct vfsmount *mnt = file->f_path.mnt;
+	struct pysb_sandbox_cfg *cfg;
 	struct walk_ctx c;
+	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
 	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
@@ -966,9 +961,8 @@ static __always_inline int held_knob_write(struct file *file)
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d,
 				   mnt);
 	/* a disk, as at its open: only by a rule naming it */
-	if ((file->f_inode->i_mode & S_IFMT) == S_IFBLK)
-		return block_device_verdict(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d, mnt);
-	return 0;
+	return block_device_verdict(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d, mnt,
+				    file->f_inode);
 }
 
 #define BLKDISCARD    0x1277
@@ -981,7 +975,7 @@ static __always_inline int check_blk_write_ioctl(struct file *file, unsigned int
 {
 	if (cmd != BLKDISCARD && cmd != BLKSECDISCARD && cmd != BLKZEROOUT)
 		return 0;
-	if ((file->f_inode->i_mode & S_IFMT) != S_IFBLK_)
+	if ((file->f_inode->i_mode & S_IFMT) != S_IFBLK)
 		return 0;
 	return held_knob_write(file);
 }

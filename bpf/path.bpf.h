@@ -134,11 +134,6 @@ static __always_inline bool overlay_internal(void)
 	return bpf_map_lookup_elem(&ovl_creds, &cred) != NULL;
 }
 
-/*
- * Runs the walk from (d, mnt) (mnt NULL: dentry-only) for sandbox `cfg`; returns the
- * access granted, 0 when no rule or when an ignore= pattern hides the file. `c` keeps the
- * rule found, for events.
- */
 /* The access a rule naming `d`'s own inode grants (0: none names it): for objects that
  * stand for more than a file, which a rule on a directory above them does not reach (a
  * unix socket made outside the sandbox, a block device). */
@@ -160,6 +155,11 @@ static __always_inline __u32 exact_rule_access(struct dentry *d, __u32 sandbox, 
 	return r->access;
 }
 
+/*
+ * Runs the walk from (d, mnt) (mnt NULL: dentry-only) for sandbox `cfg`; returns the
+ * access granted, 0 when no rule or when an ignore= pattern hides the file. `c` keeps the
+ * rule found, for events.
+ */
 static __always_inline __u32 walk_from(struct walk_ctx *c, struct dentry *d, struct vfsmount *mnt,
 				       const struct pysb_sandbox_cfg *cfg)
 {

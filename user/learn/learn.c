@@ -148,11 +148,12 @@ static int add_path(struct learn_set *s, const char *path, uint32_t access, bool
 	return 0;
 }
 
-/* A server outside the sandbox is reached only by a rule on its socket itself
- * (bpf/unix.bpf.c); a rule on its directory would grant the others there (tmux's,
- * ssh-agent's in /tmp). The rule names the socket, and is written commented out
- * (generate.c): such a server acts as the user, outside the sandbox. */
-/* A path only a rule naming it grants (LEARN_EXACT_*). */
+/* A path only a rule naming it grants (LEARN_EXACT_*), written commented out
+ * (generate.c). A server outside the sandbox is reached only by a rule on its socket
+ * itself (bpf/unix.bpf.c): a rule on its directory would grant the others there (tmux's,
+ * ssh-agent's in /tmp), and such a server acts as the user, outside the sandbox. A block
+ * device only by a rule on the device (bpf/file.bpf.c): it holds every file of its file
+ * system. */
 static int add_exact(struct learn_set *s, const char *path, uint32_t access, uint8_t exact)
 {
 	size_t *slot;
@@ -350,8 +351,7 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 			      : add_path(s, path, PYSB_ACC_RW, false);
 	} else if (json_is_true(json_object_get(rec, "block_device"))) {
 		/* the device itself, never /dev: a rule above it does not grant it */
-		ret = add_exact(s, path, access_bits(json_object_get(rec, "access")),
-				LEARN_EXACT_BLOCK);
+		ret = add_exact(s, path, acc, LEARN_EXACT_BLOCK);
 	} else if (op_on_parent(op_from_name(op))) {
 		const char *h = env_get(s->envp, "HOME");
 		char *dir = parent_of(path);
