@@ -14,7 +14,8 @@ daemon_start() {
 	DPID=$!
 }
 
-daemon_stop() {
+daemon_stop() { # (a test that fails before daemon_start calls it too, from its trap)
+	[ -n "${DPID:-}" ] || return 0
 	kill "$DPID" 2>/dev/null
 	wait "$DPID" 2>/dev/null
 	return 0

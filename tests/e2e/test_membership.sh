@@ -8,7 +8,9 @@ MBT=/sys/fs/cgroup/pysb-e2e-mb
 
 # mb_prober NAME CGROUP: a process (bash builtins only, no exec) that joins CGROUP, then on
 # each line "N" of $T/NAME.fifo reads $T/a/f and $T/b/f and logs "N A ok|denied B
-# ok|denied" to $T/NAME.log. Its pid in MB_PID_<NAME>.
+# ok|denied" to $T/NAME.log. Its pid in MB_PID_<NAME>. Returns once the prober says it has
+# joined and holds its fifo and log: a cgroup migration waits for an RCU grace period,
+# which under TCG on a loaded host once took longer than a round's 20 s.
 mb_prober() {
 	local name=$1 cg=$2
 	mkdir -p "$cg" "$T/a" "$T/b" "$T/svc"
@@ -17,18 +19,50 @@ mb_prober() {
 	mkfifo "$T/svc/$name.fifo"
 	: >"$T/svc/$name.log"
 	write_file "$T/prober.sh" <<'SH'
+trap 'echo "exit status $?" >&2' EXIT
 echo $$ >"$1/cgroup.procs" || exit 1
 exec 9<>"$2/svc/$3.fifo"
 exec 8>>"$2/svc/$3.log"
+echo ready >&8
 while read -r n <&9; do
 	if read -r x <"$2/a/f"; then a=ok; else a=denied; fi
 	if read -r x <"$2/b/f"; then b=ok; else b=denied; fi
 	echo "$n A $a B $b" >&8
 done 2>/dev/null
 SH
-	bash "$T/prober.sh" "$cg" "$T" "$name" &
+	bash "$T/prober.sh" "$cg" "$T" "$name" 2>"$T/svc/$name.err" &
 	printf -v "MB_PID_$name" '%s' $!
 	MB_N=0
+	mb_ready "$name" $!
+}
+
+# mb_ready NAME PID: until the prober's log says "ready" (two minutes at most); if it does
+# not, what the prober is doing (or how it ended) goes in the failure.
+mb_ready() {
+	local i
+	for i in $(seq 1200); do
+		_has "$T/svc/$1.log" xF ready && return 0
+		[ "$(mb_letter "$2")" = Z ] && break
+		sleep 0.1
+	done
+	fail "prober $1 (pid $2) never got ready: $(mb_state "$1" "$2")"
+}
+
+mb_letter() { # PID: its state letter from /proc/PID/stat (Z once it ended), in bash alone
+	local s=') Z'
+	[ -r "/proc/$1/stat" ] && s=$(<"/proc/$1/stat")
+	s=${s##*) }
+	echo "${s%% *}"
+}
+
+mb_state() { # NAME PID: where the prober sleeps in the kernel and its cgroup, or how it ended
+	if [ "$(mb_letter "$2")" != Z ]; then
+		printf 'state %s, wchan %s, cgroup %s, kernel stack: %s' "$(mb_letter "$2")" \
+			"$(cat "/proc/$2/wchan" 2>/dev/null)" "$(cat "/proc/$2/cgroup" 2>/dev/null)" \
+			"$(head -6 "/proc/$2/stack" 2>/dev/null | tr '\n' ' ')"
+	else
+		printf 'it ended: %s' "$(tr '\n' ' ' <"$T/svc/$1.err")"
+	fi
 }
 
 # mb_step NAME EXPECTED: one round of the prober, right now; its line must be
@@ -41,7 +75,7 @@ mb_step() {
 		fail "prober $name (pid ${!pid}) is gone: $(cat "$T/svc/$name.log")"
 	# never block on a fifo nobody reads
 	timeout 20 bash -c 'echo "$1" >"$2"' _ "$MB_N" "$T/svc/$name.fifo" ||
-		fail "prober $name does not read its fifo (round $MB_N)"
+		fail "prober $name does not read its fifo (round $MB_N): $(mb_state "$name" "${!pid}")"
 	for i in $(seq 300); do
 		_has "$T/svc/$name.log" E "^$MB_N " && break
 		sleep 0.1
