@@ -242,7 +242,7 @@ static __always_inline int check_dir_entry_of(struct pysb_sandbox_cfg *cfg, __u6
 		walk_from(&c, entry, mnt, cfg);
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
 	}
-	if (walk_from(&c, dir->dentry, mnt, cfg) & PYSB_ACC_WRITE)
+	if (walk_from_btf(&c, dir->dentry, mnt, cfg) & PYSB_ACC_WRITE)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
 }
@@ -478,7 +478,7 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 
 	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode))
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, want, d, mnt, EPERM);
-	if ((walk_from(&c, d, mnt, cfg) & want) == want)
+	if ((walk_from_btf(&c, d, mnt, cfg) & want) == want)
 		return block_device_verdict(cfg, cgid, op, want, &c, d, mnt, inode);
 	if (kernel_internal_open(&file->f_path) || overlay_fake_path_open(file) ||
 	    sandbox_proc_entry(inode, want, cgid))

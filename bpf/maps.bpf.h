@@ -426,6 +426,7 @@ struct pysb_dir_slot {
 
 struct pysb_dir_cache {
 	struct pysb_dir_slot slot[PYSB_DIR_SLOTS];
+	__u64 addr[2]; /* scratch of walk_cached (bpf/path.bpf.h): pointers read back as numbers */
 };
 
 PYSB_MAP struct {

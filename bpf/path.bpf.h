@@ -156,6 +156,102 @@ static __always_inline __u32 exact_rule_access(struct dentry *d, __u32 sandbox, 
 }
 
 /*
+ * The first of the two slots of a task's directory cache that may hold the answer for
+ * directory `dir` (its set; the other is the next). Two ways: the directory of a new file
+ * (file_open's) and the one above it (path_mknod's and path_unlink's walks start at the
+ * directory the entry goes in) evicted each other at every call of a create loop in a
+ * one-way slot whenever their addresses shared it. A multiplicative hash: dentries are
+ * slab objects a fixed size apart.
+ */
+static __always_inline struct pysb_dir_slot *dir_set_of(struct pysb_dir_cache *dc, __u64 dir)
+{
+	__u32 set = (dir * 0x9E3779B97F4A7C15ULL) >> (64 - PYSB_DIR_SETS_SHIFT);
+
+	return &dc->slot[(2 * set) & (PYSB_DIR_SLOTS - 2)];
+}
+
+/* Does slot `s` hold the answer for directory `dir` (its inode `inode`) on mount `vfsmnt`
+ * (root `mnt_root`) for `sandbox`, at fs_gen `gen` and sandbox_gen `sgen`? */
+static __always_inline bool dir_slot_is(const struct pysb_dir_slot *s, __u64 dir, __u64 inode,
+					__u64 vfsmnt, __u64 mnt_root, __u32 sandbox, __u64 gen,
+					__u64 sgen)
+{
+	return s->dir == dir && s->vfsmnt == vfsmnt && s->mnt_root == mnt_root &&
+	       s->sandbox == sandbox && s->fs_gen == gen && s->sb_gen == sgen && s->inode == inode;
+}
+
+/*
+ * The walk's answer without the walk, when the task's directory cache holds it: what
+ * pysb_walk (bpf/walk.bpf.c) finds there after the file's own level, read here in the
+ * hook with direct loads of the kernel's objects (its arguments are BTF pointers) where
+ * the global function needs a probe read (a helper call) for each, and without the call.
+ * The file's own level must be one the walk passes without a verdict: no label bit of its
+ * inode in label_filter (no rule names it), no ignore= pattern in the sandbox (no name
+ * matters), not the root of its mount or file system (the walk would cross there, and
+ * caches nothing). The directory above it is then the one pysb_walk looks up, under the
+ * same conditions (dir_slot_is, its dir_hit): the same answer. fs_gen is read plainly: the
+ * walk needs its barrier to order the dentry reads after it; a hit reads only the
+ * directory's inode, which a rename does not change, and a bump that happened before this
+ * hook (in any order the program can observe) is seen by a plain read of the same word.
+ * A static function, not inlined: its state in a frame of its own, beside the walk's
+ * (inlined, it took file_open's deepest chain of calls past the 512 bytes of stack), and
+ * verified with its caller's pointers, which a global function could not take.
+ */
+static __noinline __attribute__((unused)) bool walk_cached(struct walk_ctx *c, struct dentry *d,
+							   struct vfsmount *mnt,
+							   const struct pysb_sandbox_cfg *cfg)
+{
+	struct dentry *dir = d->d_parent;
+	struct inode *inode = d->d_inode;
+	volatile __u64 *addr;
+	struct pysb_dir_slot *s;
+	struct pysb_dir_cache *dc;
+	__u64 *sgp, *gp, gen, sgen, dir_inode, mnt_root;
+	__u32 zero = 0;
+
+	if (!mnt || !dir || dir == d || (cfg->flags & PYSB_SB_IGNORES))
+		return false;
+	mnt_root = (__u64)mnt->mnt_root;
+	if ((__u64)d == mnt_root)
+		return false;
+	sgp = pysb_gen_ptr();
+	gp = bpf_map_lookup_elem(&fs_gen, &zero);
+	if (!sgp || !gp)
+		return false;
+	gen = *(volatile __u64 *)gp;
+	if (gen >> PYSB_FS_BUSY_SHIFT)
+		return false;
+	sgen = *(volatile __u64 *)sgp;
+	dc = bpf_task_storage_get(&dir_cache, bpf_get_current_task_btf(), 0, 0);
+	if (!dc)
+		return false;
+	/* The two addresses the hashes multiply, as numbers: the verifier allows no product
+	 * of a pointer, and a pointer a privileged program keeps in a map value reads back as
+	 * a number (the task's own storage: nothing else reads it). */
+	addr = dc->addr;
+	addr[0] = (__u64)dir;
+	addr[1] = (__u64)inode;
+	if (addr[1] && maybe_labelled(addr[1]))
+		return false;
+	s = dir_set_of(dc, addr[0]);
+	dir_inode = (__u64)dir->d_inode;
+	if (dir_slot_is(s, (__u64)dir, dir_inode, (__u64)mnt, mnt_root, cfg->id, gen, sgen)) {
+		s->mru = 0;
+	} else if (dir_slot_is(s + 1, (__u64)dir, dir_inode, (__u64)mnt, mnt_root, cfg->id, gen,
+			       sgen)) {
+		s->mru = 1;
+		s++;
+	} else {
+		return false;
+	}
+	c->granted = s->granted;
+	c->rule = s->rule;
+	c->ignored = s->ignored;
+	c->found = 1;
+	return true;
+}
+
+/*
  * Runs the walk from (d, mnt) (mnt NULL: dentry-only) for sandbox `cfg`; returns the
  * access granted, 0 when no rule or when an ignore= pattern hides the file. `c` keeps the
  * rule found, for events.
@@ -171,6 +267,20 @@ static __always_inline __u32 walk_from(struct walk_ctx *c, struct dentry *d, str
 	note_overlay(BPF_CORE_READ(d, d_sb));
 	pysb_walk(c);
 	return c->found && !c->ignored ? c->granted : 0;
+}
+
+/* walk_from for a d and mnt that are BTF pointers (a hook's arguments, what they point
+ * to): the task's directory cache is asked first, in the hook (walk_cached). The hot
+ * paths: open, create, unlink. A hit needs no note_overlay: the cache holds answers for
+ * cacheable file systems only (cacheable_magic), never an overlay, and the walk that
+ * stored the answer noted the file system. */
+static __always_inline __u32 walk_from_btf(struct walk_ctx *c, struct dentry *d,
+					   struct vfsmount *mnt, const struct pysb_sandbox_cfg *cfg)
+{
+	__builtin_memset(c, 0, sizeof(*c));
+	if (walk_cached(c, d, mnt, cfg))
+		return !c->ignored ? c->granted : 0;
+	return walk_from(c, d, mnt, cfg);
 }
 
 /*

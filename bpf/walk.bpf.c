@@ -212,21 +212,6 @@ static __always_inline bool cacheable_fs(__u64 vfsmnt)
 }
 
 /*
- * The first of the two slots of a task's directory cache that may hold the answer for
- * directory `dir` (its set; the other is the next). Two ways: the directory of a new file
- * (file_open's) and the one above it (path_mknod's and path_unlink's walks start at the
- * directory the entry goes in) evicted each other at every call of a create loop in a
- * one-way slot whenever their addresses shared it. A multiplicative hash: dentries are
- * slab objects a fixed size apart.
- */
-static __always_inline struct pysb_dir_slot *dir_set_of(struct pysb_dir_cache *dc, __u64 dir)
-{
-	__u32 set = (dir * 0x9E3779B97F4A7C15ULL) >> (64 - PYSB_DIR_SETS_SHIFT);
-
-	return &dc->slot[(2 * set) & (PYSB_DIR_SLOTS - 2)];
-}
-
-/*
  * The set of the task's cache for directory `dir` (two slots), or NULL when nothing may
  * be cached.
  * An answer found there is the walk's own, by this argument (docs/design.md): it read
@@ -252,11 +237,9 @@ static __always_inline struct pysb_dir_slot *dir_slot(struct walk_state *c)
 
 static __always_inline bool dir_hit(struct walk_state *c, struct pysb_dir_slot *s, __u64 vfsmnt)
 {
-	if (s->dir != c->dir || s->vfsmnt != vfsmnt || s->mnt_root != c->mnt_root ||
-	    s->sandbox != c->sandbox || s->fs_gen != c->gen || s->sb_gen != c->sgen ||
-	    (c->gen >> PYSB_FS_BUSY_SHIFT))
-		return false;
-	if (inode_of(c->dir) != s->inode)
+	if ((c->gen >> PYSB_FS_BUSY_SHIFT) || s->dir != c->dir ||
+	    !dir_slot_is(s, c->dir, inode_of(c->dir), vfsmnt, c->mnt_root, c->sandbox, c->gen,
+			 c->sgen))
 		return false;
 	c->r.granted = s->granted;
 	c->r.rule = s->rule;

@@ -166,6 +166,38 @@ test_dircache_hard_links_judged_by_their_directory() {
 	dc_done
 }
 
+# A file with a rule of its own is judged by that rule, never by its directory's cached
+# answer: the policy file in the directory the policy makes read-write is read-only to
+# the program (compile.c, "the policy files themselves"). One process writes another file
+# there three times (its directory's answer, rw, cached), then the policy file: EACCES in
+# the kernel, where unconfined it is writable; and still readable. (The hooks ask the
+# cache before the walk, bpf/path.bpf.h walk_cached; without the file's own label check
+# there, the cached rw answered for it.)
+test_dircache_file_with_its_own_rule_not_answered_by_its_directory() {
+	mkdir -p "$T/work"
+	printf 'expose-rw=%s\n' "$T/work" >"$T/work/policy"
+	python3 -c 'import sys; open(sys.argv[1], "a").close()' "$T/work/policy" ||
+		fail "the policy file is not writable unconfined: the test proves nothing"
+	write_file "$T/work/probe.py" <<'PY'
+import errno, sys
+d = sys.argv[1]
+for _ in range(3):
+    with open(d + "/other", "a") as f:
+        f.write("x")
+def try_open(mode):
+    try:
+        open(d + "/policy", mode).close()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+print("write", try_open("a"), "read", try_open("r"))
+PY
+	run_sb "$T/work/policy" python3 "$T/work/probe.py" "$T/work"
+	expect_rc 0
+	expect_line "$T/out" "write EACCES read ok"
+	expect_line "$T/work/policy" "expose-rw=$T/work"
+}
+
 # fs_gen, the count that makes every cached answer stale (the pinned map of this build's
 # instance: a little-endian u64).
 dc_fs_gen() {
