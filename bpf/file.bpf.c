@@ -107,19 +107,28 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #define PROC_SUPER_MAGIC    0x9fa0
 
-/* Reports a denial of `want` on (d, mnt) found by walk `c`; returns the verdict. */
-static __always_inline int file_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 kind,
-				       __u16 op, __u32 want, struct walk_ctx *c, struct dentry *d,
-				       struct vfsmount *mnt)
+/* Reports a denial of `want` on (d, mnt) found by walk `c`, with event flags `flags`;
+ * returns the verdict. */
+static __always_inline int file_denied_as(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 kind,
+					  __u16 op, __u32 want, struct walk_ctx *c,
+					  struct dentry *d, struct vfsmount *mnt, __u32 flags)
 {
 	struct pysb_event *e = event_start(cfg, cgid, kind, op, want, decision_of(cfg));
 
 	if (e) {
 		e->rule = c->found ? c->rule : 0;
+		e->flags |= flags;
 		event_set_dentry_path(e, d, mnt);
 		event_send(e);
 	}
 	return deny_ret(cfg, EACCES);
+}
+
+static __always_inline int file_denied(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 kind,
+				       __u16 op, __u32 want, struct walk_ctx *c, struct dentry *d,
+				       struct vfsmount *mnt)
+{
+	return file_denied_as(cfg, cgid, kind, op, want, c, d, mnt, 0);
 }
 
 /* The common shape: `want` on (d, mnt), or deny. mnt NULL: a dentry-only walk. */
@@ -451,20 +460,19 @@ static __always_inline int block_device_verdict(struct pysb_sandbox_cfg *cfg, __
 						__u32 want, struct walk_ctx *c, struct dentry *d,
 						struct vfsmount *mnt, struct inode *inode)
 {
-	struct pysb_event *e;
 	__u32 rule = 0;
 
 	if ((inode->i_mode & S_IFMT) != S_IFBLK ||
 	    (exact_rule_access(d, cfg->id, &rule) & want) == want)
 		return 0;
-	e = event_start(cfg, cgid, PYSB_KIND_FILE, op, want, decision_of(cfg));
-	if (e) {
-		e->rule = c->found ? c->rule : 0;
-		e->flags |= PYSB_EV_BLOCK_DEVICE;
-		event_set_dentry_path(e, d, mnt);
-		event_send(e);
-	}
-	return deny_ret(cfg, EACCES);
+	return file_denied_as(cfg, cgid, PYSB_KIND_FILE, op, want, c, d, mnt, PYSB_EV_BLOCK_DEVICE);
+}
+
+/* Did the walk's grant come from a rule that does not grant character devices (one
+ * above /dev: PYSB_ACC_DEVICES, include/pysb_abi.h), for a character device? */
+static __always_inline bool char_device_outside_rules(const struct walk_ctx *c, struct inode *inode)
+{
+	return (inode->i_mode & S_IFMT) == S_IFCHR && !(c->granted & PYSB_ACC_DEVICES);
 }
 
 static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
@@ -478,7 +486,10 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 
 	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode))
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, want, d, mnt, EPERM);
-	if ((walk_from_btf(&c, d, mnt, cfg) & want) == want)
+	/* a character device the rules grant only from above /dev: the program's own
+	 * terminal still passes below, others are refused as devices */
+	if ((walk_from_btf(&c, d, mnt, cfg) & want) == want &&
+	    !char_device_outside_rules(&c, inode))
 		return block_device_verdict(cfg, cgid, op, want, &c, d, mnt, inode);
 	if (kernel_internal_open(&file->f_path) || overlay_fake_path_open(file) ||
 	    sandbox_proc_entry(inode, want, cgid))
@@ -489,7 +500,9 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	pidfd = pidfd_verdict(cfg, cgid, file, inode);
 	if (pidfd <= 0)
 		return pidfd;
-	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt);
+	return file_denied_as(
+		cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt,
+		c.found && !c.ignored && (c.granted & want) == want ? PYSB_EV_CHAR_DEVICE : 0);
 }
 
 #define S_IFMT	00170000
@@ -960,6 +973,10 @@ static __always_inline int held_knob_write(struct file *file)
 	if (!(walk_from(&c, d, mnt, cfg) & PYSB_ACC_WRITE))
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d,
 				   mnt);
+	/* a device, as at its open: only by a rule on /dev or below */
+	if (char_device_outside_rules(&c, file->f_inode))
+		return file_denied_as(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c,
+				      d, mnt, PYSB_EV_CHAR_DEVICE);
 	/* a disk, as at its open: only by a rule naming it */
 	return block_device_verdict(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d, mnt,
 				    file->f_inode);

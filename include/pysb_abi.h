@@ -35,6 +35,12 @@
  * directory of a Python script, which Python lists to import from: its names, not its
  * files). */
 #define PYSB_ACC_ALONE	   0x10u
+/* Rules only, set by the compile: the rule grants character devices below it (its path
+ * is /dev or below, or a device node itself). A rule on a directory above /dev (`/`)
+ * grants files, not the devices that stand for the machine's hardware and the kernel's
+ * state (input, sound, video, consoles, other users' terminals, loop-control, fuse, kvm):
+ * a character device found through it is refused (bpf/file.bpf.c, device_verdict). */
+#define PYSB_ACC_DEVICES   0x20u
 #define PYSB_ACC_RO	   (PYSB_ACC_READ | PYSB_ACC_EXEC)
 #define PYSB_ACC_RW	   (PYSB_ACC_RO | PYSB_ACC_WRITE)
 
@@ -286,6 +292,8 @@ enum pysb_op {
 /* kind FILE: a block device, which only a rule naming the device itself grants (its
  * contents are every file of the file system on it). */
 #define PYSB_EV_BLOCK_DEVICE   0x200u
+/* kind file: a character device, granted by no rule on /dev or below (PYSB_ACC_DEVICES) */
+#define PYSB_EV_CHAR_DEVICE    0x400u
 
 enum pysb_decision {
 	PYSB_DENY = 1,

@@ -602,6 +602,60 @@ test_escape_block_device_needs_a_rule_naming_it() {
 	expect_line "$T/out" "secret EACCES"
 }
 
+# Character devices stand for the machine, not for files: a rule on a directory above /dev
+# (`expose-rw=/`) grants files, and a device only through a rule on /dev or below
+# (PYSB_ACC_DEVICES). Before, a sandboxed root under `expose-ro=/` read the console's
+# screen (/dev/vcs) and opened the mouse (/dev/input/mice, every keystroke on a machine
+# with /dev/input/event*), and under `expose-rw=/` drove /dev/loop-control. The implicit
+# devices (/dev/null, ...) and the program's own terminal still open; a rule naming a
+# device or its directory under /dev grants it; learning writes the device's own rule.
+test_escape_char_device_needs_a_rule_under_dev() {
+	escape_setup
+	local d
+	for d in /dev/vcs /dev/input/mice /dev/loop-control; do
+		[ -c "$d" ] || skip "no $d in this VM"
+	done
+	printf 'expose-rw=/\n' >"$T/policy"
+	pyapp \
+		"attempt('vcs', lambda: os.read(os.open('/dev/vcs', os.O_RDONLY), 16))" \
+		"attempt('mice', lambda: os.close(os.open('/dev/input/mice', os.O_RDONLY | os.O_NONBLOCK)))" \
+		"attempt('loop-control', lambda: os.close(os.open('/dev/loop-control', os.O_RDWR)))" \
+		"attempt('null', lambda: os.write(os.open('/dev/null', os.O_WRONLY), b'x'))" \
+		"attempt('file', lambda: read('/etc/hostname'))"
+	run_plain python3 "$T/app.py"
+	for d in vcs mice loop-control null file; do
+		expect_line "$T/out" "$d ok"
+	done
+	run_sb "$T/policy" python3 "$T/app.py"
+	expect_rc 0
+	for d in vcs mice loop-control; do
+		expect_line "$T/out" "$d EACCES"
+	done
+	expect_line "$T/out" "null ok"
+	expect_line "$T/out" "file ok"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /dev/vcs \(a device: only a rule on /dev or below allows it"
+	# a rule under /dev: its devices, and no other
+	printf 'expose-ro=/dev/input\nexpose-rw=/dev/loop-control\n' >>"$T/policy"
+	run_sb "$T/policy" python3 "$T/app.py"
+	expect_line "$T/out" "mice ok"
+	expect_line "$T/out" "loop-control ok"
+	expect_line "$T/out" "vcs EACCES"
+	# learning writes the device's own rule, and the next run opens it (its lines are
+	# user space's: on the matrix's first kernel only)
+	[ -z "${PYSB_E2E_REPEAT_KERNEL:-}" ] || return 0
+	printf 'expose-rw=/\n' >"$T/policy"
+	"$PYSB" run --learn --policy "$T/policy" -- python3 "$T/app.py" >"$T/out" 2>"$T/err" ||
+		fail "learning run failed: $(tail -3 "$T/err")"
+	expect_grep "$T/policy" "^expose-ro=/dev/vcs$"
+	expect_grep "$T/policy" "^expose-ro=/dev/input/mice$"
+	expect_grep "$T/policy" "^expose-rw=/dev/loop-control$"
+	run_sb "$T/policy" python3 "$T/app.py"
+	for d in vcs mice loop-control; do
+		expect_line "$T/out" "$d ok"
+	done
+	expect_no_grep "$T/err" "deny"
+}
+
 # In a case-insensitive directory another spelling names the same file, and the dentry
 # keeps the spelling of the lookup that made it: ignore=.env and ignore=*.pem were read
 # and rewritten as .ENV, SERVER.PEM and .eNv in a casefolded ext4 directory, and

@@ -679,10 +679,10 @@ static void test_implicit_on_off(void **state)
 	assert_non_null(f);
 	assert_true(f->implicit);
 	assert_string_equal(f->why, "null device");
-	assert_int_equal(f->access, PYSB_ACC_RW);
+	assert_int_equal(f->access, PYSB_ACC_RW | PYSB_ACC_DEVICES);
 	f = entry_of(&r->c, "/dev/urandom");
 	assert_non_null(f);
-	assert_int_equal(f->access, PYSB_ACC_READ);
+	assert_int_equal(f->access, PYSB_ACC_READ | PYSB_ACC_DEVICES);
 	done(r);
 	/* off: only the policy's own rules */
 	r = compile_text_opts("expose-ro=ro\n", false, NULL);
@@ -745,7 +745,7 @@ static void test_implicit_never_narrows(void **state)
 	f = entry_of(&r->c, "/dev/urandom");
 	assert_non_null(f);
 	assert_true(f->implicit);
-	assert_int_equal(f->access, PYSB_ACC_RW);
+	assert_int_equal(f->access, PYSB_ACC_RW | PYSB_ACC_DEVICES);
 	done(r);
 	/* the same inode named by both: the union, never less than the explicit rule */
 	r = compile_text_opts("expose-rw=/dev/urandom\n", true, NULL);
@@ -753,12 +753,25 @@ static void test_implicit_never_narrows(void **state)
 	f = entry_of(&r->c, "/dev/urandom");
 	assert_non_null(f);
 	assert_false(f->implicit); /* the explicit rule came first and names it */
-	assert_int_equal(f->access, PYSB_ACC_RW);
+	assert_int_equal(f->access, PYSB_ACC_RW | PYSB_ACC_DEVICES);
 	done(r);
 	/* an explicit read-only rule on an implicitly RW device: RW (the union) */
 	r = compile_text_opts("expose-ro=/dev/null\n", true, NULL);
 	assert_int_equal(r->ret, 0);
-	assert_int_equal(entry_of(&r->c, "/dev/null")->access, PYSB_ACC_RW);
+	assert_int_equal(entry_of(&r->c, "/dev/null")->access, PYSB_ACC_RW | PYSB_ACC_DEVICES);
+	done(r);
+	/* devices: a rule on /dev or below, or on a device node, grants them; one above
+	 * /dev grants files only (bpf/file.bpf.c, char_device_outside_rules) */
+	r = compile_text_opts("expose-ro=/\nexpose-ro=/dev/pts\nexpose-ro=/usr\n", false, NULL);
+	assert_int_equal(r->ret, 0);
+	assert_int_equal(entry_of(&r->c, "/")->access, PYSB_ACC_RO);
+	assert_int_equal(entry_of(&r->c, "/usr")->access, PYSB_ACC_RO);
+	assert_int_equal(entry_of(&r->c, "/dev/pts")->access, PYSB_ACC_RO | PYSB_ACC_DEVICES);
+	done(r);
+	/* /dev's name kept under expose-rw=/ (a rule below it): what / grants, no devices */
+	r = compile_text_opts("expose-rw=/\nexpose-ro=/dev/pts\n", false, NULL);
+	assert_int_equal(r->ret, 0);
+	assert_int_equal(entry_of(&r->c, "/dev")->access, PYSB_ACC_RW | PYSB_ACC_KEEP_NAME);
 	done(r);
 }
 

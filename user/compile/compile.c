@@ -212,6 +212,9 @@ static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, 
 	struct compiled_file *f;
 	size_t *slot;
 
+	/* a name kept (KEEP_NAME) inherits its covering rule's devices, or none */
+	if (access && !(access & PYSB_ACC_KEEP_NAME) && compile_grants_devices(path, &st))
+		access |= PYSB_ACC_DEVICES;
 	if (file_index_reserve(c, ix))
 		goto nomem;
 	slot = file_slot(c, ix, st_dev, st.st_ino);
@@ -223,7 +226,7 @@ static int add_entry_st(struct compiled *c, size_t *cap, struct file_index *ix, 
 		if (access & PYSB_ACC_ALONE)
 			return 0;
 		if ((*a & PYSB_ACC_ALONE) && (access & PYSB_ACC_RW))
-			*a = access | (*a & PYSB_ACC_KEEP_NAME);
+			*a = access | (*a & (PYSB_ACC_KEEP_NAME | PYSB_ACC_DEVICES));
 		else
 			*a |= access;
 		return 0;

@@ -265,6 +265,11 @@ int server_sockets_find(const struct policy *p, const struct compiled *out, stru
 /* Rules naming a unix socket: an error through a link in a directory the program may
  * write, a warning in such a directory (compile_protect.c). 0, or -1 (said in d). */
 int socket_rules_check(const struct policy *p, const struct compiled *out, struct diag_list *d);
+
+/* Does a rule on `path` (canonical; stat(2) `st`) grant the character devices below it,
+ * PYSB_ACC_DEVICES: on /dev or below, or on a device node (compile_protect.c). */
+struct stat;
+bool compile_grants_devices(const char *path, const struct stat *st);
 /* May the program write the directory `path` lies in (rename or replace its entry)? */
 bool parent_writable(const struct compiled *out, const char *path);
 /* May the script (canonical `script`, as named `named`) be granted READ as implicit?

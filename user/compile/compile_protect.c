@@ -679,3 +679,12 @@ bool script_grantable(const struct compiled *out, const char *named, const char 
 		 named);
 	return false;
 }
+
+/* Does a rule on `path` grant the character devices below it (PYSB_ACC_DEVICES)? On /dev
+ * or below, or on a device node: one above /dev grants files, not the machine's devices
+ * (input, sound, video, consoles, other users' terminals, loop-control, fuse, kvm). */
+bool compile_grants_devices(const char *path, const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode) ||
+	       (S_ISDIR(st->st_mode) && !strncmp(path, "/dev", 4) && (!path[4] || path[4] == '/'));
+}

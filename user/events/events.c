@@ -313,6 +313,10 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		fputs(" (a block device holds every file of its file system: only a rule naming "
 		      "the device itself allows it, not one on a directory above it)",
 		      f);
+	if (e->flags & PYSB_EV_CHAR_DEVICE)
+		fputs(" (a device: only a rule on /dev or below allows it, naming the device or "
+		      "its directory there, not one on a directory above /dev)",
+		      f);
 	fprintf(f, " pid=%u tid=%u comm=", e->pid, e->tid);
 	print_escaped(f, comm);
 	fputc('\n', f);

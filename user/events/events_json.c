@@ -247,6 +247,8 @@ json_t *events_json_render(const struct events_json *w, const struct pysb_event 
 			set(o, "path_truncated", json_true());
 		if (e->flags & PYSB_EV_BLOCK_DEVICE)
 			set(o, "block_device", json_true());
+		if (e->flags & PYSB_EV_CHAR_DEVICE)
+			set(o, "char_device", json_true());
 	}
 	if (e->flags & PYSB_EV_TARGET_IPC)
 		set(o, "ipc_id", json_integer(e->target_pid));

@@ -201,6 +201,24 @@ static bool line_file_rule(struct events_json *w, uint32_t rule)
 	return line_kbytes(w, "rule", src);
 }
 
+/* A file's path, and what the event's flags say of it. */
+static bool line_file_path(struct events_json *w, const char *path, uint32_t flags)
+{
+	static const struct {
+		uint32_t flag;
+		const char *field;
+	} marks[] = { { PYSB_EV_PATH_TRUNC, ",\"path_truncated\":true" },
+		      { PYSB_EV_BLOCK_DEVICE, ",\"block_device\":true" },
+		      { PYSB_EV_CHAR_DEVICE, ",\"char_device\":true" } };
+
+	if (!line_kbytes(w, "path", path))
+		return false;
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]); i++)
+		if (flags & marks[i].flag)
+			line_puts(w, marks[i].field);
+	return true;
+}
+
 static bool line_body(struct events_json *w, const struct pysb_event *e, uint64_t first_ns)
 {
 	const char *path = event_path(e), *exe;
@@ -252,14 +270,8 @@ static bool line_body(struct events_json *w, const struct pysb_event *e, uint64_
 		return true;
 	}
 	}
-	if (path) {
-		if (!line_kbytes(w, "path", path))
-			return false;
-		if (e->flags & PYSB_EV_PATH_TRUNC)
-			line_puts(w, ",\"path_truncated\":true");
-		if (e->flags & PYSB_EV_BLOCK_DEVICE)
-			line_puts(w, ",\"block_device\":true");
-	}
+	if (path && !line_file_path(w, path, e->flags))
+		return false;
 	if (e->flags & PYSB_EV_TARGET_IPC)
 		line_kint(w, "ipc_id", e->target_pid);
 	else if (e->flags & PYSB_EV_TARGET_KEY)

@@ -331,7 +331,8 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 				goto out;
 			continue;
 		}
-		if (v[i].exact && exact_line(&line, v[i].exact, r))
+		if (v[i].exact && v[i].exact != LEARN_EXACT_DEVICE &&
+		    exact_line(&line, v[i].exact, r))
 			goto out;
 		if (push_str(&r->files, &r->n_files, &cap, line)) {
 			free(line);

@@ -293,6 +293,20 @@ static bool has_control(const char *s)
 	return false;
 }
 
+/* A capability the policy does not grant (audit: the program kept its own). */
+static int add_cap_record(struct learn_set *s, const json_t *rec)
+{
+	const char *cap = json_string_value(json_object_get(rec, "capability"));
+	char line[96];
+
+	if (!cap) {
+		s->unlearned++;
+		return 0;
+	}
+	snprintf(line, sizeof(line), "bpf.capabilities=%s", cap);
+	return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
+}
+
 int learn_add_record(struct learn_set *s, const json_t *rec)
 {
 	const char *r = json_string_value(json_object_get(rec, "record"));
@@ -310,18 +324,8 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 	s->records += count > 1 ? (size_t)count : 1; /* an aggregated record: count denials */
 	if (!strcmp(kind, "net"))
 		return add_net_record(s, rec, op);
-	if (!strcmp(kind, "capability")) {
-		/* a capability the policy does not grant (audit: the program kept its own) */
-		const char *cap = json_string_value(json_object_get(rec, "capability"));
-		char line[96];
-
-		if (!cap) {
-			s->unlearned++;
-			return 0;
-		}
-		snprintf(line, sizeof(line), "bpf.capabilities=%s", cap);
-		return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
-	}
+	if (!strcmp(kind, "capability"))
+		return add_cap_record(s, rec);
 	if (!strcmp(kind, "unix") && json_is_true(json_object_get(rec, "abstract")))
 		return push_str(&s->socket, &s->n_socket, &s->cap_socket,
 				"bpf.unix-abstract=allow");
@@ -352,6 +356,11 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 	} else if (json_is_true(json_object_get(rec, "block_device"))) {
 		/* the device itself, never /dev: a rule above it does not grant it */
 		ret = add_exact(s, path, acc, LEARN_EXACT_BLOCK);
+	} else if (json_is_true(json_object_get(rec, "char_device"))) {
+		/* the device itself: a rule above /dev (the one that covers it) does not grant
+		 * it, and a rule on its directory would grant that directory's other devices */
+		ret = add_exact(s, path, acc & PYSB_ACC_WRITE ? PYSB_ACC_RW : PYSB_ACC_RO,
+				LEARN_EXACT_DEVICE);
 	} else if (op_on_parent(op_from_name(op))) {
 		const char *h = env_get(s->envp, "HOME");
 		char *dir = parent_of(path);

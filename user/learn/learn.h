@@ -31,10 +31,12 @@ struct learn_path {
 	uint8_t exact;	 /* LEARN_EXACT_*: the rule names this path itself, never its directory */
 };
 
-/* Paths only a rule naming them grants (learn_path.exact), written commented out. */
+/* Paths only a rule naming them grants (learn_path.exact); the first two are written
+ * commented out (the user's decision, not learning's). */
 enum {
 	LEARN_EXACT_SOCKET = 1, /* a unix socket of a server outside the sandbox */
 	LEARN_EXACT_BLOCK = 2,	/* a block device: every file of its file system */
+	LEARN_EXACT_DEVICE = 3, /* a character device the program used, under a rule above /dev */
 };
 
 struct learn_set {
