@@ -283,6 +283,97 @@ print('imports ok')" >"$T/proj/app.py"
 	expect_no_grep "$T/err" "deny"
 }
 
+# `pysb-bpf run -- python3 -c CODE`, `-- python3 -m MODULE` and `-- python3 -` (the program
+# on stdin) in a working directory no rule reaches: Python lists that directory (sys.path[0]
+# is the working directory there) at its first import, and every run printed "deny file
+# open(read) CWD" (found by a user). As for a script's directory: the listing alone,
+# implicit; a file in it, one below it, a module beside it stay denied, and the learn ->
+# run round trip writes no rule for it; `check` shows it as read,alone (-I, -P keep the directory off sys.path, and get
+# nothing: tests/unit/test_program.c).
+test_users_cwd_listed_alone_without_a_script() {
+	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
+	users_setup
+	mkdir -p "$T/proj/sub"
+	echo "sibling" >"$T/proj/notes.txt"
+	echo "below" >"$T/proj/sub/deep.txt"
+	printf 'X = 1\n' >"$T/proj/helper.py"
+	printf '%s\n' "$USERS_PROBE" "import json, csv
+attempt('listing', lambda: print(sorted(os.listdir('.'))))
+attempt('sibling', lambda: read('notes.txt'))
+attempt('below', lambda: read('sub/deep.txt'))
+attempt('import-helper', lambda: __import__('helper'))
+attempt('write-beside', lambda: write('new.txt'))" >"$T/lib/cwdprobe.py"
+	cd "$T/proj" || fail "cd"
+	run_sb "$T/policy" python3 -c "$(<"$T/lib/cwdprobe.py")"
+	users_expect_pair
+	expect_line "$T/out" "['helper.py', 'notes.txt', 'sub']"
+	expect_line "$T/out" "listing ok"
+	expect_line "$T/out" "sibling EACCES"
+	expect_line "$T/out" "below EACCES"
+	expect_line "$T/out" "import-helper EACCES"
+	expect_line "$T/out" "write-beside EACCES"
+	expect_no_grep "$T/err" "deny file open\(read\) $T/proj "
+	expect_grep "$T/err" "deny file open\(read\) $T/proj/notes.txt "
+	# check says so, as docs/policy.md does (it showed "read", as a tree's rule)
+	"$PYSB" check --policy "$T/policy" -- python3 -m cwdprobe >"$T/out" 2>"$T/err"
+	expect_grep "$T/out" "^file +read,alone +$T/proj  .*the working directory, alone"
+	# the program on stdin
+	"$PYSB" run --policy "$T/policy" -- python3 - <"$T/lib/cwdprobe.py" >"$T/out" 2>"$T/err"
+	RC=$?
+	users_expect_pair
+	expect_line "$T/out" "listing ok"
+	expect_line "$T/out" "sibling EACCES"
+	expect_no_grep "$T/err" "deny file open\(read\) $T/proj "
+	# learning writes no rule for the listing; the enforcing run after it (-m, the module
+	# found through the policy's PYTHONPATH) is denied nothing in the working directory
+	printf 'env=PYTHONPATH=%s\n' "$T/lib" >>"$T/policy"
+	cp "$T/policy" .py-sandboxes
+	"$PYSB" run --learn -- python3 -c "import json, csv; print('imports ok')" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_no_grep "$T/proj/.py-sandboxes" "^expose-r[ow]=(\.|$T/proj)"
+	"$PYSB" run -- python3 -m cwdprobe >"$T/out" 2>"$T/err"
+	RC=$?
+	users_expect_pair
+	expect_line "$T/out" "listing ok"
+	expect_line "$T/out" "import-helper EACCES"
+	expect_no_grep "$T/err" "deny file open\(read\) $T/proj "
+}
+
+# `pysb-bpf run --learn app.py` where app.py imports a module beside it: Python writes its
+# bytecode cache there (__pycache__), and learning made the project writable (expose-rw=.,
+# found by a user), what docs/faq.md says never to do for it: a program that may write its
+# sources may change what it runs next. No rule for the cache, env=PYTHONDONTWRITEBYTECODE=1
+# instead: the next run is quiet, and a write beside the sources is EACCES.
+test_users_learn_leaves_sources_read_only_for_the_bytecode_cache() {
+	once_per_matrix "learning's rules: user space"
+	users_setup
+	mkdir -p "$T/proj"
+	printf 'X = 1\n' >"$T/proj/helper.py"
+	printf '%s\n' "$USERS_PROBE" "attempt('write-beside', lambda: write('new.txt'))" \
+		>"$T/lib/learnprobe.py"
+	printf '%s\n' "import sys, helper" "print('helper', helper.X)" "if sys.argv[1:]:" \
+		"    sys.path.insert(0, '$T/lib'); import learnprobe" >"$T/proj/app.py"
+	cp "$T/policy" "$T/proj/.py-sandboxes"
+	cd "$T/proj" || fail "cd"
+	"$PYSB" run --learn app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "helper 1"
+	expect_grep "$T/err" "write\(s\) of Python's bytecode cache \(e.g. $T/proj/__pycache__\)"
+	expect_no_grep "$T/proj/.py-sandboxes" "^expose-rw="
+	expect_grep "$T/proj/.py-sandboxes" "^expose-ro=\.$"
+	expect_grep "$T/proj/.py-sandboxes" "^env=PYTHONDONTWRITEBYTECODE=1$"
+	rm -rf "$T/proj/__pycache__"
+	"$PYSB" run app.py probe >"$T/out" 2>"$T/err"
+	RC=$?
+	users_expect_pair
+	expect_line "$T/out" "helper 1"
+	expect_line "$T/out" "write-beside EACCES"
+	expect_grep "$T/err" "deny file create\(write\) $T/proj/new.txt "
+	expect_no_grep "$T/err" "__pycache__"
+}
+
 # The README's three spellings of one program: `app.py`, `-- python3 app.py` (with
 # options), `-- .venv/bin/python app.py`; the script lies where no rule reaches, and each
 # reads it (found by a user: only `run app.py` could, the others failed with "can't open

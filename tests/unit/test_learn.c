@@ -832,6 +832,60 @@ static void test_tmp_rule_brings_its_env_line(void **state)
 	}
 }
 
+/* Python's bytecode cache (a __pycache__ made beside a module, a .pyc written in one, by
+ * way of NAME.pyc.ID): no rule, env=PYTHONDONTWRITEBYTECODE=1 instead (found by a user:
+ * `run --learn app.py` importing a module beside it learned expose-rw=., the sources
+ * writable). A read of the module still makes its rule read-only; a write elsewhere, or
+ * a file merely named *.pyc outside a __pycache__, keeps its rule. */
+static void test_bytecode_cache_writes_learn_no_rule_but_its_env(void **state)
+{
+	struct rec_spec in[] = {
+		{ "file", "open", "@/proj/data/y", "read" },
+		{ "file", "mkdir", "@/proj/data/__pycache__", "write" },
+		{ "file", "create", "@/proj/data/__pycache__/y.cpython-311.pyc.1402", "write" },
+		{ "file", "rename", "@/proj/data/__pycache__/y.cpython-311.pyc", "write" },
+		{ "file", "open", "@/proj/data/__pycache__/z.cpython-311.pyc", "write" },
+		{ "file", "create", "@/proj/out/report.pyc", "write" },
+	};
+	char cwd[256];
+	struct learn_env env;
+	struct learn_rules r;
+	struct learn_set s = { .envp = envp };
+	int found = 0;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		json_t *j = rec(in[i].kind, in[i].op, in[i].path, in[i].acc);
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.pycache, 4);
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	assert_int_equal(r.n_files, 2);
+	assert_string_equal(r.files[0], "expose-ro=./data");
+	assert_string_equal(r.files[1], "expose-rw=./out");
+	for (size_t i = 0; i < r.n_envs; i++)
+		found += !strcmp(r.envs[i], "env=PYTHONDONTWRITEBYTECODE=1");
+	assert_int_equal(found, 1);
+	assert_int_equal(r.pycache, 4);
+	learn_rules_free(&r);
+	learn_set_free(&s);
+	/* none: no env line */
+	{
+		struct learn_set t = { .envp = envp };
+		json_t *j = rec("file", "open", "@/proj/data/y", "read");
+
+		assert_int_equal(learn_add_record(&t, j), 0);
+		json_decref(j);
+		assert_int_equal(learn_generate(&t, &env, &r), 0);
+		assert_int_equal(r.n_envs, 0);
+		learn_rules_free(&r);
+		learn_set_free(&t);
+	}
+}
+
 /* A server outside the sandbox (peer_outside): a rule on its socket itself, never its
  * directory, even under a learned rw directory, and written commented out: it acts as the
  * user outside the sandbox (found by an adversary and a review: tmux, ssh-agent, the
@@ -896,6 +950,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
 		cmocka_unit_test(test_tmp_rule_brings_its_env_line),
+		cmocka_unit_test(test_bytecode_cache_writes_learn_no_rule_but_its_env),
 		cmocka_unit_test(test_outside_server_socket_written_commented_out),
 		cmocka_unit_test(test_block_device_written_commented_out),
 		cmocka_unit_test(test_generate_files),

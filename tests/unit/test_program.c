@@ -363,27 +363,35 @@ static void test_venv_python_keeps_its_path(void **state)
  * -c, -m, - (stdin). */
 static void test_python_command_line_names_its_script(void **state)
 {
+	/* cwd: sys.path[0] is the working directory (no script; not under -P, -I) */
 	static const struct {
 		const char *argv[6];
-		bool script;
+		bool script, cwd;
 	} cases[] = {
-		{ { "python3.11", "app.py" }, true },
-		{ { "python3.11", "-u", "-X", "dev", "app.py", "x" }, true },
-		{ { "python3.11", "-Wignore", "-B", "app.py" }, true },
-		{ { "python3.11", "-W", "ignore", "--", "app.py" }, true },
-		{ { "python3.11", "-c", "app.py" }, false },
-		{ { "python3.11", "-uc", "1", "app.py" }, false },
-		{ { "python3.11", "-m", "app" }, false },
-		{ { "python3.11", "-", "app.py" }, false },
-		{ { "python3.11" }, false },
+		{ { "python3.11", "app.py" }, true, false },
+		{ { "python3.11", "-u", "-X", "dev", "app.py", "x" }, true, false },
+		{ { "python3.11", "-Wignore", "-B", "app.py" }, true, false },
+		{ { "python3.11", "-W", "ignore", "--", "app.py" }, true, false },
+		{ { "python3.11", "-c", "app.py" }, false, true },
+		{ { "python3.11", "-uc", "1", "app.py" }, false, true },
+		{ { "python3.11", "-m", "app" }, false, true },
+		{ { "python3.11", "-", "app.py" }, false, true },
+		{ { "python3.11" }, false, true },
+		{ { "python3.11", "-I", "-c", "1" }, false, false },
+		{ { "python3.11", "-Pm", "app" }, false, false },
+		{ { "python3.11", "-sI" }, false, false },
+		{ { "python3.11", "-c", "1", "-P" }, false, true },
+		{ { "python3.11", "-I", "app.py" }, true, false },
 	};
-	char want[PATH_MAX];
+	char want[PATH_MAX], cwd[PATH_MAX];
 
 	(void)state;
 	mkdirs("bin");
 	link_to("TRUE", "bin/python3.11");
 	put("app.py", "print(1)\n");
 	snprintf(want, sizeof(want), "%s", tpath("app.py"));
+	assert_int_equal(chdir(tmp), 0);
+	assert_non_null(getcwd(cwd, sizeof(cwd)));
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct program p;
 		char *argv[7] = { 0 };
@@ -395,6 +403,16 @@ static void test_python_command_line_names_its_script(void **state)
 			assert_string_equal(p.script, want);
 			assert_string_equal(p.script_named, want);
 		}
+		assert_string_equal(p.path0_cwd, cases[i].cwd ? cwd : "");
+		program_free(&p);
+	}
+	/* a binary: nothing */
+	{
+		struct program p;
+
+		link_to("TRUE", "bin/tool");
+		assert_int_equal(resolve(&p, (char *[]){ "tool", "-c", "1", NULL }), 0);
+		assert_string_equal(p.path0_cwd, "");
 		program_free(&p);
 	}
 }
@@ -594,7 +612,7 @@ static void test_uv_and_conda_layouts_grant_their_prefixes(void **state)
 	link_to(target, "proj/.venv/bin/python");
 	assert_int_equal(resolve(&p, (char *[]){ "proj/.venv/bin/python", NULL }), 0);
 	assert_string_equal(p.interp, tpath("proj/.venv/bin/python"));
-	assert_int_equal(implicit_paths(p.interp, NULL, &v, &n), 0);
+	assert_int_equal(implicit_paths(p.interp, NULL, NULL, &v, &n), 0);
 	assert_true(granted(v, n, "proj/.venv", PYSB_ACC_READ));
 	assert_true(granted(v, n, uv, PYSB_ACC_READ));
 	snprintf(rel, sizeof(rel), "%s/lib/python3.12", uv);
@@ -610,7 +628,7 @@ static void test_uv_and_conda_layouts_grant_their_prefixes(void **state)
 	assert_int_equal(system(target), 0);
 	link_to("python3.11", "conda/envs/ml/bin/python");
 	assert_int_equal(resolve(&p, (char *[]){ "conda/envs/ml/bin/python", NULL }), 0);
-	assert_int_equal(implicit_paths(p.interp, NULL, &v, &n), 0);
+	assert_int_equal(implicit_paths(p.interp, NULL, NULL, &v, &n), 0);
 	assert_true(granted(v, n, "conda/envs/ml", PYSB_ACC_READ | PYSB_ACC_EXEC));
 	assert_true(granted(v, n, "conda/envs/ml/lib/python3.11", PYSB_ACC_READ));
 	assert_false(granted(v, n, "conda", PYSB_ACC_READ));
@@ -659,7 +677,7 @@ static void test_relinked_bin_never_grants_its_parent(void **state)
 	link_to(tpath("home/bin"), "proj2/A/bin");
 	link_to("../../A/bin/python3", "proj2/.venv/bin/python");
 	assert_int_equal(resolve(&p, (char *[]){ "proj2/.venv/bin/python", NULL }), 0);
-	assert_int_equal(implicit_paths(p.interp, NULL, &v, &n), 0);
+	assert_int_equal(implicit_paths(p.interp, NULL, NULL, &v, &n), 0);
 	assert_true(granted(v, n, "proj2/.venv", PYSB_ACC_READ)); /* the real venv */
 	assert_false(covered(v, n, "home/secret.txt"));
 	assert_false(covered(v, n, "proj2/A"));
@@ -670,7 +688,7 @@ static void test_relinked_bin_never_grants_its_parent(void **state)
 	link_to(tpath("other"), "proj2/A/bin");
 	link_to("TRUE", "other/python3");
 	assert_int_equal(resolve(&p, (char *[]){ "proj2/.venv/bin/python", NULL }), 0);
-	assert_int_equal(implicit_paths(p.interp, NULL, &v, &n), 0);
+	assert_int_equal(implicit_paths(p.interp, NULL, NULL, &v, &n), 0);
 	assert_false(covered(v, n, "other/secret.txt"));
 	assert_false(covered(v, n, "home/secret.txt"));
 	implicit_paths_free(v, n);

@@ -76,7 +76,7 @@ void set_src(struct report *r, json_t *o, const struct policy_src *s)
  * combination). */
 json_t *access_json(struct report *r, uint32_t acc)
 {
-	json_t **a = &r->access[acc & 15];
+	json_t **a = &r->access[acc & 31];
 
 	if (!*a) {
 		*a = json_array();
@@ -90,6 +90,8 @@ json_t *access_json(struct report *r, uint32_t acc)
 			push(r, *a, json_string("exec"));
 		if (acc & PYSB_ACC_KEEP_NAME)
 			push(r, *a, json_string("keep-name"));
+		if (acc & PYSB_ACC_ALONE) /* a directory's listing, nothing below it */
+			push(r, *a, json_string("alone"));
 	}
 	return json_incref(*a);
 }
@@ -260,20 +262,21 @@ static bool compile_checked(struct report *r, struct policy *p, struct program *
 		}
 		r->prog = rc ? NULL : prog;
 	}
-	rc = policy_compile(p,
-			    &(struct compile_opts){
-				    .interpreter = o->interpreter ? o->interpreter
-						   : r->prog	  ? prog->interp
-								  : NULL,
-				    .script = r->prog && prog->has_script ? prog->script : NULL,
-				    .script_named = r->prog && prog->has_script ? prog->script_named
-										: NULL,
-				    .implicit = true, /* unless bpf.implicit=false */
-				    .resolve = o->resolve,
-				    .resolv_conf = o->resolv_conf,
-				    .diag = d,
-			    },
-			    c);
+	rc = policy_compile(
+		p,
+		&(struct compile_opts){
+			.interpreter = o->interpreter ? o->interpreter
+				       : r->prog      ? prog->interp
+						      : NULL,
+			.script = r->prog && prog->has_script ? prog->script : NULL,
+			.script_named = r->prog && prog->has_script ? prog->script_named : NULL,
+			.path0_cwd = r->prog && prog->path0_cwd[0] ? prog->path0_cwd : NULL,
+			.implicit = true, /* unless bpf.implicit=false */
+			.resolve = o->resolve,
+			.resolv_conf = o->resolv_conf,
+			.diag = d,
+		},
+		c);
 	if (rc && !d->n_errors) /* a failure that said nothing: still one */
 		add_error(r, "the policy does not compile");
 	return !rc;

@@ -34,7 +34,7 @@ struct report {
 	json_t *root, *warnings, *errors;
 	/* Values shared by many entries (jansson counts references): a 10,000-rule report
 	 * then costs about half the allocations. */
-	json_t *access[16]; /* by PYSB_ACC_* bits */
+	json_t *access[32]; /* by PYSB_ACC_* bits */
 	const char *file;   /* policy_src.file of `file_json` */
 	json_t *file_json;
 	bool oom;

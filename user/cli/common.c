@@ -44,6 +44,7 @@ int compile_for(const struct policy *p, const struct program *prog, const char *
 		.interpreter = prog && prog->interp[0] ? prog->interp : NULL,
 		.script = prog && prog->has_script ? prog->script : NULL,
 		.script_named = prog && prog->has_script ? prog->script_named : NULL,
+		.path0_cwd = prog && prog->path0_cwd[0] ? prog->path0_cwd : NULL,
 		.events_file = events && strcmp(events, "-") ? events : NULL,
 	};
 	int ret;

@@ -633,7 +633,8 @@ int policy_compile(const struct policy *p, const struct compile_opts *o, struct 
 
 		if (script && !script_grantable(out, o->script_named ?: script, script, o->diag))
 			script = NULL;
-		ret = implicit_paths(o->interpreter, script, &imp, &n_imp);
+		ret = implicit_paths(o->interpreter, script, o->script ? NULL : o->path0_cwd, &imp,
+				     &n_imp);
 		if (ret)
 			diag_add(o->diag, DIAG_ERROR, (struct diag_at){ 0 }, NULL,
 				 "out of memory listing the implicit paths");

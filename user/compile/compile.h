@@ -102,6 +102,9 @@ struct compile_opts {
 	const char *interpreter;  /* absolute path of the program executed first, or NULL */
 	const char *script;	  /* the .py file run by it, or NULL */
 	const char *script_named; /* the same as named, links kept (NULL: script) */
+	/* the working directory a Python with no script lists as sys.path[0] (-c, -m, -):
+	 * readable alone, as a script's directory is; or NULL */
+	const char *path0_cwd;
 	bool implicit; /* add the implicit paths, unless the policy says bpf.implicit=false */
 	/* network: where the resolvers are (NULL: /etc/resolv.conf) and how host names are
 	 * resolved (NULL: getaddrinfo); tests replace both. */
@@ -221,8 +224,10 @@ struct implicit_path {
 	const char *why;
 };
 
-int implicit_paths(const char *interpreter, const char *script, struct implicit_path **out,
-		   size_t *n);
+/* `script`: the program's script, or NULL; `path0_cwd`: the working directory a Python
+ * without one lists (compile_opts), or NULL. */
+int implicit_paths(const char *interpreter, const char *script, const char *path0_cwd,
+		   struct implicit_path **out, size_t *n);
 /* Where implicit_paths() keeps what it computed for an interpreter, with an lstat(2) of
  * every path that went into it (checked again before use: a venv's re-pointed python, a
  * Python installed or removed, computes it again). NULL (the default): no cache. */

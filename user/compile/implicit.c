@@ -603,8 +603,8 @@ size_t venv_home_pythons(const char *interp, char (*out)[PATH_MAX], size_t max)
 	return n;
 }
 
-int implicit_paths(const char *interpreter, const char *script, struct implicit_path **out,
-		   size_t *n)
+int implicit_paths(const char *interpreter, const char *script, const char *path0_cwd,
+		   struct implicit_path **out, size_t *n)
 {
 	struct implicit_set s = { .record = implicit_cache_dir != NULL };
 	const char *key = interpreter ? interpreter : "";
@@ -635,6 +635,11 @@ int implicit_paths(const char *interpreter, const char *script, struct implicit_
 		ret = add(&s, dirname(dir), PYSB_ACC_READ | PYSB_ACC_ALONE,
 			  "the script's directory, alone: Python lists it to import from");
 	}
+	/* ... and without a script (-c, -m, -), the working directory, in the same way */
+	if (!ret && !script && path0_cwd && interpreter && interpreter_is_python(interpreter))
+		ret = add(&s, path0_cwd, PYSB_ACC_READ | PYSB_ACC_ALONE,
+			  "the working directory, alone: Python lists it to import from "
+			  "(-c, -m, -)");
 	if (ret) {
 		implicit_paths_free(s.v, s.n);
 		return -1;

@@ -482,6 +482,26 @@ oom:
 }
 
 /*
+ * Python's bytecode cache writes (learn.c) get no rule: a program that may write its own
+ * sources or bytecode changes what it runs next time (docs/faq.md). The policy tells
+ * Python not to write it instead, so the next run is quiet and the sources stay read-only.
+ */
+static int gen_pycache_env(const struct learn_set *s, struct learn_rules *out)
+{
+	static const char line[] = "env=PYTHONDONTWRITEBYTECODE=1";
+	size_t cap = out->n_envs;
+
+	out->pycache = s->pycache;
+	out->pycache_example = s->pycache_example;
+	if (!s->pycache)
+		return 0;
+	for (size_t i = 0; i < out->n_envs; i++)
+		if (!strncmp(out->envs[i], line, sizeof("env=PYTHONDONTWRITEBYTECODE=") - 1))
+			return 0;
+	return push_str(&out->envs, &out->n_envs, &cap, line);
+}
+
+/*
  * A rule spelt ${TMPDIR:-/tmp} (or TMP, TEMP) names the temp directory of the next run's
  * environment, and the program must use that same directory: it gets the variable with
  * the same value, env=TMPDIR=${TMPDIR:-/tmp}, replacing a learned env=TMPDIR=${TMPDIR}
@@ -548,7 +568,7 @@ int learn_generate(const struct learn_set *s, const struct learn_env *env, struc
 		      "# \u26a0 process-exec: runs code outside the patched interpreter") ||
 	     push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec")))
 		goto fail;
-	if ((env->envs && gen_envs(env, out)) || gen_tmp_envs(out))
+	if ((env->envs && gen_envs(env, out)) || gen_pycache_env(s, out) || gen_tmp_envs(out))
 		goto fail;
 	return 0;
 fail:

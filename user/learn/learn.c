@@ -285,6 +285,38 @@ static int add_net_record(struct learn_set *s, const json_t *rec, const char *op
 	return add_net(s, rec, op);
 }
 
+/* Is `path` what Python's bytecode cache writes: a directory __pycache__, or in one a
+ * NAME.pyc or the NAME.pyc.ID it writes first and renames (importlib's _write_atomic)? */
+static bool bytecode_cache(const char *path)
+{
+	const char *base = strrchr(path, '/'), *end;
+	size_t n;
+
+	if (!base)
+		return false;
+	base++;
+	if (!strcmp(base, "__pycache__"))
+		return true;
+	n = strlen(base);
+	if (!((n > 4 && !strcmp(base + n - 4, ".pyc")) || strstr(base, ".pyc.")))
+		return false;
+	end = base - 1; /* the parent's name ends here */
+	return end - path >= 12 && !strncmp(end - 12, "/__pycache__", 12);
+}
+
+/* A write of Python's bytecode cache, counted and given no rule: one would make the
+ * sources' directory writable (found by a user: `run --learn app.py` importing a module
+ * beside it wrote expose-rw=.). */
+static bool bytecode_cache_write(struct learn_set *s, const char *kind, uint32_t acc,
+				 const char *path)
+{
+	if (strcmp(kind, "file") || !(acc & PYSB_ACC_WRITE) || !bytecode_cache(path))
+		return false;
+	if (!s->pycache++)
+		snprintf(s->pycache_example, sizeof(s->pycache_example), "%s", path);
+	return true;
+}
+
 static bool has_control(const char *s)
 {
 	for (; *s; s++)
@@ -316,7 +348,6 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 	const char *reason;
 	char *path;
 	int ret = 0;
-
 	json_int_t count = json_integer_value(json_object_get(rec, "count"));
 
 	if (!r || strcmp(r, "event") || !kind || !op)
@@ -344,6 +375,10 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 
 		if (base && !strcmp(base, "/.env") && !s->dotenv++)
 			snprintf(s->dotenv_example, sizeof(s->dotenv_example), "%s", path);
+	}
+	if (bytecode_cache_write(s, kind, acc, path)) {
+		free(path);
+		return 0;
 	}
 	if (!strcmp(kind, "exec")) {
 		s->exec = true;

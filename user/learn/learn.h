@@ -52,6 +52,10 @@ struct learn_set {
 	uint64_t lost;		 /* events the kernel could not deliver */
 	unsigned long dotenv;	 /* accesses to a file named .env (a library's upward search) */
 	char dotenv_example[4096];
+	/* writes of Python's bytecode cache (a __pycache__ made, a .pyc written in one): no
+	 * rule, env=PYTHONDONTWRITEBYTECODE=1 instead (learn_generate) */
+	unsigned long pycache;
+	char pycache_example[4096];
 	char *const *envp;   /* *PORT* variables for net= ports; NULL: none */
 	char home[PATH_MAX]; /* HOME made canonical, once ("": not yet, or none) */
 	bool home_known;
@@ -99,6 +103,9 @@ struct learn_rules {
 	/* rules for sockets of servers outside the sandbox: written commented out */
 	size_t n_servers;
 	size_t n_block_devices; /* rules on block devices, written commented out */
+	/* writes of Python's bytecode cache left out (learn_set.pycache), one of them */
+	unsigned long pycache;
+	const char *pycache_example;
 };
 
 /* Is dir one a file in it is never widened to (/, /etc, /home/<user>, home, ...; learn.c

@@ -228,6 +228,12 @@ static void say_written(const char *file, const struct learn_set *s, size_t adde
 /* What was touched but gets no rule: said, since the next run will deny it. */
 static void warn_unwritten(const struct learn_rules *r)
 {
+	if (r->pycache)
+		pr_warn("learning: %lu write(s) of Python's bytecode cache (e.g. %s) made no rule: "
+			"one would let the program write its own sources' directory, and change "
+			"what it runs next time; env=PYTHONDONTWRITEBYTECODE=1 is learned instead "
+			"(docs/faq.md, \"Why does every run deny __pycache__?\")",
+			r->pycache, r->pycache_example ? r->pycache_example : "__pycache__");
 	if (r->not_widened)
 		pr_warn("learning: %zu file(s) the program created or removed directly in /etc, ~ "
 			"or another directory learning never widens (docs/policy.md) are gone: no "

@@ -31,6 +31,9 @@ struct program {
 	char script[PATH_MAX];	     /* the script it reads, canonical, when has_script */
 	char script_named[PATH_MAX]; /* the same, absolute as named (links kept) */
 	bool has_script;
+	/* the working directory, when a Python lists it as sys.path[0] (-c, -m, -, stdin; not
+	 * under -P, -I): granted alone, its listing, as a script's directory is; or "" */
+	char path0_cwd[PATH_MAX];
 	char **argv;	/* argv[0] as typed (a binary), or as the kernel / env / the shim set it */
 	char how[2048]; /* "python3 -> /usr/bin/python3 (PATH)", the chain followed */
 	/* Why this program will exec again after its start (a shell script, a launcher such
@@ -59,7 +62,8 @@ int program_check(const struct program *p, const struct compiled *c, bool audit)
 int program_argv0_for(struct program *p, char *const *envp);
 
 /* `python [options] SCRIPT`: SCRIPT into p (has_script) when the interpreter's own command
- * line names one (args: its arguments after the interpreter). */
+ * line names one (args: its arguments after the interpreter); the working directory into
+ * p->path0_cwd when it names none and Python lists that directory instead. */
 void program_python_script(char *const *args, int n, struct program *p);
 
 /*

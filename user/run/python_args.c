@@ -3,9 +3,11 @@
  * The script a Python interpreter is told to run, read from its command line as python(1)
  * reads it: `run -- python3 app.py` and `run -- .venv/bin/python -u app.py` get their
  * script's implicit READ as `run app.py` does (found by a user: the README gives the
- * three spellings as one, and only the last could read its own script).
+ * three spellings as one, and only the last could read its own script). Without a script
+ * (-c, -m, -, none), Python lists the working directory instead: kept in path0_cwd.
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,9 +15,11 @@
 
 #include "program.h"
 
-/* The SCRIPT word of `python [options] SCRIPT [args]`; NULL for -c, -m, - (stdin), none. */
-static const char *script_word(char *const *args, int n)
+/* The SCRIPT word of `python [options] SCRIPT [args]`; NULL for -c, -m, - (stdin), none.
+ * *safe: an option before it keeps the working directory off sys.path (-P, -I). */
+static const char *script_word(char *const *args, int n, bool *safe)
 {
+	*safe = false;
 	for (int i = 0; i < n; i++) {
 		const char *a = args[i];
 
@@ -32,6 +36,7 @@ static const char *script_word(char *const *args, int n)
 			continue;
 		}
 		for (const char *f = a + 1; *f; f++) {
+			*safe |= *f == 'P' || *f == 'I';
 			if (*f == 'c' || *f == 'm')
 				return NULL; /* the rest is the command or the module */
 			if (*f == 'W' || *f == 'X') {
@@ -45,9 +50,14 @@ static const char *script_word(char *const *args, int n)
 
 void program_python_script(char *const *args, int n, struct program *p)
 {
-	const char *w = script_word(args, n);
+	bool safe;
+	const char *w = script_word(args, n, &safe);
 	char cwd[PATH_MAX];
 
+	/* -c, -m, - and the prompt: sys.path[0] is the working directory (found by a user:
+	 * a deny line for it at every run where no rule reaches it) */
+	if (!w && !safe && getcwd(cwd, sizeof(cwd)) && cwd[0] == '/')
+		snprintf(p->path0_cwd, sizeof(p->path0_cwd), "%s", cwd);
 	if (!w || !realpath(w, p->script))
 		return;
 	if (w[0] == '/')
