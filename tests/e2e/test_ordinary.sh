@@ -330,21 +330,27 @@ test_ordinary_python_start_reports_no_denial_passwd_implicit_shadow_denied() {
 	write_probe_lib
 	probe_py "$T/app.py" \
 		"attempt('shadow', lambda: read('/etc/shadow'))" \
+		"attempt('group', lambda: read('/etc/group'))" \
+		"attempt('gshadow', lambda: read('/etc/gshadow'))" \
 		"attempt('home', lambda: print('home', os.path.expanduser('~')))"
 	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
 	run_plain python3 "$T/app.py"
 	expect_line "$T/out" "shadow ok"
+	expect_line "$T/out" "gshadow ok"
 	run_sb "$T/policy" /usr/bin/python3 -c pass
 	expect_rc 0
 	expect_no_grep "$T/err" "deny"
 	run_sb "$T/policy" "$T/app.py"
 	expect_rc 0
 	expect_line "$T/out" "shadow EACCES"
+	expect_line "$T/out" "group ok"
+	expect_line "$T/out" "gshadow EACCES"
 	expect_grep "$T/err" "deny file open\(read\) /etc/shadow "
 	expect_no_grep "$T/err" "/etc/passwd"
 	# The grant is not silent: check lists it among the implicit paths.
 	"$PYSB" check --policy "$T/policy" >"$T/out" 2>"$T/err"
 	expect_grep "$T/out" "^file +read +/etc/passwd .*\(implicit: user database"
+	expect_grep "$T/out" "^file +read +/etc/group .*\(implicit: group database"
 }
 
 # multiprocessing keeps the semaphores of its Lock, Queue and Pool (and concurrent.futures'

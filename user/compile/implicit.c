@@ -299,6 +299,9 @@ static const struct {
 	 * program starts with an empty environment): a denial on every start. The
 	 * file is world-readable and holds no secrets (hashes are in /etc/shadow). */
 	{ "/etc/passwd", PYSB_ACC_READ, "user database (home directory of the user)" },
+	/* Its twin for groups (found by a user: `ls -l`, `id`, `stat`, tarfile.add() each
+	 * printed a deny line): world-readable, no secrets (those are in /etc/gshadow). */
+	{ "/etc/group", PYSB_ACC_READ, "group database (ls -l, id, tarfile)" },
 	{ "/etc/host.conf", PYSB_ACC_READ, "resolver configuration" },
 	{ "/etc/resolv.conf", PYSB_ACC_READ, "resolver configuration" },
 	{ "/etc/hosts", PYSB_ACC_READ, "static host names" },
