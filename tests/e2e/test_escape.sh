@@ -602,6 +602,113 @@ test_escape_block_device_needs_a_rule_naming_it() {
 	expect_line "$T/out" "secret EACCES"
 }
 
+# loop_imgs: $T/a.img (1 MiB, starting ORIGINAL-CONTENT) and $T/ro/b.img (the same size,
+# starting EVIL-CONTENT-XYZ); LOOP_DEV a read-only loop device backed by a.img, detached at
+# the test's end. loop_first16 DEV: the device's first 16 bytes, past the page cache.
+loop_imgs() {
+	printf ORIGINAL-CONTENT >"$T/a.img"
+	printf EVIL-CONTENT-XYZ >"$T/ro/b.img"
+	truncate -s 1M "$T/a.img" "$T/ro/b.img" || fail "cannot make the images"
+	LOOP_DEV=$(losetup -r -f --show "$T/a.img") || fail "no loop device"
+	# shellcheck disable=SC2064 # expand now
+	trap "losetup -d $LOOP_DEV 2>/dev/null" EXIT
+}
+loop_first16() {
+	dd if="$1" bs=512 count=1 iflag=direct 2>/dev/null | head -c 16
+}
+
+# A loop device's own ioctls change what it holds with no write(2), no descriptor open for
+# writing and no capability: LOOP_CHANGE_FD backs a read-only device with another file of
+# the same size (every reader outside, a mount of it included, then reads the program's
+# bytes), LOOP_CLR_FD detaches the machine's device, LOOP_SET_FD and LOOP_CONFIGURE bind
+# a free one, and /dev/loop-control's ADD, REMOVE and GET_FREE make and remove devices
+# (found by an adversary, round 25: under expose-ro= naming /dev/loopN, a root replaced
+# the device's contents and detached it). Judged as writes of the device (bpf/file.bpf.c
+# check_loop_ioctl): only a rule granting WRITE on it allows them.
+test_escape_loop_device_ioctls_need_write() {
+	once_per_matrix "the loop driver's ioctls and their check are the same on every kernel"
+	escape_setup
+	loop_imgs
+	pyapp "import fcntl" \
+		"d = os.open('$LOOP_DEV', os.O_RDONLY); n = os.open('$T/ro/b.img', os.O_RDONLY)" \
+		"c = os.open('/dev/loop-control', os.O_RDONLY)" \
+		"attempt('change', lambda: fcntl.ioctl(d, 0x4C06, n))" \
+		"attempt('clr', lambda: fcntl.ioctl(d, 0x4C01, 0))" \
+		"attempt('ctl-add', lambda: fcntl.ioctl(c, 0x4C80, 60))" \
+		"attempt('ctl-remove', lambda: fcntl.ioctl(c, 0x4C81, 60))"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "change ok"
+	expect_line "$T/out" "clr ok"
+	expect_line "$T/out" "ctl-add ok"
+	expect_line "$T/out" "ctl-remove ok"
+	losetup "$LOOP_DEV" >/dev/null 2>&1 && fail "unconfined LOOP_CLR_FD left $LOOP_DEV bound"
+	LOOP_DEV=$(losetup -r -f --show "$T/a.img") || fail "no loop device"
+	# shellcheck disable=SC2064 # expand now
+	trap "losetup -d $LOOP_DEV 2>/dev/null" EXIT
+	sed -i "s|^d = os.open('[^']*'|d = os.open('$LOOP_DEV'|" "$T/app.py"
+	cp "$T/policy" "$T/policy-rw"
+	printf 'expose-ro=%s\nexpose-ro=/dev/loop-control\n' "$LOOP_DEV" >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "change EACCES"
+	expect_line "$T/out" "clr EACCES"
+	expect_line "$T/out" "ctl-add EACCES"
+	expect_line "$T/out" "ctl-remove EACCES"
+	[ "$(loop_first16 "$LOOP_DEV")" = ORIGINAL-CONTENT ] ||
+		fail "confined, the device now starts: $(loop_first16 "$LOOP_DEV")"
+	losetup "$LOOP_DEV" >/dev/null 2>&1 || fail "confined, LOOP_CLR_FD detached $LOOP_DEV"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(write\) $LOOP_DEV "
+	[ -e /dev/loop60 ] && fail "confined, LOOP_CTL_ADD made /dev/loop60"
+	# the device and the control file writable by their rules: the ioctls work
+	printf 'expose-rw=%s\nexpose-rw=/dev/loop-control\n' "$LOOP_DEV" >>"$T/policy-rw"
+	run_sb "$T/policy-rw" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "change ok"
+	expect_line "$T/out" "clr ok"
+	expect_line "$T/out" "ctl-add ok"
+	expect_line "$T/out" "ctl-remove ok"
+}
+
+# The same ioctls through a loop device held open for reading from before `attach`, under
+# a policy that names no device: LOOP_CHANGE_FD gave the device the program's bytes
+# (found by an adversary, round 25). Refused as a write of the device would be.
+test_escape_held_loop_device_not_rebacked_after_attach() {
+	once_per_matrix "the loop driver's ioctls and their check are the same on every kernel"
+	escape_setup
+	loop_imgs
+	write_file "$T/hold.py" <<'PY'
+import errno, fcntl, os, sys, time
+dev, new, ready, go = sys.argv[1:5]
+d = os.open(dev, os.O_RDONLY)
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+n = os.open(new, os.O_RDONLY)
+try:
+    fcntl.ioctl(d, 0x4C06, n)
+    print("change ok", flush=True)
+except OSError as e:
+    print("change", errno.errorcode[e.errno], flush=True)
+PY
+	python3 "$T/hold.py" "$LOOP_DEV" "$T/ro/b.img" "$T/ready" "$T/go" >"$T/h.out" 2>&1 &
+	local holder=$!
+	wait_file "$T/ready" "the holder is not ready: $(cat "$T/h.out")"
+	attach_go "$holder" "$T/policy" "$T/go" "$T/a.err"
+	expect_line "$T/h.out" "change EACCES"
+	[ "$(loop_first16 "$LOOP_DEV")" = ORIGINAL-CONTENT ] ||
+		fail "attached, the device now starts: $(loop_first16 "$LOOP_DEV")"
+	# with a rule letting it write the device: done
+	printf 'expose-rw=%s\n' "$LOOP_DEV" >>"$T/policy"
+	rm -f "$T/ready" "$T/go"
+	python3 "$T/hold.py" "$LOOP_DEV" "$T/ro/b.img" "$T/ready" "$T/go" >"$T/h.out" 2>&1 &
+	holder=$!
+	wait_file "$T/ready" "the holder is not ready: $(cat "$T/h.out")"
+	attach_go "$holder" "$T/policy" "$T/go" "$T/a.err"
+	expect_line "$T/h.out" "change ok"
+	[ "$(loop_first16 "$LOOP_DEV")" = EVIL-CONTENT-XYZ ] ||
+		fail "the allowed change did not happen: $(loop_first16 "$LOOP_DEV")"
+}
+
 # In a case-insensitive directory another spelling names the same file, and the dentry
 # keeps the spelling of the lookup that made it: ignore=.env and ignore=*.pem were read
 # and rewritten as .ENV, SERVER.PEM and .eNv in a casefolded ext4 directory, and
