@@ -998,19 +998,19 @@ static __always_inline int check_blk_write_ioctl(struct file *file, unsigned int
  * too. /dev/loop-control's ADD, REMOVE and GET_FREE (which makes a device when none is
  * free) want only its open. All judged as an open for writing of the file would be, in
  * every sandbox: a block device by a rule naming it (block_device_verdict). */
-#define LOOP_SET_FD		0x4C00
-#define LOOP_CLR_FD		0x4C01
-#define LOOP_SET_STATUS		0x4C02
-#define LOOP_SET_STATUS64	0x4C04
-#define LOOP_CHANGE_FD		0x4C06
-#define LOOP_SET_CAPACITY	0x4C07
-#define LOOP_SET_DIRECT_IO	0x4C08
-#define LOOP_SET_BLOCK_SIZE	0x4C09
-#define LOOP_CONFIGURE		0x4C0A
-#define LOOP_CTL_ADD		0x4C80
-#define LOOP_CTL_REMOVE		0x4C81
-#define LOOP_CTL_GET_FREE	0x4C82
-#define LOOP_CTL_DEV		((10u << 20) | 237)
+#define LOOP_SET_FD	    0x4C00
+#define LOOP_CLR_FD	    0x4C01
+#define LOOP_SET_STATUS	    0x4C02
+#define LOOP_SET_STATUS64   0x4C04
+#define LOOP_CHANGE_FD	    0x4C06
+#define LOOP_SET_CAPACITY   0x4C07
+#define LOOP_SET_DIRECT_IO  0x4C08
+#define LOOP_SET_BLOCK_SIZE 0x4C09
+#define LOOP_CONFIGURE	    0x4C0A
+#define LOOP_CTL_ADD	    0x4C80
+#define LOOP_CTL_REMOVE	    0x4C81
+#define LOOP_CTL_GET_FREE   0x4C82
+#define LOOP_CTL_DEV	    ((10u << 20) | 237)
 
 static __always_inline int check_loop_ioctl(struct file *file, unsigned int cmd)
 {
@@ -1020,7 +1020,8 @@ static __always_inline int check_loop_ioctl(struct file *file, unsigned int cmd)
 	if (fmt == S_IFBLK) {
 		if (cmd != LOOP_SET_FD && cmd != LOOP_CLR_FD && cmd != LOOP_SET_STATUS &&
 		    cmd != LOOP_SET_STATUS64 && cmd != LOOP_CHANGE_FD && cmd != LOOP_SET_CAPACITY &&
-		    cmd != LOOP_SET_DIRECT_IO && cmd != LOOP_SET_BLOCK_SIZE && cmd != LOOP_CONFIGURE)
+		    cmd != LOOP_SET_DIRECT_IO && cmd != LOOP_SET_BLOCK_SIZE &&
+		    cmd != LOOP_CONFIGURE)
 			return 0;
 	} else if (fmt != S_IFCHR || inode->i_rdev != LOOP_CTL_DEV ||
 		   (cmd != LOOP_CTL_ADD && cmd != LOOP_CTL_REMOVE && cmd != LOOP_CTL_GET_FREE)) {
