@@ -1030,6 +1030,41 @@ static __always_inline int check_loop_ioctl(struct file *file, unsigned int cmd)
 	return judged_as_write_open(file, false);
 }
 
+/* A userfaultfd answers the page faults of the address space it was made in, whichever
+ * process holds it: UFFDIO_COPY (and ZEROPAGE, CONTINUE, MOVE, POISON, WRITEPROTECT) put
+ * the holder's bytes into that process's memory. One made by a process outside and passed
+ * in before `attach` wrote an outside root's memory once confined (found by an adversary,
+ * round 25), as a held /proc/PID/mem would (file_permission). Its ioctls (type 0xAA), on
+ * the file named "[userfaultfd]", only for an address space whose owner is the sandbox's
+ * own. */
+static __always_inline int check_uffd_ioctl(struct file *file, unsigned int cmd)
+{
+	struct dentry *d = file->f_path.dentry;
+	struct pysb_sandbox_cfg *cfg;
+	struct userfaultfd_ctx *ctx;
+	struct task_struct *owner;
+	struct mm_struct *mm;
+	char n[14];
+	__u64 cgid;
+
+	if (((cmd >> 8) & 0xff) != 0xAA || d->d_name.len != 13 ||
+	    bpf_probe_read_kernel(n, sizeof(n), d->d_name.name) || n[0] != '[' || n[1] != 'u' ||
+	    n[2] != 's' || n[4] != 'r' || n[5] != 'f' || n[10] != 'f' || n[11] != 'd' ||
+	    n[12] != ']')
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	ctx = (struct userfaultfd_ctx *)file->private_data;
+	mm = BPF_CORE_READ(ctx, mm);
+	if (!mm || mm == BPF_CORE_READ(bpf_get_current_task_btf(), mm))
+		return 0;
+	owner = BPF_CORE_READ(mm, owner);
+	if (!owner || task_under(owner, cgid))
+		return 0; /* gone, or the sandbox's own (a child's, by UFFD_FEATURE_EVENT_FORK) */
+	return outside_denied(cfg, cgid, PYSB_OP_PTRACE, owner);
+}
+
 /* A file system's keyring of encryption keys is the machine's, not the sandbox's: the last
  * claim to a key removed, its directories lock for every process of the user (or of the
  * machine), whatever file the ioctl is issued on. Never from a sandbox. */
@@ -1061,6 +1096,8 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 		err = check_blk_write_ioctl(file, cmd);
 	if (!err)
 		err = check_loop_ioctl(file, cmd);
+	if (!err)
+		err = check_uffd_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 

@@ -669,6 +669,92 @@ test_escape_loop_device_ioctls_need_write() {
 	expect_line "$T/out" "ctl-remove ok"
 }
 
+# A userfaultfd answers the page faults of the process that made it, whoever holds it: one
+# passed in by a process outside before `attach` let the confined holder write that
+# process's memory with UFFDIO_COPY (found by an adversary, round 25), as a held
+# /proc/PID/mem would. Its ioctls are refused for an address space not the sandbox's
+# (bpf/file.bpf.c check_uffd_ioctl); the program's own userfaultfd works.
+test_escape_held_userfaultfd_of_outside_process_drives_nothing() {
+	once_per_matrix "the userfaultfd ioctls and their check are the same on every kernel"
+	escape_setup
+	write_file "$T/uffd.py" <<'PY'
+import ctypes, errno, os, socket, struct, sys, time, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+def chk(r, what):
+    if r < 0:
+        e = ctypes.get_errno(); raise OSError(e, what)
+    return r
+def wait(p):
+    while not os.path.exists(p): time.sleep(0.05)
+UFFDIO_API, UFFDIO_REGISTER, UFFDIO_COPY = 0xC018AA3F, 0xC020AA00, 0xC028AA03
+role = sys.argv[1]
+if role == "outside":  # outside SOCK GO
+    sockp, go = sys.argv[2:4]
+    uffd = chk(libc.syscall(323, os.O_CLOEXEC), "userfaultfd")
+    api = ctypes.create_string_buffer(struct.pack("QQQ", 0xAA, 0, 0))
+    chk(libc.ioctl(uffd, UFFDIO_API, api), "api")
+    addr = libc.mmap(None, 4096, 3, 0x22, -1, 0)  # PROT_RW, MAP_PRIVATE|ANON
+    reg = ctypes.create_string_buffer(struct.pack("QQQQ", addr, 4096, 1, 0))
+    chk(libc.ioctl(uffd, UFFDIO_REGISTER, reg), "register")
+    s = socket.socket(socket.AF_UNIX); s.bind(sockp); s.listen(1)
+    c, _ = s.accept(); socket.send_fds(c, [b"x"], [uffd]); os.close(uffd)
+    print("outside sent uffd", flush=True)
+    wait(go)
+    print("outside reads", ctypes.string_at(addr, 16), flush=True)
+else:  # handler SOCK READY GO
+    sockp, ready, go = sys.argv[2:5]
+    s = socket.socket(socket.AF_UNIX); s.connect(sockp)
+    _, fds, _, _ = socket.recv_fds(s, 1, 1); uffd = fds[0]
+    open(ready, "w").close()
+    wait(go)
+    msg = os.read(uffd, 32)
+    fault = struct.unpack_from("Q", msg, 16)[0] & ~4095
+    print("handler event", msg[0], hex(fault), flush=True)
+    src = ctypes.create_string_buffer(b"PWNED-BY-SANDBOX".ljust(4096, b"!"))
+    cp = ctypes.create_string_buffer(struct.pack("QQQQq", fault, ctypes.addressof(src), 4096, 0, 0))
+    try:
+        chk(libc.ioctl(uffd, UFFDIO_COPY, cp), "copy")
+        print("handler copy ok", flush=True)
+    except OSError as e:
+        print("handler copy", errno.errorcode[e.errno], flush=True)
+        os.close(uffd)
+    # its own address space: a userfaultfd of its own fills its own page
+    own = chk(libc.syscall(323, os.O_CLOEXEC | 1), "userfaultfd")  # UFFD_USER_MODE_ONLY
+    chk(libc.ioctl(own, UFFDIO_API, ctypes.create_string_buffer(struct.pack("QQQ", 0xAA, 0, 0))), "api")
+    mine = libc.mmap(None, 4096, 3, 0x22, -1, 0)
+    chk(libc.ioctl(own, UFFDIO_REGISTER, ctypes.create_string_buffer(struct.pack("QQQQ", mine, 4096, 1, 0))), "register")
+    chk(libc.ioctl(own, UFFDIO_COPY, ctypes.create_string_buffer(struct.pack("QQQQq", mine, ctypes.addressof(src), 4096, 0, 0))), "own copy")
+    print("handler own", ctypes.string_at(mine, 16), flush=True)
+PY
+	local o h
+	uffd_pair() {
+		rm -f "$T/sock" "$T/ready" "$T/go"
+		timeout 60 python3 "$T/uffd.py" outside "$T/sock" "$T/go" >"$T/o.out" 2>&1 &
+		o=$!
+		wait_file "$T/sock" "the outside process is not ready: $(cat "$T/o.out" 2>/dev/null)"
+		python3 "$T/uffd.py" handler "$T/sock" "$T/ready" "$T/go" >"$T/h.out" 2>&1 &
+		h=$!
+		wait_file "$T/ready" "the handler is not ready: $(cat "$T/h.out" 2>/dev/null)"
+	}
+	uffd_pair
+	touch "$T/go"
+	wait "$o"
+	wait "$h"
+	expect_line "$T/o.out" "outside reads b'PWNED-BY-SANDBOX'"
+	expect_line "$T/h.out" "handler copy ok"
+	uffd_pair
+	attach_go "$h" "$T/policy" "$T/go" "$T/a.err"
+	expect_line "$T/h.out" "handler copy EPERM"
+	expect_line "$T/h.out" "handler own b'PWNED-BY-SANDBOX'"
+	wait "$o"
+	expect_no_grep "$T/o.out" "PWNED"
+	expect_grep "$T/a.err" "deny self ptrace target-pid=[0-9]+ pid=$h "
+}
+
 # The same ioctls through a loop device held open for reading from before `attach`, under
 # a policy that names no device: LOOP_CHANGE_FD gave the device the program's bytes
 # (found by an adversary, round 25). Refused as a write of the device would be.
