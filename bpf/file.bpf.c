@@ -957,9 +957,9 @@ static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic
 		rdev >> 20 == MSR_MAJOR);
 }
 
-/* A write (or a shared writable mapping) through a descriptor held from before the
- * sandbox, of a file of procfs or of kernel_knob(): judged as an open for writing now. */
-static __always_inline int held_knob_write(struct file *file)
+/* The file judged as an open for writing would be now, in a sandbox (only in one confined
+ * in place with `inplace_only`). */
+static __always_inline int judged_as_write_open(struct file *file, bool inplace_only)
 {
 	struct dentry *d = file->f_path.dentry;
 	struct vfsmount *mnt = file->f_path.mnt;
@@ -968,7 +968,7 @@ static __always_inline int held_knob_write(struct file *file)
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
-	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
+	if (!cfg || (inplace_only && !(cfg->flags & PYSB_SB_INPLACE)))
 		return 0;
 	if (!(walk_from(&c, d, mnt, cfg) & PYSB_ACC_WRITE))
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d,
@@ -980,6 +980,13 @@ static __always_inline int held_knob_write(struct file *file)
 	/* a disk, as at its open: only by a rule naming it */
 	return block_device_verdict(cfg, cgid, PYSB_OP_OPEN, PYSB_ACC_WRITE, &c, d, mnt,
 				    file->f_inode);
+}
+
+/* A write (or a shared writable mapping) through a descriptor held from before the
+ * sandbox, of a file of procfs or of kernel_knob(): judged as an open for writing now. */
+static __always_inline int held_knob_write(struct file *file)
+{
+	return judged_as_write_open(file, true);
 }
 
 #define BLKDISCARD    0x1277
@@ -995,6 +1002,84 @@ static __always_inline int check_blk_write_ioctl(struct file *file, unsigned int
 	if ((file->f_inode->i_mode & S_IFMT) != S_IFBLK)
 		return 0;
 	return held_knob_write(file);
+}
+
+/* A loop device's own ioctls (drivers/block/loop.c) change what the device holds with no
+ * write(2): LOOP_SET_FD, LOOP_CONFIGURE, LOOP_CHANGE_FD and LOOP_CLR_FD want neither a
+ * descriptor open for writing nor a capability, only the device's open (LOOP_CHANGE_FD
+ * backs a read-only device, mounted or not, with another file: every reader outside gets
+ * the program's bytes; LOOP_CLR_FD detaches the machine's device); the others want one
+ * open for writing, which a descriptor held from before the sandbox may be. Found by an
+ * adversary, round 25: under `expose-ro=/dev/loop0`, and holding it open for reading
+ * from before `attach`. Every block device: a partition's ioctls reach the loop driver
+ * too. /dev/loop-control's ADD, REMOVE and GET_FREE (which makes a device when none is
+ * free) want only its open. All judged as an open for writing of the file would be, in
+ * every sandbox: a block device by a rule naming it (block_device_verdict). */
+#define LOOP_SET_FD	    0x4C00
+#define LOOP_CLR_FD	    0x4C01
+#define LOOP_SET_STATUS	    0x4C02
+#define LOOP_SET_STATUS64   0x4C04
+#define LOOP_CHANGE_FD	    0x4C06
+#define LOOP_SET_CAPACITY   0x4C07
+#define LOOP_SET_DIRECT_IO  0x4C08
+#define LOOP_SET_BLOCK_SIZE 0x4C09
+#define LOOP_CONFIGURE	    0x4C0A
+#define LOOP_CTL_ADD	    0x4C80
+#define LOOP_CTL_REMOVE	    0x4C81
+#define LOOP_CTL_GET_FREE   0x4C82
+#define LOOP_CTL_DEV	    ((10u << 20) | 237)
+
+static __always_inline int check_loop_ioctl(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	umode_t fmt = inode->i_mode & S_IFMT;
+
+	if (fmt == S_IFBLK) {
+		if (cmd != LOOP_SET_FD && cmd != LOOP_CLR_FD && cmd != LOOP_SET_STATUS &&
+		    cmd != LOOP_SET_STATUS64 && cmd != LOOP_CHANGE_FD && cmd != LOOP_SET_CAPACITY &&
+		    cmd != LOOP_SET_DIRECT_IO && cmd != LOOP_SET_BLOCK_SIZE &&
+		    cmd != LOOP_CONFIGURE)
+			return 0;
+	} else if (fmt != S_IFCHR || inode->i_rdev != LOOP_CTL_DEV ||
+		   (cmd != LOOP_CTL_ADD && cmd != LOOP_CTL_REMOVE && cmd != LOOP_CTL_GET_FREE)) {
+		return 0;
+	}
+	return judged_as_write_open(file, false);
+}
+
+/* A userfaultfd answers the page faults of the address space it was made in, whichever
+ * process holds it: UFFDIO_COPY (and ZEROPAGE, CONTINUE, MOVE, POISON, WRITEPROTECT) put
+ * the holder's bytes into that process's memory. One made by a process outside and passed
+ * in before `attach` wrote an outside root's memory once confined (found by an adversary,
+ * round 25), as a held /proc/PID/mem would (file_permission). Its ioctls (type 0xAA), on
+ * the file named "[userfaultfd]", only for an address space whose owner is the sandbox's
+ * own. */
+static __always_inline int check_uffd_ioctl(struct file *file, unsigned int cmd)
+{
+	struct dentry *d = file->f_path.dentry;
+	struct pysb_sandbox_cfg *cfg;
+	struct userfaultfd_ctx *ctx;
+	struct task_struct *owner;
+	struct mm_struct *mm;
+	char n[14];
+	__u64 cgid;
+
+	if (((cmd >> 8) & 0xff) != 0xAA || d->d_name.len != 13 ||
+	    bpf_probe_read_kernel(n, sizeof(n), d->d_name.name) || n[0] != '[' || n[1] != 'u' ||
+	    n[2] != 's' || n[4] != 'r' || n[5] != 'f' || n[10] != 'f' || n[11] != 'd' ||
+	    n[12] != ']')
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg)
+		return 0;
+	ctx = (struct userfaultfd_ctx *)file->private_data;
+	mm = BPF_CORE_READ(ctx, mm);
+	if (!mm || mm == BPF_CORE_READ(bpf_get_current_task_btf(), mm))
+		return 0;
+	owner = BPF_CORE_READ(mm, owner);
+	if (!owner || task_under(owner, cgid))
+		return 0; /* gone, or the sandbox's own (a child's, by UFFD_FEATURE_EVENT_FORK) */
+	return outside_denied(cfg, cgid, PYSB_OP_PTRACE, owner);
 }
 
 /* A file system's keyring of encryption keys is the machine's, not the sandbox's: the last
@@ -1026,6 +1111,10 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 		err = check_fs_key_ioctl(file, cmd);
 	if (!err)
 		err = check_blk_write_ioctl(file, cmd);
+	if (!err)
+		err = check_loop_ioctl(file, cmd);
+	if (!err)
+		err = check_uffd_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 

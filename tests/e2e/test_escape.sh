@@ -656,6 +656,199 @@ test_escape_char_device_needs_a_rule_under_dev() {
 	expect_no_grep "$T/err" "deny"
 }
 
+# loop_imgs: $T/a.img (1 MiB, starting ORIGINAL-CONTENT) and $T/ro/b.img (the same size,
+# starting EVIL-CONTENT-XYZ); LOOP_DEV a read-only loop device backed by a.img, detached at
+# the test's end. loop_first16 DEV: the device's first 16 bytes, past the page cache.
+loop_imgs() {
+	printf ORIGINAL-CONTENT >"$T/a.img"
+	printf EVIL-CONTENT-XYZ >"$T/ro/b.img"
+	truncate -s 1M "$T/a.img" "$T/ro/b.img" || fail "cannot make the images"
+	LOOP_DEV=$(losetup -r -f --show "$T/a.img") || fail "no loop device"
+	# shellcheck disable=SC2064 # expand now
+	trap "losetup -d $LOOP_DEV 2>/dev/null" EXIT
+}
+loop_first16() {
+	dd if="$1" bs=512 count=1 iflag=direct 2>/dev/null | head -c 16
+}
+
+# A loop device's own ioctls change what it holds with no write(2), no descriptor open for
+# writing and no capability: LOOP_CHANGE_FD backs a read-only device with another file of
+# the same size (every reader outside, a mount of it included, then reads the program's
+# bytes), LOOP_CLR_FD detaches the machine's device, LOOP_SET_FD and LOOP_CONFIGURE bind
+# a free one, and /dev/loop-control's ADD, REMOVE and GET_FREE make and remove devices
+# (found by an adversary, round 25: under expose-ro= naming /dev/loopN, a root replaced
+# the device's contents and detached it). Judged as writes of the device (bpf/file.bpf.c
+# check_loop_ioctl): only a rule granting WRITE on it allows them.
+test_escape_loop_device_ioctls_need_write() {
+	once_per_matrix "the loop driver's ioctls and their check are the same on every kernel"
+	escape_setup
+	loop_imgs
+	pyapp "import fcntl" \
+		"d = os.open('$LOOP_DEV', os.O_RDONLY); n = os.open('$T/ro/b.img', os.O_RDONLY)" \
+		"c = os.open('/dev/loop-control', os.O_RDONLY)" \
+		"attempt('change', lambda: fcntl.ioctl(d, 0x4C06, n))" \
+		"attempt('clr', lambda: fcntl.ioctl(d, 0x4C01, 0))" \
+		"attempt('ctl-add', lambda: fcntl.ioctl(c, 0x4C80, 60))" \
+		"attempt('ctl-remove', lambda: fcntl.ioctl(c, 0x4C81, 60))"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "change ok"
+	expect_line "$T/out" "clr ok"
+	expect_line "$T/out" "ctl-add ok"
+	expect_line "$T/out" "ctl-remove ok"
+	losetup "$LOOP_DEV" >/dev/null 2>&1 && fail "unconfined LOOP_CLR_FD left $LOOP_DEV bound"
+	LOOP_DEV=$(losetup -r -f --show "$T/a.img") || fail "no loop device"
+	# shellcheck disable=SC2064 # expand now
+	trap "losetup -d $LOOP_DEV 2>/dev/null" EXIT
+	sed -i "s|^d = os.open('[^']*'|d = os.open('$LOOP_DEV'|" "$T/app.py"
+	cp "$T/policy" "$T/policy-rw"
+	printf 'expose-ro=%s\nexpose-ro=/dev/loop-control\n' "$LOOP_DEV" >>"$T/policy"
+	run_sb "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "change EACCES"
+	expect_line "$T/out" "clr EACCES"
+	expect_line "$T/out" "ctl-add EACCES"
+	expect_line "$T/out" "ctl-remove EACCES"
+	[ "$(loop_first16 "$LOOP_DEV")" = ORIGINAL-CONTENT ] ||
+		fail "confined, the device now starts: $(loop_first16 "$LOOP_DEV")"
+	losetup "$LOOP_DEV" >/dev/null 2>&1 || fail "confined, LOOP_CLR_FD detached $LOOP_DEV"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(write\) $LOOP_DEV "
+	[ -e /dev/loop60 ] && fail "confined, LOOP_CTL_ADD made /dev/loop60"
+	# the device and the control file writable by their rules: the ioctls work
+	printf 'expose-rw=%s\nexpose-rw=/dev/loop-control\n' "$LOOP_DEV" >>"$T/policy-rw"
+	run_sb "$T/policy-rw" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "change ok"
+	expect_line "$T/out" "clr ok"
+	expect_line "$T/out" "ctl-add ok"
+	expect_line "$T/out" "ctl-remove ok"
+}
+
+# A userfaultfd answers the page faults of the process that made it, whoever holds it: one
+# passed in by a process outside before `attach` let the confined holder write that
+# process's memory with UFFDIO_COPY (found by an adversary, round 25), as a held
+# /proc/PID/mem would. Its ioctls are refused for an address space not the sandbox's
+# (bpf/file.bpf.c check_uffd_ioctl); the program's own userfaultfd works.
+test_escape_held_userfaultfd_of_outside_process_drives_nothing() {
+	once_per_matrix "the userfaultfd ioctls and their check are the same on every kernel"
+	escape_setup
+	write_file "$T/uffd.py" <<'PY'
+import ctypes, errno, os, socket, struct, sys, time, mmap
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
+def chk(r, what):
+    if r < 0:
+        e = ctypes.get_errno(); raise OSError(e, what)
+    return r
+def wait(p):
+    while not os.path.exists(p): time.sleep(0.05)
+UFFDIO_API, UFFDIO_REGISTER, UFFDIO_COPY = 0xC018AA3F, 0xC020AA00, 0xC028AA03
+role = sys.argv[1]
+if role == "outside":  # outside SOCK GO
+    sockp, go = sys.argv[2:4]
+    uffd = chk(libc.syscall(323, os.O_CLOEXEC), "userfaultfd")
+    api = ctypes.create_string_buffer(struct.pack("QQQ", 0xAA, 0, 0))
+    chk(libc.ioctl(uffd, UFFDIO_API, api), "api")
+    addr = libc.mmap(None, 4096, 3, 0x22, -1, 0)  # PROT_RW, MAP_PRIVATE|ANON
+    reg = ctypes.create_string_buffer(struct.pack("QQQQ", addr, 4096, 1, 0))
+    chk(libc.ioctl(uffd, UFFDIO_REGISTER, reg), "register")
+    s = socket.socket(socket.AF_UNIX); s.bind(sockp); s.listen(1)
+    c, _ = s.accept(); socket.send_fds(c, [b"x"], [uffd]); os.close(uffd)
+    print("outside sent uffd", flush=True)
+    wait(go)
+    print("outside reads", ctypes.string_at(addr, 16), flush=True)
+else:  # handler SOCK READY GO
+    sockp, ready, go = sys.argv[2:5]
+    s = socket.socket(socket.AF_UNIX); s.connect(sockp)
+    _, fds, _, _ = socket.recv_fds(s, 1, 1); uffd = fds[0]
+    open(ready, "w").close()
+    wait(go)
+    msg = os.read(uffd, 32)
+    fault = struct.unpack_from("Q", msg, 16)[0] & ~4095
+    print("handler event", msg[0], hex(fault), flush=True)
+    src = ctypes.create_string_buffer(b"PWNED-BY-SANDBOX".ljust(4096, b"!"))
+    cp = ctypes.create_string_buffer(struct.pack("QQQQq", fault, ctypes.addressof(src), 4096, 0, 0))
+    try:
+        chk(libc.ioctl(uffd, UFFDIO_COPY, cp), "copy")
+        print("handler copy ok", flush=True)
+    except OSError as e:
+        print("handler copy", errno.errorcode[e.errno], flush=True)
+        os.close(uffd)
+    # its own address space: a userfaultfd of its own fills its own page
+    own = chk(libc.syscall(323, os.O_CLOEXEC | 1), "userfaultfd")  # UFFD_USER_MODE_ONLY
+    chk(libc.ioctl(own, UFFDIO_API, ctypes.create_string_buffer(struct.pack("QQQ", 0xAA, 0, 0))), "api")
+    mine = libc.mmap(None, 4096, 3, 0x22, -1, 0)
+    chk(libc.ioctl(own, UFFDIO_REGISTER, ctypes.create_string_buffer(struct.pack("QQQQ", mine, 4096, 1, 0))), "register")
+    chk(libc.ioctl(own, UFFDIO_COPY, ctypes.create_string_buffer(struct.pack("QQQQq", mine, ctypes.addressof(src), 4096, 0, 0))), "own copy")
+    print("handler own", ctypes.string_at(mine, 16), flush=True)
+PY
+	local o h
+	uffd_pair() {
+		rm -f "$T/sock" "$T/ready" "$T/go"
+		timeout 60 python3 "$T/uffd.py" outside "$T/sock" "$T/go" >"$T/o.out" 2>&1 &
+		o=$!
+		wait_file "$T/sock" "the outside process is not ready: $(cat "$T/o.out" 2>/dev/null)"
+		python3 "$T/uffd.py" handler "$T/sock" "$T/ready" "$T/go" >"$T/h.out" 2>&1 &
+		h=$!
+		wait_file "$T/ready" "the handler is not ready: $(cat "$T/h.out" 2>/dev/null)"
+	}
+	uffd_pair
+	touch "$T/go"
+	wait "$o"
+	wait "$h"
+	expect_line "$T/o.out" "outside reads b'PWNED-BY-SANDBOX'"
+	expect_line "$T/h.out" "handler copy ok"
+	uffd_pair
+	attach_go "$h" "$T/policy" "$T/go" "$T/a.err"
+	expect_line "$T/h.out" "handler copy EPERM"
+	expect_line "$T/h.out" "handler own b'PWNED-BY-SANDBOX'"
+	wait "$o"
+	expect_no_grep "$T/o.out" "PWNED"
+	expect_grep "$T/a.err" "deny self ptrace target-pid=[0-9]+ pid=$h "
+}
+
+# The same ioctls through a loop device held open for reading from before `attach`, under
+# a policy that names no device: LOOP_CHANGE_FD gave the device the program's bytes
+# (found by an adversary, round 25). Refused as a write of the device would be.
+test_escape_held_loop_device_not_rebacked_after_attach() {
+	once_per_matrix "the loop driver's ioctls and their check are the same on every kernel"
+	escape_setup
+	loop_imgs
+	write_file "$T/hold.py" <<'PY'
+import errno, fcntl, os, sys, time
+dev, new, ready, go = sys.argv[1:5]
+d = os.open(dev, os.O_RDONLY)
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+n = os.open(new, os.O_RDONLY)
+try:
+    fcntl.ioctl(d, 0x4C06, n)
+    print("change ok", flush=True)
+except OSError as e:
+    print("change", errno.errorcode[e.errno], flush=True)
+PY
+	python3 "$T/hold.py" "$LOOP_DEV" "$T/ro/b.img" "$T/ready" "$T/go" >"$T/h.out" 2>&1 &
+	local holder=$!
+	wait_file "$T/ready" "the holder is not ready: $(cat "$T/h.out")"
+	attach_go "$holder" "$T/policy" "$T/go" "$T/a.err"
+	expect_line "$T/h.out" "change EACCES"
+	[ "$(loop_first16 "$LOOP_DEV")" = ORIGINAL-CONTENT ] ||
+		fail "attached, the device now starts: $(loop_first16 "$LOOP_DEV")"
+	# with a rule letting it write the device: done
+	printf 'expose-rw=%s\n' "$LOOP_DEV" >>"$T/policy"
+	rm -f "$T/ready" "$T/go"
+	python3 "$T/hold.py" "$LOOP_DEV" "$T/ro/b.img" "$T/ready" "$T/go" >"$T/h.out" 2>&1 &
+	holder=$!
+	wait_file "$T/ready" "the holder is not ready: $(cat "$T/h.out")"
+	attach_go "$holder" "$T/policy" "$T/go" "$T/a.err"
+	expect_line "$T/h.out" "change ok"
+	[ "$(loop_first16 "$LOOP_DEV")" = EVIL-CONTENT-XYZ ] ||
+		fail "the allowed change did not happen: $(loop_first16 "$LOOP_DEV")"
+}
+
 # In a case-insensitive directory another spelling names the same file, and the dentry
 # keeps the spelling of the lookup that made it: ignore=.env and ignore=*.pem were read
 # and rewritten as .ENV, SERVER.PEM and .eNv in a casefolded ext4 directory, and
