@@ -596,7 +596,7 @@ test_learn_from_refuses_directory_fifo_missing_file() {
 
 # A file in /etc, in the home directory's own tree and directly under / is learned as
 # itself, never as /etc, ~ or /: the enforced rerun reads what it read and nothing next to
-# it (/etc/group and /etc/shadow, a neighbour under /, readable unconfined, are denied).
+# it (/etc/login.defs and /etc/shadow, a neighbour under /, readable unconfined, are denied).
 test_learn_never_widens_etc_home_or_root() {
 	once_per_matrix "learning's rules from the stream: pysb-bpf's own; test_learn_subprocess_round_trip_and_backup learns on every kernel"
 	local top=/pysb-learn-top other=/pysb-learn-other
@@ -627,7 +627,7 @@ PY
 	cmp -s "$T/exposed" "$T/want" || fail "learned file rules: $(cat "$T/exposed")"
 	enforce_clean "$T/policy" "$T/app/prog.py"
 	learn_again_adds_nothing "$T/policy" "$T/app/prog.py"
-	set -- /etc/hostname /etc/group /etc/shadow "$other" "$top" "~/.config/app/x" \
+	set -- /etc/hostname /etc/login.defs /etc/shadow "$other" "$top" "~/.config/app/x" \
 		"~/.config/other/y" "~/.netrc"
 	run_plain python3 "$T/app/prog.py" "$@"
 	expect_rc 0
@@ -638,10 +638,10 @@ PY
 	for p in /etc/hostname "$top" "~/.config/app/x"; do
 		expect_line "$T/out" "$p ok"
 	done
-	for p in /etc/group /etc/shadow "$other" "~/.config/other/y" "~/.netrc"; do
+	for p in /etc/login.defs /etc/shadow "$other" "~/.config/other/y" "~/.netrc"; do
 		expect_line "$T/out" "$p denied"
 	done
-	only_denied "file open\(read\) (/etc/group|/etc/shadow|$other|$T/home/.config/other/y|$T/home/.netrc) "
+	only_denied "file open\(read\) (/etc/login.defs|/etc/shadow|$other|$T/home/.config/other/y|$T/home/.netrc) "
 }
 
 # A listing of /etc, ~ or / (found by a user: learning python3 -m venv wrote
