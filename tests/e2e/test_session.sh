@@ -1274,6 +1274,7 @@ PY
 # Judged as opens for writing now; a block device the policy lets the program write stays
 # writable.
 test_session_held_devices_judged_by_the_rules() {
+	once_per_matrix "the devices are told apart by their numbers in the same program on every kernel; its hook, file_permission on a held descriptor, runs on every kernel in test_session_held_kernel_control_files_judged_by_the_rules"
 	session_setup
 	vm_module tun
 	local holder loop n=0
