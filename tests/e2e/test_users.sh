@@ -21,6 +21,15 @@ users_script() {
 	chmod 755 "$1"
 }
 
+# users_proj_beside: $T/proj with what a listing alone must not open: a file beside the
+# program (notes.txt), one below (sub/deep.txt), a module beside it (helper.py).
+users_proj_beside() {
+	mkdir -p "$T/proj/sub"
+	echo "sibling" >"$T/proj/notes.txt"
+	echo "below" >"$T/proj/sub/deep.txt"
+	printf 'X = 1\n' >"$T/proj/helper.py"
+}
+
 # users_expect_listed_alone: $T/proj was listed, and nothing else of it read or written
 # (its files, below it, a module beside the program, a new file): EACCES and deny lines.
 users_expect_listed_alone() {
@@ -255,10 +264,7 @@ test_users_zipapp_pyz() {
 # file the rules do not grant. The learn -> run round trip converges, with no rule for it.
 test_users_script_directory_listed_alone() {
 	users_setup
-	mkdir -p "$T/proj/sub"
-	echo "sibling" >"$T/proj/notes.txt"
-	echo "below" >"$T/proj/sub/deep.txt"
-	printf 'X = 1\n' >"$T/proj/helper.py"
+	users_proj_beside
 	printf '%s\n' "$USERS_PROBE" "import json, csv
 attempt('listing', lambda: print(sorted(os.listdir(os.path.dirname(os.path.abspath(__file__))))))
 attempt('sibling', lambda: read('$T/proj/notes.txt'))
@@ -299,10 +305,7 @@ print('imports ok')" >"$T/proj/app.py"
 test_users_cwd_listed_alone_without_a_script() {
 	once_per_matrix "how the program is named and found: pysb-bpf's own resolution"
 	users_setup
-	mkdir -p "$T/proj/sub"
-	echo "sibling" >"$T/proj/notes.txt"
-	echo "below" >"$T/proj/sub/deep.txt"
-	printf 'X = 1\n' >"$T/proj/helper.py"
+	users_proj_beside
 	printf '%s\n' "$USERS_PROBE" "import json, csv
 attempt('listing', lambda: print(sorted(os.listdir('.'))))
 attempt('sibling', lambda: read('notes.txt'))
