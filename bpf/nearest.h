@@ -129,13 +129,16 @@ static __always_inline __u64 pysb_table_word(__u64 id, __u64 gen, bool self)
 }
 
 /* Keeps the walk's answer for cgroup `own` at generation `gen` (`sb`: the sandbox found,
- * 0: none). Only "none" and "its own sandbox" fit a word; a cgroup below its sandbox is
- * left to the per-task cache. A slot two cgroups share holds the last answer written. */
-static __always_inline void pysb_table_keep(__u64 own, __u64 gen, __u64 sb)
+ * 0: none; `flags`: its own). Only "none" and "its own sandbox" fit a word; a cgroup below
+ * its sandbox is left to the per-task cache, and so is one the kernel confined at its
+ * creation (PYSB_SB_KERNEL: its socket programs are not attached yet), so that "its own
+ * sandbox" also says "judged by its own socket programs" (pysb_table_says_own). A slot
+ * two cgroups share holds the last answer written. */
+static __always_inline void pysb_table_keep(__u64 own, __u64 gen, __u64 sb, __u32 flags)
 {
 	volatile __u64 *slot;
 
-	if (!pysb_table_fits(own) || (sb && sb != own))
+	if (!pysb_table_fits(own) || (sb && (sb != own || (flags & PYSB_SB_KERNEL))))
 		return;
 	slot = PYSB_TABLE_SLOT(own);
 	if (slot)
@@ -174,10 +177,23 @@ static __noinline __attribute__((unused)) struct pysb_sandbox_cfg *pysb_sandbox_
 		c->sandbox = cfg ? sb : 0;
 		c->cgid = own;
 	}
-	pysb_table_keep(own, gen, cfg ? sb : 0);
+	pysb_table_keep(own, gen, cfg ? sb : 0, cfg ? cfg->flags : 0);
 	if (cfg)
 		*cgid = sb;
 	return cfg;
+}
+
+/* Does the shared table say that cgroup `own`, the current task's, is its own sandbox, at
+ * the current generation of `sandboxes`? The word alone, no lookup: true means the
+ * task's nearest sandbox is the cgroup itself and was not confined at its creation by
+ * the kernel (pysb_table_keep), so the cgroup's socket programs are attached (user space
+ * attaches them before it registers the cgroup). false: not known here. */
+static __always_inline bool pysb_table_says_own(__u64 own)
+{
+	volatile __u64 *slot = pysb_table_fits(own) ? PYSB_TABLE_SLOT(own) : 0;
+	__u64 *genp = PYSB_GEN_GET();
+
+	return slot && genp && *slot == pysb_table_word(own, *(volatile __u64 *)genp, true);
 }
 
 /* struct pysb_sandbox_cache (pysb_abi.h): the walk's answer while the task stays in cgroup

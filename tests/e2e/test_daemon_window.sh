@@ -3,7 +3,8 @@
 # first execve in it (the default, "confine_at": "exec") or from its mkdir ("creation").
 # The workload is build/e2e/first_probe: it creates the cgroup, moves itself in (and with
 # --exec executes itself again, as a runtime starts an entrypoint), connects to a closed
-# local port (ECONNREFUSED allowed, EPERM denied: the policy has no net=) and opens a
+# local port (ECONNREFUSED allowed, EPERM denied: the policy has no net=), sends a UDP
+# datagram there (sent allowed, EPERM denied) and opens a
 # secret at once, again and again until it is denied; then opens an allowed file. Its line
 # (the window: reads that succeeded, ms from the mkdir to the first denial) is in the
 # test's log. Uses test_daemon.sh's daemon_start, wait_for, binding and svc_cleanup.
@@ -41,7 +42,7 @@ window_probe() {
 # window_expect_confined: not one read of the secret, the allowed read done.
 window_expect_confined() {
 	case $OUT in
-	"forbidden_ok=0 first=denied denied_after_ms="*" allowed=ok connect=errno=1") ;;
+	"forbidden_ok=0 first=denied denied_after_ms="*" allowed=ok connect=errno=1 send=errno=1") ;;
 	*) fail "the new cgroup's workload was not confined from its first instruction: $OUT" ;;
 	esac
 }
@@ -50,7 +51,7 @@ window_expect_confined() {
 window_expect_unconfined_first() {
 	window_probe "$CGT/other-1" 100
 	case $OUT in
-	"forbidden_ok="[1-9]*" first=ok denied_after_ms=never allowed=ok connect=errno=111") ;;
+	"forbidden_ok="[1-9]*" first=ok denied_after_ms=never allowed=ok connect=errno=111 send=ok") ;;
 	*) fail "unconfined, the workload should read the secret: $OUT" ;;
 	esac
 }

@@ -526,6 +526,36 @@ static void test_table_own_sandbox_one_lookup(void **state)
 	assert_int_equal(lookups, 1);
 }
 
+/* A cgroup the kernel confined at its creation (PYSB_SB_KERNEL, bpf/watch.bpf.c): its
+ * socket programs are not attached yet, so no "its own sandbox" word, which the socket
+ * hooks read as "the cgroup's own programs judge its sockets" (pysb_table_says_own). The
+ * daemon's entry (same cgroup, no flag) after the bump: kept, and said. */
+static void test_table_cgroup_confined_at_creation_not_kept_as_its_own(void **state)
+{
+	static const __u64 ids[] = { 10, 20, 0 };
+	__u64 cgid;
+
+	(void)state;
+	set_path(ids);
+	reg(20, 4, PYSB_SB_KERNEL | PYSB_SB_DAEMON);
+	assert_int_equal(ask(&cgid), 4);
+	assert_int_equal(cgid, 20);
+	assert_true(slot_of(20) == 0);
+	assert_false(pysb_table_says_own(20));
+	cache_available = false;
+	assert_int_equal(ask(&cgid), 4); /* the walk again: never "none" */
+	assert_false(pysb_table_says_own(20));
+	unreg(20);
+	reg(20, 5, PYSB_SB_DAEMON);
+	bump();
+	assert_int_equal(ask(&cgid), 5);
+	assert_true(slot_of(20) == pysb_table_word(20, 8, true));
+	assert_true(pysb_table_says_own(20));
+	assert_false(pysb_table_says_own(20 + PYSB_CGROUP_TABLE_SLOTS)); /* the slot's other ids */
+	bump();
+	assert_false(pysb_table_says_own(20)); /* an older generation's word */
+}
+
 /* A cgroup below its sandbox: the word has no room for the sandbox's id; nothing kept in
  * the table (the per-task cache answers), and never "none". */
 static void test_table_cgroup_below_its_sandbox_not_kept(void **state)
@@ -653,6 +683,8 @@ int main(void)
 		cmocka_unit_test_setup(test_cache_unusable_entry_walks, setup),
 		cmocka_unit_test_setup(test_table_unsandboxed_answers_without_task_storage, setup),
 		cmocka_unit_test_setup(test_table_own_sandbox_one_lookup, setup),
+		cmocka_unit_test_setup(test_table_cgroup_confined_at_creation_not_kept_as_its_own,
+				       setup),
 		cmocka_unit_test_setup(test_table_cgroup_below_its_sandbox_not_kept, setup),
 		cmocka_unit_test_setup(test_table_bind_seen_after_bump, setup),
 		cmocka_unit_test_setup(test_table_unbind_falls_back_to_ancestor, setup),

@@ -4,14 +4,16 @@
  * itself into it; with --exec it then executes this program again (as a runtime starts a
  * container's entrypoint or systemd a service), else it goes on as it is. Then, at once,
  * the workload connects a TCP socket to 127.0.0.1:PORT (a closed port: refused when
- * allowed, EPERM when denied), opens SECRET again and again until it is denied or MAX_MS
- * have passed, and opens ALLOWED once. --exec executes $FIRST_PROBE_EXEC (a copy of this
+ * allowed, EPERM when denied), sends a UDP datagram there (sent when allowed, EPERM when
+ * denied: a socket made in its own cgroup, bpf/socket.bpf.c own_programs_judge), opens
+ * SECRET again and again until it is denied or MAX_MS have passed, and opens ALLOWED
+ * once. --exec executes $FIRST_PROBE_EXEC (a copy of this
  * program: an execve of the program a task already runs does not arm a held cgroup, see
  * bpf/watch.bpf.c), else /proc/self/exe. Its results come back through a pipe; the parent
  * prints:
  *   forbidden_ok=<opens of SECRET that succeeded> first=<ok|denied>
  *   denied_after_ms=<from the mkdir to the first denial, or "never"> allowed=<ok|errno=N>
- *   connect=<ok|errno=N>
+ *   connect=<ok|errno=N> send=<ok|errno=N>
  *   first_probe [--exec] DIR SECRET ALLOWED MAX_MS PORT
  */
 #include <arpa/inet.h>
@@ -35,6 +37,7 @@ struct result {
 	int allowed_errno;
 	int setup_errno;
 	int connect_errno;
+	int send_errno;
 };
 
 static int64_t now_ns(void)
@@ -55,6 +58,12 @@ static void probe(struct result *r, char **a, int64_t t0)
 	int s = socket(AF_INET, SOCK_STREAM, 0), fd;
 
 	r->connect_errno = s < 0 ? errno : connect(s, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
+	if (s >= 0)
+		close(s);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	r->send_errno = s < 0 ? errno
+		      : sendto(s, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno
+										     : 0;
 	if (s >= 0)
 		close(s);
 	r->denied_ms = -1;
@@ -159,8 +168,12 @@ int main(int argc, char **argv)
 	else
 		printf(" allowed=ok");
 	if (r.connect_errno)
-		printf(" connect=errno=%d\n", r.connect_errno);
+		printf(" connect=errno=%d", r.connect_errno);
 	else
-		printf(" connect=ok\n");
+		printf(" connect=ok");
+	if (r.send_errno)
+		printf(" send=errno=%d\n", r.send_errno);
+	else
+		printf(" send=ok\n");
 	return 0;
 }
