@@ -132,7 +132,7 @@ static __always_inline __u64 pysb_table_word(__u64 id, __u64 gen, bool self)
  * 0: none; `flags`: its own). Only "none" and "its own sandbox" fit a word; a cgroup below
  * its sandbox is left to the per-task cache, and so is one the kernel confined at its
  * creation (PYSB_SB_KERNEL: its socket programs are not attached yet), so that "its own
- * sandbox" also says "judged by its own socket programs" (pysb_table_says_own). A slot
+ * sandbox" also says "judged by its own socket programs" (pysb_table_says). A slot
  * two cgroups share holds the last answer written. */
 static __always_inline void pysb_table_keep(__u64 own, __u64 gen, __u64 sb, __u32 flags)
 {
@@ -183,17 +183,29 @@ static __noinline __attribute__((unused)) struct pysb_sandbox_cfg *pysb_sandbox_
 	return cfg;
 }
 
-/* Does the shared table say that cgroup `own`, the current task's, is its own sandbox, at
- * the current generation of `sandboxes`? The word alone, no lookup: true means the
- * task's nearest sandbox is the cgroup itself and was not confined at its creation by
- * the kernel (pysb_table_keep), so the cgroup's socket programs are attached (user space
- * attaches them before it registers the cgroup). false: not known here. */
-static __always_inline bool pysb_table_says_own(__u64 own)
+/* The shared table's answer for cgroup `own`, the current task's, at the current
+ * generation of `sandboxes`, read alone (no lookup): */
+enum pysb_table_answer {
+	PYSB_TABLE_UNKNOWN, /* no word for it: ask pysb_cached_sandbox */
+	PYSB_TABLE_NONE,    /* in no sandbox */
+	PYSB_TABLE_OWN,	    /* its own sandbox, and not one the kernel confined at its creation
+			     * (pysb_table_keep): its socket programs are attached (user space
+			     * attaches them before it registers the cgroup) */
+};
+
+static __always_inline enum pysb_table_answer pysb_table_says(__u64 own)
 {
 	volatile __u64 *slot = pysb_table_fits(own) ? PYSB_TABLE_SLOT(own) : 0;
 	__u64 *genp = PYSB_GEN_GET();
+	__u64 w, gen;
 
-	return slot && genp && *slot == pysb_table_word(own, *(volatile __u64 *)genp, true);
+	if (!slot || !genp)
+		return PYSB_TABLE_UNKNOWN;
+	w = *slot;
+	gen = *(volatile __u64 *)genp;
+	if (w == pysb_table_word(own, gen, false))
+		return PYSB_TABLE_NONE;
+	return w == pysb_table_word(own, gen, true) ? PYSB_TABLE_OWN : PYSB_TABLE_UNKNOWN;
 }
 
 /* struct pysb_sandbox_cache (pysb_abi.h): the walk's answer while the task stays in cgroup

@@ -46,31 +46,34 @@ static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *
 }
 
 /*
- * A send or connect that the socket's own cgroup programs judge completely, known without
- * the lookup of the task's sandbox (issue 17: every UDP send of a sandboxed task paid it, a
- * third of what a send costs it): a TCP or UDP socket made in the task's own cgroup, which
- * the shared cgroup table says is its own sandbox, and no control message. For such a
- * request each check of the hooks below allows: held_kind (TCP and UDP are no held kind),
- * source_route_cmsg_check (no message to read), born_net (the table keeps no such word for
- * a cgroup confined at its creation, PYSB_SB_KERNEL), foreign_socket (made in the sandbox's
- * own cgroup); the destination is the cgroup programs' (bpf/net.bpf.c), attached before
- * the cgroup was registered. docs/design.md, "Sends the socket's own programs judge".
- * Plain BTF loads; `msg` NULL for a connect.
+ * A send or connect that needs nothing of this program, known without the lookup of the
+ * task's sandbox (issue 17: every UDP send of a sandboxed task paid it, a third of what a
+ * send cost it): the shared cgroup table's word for the task's cgroup says, at the
+ * current generation, either "in no sandbox" (as current_sandbox would), or "its own
+ * sandbox" and the request is one the socket's own cgroup programs judge completely: a
+ * TCP or UDP socket made in that cgroup, with no control message. For such a request each
+ * check of the hooks below allows: held_kind (TCP and UDP are no held kind),
+ * source_route_cmsg_check (no message to read), born_net (the table keeps no such word
+ * for a cgroup confined at its creation, PYSB_SB_KERNEL), foreign_socket (made in the
+ * sandbox's own cgroup); the destination is the cgroup programs' (bpf/net.bpf.c),
+ * attached before the cgroup was registered. docs/design.md, "Sends the socket's own
+ * programs judge". Plain BTF loads; `msg` NULL for a connect.
  */
-static __always_inline bool own_programs_judge(struct socket *sock, struct msghdr *msg)
+static __always_inline bool nothing_to_judge(struct socket *sock, struct msghdr *msg)
 {
+	__u64 own = PYSB_CACHE_CGROUP_ID();
+	enum pysb_table_answer t = pysb_table_says(own);
 	struct sock *sk = sock->sk;
 	__u16 family;
-	__u64 own;
 
+	if (t != PYSB_TABLE_OWN)
+		return t == PYSB_TABLE_NONE;
 	if (!sk || (msg && msg->msg_controllen >= sizeof(struct kcmsghdr)))
 		return false;
 	family = sk->__sk_common.skc_family;
-	if ((family != AF_INET && family != AF_INET6) ||
-	    proto_slot(sock->type, sk->sk_protocol, PYSB_NET_OUT) < 0)
-		return false;
-	own = PYSB_CACHE_CGROUP_ID();
-	return sk->sk_cgrp_data.cgroup->kn->id == own && pysb_table_says_own(own);
+	return (family == AF_INET || family == AF_INET6) &&
+	       proto_slot(sock->type, sk->sk_protocol, PYSB_NET_OUT) >= 0 &&
+	       sk->sk_cgrp_data.cgroup->kn->id == own;
 }
 
 /* The socket was made in another cgroup than the task's: its cgroup programs are not the
@@ -168,7 +171,7 @@ int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address,
 	__u16 family;
 	__u64 cgid;
 
-	if (own_programs_judge(sock, NULL))
+	if (nothing_to_judge(sock, NULL))
 		return 0;
 	cfg = sandboxed_socket(sock, &cgid, &sk, &family);
 	if (!cfg)
@@ -213,7 +216,7 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 	__u64 cgid;
 	int err;
 
-	if (own_programs_judge(sock, msg))
+	if (nothing_to_judge(sock, msg))
 		return 0;
 	cfg = sandboxed_socket(sock, &cgid, &sk, &family);
 	if (!cfg)

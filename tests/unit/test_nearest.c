@@ -528,7 +528,7 @@ static void test_table_own_sandbox_one_lookup(void **state)
 
 /* A cgroup the kernel confined at its creation (PYSB_SB_KERNEL, bpf/watch.bpf.c): its
  * socket programs are not attached yet, so no "its own sandbox" word, which the socket
- * hooks read as "the cgroup's own programs judge its sockets" (pysb_table_says_own). The
+ * hooks read as "the cgroup's own programs judge its sockets" (pysb_table_says). The
  * daemon's entry (same cgroup, no flag) after the bump: kept, and said. */
 static void test_table_cgroup_confined_at_creation_not_kept_as_its_own(void **state)
 {
@@ -541,19 +541,23 @@ static void test_table_cgroup_confined_at_creation_not_kept_as_its_own(void **st
 	assert_int_equal(ask(&cgid), 4);
 	assert_int_equal(cgid, 20);
 	assert_true(slot_of(20) == 0);
-	assert_false(pysb_table_says_own(20));
+	assert_int_equal(pysb_table_says(20), PYSB_TABLE_UNKNOWN);
 	cache_available = false;
 	assert_int_equal(ask(&cgid), 4); /* the walk again: never "none" */
-	assert_false(pysb_table_says_own(20));
+	assert_int_equal(pysb_table_says(20), PYSB_TABLE_UNKNOWN);
 	unreg(20);
 	reg(20, 5, PYSB_SB_DAEMON);
 	bump();
 	assert_int_equal(ask(&cgid), 5);
 	assert_true(slot_of(20) == pysb_table_word(20, 8, true));
-	assert_true(pysb_table_says_own(20));
-	assert_false(pysb_table_says_own(20 + PYSB_CGROUP_TABLE_SLOTS)); /* the slot's other ids */
+	assert_int_equal(pysb_table_says(20), PYSB_TABLE_OWN);
+	/* the slot's other ids */
+	assert_int_equal(pysb_table_says(20 + PYSB_CGROUP_TABLE_SLOTS), PYSB_TABLE_UNKNOWN);
+	unreg(20);
 	bump();
-	assert_false(pysb_table_says_own(20)); /* an older generation's word */
+	assert_int_equal(pysb_table_says(20), PYSB_TABLE_UNKNOWN); /* an older generation's */
+	assert_int_equal(ask(&cgid), 0);
+	assert_int_equal(pysb_table_says(20), PYSB_TABLE_NONE);
 }
 
 /* A cgroup below its sandbox: the word has no room for the sandbox's id; nothing kept in

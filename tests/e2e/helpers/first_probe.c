@@ -5,7 +5,7 @@
  * container's entrypoint or systemd a service), else it goes on as it is. Then, at once,
  * the workload connects a TCP socket to 127.0.0.1:PORT (a closed port: refused when
  * allowed, EPERM when denied), sends a UDP datagram there (sent when allowed, EPERM when
- * denied: a socket made in its own cgroup, bpf/socket.bpf.c own_programs_judge), opens
+ * denied: a socket made in its own cgroup, bpf/socket.bpf.c nothing_to_judge), opens
  * SECRET again and again until it is denied or MAX_MS have passed, and opens ALLOWED
  * once. --exec executes $FIRST_PROBE_EXEC (a copy of this
  * program: an execve of the program a task already runs does not arm a held cgroup, see
