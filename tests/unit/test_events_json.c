@@ -322,6 +322,54 @@ static void test_line_dev_shm_says_what_needs_it(void **state)
 	}
 }
 
+/* A denial in the user's own site-packages (pip install --user) says what it is and the
+ * two ways out, naming that directory (found by a user: two bare deny lines at every
+ * Python start, and ModuleNotFoundError for what was installed there). */
+static void test_line_user_site_packages_says_what_it_is(void **state)
+{
+	static const struct {
+		const char *path, *dir; /* dir NULL: no hint */
+	} cases[] = {
+		{ "/root/.local/lib/python3.11/site-packages",
+		  "/root/.local/lib/python3.11/site-packages" },
+		{ "/home/u/.local/lib/python3.12/site-packages/mod.pth",
+		  "/home/u/.local/lib/python3.12/site-packages" },
+		{ "/home/u/.local/lib/python3.11/site-packagesX", NULL },
+		{ "/home/u/.local/lib/python3.11/other/site-packages", NULL },
+		{ "/home/u/.local/lib/python/site-packages", NULL },
+		{ "/usr/lib/python3/dist-packages", NULL },
+		/* a write (its __pycache__): denied under expose-ro= of it too, no hint */
+		{ "/root/.local/lib/python3.11/site-packages/__pycache__", NULL },
+	};
+	char line[1024], want[256];
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		file_event(cases[i].path);
+		e.decision = PYSB_DENY;
+		e.kind = PYSB_KIND_FILE;
+		e.op = cases[i].path[strlen(cases[i].path) - 1] == '_' ? PYSB_OP_MKDIR
+								       : PYSB_OP_OPEN;
+		e.access = e.op == PYSB_OP_MKDIR ? PYSB_ACC_WRITE : PYSB_ACC_READ;
+		memset(line, 0, sizeof(line));
+		f = fmemopen(line, sizeof(line) - 1, "w");
+		assert_non_null(f);
+		event_print_line(f, &e, NULL);
+		fclose(f);
+		if (cases[i].dir) {
+			snprintf(want, sizeof(want),
+				 " (the user's own site-packages, where pip install --user puts "
+				 "packages: expose-ro=%s lets the program import them; "
+				 "env=PYTHONNOUSERSITE=1 keeps Python from looking there) pid=",
+				 cases[i].dir);
+			assert_non_null(strstr(line, want));
+		} else {
+			assert_null(strstr(line, "pip install --user"));
+		}
+	}
+}
+
 /* The line of a record standing for several denials says so (found by a user: the
  * sweep's count of a repeated denial printed as an identical second line). */
 static void test_line_says_its_repeats(void **state)
@@ -411,6 +459,7 @@ int main(void)
 		cmocka_unit_test(test_tty_bounded),
 		cmocka_unit_test(test_line_says_its_repeats),
 		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),
+		cmocka_unit_test(test_line_user_site_packages_says_what_it_is),
 		cmocka_unit_test(test_line_escapes_terminal_controls),
 		cmocka_unit_test(test_learn_counts_repeats),
 	};

@@ -265,6 +265,44 @@ void event_print_line(FILE *f, const struct pysb_event *e, const struct compiled
 	event_print_line_again(f, e, policy, false);
 }
 
+/* The user's own site-packages, where `pip install --user` puts packages
+ * (~/.local/lib/pythonX.Y/site-packages), which Python lists at every start once it exists:
+ * the length of that directory in `path` (the directory itself, or what below it was
+ * denied), or 0. */
+static size_t user_site_len(const char *path)
+{
+	const char *l = strstr(path, "/.local/lib/python"), *v, *s;
+
+	if (!l)
+		return 0;
+	v = l + strlen("/.local/lib/python");
+	s = strchr(v, '/');
+	if (!s || s == v || strncmp(s, "/site-packages", 14) || (s[14] && s[14] != '/'))
+		return 0;
+	return (size_t)(s + 14 - path);
+}
+
+/* Says what a denied user site-packages is and the two ways out (found by a user: after a
+ * `pip install --user`, two deny lines at every start of every Python program, and the
+ * packages installed there not found, ModuleNotFoundError naming no cause). */
+static void print_user_site_hint(FILE *f, const char *path)
+{
+	char dir[PYSB_PATH_LEN];
+	size_t n = user_site_len(path);
+
+	if (!n || n >= sizeof(dir))
+		return;
+	memcpy(dir, path, n);
+	dir[n] = '\0';
+	fputs(" (the user's own site-packages, where pip install --user puts packages: "
+	      "expose-ro=",
+	      f);
+	print_escaped(f, dir);
+	fputs(" lets the program import them; env=PYTHONNOUSERSITE=1 keeps Python from "
+	      "looking there)",
+	      f);
+}
+
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	char acc[32];
@@ -307,6 +345,10 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
 		      "pools need expose-rw=/dev/shm)",
 		      f);
+	/* reads only: a write there (its __pycache__) is denied under expose-ro= too */
+	if (e->kind == PYSB_KIND_FILE && path && !(e->flags & PYSB_EV_PATH_TRUNC) &&
+	    !(e->access & PYSB_ACC_WRITE))
+		print_user_site_hint(f, path);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
 	if (e->flags & PYSB_EV_BLOCK_DEVICE)
