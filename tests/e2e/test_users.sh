@@ -700,3 +700,43 @@ PY
 	expect_rc 0
 	expect_grep "$T/learned" "^expose-ro=~/data$"
 }
+
+# After `pip install --user`, Python lists the user's own site-packages at every start
+# (~/.local/lib/pythonX.Y/site-packages of the user it runs as: root here, whose home
+# pwd gives with the empty environment a run starts with). No rule grants it: the listing
+# is denied, and the deny line names the directory and the two ways out (found by a user:
+# two bare deny lines at every start, and ModuleNotFoundError for the package). Each way
+# out then works: expose-ro= of it imports the package, env=PYTHONNOUSERSITE=1 makes
+# Python not look. The directory is made for the test and removed after it: every other
+# Python start in this VM would list it too.
+test_users_pip_user_site_says_its_way_out() {
+	once_per_matrix "the deny line's text and the program's own start: no hook of its own"
+	local ver site
+	ver=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])') || fail "python3"
+	site=$(python3 -c 'import os, pwd; print(pwd.getpwuid(os.getuid()).pw_dir)')/.local/lib/python$ver/site-packages
+	[ -e "$site" ] && skip "$site exists already: not the test's to make and remove"
+	trap 'rm -rf "$site"; rmdir -p "$(dirname "$site")" 2>/dev/null' EXIT
+	mkdir -p "$site" || fail "cannot make $site"
+	echo 'VALUE = 42' >"$site/usermod.py"
+	run_plain env -i python3 -c 'import usermod; print("usermod", usermod.VALUE)'
+	expect_rc 0
+	expect_line "$T/out" "usermod 42"
+	: >"$T/policy"
+	run_sb "$T/policy" python3 -c 'import usermod'
+	expect_rc 1
+	expect_grep "$T/err" "ModuleNotFoundError: No module named 'usermod'"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $site \(the user's own site-packages, where pip install --user puts packages: expose-ro=$site lets the program import them; env=PYTHONNOUSERSITE=1 keeps Python from looking there\) pid="
+	printf 'expose-ro=~/.local/lib/python%s/site-packages\n' "$ver" >"$T/policy"
+	run_sb "$T/policy" python3 -c 'import usermod; print("usermod", usermod.VALUE)'
+	expect_rc 0
+	expect_line "$T/out" "usermod 42"
+	expect_no_grep "$T/err" "deny file open\(read\) $site"
+	printf 'env=PYTHONNOUSERSITE=1\n' >"$T/policy"
+	run_sb "$T/policy" python3 -c 'import sys; print("no user site", sys.flags.no_user_site)'
+	expect_rc 0
+	expect_line "$T/out" "no user site 1"
+	expect_no_grep "$T/err" "\.local"
+	rm -rf "$site"
+	rmdir -p "$(dirname "$site")" 2>/dev/null
+	trap - EXIT
+}
