@@ -18,6 +18,10 @@
  *     TIOCSWINSZ its size (SIGWINCH to the foreground group)
  *     TCXONC, TCFLSH, TIOCEXCL its output flow, what the user typed and not yet read, its
  *               opens by others
+ *     TIOCSIG   (a pty master) SIGINT, SIGQUIT, SIGTSTP to the slave's foreground group,
+ *               sent as the kernel's own, with no task_kill (found by an adversary, round
+ *               26: an attached process holding the master of an outside shell's pty)
+ *     TIOCSPTLCK (a pty master) locks the slave: every later open of it refused
  *     -> -EPERM, the same event. Allowed: a terminal whose session the sandbox leads
  *     (`run`'s pty, a pty it made and gave a session), one that no session uses
  *     (the kernel's own job control then), and reading any of it.
@@ -45,6 +49,8 @@
 #define TIOCSWINSZ 0x5414
 #define TIOCLINUX  0x541C
 #define TIOCSETD   0x5423
+#define TIOCSPTLCK 0x40045431 /* _IOW('T', 0x31, int) */
+#define TIOCSIG	   0x40045436 /* _IOW('T', 0x36, int) */
 #define TCSETS2	   0x402C542B /* _IOW('T', 0x2B, struct termios2): 44 bytes, 32-bit too */
 #define TCSETSW2   0x402C542C
 #define TCSETSF2   0x402C542D
@@ -71,6 +77,8 @@ static __always_inline bool sets_terminal(unsigned int cmd)
 	case TIOCEXCL:
 	case TIOCSPGRP:
 	case TIOCSWINSZ:
+	case TIOCSIG:
+	case TIOCSPTLCK:
 		return true;
 	}
 	return false;
@@ -90,13 +98,11 @@ static __always_inline struct tty_struct *tty_of(struct file *file)
 	return BPF_CORE_READ(priv, tty);
 }
 
-/* Is the terminal of `file`, or the other end of its pty (a master's commands act on the
- * slave), the terminal of a session led outside the sandbox `cgid`? A session whose
- * leader is gone counts as outside, as for /dev/tty (bpf/file.bpf.c). */
-static __always_inline bool tty_led_outside(struct file *file, __u64 cgid)
+/* Is `tty`, or the other end of its pty (a master's commands act on the slave), the
+ * terminal of a session led outside the sandbox `cgid`? A session whose leader is gone
+ * counts as outside, as for /dev/tty (bpf/file.bpf.c). */
+static __always_inline bool tty_struct_led_outside(struct tty_struct *tty, __u64 cgid)
 {
-	struct tty_struct *tty = tty_of(file);
-
 	for (int i = 0; i < 2 && tty; i++) {
 		struct pid *session = BPF_CORE_READ(tty, ctrl.session);
 		struct task_struct *leader;
@@ -109,6 +115,40 @@ static __always_inline bool tty_led_outside(struct file *file, __u64 cgid)
 		tty = BPF_CORE_READ(tty, link);
 	}
 	return false;
+}
+
+static __always_inline bool tty_led_outside(struct file *file, __u64 cgid)
+{
+	return tty_struct_led_outside(tty_of(file), cgid);
+}
+
+#define DEVPTS_SUPER_MAGIC 0x1cd1
+#define PTMX_DEV	   ((5u << 20) | 2) /* the kernel's MKDEV(5, 2): /dev/ptmx, /dev/pts/ptmx */
+
+/*
+ * Another session's terminal, reached by a file a sandboxed task opens or receives: a
+ * pty slave whose session is led outside the sandbox (its `/dev/pts/N`), or a pty master
+ * handed in whose slave's is. Read, it takes what the user types there before that
+ * session's shell does (a sudo password); written, it shows the user what the program
+ * chooses; a master types into that shell. Found by an adversary, round 26: a policy
+ * that lets a program make ptys (`expose-rw=/dev/pts`, pexpect, `pty.openpty()`) let it
+ * read, as the user or as root, the type-ahead of the user's other terminals. At the
+ * open the driver has not set the file's private data yet: the slave is the one devpts
+ * keeps with the name's dentry (the kernel's devpts_get_priv()). A pty the sandbox made
+ * (no session yet, or one it leads) and `run`'s own pty stay the program's.
+ */
+static __noinline __attribute__((unused)) bool foreign_terminal(struct file *file,
+								struct inode *inode, __u64 cgid)
+{
+	struct dentry *d = file->f_path.dentry;
+	struct tty_struct *tty;
+
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	tty = tty_of(file);
+	if (!tty && BPF_CORE_READ(d, d_sb, s_magic) == DEVPTS_SUPER_MAGIC)
+		tty = (struct tty_struct *)BPF_CORE_READ(d, d_fsdata);
+	return tty && tty_struct_led_outside(tty, cgid);
 }
 
 static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
