@@ -1006,18 +1006,22 @@ static __always_inline int held_knob_write(struct file *file)
  * outside every rule (found by an adversary, round 26: an attached process holding the
  * master of a shell it had started typed a command, which the shell ran in the root
  * cgroup). Like TIOCSTI, refused whatever the rules; a pty the sandbox made stays its
- * own (bpf/tty.bpf.h tty_led_outside). The writes of a held `/dev/uinput` are judged
+ * own (bpf/tty.bpf.c pysb_tty_led_outside). The writes of a held `/dev/uinput` are judged
  * by the rules (kernel_knob); this one has a session to go by.
  */
 static __always_inline int held_master_write(struct file *file)
 {
 	struct pysb_sandbox_cfg *cfg;
+	struct tty_struct *tty;
 	__u64 cgid;
 
 	if ((file->f_inode->i_mode & S_IFMT) != S_IFCHR)
 		return 0;
 	cfg = current_sandbox(&cgid);
-	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE) || !tty_led_outside(file, cgid))
+	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
+		return 0;
+	tty = tty_of(file);
+	if (!tty || !pysb_tty_led_outside((__u64)tty, cgid))
 		return 0;
 	return deny_self_path(cfg, cgid, PYSB_OP_TERMINAL, PYSB_ACC_WRITE, file->f_path.dentry,
 			      file->f_path.mnt, EPERM);
@@ -1155,12 +1159,20 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 SEC("lsm/file_ioctl")
 int BPF_PROG(pysb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg)
 {
+	struct tty_arg a = { .file = (__u64)file };
+
+	if (cmd == TIOCSIG || cmd == TIOCSPTLCK)
+		return pysb_master_ioctl(&a) ? -EPERM : 0;
 	return check_ioctl(file, cmd);
 }
 
 SEC("lsm/file_ioctl_compat")
 int BPF_PROG(pysb_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg)
 {
+	struct tty_arg a = { .file = (__u64)file };
+
+	if (cmd == TIOCSIG || cmd == TIOCSPTLCK)
+		return pysb_master_ioctl(&a) ? -EPERM : 0;
 	return check_ioctl(file, cmd);
 }
 
