@@ -55,7 +55,9 @@
  *                          read or write of the memory file of a task outside the sandbox
  *                          never; a write to a sysctl (/proc/sys), any procfs file, a
  *                          kernel control file or device (kernel_knob) as an open for
- *                          writing (judged for sandboxes confined in place only)
+ *                          writing; a write to a pty master typing into a session led
+ *                          outside never (held_master_write) (judged for sandboxes
+ *                          confined in place only)
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
@@ -66,6 +68,8 @@
  *   lsm/file_mprotect      making a file mapping executable: EXEC (writable: as mmap_file)
  *   lsm/file_receive       a descriptor received over a unix socket: judged as if opened
  *                          here with its mode (reads need READ, writes WRITE)
+ *   (file_open, file_receive) another session's terminal (a pty of a session led outside:
+ *                          bpf/tty.bpf.h foreign_terminal) never, whatever the rules
  *   lsm/sb_kern_mount, lsm/sb_statfs
  *                          (deny nothing: note an overlay's creator cred, at its mount, or
  *                          at the loader's statfs of the overlays mounted before it, with
@@ -487,16 +491,23 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	if ((want & PYSB_ACC_WRITE) && is_cgroupfs(inode))
 		return deny_self_path(cfg, cgid, PYSB_OP_CGROUP_ESCAPE, want, d, mnt, EPERM);
 	/* a character device the rules grant only from above /dev: the program's own
-	 * terminal still passes below, others are refused as devices */
+	 * terminal still passes below, others are refused as devices; another session's
+	 * terminal never, whatever the rules (bpf/tty.bpf.h foreign_terminal) */
 	if ((walk_from_btf(&c, d, mnt, cfg) & want) == want &&
-	    !char_device_outside_rules(&c, inode))
+	    !char_device_outside_rules(&c, inode) && !foreign_terminal(file, inode, cgid))
 		return block_device_verdict(cfg, cgid, op, want, &c, d, mnt, inode);
 	if (kernel_internal_open(&file->f_path) || overlay_fake_path_open(file) ||
 	    sandbox_proc_entry(inode, want, cgid))
 		return 0;
+	/* the terminal the task already holds (attach's caller's terminal, reopened as
+	 * /dev/stdout) passes here, in the modes it holds */
 	if (op == PYSB_OP_OPEN &&
 	    (reopen_of_held_pipe(file, inode, want) || own_controlling_tty(inode, cgid, want)))
 		return 0;
+	/* granted by the rules, so refused as another session's terminal */
+	if (c.found && !c.ignored && (c.granted & want) == want &&
+	    !char_device_outside_rules(&c, inode))
+		return deny_self_path(cfg, cgid, PYSB_OP_TERMINAL, want, d, mnt, EPERM);
 	pidfd = pidfd_verdict(cfg, cgid, file, inode);
 	if (pidfd <= 0)
 		return pidfd;
@@ -989,6 +1000,33 @@ static __always_inline int held_knob_write(struct file *file)
 	return judged_as_write_open(file, true);
 }
 
+/*
+ * A write to a pty master held from before the sandbox, whose slave is the terminal of a
+ * session led outside: what it writes is typed there, and that session's shell runs it
+ * outside every rule (found by an adversary, round 26: an attached process holding the
+ * master of a shell it had started typed a command, which the shell ran in the root
+ * cgroup). Like TIOCSTI, refused whatever the rules; a pty the sandbox made stays its
+ * own (bpf/tty.bpf.c pysb_tty_led_outside). The writes of a held `/dev/uinput` are judged
+ * by the rules (kernel_knob); this one has a session to go by.
+ */
+static __always_inline int held_master_write(struct file *file)
+{
+	struct pysb_sandbox_cfg *cfg;
+	struct tty_struct *tty;
+	__u64 cgid;
+
+	if ((file->f_inode->i_mode & S_IFMT) != S_IFCHR)
+		return 0;
+	cfg = current_sandbox(&cgid);
+	if (!cfg || !(cfg->flags & PYSB_SB_INPLACE))
+		return 0;
+	tty = tty_of(file);
+	if (!tty || !pysb_tty_led_outside((__u64)tty, cgid))
+		return 0;
+	return deny_self_path(cfg, cgid, PYSB_OP_TERMINAL, PYSB_ACC_WRITE, file->f_path.dentry,
+			      file->f_path.mnt, EPERM);
+}
+
 #define BLKDISCARD    0x1277
 #define BLKSECDISCARD 0x127d
 #define BLKZEROOUT    0x127f
@@ -1121,12 +1159,20 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 SEC("lsm/file_ioctl")
 int BPF_PROG(pysb_file_ioctl, struct file *file, unsigned int cmd, unsigned long arg)
 {
+	struct tty_arg a = { .file = (__u64)file };
+
+	if (cmd == TIOCSIG || cmd == TIOCSPTLCK)
+		return pysb_master_ioctl(&a) ? -EPERM : 0;
 	return check_ioctl(file, cmd);
 }
 
 SEC("lsm/file_ioctl_compat")
 int BPF_PROG(pysb_file_ioctl_compat, struct file *file, unsigned int cmd, unsigned long arg)
 {
+	struct tty_arg a = { .file = (__u64)file };
+
+	if (cmd == TIOCSIG || cmd == TIOCSPTLCK)
+		return pysb_master_ioctl(&a) ? -EPERM : 0;
 	return check_ioctl(file, cmd);
 }
 
@@ -1251,7 +1297,9 @@ int BPF_PROG(pysb_file_permission, struct file *file, int mask)
 	} else if (!(mask & MAY_WRITE)) {
 		return 0;
 	} else if (magic != CGROUP2_SUPER_MAGIC && magic != CGROUP_SUPER_MAGIC) {
-		return kernel_knob(inode, magic) ? held_knob_write(file) : 0;
+		if (kernel_knob(inode, magic))
+			return held_knob_write(file);
+		return inode->i_rdev == PTMX_DEV ? held_master_write(file) : 0;
 	}
 	cfg = current_sandbox(&cgid);
 	/* Only a process confined in place can hold such a descriptor from before (a run's

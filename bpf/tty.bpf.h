@@ -18,6 +18,13 @@
  *     TIOCSWINSZ its size (SIGWINCH to the foreground group)
  *     TCXONC, TCFLSH, TIOCEXCL its output flow, what the user typed and not yet read, its
  *               opens by others
+ *     TIOCSIG   (a pty master) SIGINT, SIGQUIT, SIGTSTP to the slave's foreground group,
+ *               sent as the kernel's own, with no task_kill (found by an adversary, round
+ *               26: an attached process holding the master of an outside shell's pty)
+ *     TIOCSPTLCK (a pty master) locks the slave: every later open of it refused
+ *               (these two first, by a global function, bpf/tty.bpf.c
+ *               pysb_master_ioctl: inlined among the others, they made 7.2's verifier
+ *               pass its million instructions on file_ioctl)
  *     -> -EPERM, the same event. Allowed: a terminal whose session the sandbox leads
  *     (`run`'s pty, a pty it made and gave a session), one that no session uses
  *     (the kernel's own job control then), and reading any of it.
@@ -45,6 +52,8 @@
 #define TIOCSWINSZ 0x5414
 #define TIOCLINUX  0x541C
 #define TIOCSETD   0x5423
+#define TIOCSPTLCK 0x40045431 /* _IOW('T', 0x31, int) */
+#define TIOCSIG	   0x40045436 /* _IOW('T', 0x36, int) */
 #define TCSETS2	   0x402C542B /* _IOW('T', 0x2B, struct termios2): 44 bytes, 32-bit too */
 #define TCSETSW2   0x402C542C
 #define TCSETSF2   0x402C542D
@@ -110,6 +119,52 @@ static __always_inline bool tty_led_outside(struct file *file, __u64 cgid)
 	}
 	return false;
 }
+
+/*
+ * Is the terminal at `tty` (a struct tty_struct *), or the other end of its pty, the
+ * terminal of a session led outside the sandbox `cgid`? As tty_led_outside(), as a global
+ * function (bpf/tty.bpf.c) verified once on its own, for the checks added since (round
+ * 26), so that their programs do not verify its loops again on each of their paths.
+ */
+extern int pysb_tty_led_outside(__u64 tty, __u64 cgid);
+
+#define DEVPTS_SUPER_MAGIC 0x1cd1
+#define PTMX_DEV	   ((5u << 20) | 2) /* the kernel's MKDEV(5, 2): /dev/ptmx, /dev/pts/ptmx */
+
+/*
+ * Another session's terminal, reached by a file a sandboxed task opens or receives: a
+ * pty slave whose session is led outside the sandbox (its `/dev/pts/N`), or a pty master
+ * handed in whose slave's is. Read, it takes what the user types there before that
+ * session's shell does (a sudo password); written, it shows the user what the program
+ * chooses; a master types into that shell. Found by an adversary, round 26: a policy
+ * that lets a program make ptys (`expose-rw=/dev/pts`, pexpect, `pty.openpty()`) let it
+ * read, as the user or as root, the type-ahead of the user's other terminals. At the
+ * open the driver has not set the file's private data yet: the slave is the one devpts
+ * keeps with the name's dentry (the kernel's devpts_get_priv()). A pty the sandbox made
+ * (no session yet, or one it leads) and `run`'s own pty stay the program's.
+ */
+static __noinline __attribute__((unused)) bool foreign_terminal(struct file *file,
+								struct inode *inode, __u64 cgid)
+{
+	struct dentry *d = file->f_path.dentry;
+	struct tty_struct *tty;
+
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	tty = tty_of(file);
+	if (!tty && BPF_CORE_READ(d, d_sb, s_magic) == DEVPTS_SUPER_MAGIC)
+		tty = (struct tty_struct *)BPF_CORE_READ(d, d_fsdata);
+	return tty && pysb_tty_led_outside((__u64)tty, cgid);
+}
+
+/* TIOCSIG and TIOCSPTLCK (see the top) on a terminal whose session is led outside: the
+ * verdict (0, or -EPERM with an event; 0 in audit mode). The file is passed in memory, as
+ * a number: a global function takes no kernel pointer. */
+struct tty_arg {
+	__u64 file; /* struct file * */
+};
+
+extern int pysb_master_ioctl(struct tty_arg *a);
 
 static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 {

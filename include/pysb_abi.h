@@ -270,12 +270,14 @@ enum pysb_op {
 	PYSB_OP_PIDFD = 48,	     /* kind SELF: a pidfd (pidfs, 6.9+) of a task outside */
 	PYSB_OP_SUBVOL_DESTROY = 49, /* kind SELF: a btrfs subvolume destroyed by ioctl */
 	PYSB_OP_SNAPSHOT = 50,	     /* kind SELF: a btrfs snapshot, where inodes are hidden */
-	PYSB_OP_INSPECT = 51, /* kind SELF: getpgid, getsid, sched_get*, ioprio_get, capget of a
+	PYSB_OP_INSPECT = 51,  /* kind SELF: getpgid, getsid, sched_get*, ioprio_get, capget of a
 			       * task outside */
-	PYSB_OP_SYSLOG = 52,  /* kind CAP (rule CAP_SYSLOG): the kernel log, which
+	PYSB_OP_SYSLOG = 52,   /* kind CAP (rule CAP_SYSLOG): the kernel log, which
 			       * kernel.dmesg_restrict=0 opens to every user */
-	PYSB_OP_PERF = 53,    /* kind CAP (rule CAP_PERFMON): a CPU-wide, kernel or tracepoint
+	PYSB_OP_PERF = 53,     /* kind CAP (rule CAP_PERFMON): a CPU-wide, kernel or tracepoint
 			       * perf event, which kernel.perf_event_paranoid can open to all */
+	PYSB_OP_TERMINAL = 54, /* kind SELF: a terminal of a session led outside, opened or
+				* received (its pty slave), or typed into (a held pty master) */
 	PYSB_OP_MAX,
 };
 

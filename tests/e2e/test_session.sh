@@ -1053,6 +1053,184 @@ test_session_attached_job_cannot_take_the_callers_terminal_as_nobody() {
 	job_terminal_stays_the_users nobody
 }
 
+# Another session's terminal under a rule that lets a program make ptys
+# (`expose-rw=/dev/pts`, `/dev/ptmx`: pexpect, pty.openpty()). Unconfined, a process of
+# the same user (or root) opens the slave of the user's other terminal and reads what
+# was typed there before its shell read it (found by an adversary, round 26: a password
+# typed ahead; the victim's shell then reads nothing). Confined, the open is refused in
+# the kernel whatever the rules (the terminal's session is led outside the sandbox), and
+# the shell reads its line; a pty the program makes, whose session its child leads,
+# opens by name and reads as before.
+pts_victim_and_thief() {
+	write_file "$T/victim.py" <<'PY'
+import os, pty, pwd, select, sys, time
+info, go, out, user = sys.argv[1:5]
+pid, master = pty.fork()
+if pid == 0:  # its session leader, the terminal its controlling terminal by now
+    open(info + ".new", "w").write(os.ttyname(0) + "\n")
+    os.rename(info + ".new", info + ".tmp")
+    while not os.path.exists(go):
+        time.sleep(0.05)
+    r = select.select([0], [], [], 3)[0]
+    open(out, "w").write("victim read %r\n" % (sys.stdin.readline() if r else ""))
+    os._exit(0)
+while not os.path.exists(info + ".tmp"):
+    time.sleep(0.05)
+os.write(master, b"secret\n")
+os.chown(open(info + ".tmp").read().strip(), pwd.getpwnam(user).pw_uid, -1)
+os.rename(info + ".tmp", info)
+os.waitpid(pid, 0)
+PY
+	write_file "$T/thief.py" <<'PY'
+import errno, fcntl, os, select, sys, termios
+def opened(name):
+    try:
+        fd = os.open(name, os.O_RDWR | os.O_NOCTTY)
+    except OSError as e:
+        return errno.errorcode[e.errno]
+    r = select.select([fd], [], [], 2)[0]
+    return "read %r" % (os.read(fd, 100) if r else b"")
+print("other", opened(sys.argv[1]), flush=True)
+# a pty of its own, whose session its child leads: opened again by name
+master, slave = os.openpty()
+name = os.ttyname(slave)
+ready_r, ready_w = os.pipe()
+done_r, done_w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    os.write(ready_w, b"x")
+    os.read(done_r, 1)
+    os._exit(0)
+os.close(slave)
+os.read(ready_r, 1)
+os.write(master, b"mine\n")
+print("own", opened(name), flush=True)
+os.write(done_w, b"x")
+os.waitpid(pid, 0)
+PY
+}
+
+# pts_steal TAG USER CMD...: the victim's terminal (given to USER), CMD TTY run on it;
+# the victim's result in $T/victim-TAG, CMD's output in $T/TAG.out.
+pts_steal() {
+	local tag=$1 user=$2 v
+	shift 2
+	python3 "$T/victim.py" "$T/info-$tag" "$T/go-$tag" "$T/victim-$tag" "$user" &
+	v=$!
+	wait_file "$T/info-$tag" "the victim's terminal is not ready"
+	"$@" "$(cat "$T/info-$tag")" >"$T/$tag.out" 2>&1
+	touch "$T/go-$tag"
+	wait "$v"
+}
+
+other_sessions_terminal_not_read() {
+	local u=$1 opt=()
+	session_setup
+	printf 'expose-ro=%s\nexpose-rw=/dev/pts\nexpose-rw=/dev/ptmx\n' "$T" >"$T/policy"
+	pts_victim_and_thief
+	pts_steal plain "$u" setpriv --reuid="$u" --regid="$(id -g "$u")" --clear-groups -- \
+		python3 "$T/thief.py"
+	expect_line "$T/plain.out" "other read b'secret\\n'"
+	expect_line "$T/victim-plain" "victim read ''"
+	[ "$u" = root ] || opt=(--user "$u")
+	pts_steal conf "$u" "$PYSB" run "${opt[@]}" --policy "$T/policy" -- python3 "$T/thief.py"
+	expect_line "$T/conf.out" "other EPERM"
+	expect_line "$T/victim-conf" "victim read 'secret\\n'"
+	expect_line "$T/conf.out" "own read b'mine\\n'"
+	expect_grep "$T/conf.out" "deny self terminal\(read,write\) /dev/pts/[0-9]+ "
+}
+
+test_session_other_sessions_terminal_not_read_under_a_pts_rule() {
+	other_sessions_terminal_not_read root
+}
+
+test_session_other_sessions_terminal_not_read_under_a_pts_rule_as_nobody() {
+	once_per_matrix "the same programs as root's; shown once that no capability is involved"
+	other_sessions_terminal_not_read nobody
+}
+
+# A pty master held from before attach, of a shell outside (the process started it: a
+# terminal emulator, tmux, script). Unconfined, what it writes is typed there and the
+# shell runs it, and TIOCSIG sends the shell's foreground SIGINT, SIGQUIT or SIGTSTP (the
+# kernel's own, no task_kill). Attached, both are refused in the kernel (found by an adversary, round
+# 26: the shell ran the typed command in the root cgroup); a pty the attached process
+# makes afterwards, whose session its child leads, is typed into as before.
+test_session_held_pty_master_of_outside_shell_types_nothing() {
+	session_setup
+	local tag holder
+	write_file "$T/holder.py" <<'PY'
+import errno, fcntl, os, pty, signal, sys, time
+ready, go, out = sys.argv[1:4]
+def attempt(label, fn):
+    try:
+        fn()
+        print(label, "ok", flush=True)
+    except OSError as e:
+        print(label, errno.errorcode[e.errno], flush=True)
+pid, master = pty.fork()
+if pid == 0:  # the shell outside: runs the line typed to it, notes a SIGINT
+    signal.signal(signal.SIGINT, lambda *a: open(out, "a").write("int\n"))
+    os.system(sys.stdin.readline())
+    while True:
+        time.sleep(0.1)
+time.sleep(0.5)
+open(ready, "w").write(str(pid))
+while not os.path.exists(go):
+    time.sleep(0.05)
+attempt("write", lambda: os.write(master, b"echo typed >>%s\n" % out.encode()))
+time.sleep(1)
+# the kernel sends SIGINT, SIGQUIT or SIGTSTP this way
+attempt("tiocsig", lambda: fcntl.ioctl(master, 0x40045436, signal.SIGINT))
+time.sleep(1)
+# a pty of its own now, whose session its child leads
+m2, s2 = os.openpty()
+child = os.fork()
+if child == 0:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.setsid()
+    fcntl.ioctl(s2, 0x540E, 0)  # TIOCSCTTY
+    line = os.read(s2, 100)
+    os.write(s2, b"child got " + line)
+    os._exit(0)
+os.close(s2)
+time.sleep(0.3)
+attempt("own write", lambda: os.write(m2, b"inner\n"))
+attempt("own tiocsig", lambda: fcntl.ioctl(m2, 0x40045436, signal.SIGINT))
+seen = b""
+while b"child got" not in seen or not seen.endswith(b"\n"):
+    seen += os.read(m2, 100)
+print("own", seen.replace(b"\r", b"").split(b"child got ")[-1].strip().decode(), flush=True)
+os.waitpid(child, 0)
+PY
+	printf 'expose-ro=%s\nexpose-rw=/dev/pts\nexpose-rw=/dev/ptmx\n' "$T" >"$T/policy"
+	for tag in plain att; do
+		python3 "$T/holder.py" "$T/r-$tag" "$T/go-$tag" "$T/shell-$tag" >"$T/$tag.out" 2>&1 &
+		holder=$!
+		wait_file "$T/r-$tag" "the holder is not ready: $(cat "$T/$tag.out")"
+		if [ $tag = plain ]; then
+			touch "$T/go-$tag"
+			wait "$holder"
+		else
+			attach_go "$holder" "$T/policy" "$T/go-$tag" "$T/$tag.err"
+		fi
+		kill -9 "$(cat "$T/r-$tag")" 2>/dev/null
+	done
+	expect_line "$T/plain.out" "write ok"
+	expect_line "$T/plain.out" "tiocsig ok"
+	expect_line "$T/shell-plain" "typed"
+	expect_line "$T/shell-plain" "int"
+	expect_line "$T/att.out" "write EPERM"
+	expect_line "$T/att.out" "tiocsig EPERM"
+	[ ! -e "$T/shell-att" ] || fail "the outside shell ran something: $(cat "$T/shell-att")"
+	expect_line "$T/att.out" "own write ok"
+	expect_line "$T/att.out" "own tiocsig ok"
+	expect_line "$T/att.out" "own inner"
+	expect_grep "$T/att.err" "deny self terminal\(write\) /dev/(pts/)?ptmx "
+	expect_grep "$T/att.err" "deny self tty-ioctl /dev/(pts/)?ptmx "
+}
+
 # The same way out, kept where no descriptor table shows it (found by an adversary, round
 # 23): the cgroup file in an io_uring ring's fixed-file table, its descriptor closed, and
 # the ring itself only a registered ring. attach's scan sees nothing; the write of "0"

@@ -94,6 +94,7 @@ static const char *const OP_NAMES[PYSB_OP_MAX] = {
 	[PYSB_OP_INSPECT] = "inspect",
 	[PYSB_OP_SYSLOG] = "syslog",
 	[PYSB_OP_PERF] = "perf",
+	[PYSB_OP_TERMINAL] = "terminal",
 };
 
 const char *op_str(unsigned op)
