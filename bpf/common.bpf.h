@@ -85,6 +85,24 @@ static __always_inline bool maybe_labelled(__u64 inode)
 	return !w || ((*(volatile __u64 *)w >> (h & 63)) & 1);
 }
 
+/* born_filter (maps.bpf.h): the word of cgroup `id`'s bit, and the bit in it. */
+static __always_inline __u64 *born_filter_word(__u64 id, __u64 *bit)
+{
+	__u64 h = (id * 0x9E3779B97F4A7C15ULL) >> (64 - PYSB_BORN_FILTER_BITS);
+	__u32 key = (__u32)(h >> 6);
+
+	*bit = 1ULL << (h & 63);
+	return bpf_map_lookup_elem(&born_filter, &key);
+}
+
+/* May cgroup `id` have been confined at its creation by the kernel? (false: never) */
+static __always_inline bool maybe_born(__u64 id)
+{
+	__u64 bit, *w = born_filter_word(id, &bit);
+
+	return !w || (*(volatile __u64 *)w & bit);
+}
+
 static __always_inline __u64 *pysb_table_slot(__u64 id)
 {
 	__u32 key = (__u32)id & (PYSB_CGROUP_TABLE_SLOTS - 1);

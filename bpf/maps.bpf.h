@@ -401,6 +401,21 @@ PYSB_MAP struct {
 } sandbox_gen SEC(".maps");
 
 /*
+ * The cgroups the kernel confined at their creation (bpf/watch.bpf.c: PYSB_SB_KERNEL, their
+ * socket programs not attached yet), by one bit of a hash of their id, set before their
+ * entry in `sandboxes` is written and never cleared (ids are never reused: a set bit only
+ * costs the cgroups that share it the fast path of bpf/socket.bpf.c, nothing_to_judge).
+ */
+#define PYSB_BORN_FILTER_BITS 16
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1u << (PYSB_BORN_FILTER_BITS - 6));
+	__type(key, __u32);
+	__type(value, __u64);
+} born_filter SEC(".maps");
+
+/*
  * The directory verdict cache (bpf/walk.bpf.c, "The cost of the walk" in docs/design.md):
  * per task, the last walks' answers for the directory of a judged file, valid while the
  * file system tree they read cannot have changed (`fs_gen`) and `sandboxes` is at the

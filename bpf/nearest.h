@@ -129,16 +129,13 @@ static __always_inline __u64 pysb_table_word(__u64 id, __u64 gen, bool self)
 }
 
 /* Keeps the walk's answer for cgroup `own` at generation `gen` (`sb`: the sandbox found,
- * 0: none; `flags`: its own). Only "none" and "its own sandbox" fit a word; a cgroup below
- * its sandbox is left to the per-task cache, and so is one the kernel confined at its
- * creation (PYSB_SB_KERNEL: its socket programs are not attached yet), so that "its own
- * sandbox" also says "judged by its own socket programs" (pysb_table_says). A slot
- * two cgroups share holds the last answer written. */
-static __always_inline void pysb_table_keep(__u64 own, __u64 gen, __u64 sb, __u32 flags)
+ * 0: none). Only "none" and "its own sandbox" fit a word; a cgroup below its sandbox is
+ * left to the per-task cache. A slot two cgroups share holds the last answer written. */
+static __always_inline void pysb_table_keep(__u64 own, __u64 gen, __u64 sb)
 {
 	volatile __u64 *slot;
 
-	if (!pysb_table_fits(own) || (sb && (sb != own || (flags & PYSB_SB_KERNEL))))
+	if (!pysb_table_fits(own) || (sb && sb != own))
 		return;
 	slot = PYSB_TABLE_SLOT(own);
 	if (slot)
@@ -177,7 +174,7 @@ static __noinline __attribute__((unused)) struct pysb_sandbox_cfg *pysb_sandbox_
 		c->sandbox = cfg ? sb : 0;
 		c->cgid = own;
 	}
-	pysb_table_keep(own, gen, cfg ? sb : 0, cfg ? cfg->flags : 0);
+	pysb_table_keep(own, gen, cfg ? sb : 0);
 	if (cfg)
 		*cgid = sb;
 	return cfg;
@@ -188,9 +185,7 @@ static __noinline __attribute__((unused)) struct pysb_sandbox_cfg *pysb_sandbox_
 enum pysb_table_answer {
 	PYSB_TABLE_UNKNOWN, /* no word for it: ask pysb_cached_sandbox */
 	PYSB_TABLE_NONE,    /* in no sandbox */
-	PYSB_TABLE_OWN,	    /* its own sandbox, and not one the kernel confined at its creation
-			     * (pysb_table_keep): its socket programs are attached (user space
-			     * attaches them before it registers the cgroup) */
+	PYSB_TABLE_OWN,	    /* its own sandbox */
 };
 
 static __always_inline enum pysb_table_answer pysb_table_says(__u64 own)

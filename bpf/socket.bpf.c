@@ -53,10 +53,10 @@ static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *
  * sandbox" and the request is one the socket's own cgroup programs judge completely: a
  * TCP or UDP socket made in that cgroup, with no control message. For such a request each
  * check of the hooks below allows: held_kind (TCP and UDP are no held kind),
- * source_route_cmsg_check (no message to read), born_net (the table keeps no such word
- * for a cgroup confined at its creation, PYSB_SB_KERNEL), foreign_socket (made in the
- * sandbox's own cgroup); the destination is the cgroup programs' (bpf/net.bpf.c),
- * attached before the cgroup was registered. docs/design.md, "Sends the socket's own
+ * source_route_cmsg_check (no message to read), born_net (a cgroup confined at its
+ * creation, PYSB_SB_KERNEL, is marked in born_filter before its entry is written: it
+ * goes the whole way), foreign_socket (made in the sandbox's own cgroup); the destination
+ * is the cgroup programs' (bpf/net.bpf.c), attached before the cgroup was registered. docs/design.md, "Sends the socket's own
  * programs judge". Plain BTF loads; `msg` NULL for a connect.
  */
 static __always_inline bool nothing_to_judge(struct socket *sock, struct msghdr *msg)
@@ -68,6 +68,8 @@ static __always_inline bool nothing_to_judge(struct socket *sock, struct msghdr 
 
 	if (t != PYSB_TABLE_OWN)
 		return t == PYSB_TABLE_NONE;
+	if (maybe_born(own))
+		return false; /* confined at its creation: born_net decides */
 	if (!sk || (msg && msg->msg_controllen >= sizeof(struct kcmsghdr)))
 		return false;
 	family = sk->__sk_common.skc_family;

@@ -117,7 +117,7 @@ int BPF_PROG(pysb_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 	__u32 zero = 0;
 	char *buf = bpf_map_lookup_elem(&cgroup_new_path, &zero);
 	bool found = false;
-	__u64 cgid;
+	__u64 cgid, bit, *born;
 	long n;
 
 	if (!buf)
@@ -152,6 +152,12 @@ int BPF_PROG(pysb_cgroup_mkdir, struct cgroup *cgrp, const char *path)
 		return 0;
 	cfg.flags |= PYSB_SB_KERNEL;
 	cgid = BPF_CORE_READ(cgrp, kn, id);
+	/* marked before its entry: the socket hooks' fast path must not take it for a
+	 * cgroup whose socket programs are attached (bpf/socket.bpf.c, nothing_to_judge) */
+	born = born_filter_word(cgid, &bit);
+	if (!born)
+		return 0;
+	__sync_fetch_and_or(born, bit);
 	/* Full (PYSB_MAX_SANDBOXES): the cgroup waits for the scan, as without this. */
 	if (!bpf_map_update_elem(&sandboxes, &cgid, &cfg, BPF_NOEXIST))
 		tell_daemon(cgid);

@@ -78,6 +78,30 @@ test_daemon_window_pattern_cgroup_confined_from_creation() {
 	window_cleanup
 }
 
+# Until the daemon's scan, a cgroup confined at its creation has no socket programs: its
+# TCP connects and UDP sends with a destination are denied by the LSM programs
+# (bpf/born_net.bpf.h). The socket hooks' fast path (bpf/socket.bpf.c, nothing_to_judge),
+# which leaves a socket made in the task's own sandbox cgroup to that cgroup's programs,
+# must not take it (found while making that path: the shared table says "its own
+# sandbox" for it too). The daemon is stopped (SIGSTOP) while the workload runs, so that
+# no scan confines the cgroup first; the same workload in a cgroup no binding names
+# connects and sends.
+test_daemon_window_born_cgroup_sends_denied_until_the_scan() {
+	trap 'kill -CONT $DPID 2>/dev/null; window_cleanup' EXIT
+	window_setup
+	binding now '{"policy": "p.py-sandboxes", "cgroup_pattern": "pysb-e2e/now-*",
+		"confine_at": "creation"}'
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "watching $T/conf"
+	window_expect_unconfined_first
+	kill -STOP "$DPID" || fail "cannot stop the daemon"
+	window_probe "$CGT/now-1" 300
+	kill -CONT "$DPID"
+	window_expect_confined
+	wait_for "$T/daemon.err" "now: confined $CGT/now-1 .*held by the kernel since its creation"
+	window_cleanup
+}
+
 # A unit: systemd (tests/e2e/fake-systemd.py on a private bus) answers as it does for a
 # stopped web.service in slice e2e-u.slice (no ControlGroup; the slice's is
 # /pysb-e2e/uslice) and, once its cgroup exists, that cgroup. The unit is started,

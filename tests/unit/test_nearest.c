@@ -526,30 +526,19 @@ static void test_table_own_sandbox_one_lookup(void **state)
 	assert_int_equal(lookups, 1);
 }
 
-/* A cgroup the kernel confined at its creation (PYSB_SB_KERNEL, bpf/watch.bpf.c): its
- * socket programs are not attached yet, so no "its own sandbox" word, which the socket
- * hooks read as "the cgroup's own programs judge its sockets" (pysb_table_says). The
- * daemon's entry (same cgroup, no flag) after the bump: kept, and said. */
-static void test_table_cgroup_confined_at_creation_not_kept_as_its_own(void **state)
+/* The word alone, read by the socket hooks before any lookup (pysb_table_says): "its own
+ * sandbox" for the cgroup's id at the current generation only, "none" likewise, else not
+ * known (another id of the slot, an older generation, a cgroup below its sandbox). */
+static void test_table_says_own_none_or_unknown(void **state)
 {
-	static const __u64 ids[] = { 10, 20, 0 };
+	static const __u64 ids[] = { 10, 20, 0 }, below[] = { 10, 20, 30, 0 };
 	__u64 cgid;
 
 	(void)state;
 	set_path(ids);
-	reg(20, 4, PYSB_SB_KERNEL | PYSB_SB_DAEMON);
+	assert_int_equal(pysb_table_says(20), PYSB_TABLE_UNKNOWN); /* nothing kept yet */
+	reg(20, 4, PYSB_SB_DAEMON);
 	assert_int_equal(ask(&cgid), 4);
-	assert_int_equal(cgid, 20);
-	assert_true(slot_of(20) == 0);
-	assert_int_equal(pysb_table_says(20), PYSB_TABLE_UNKNOWN);
-	cache_available = false;
-	assert_int_equal(ask(&cgid), 4); /* the walk again: never "none" */
-	assert_int_equal(pysb_table_says(20), PYSB_TABLE_UNKNOWN);
-	unreg(20);
-	reg(20, 5, PYSB_SB_DAEMON);
-	bump();
-	assert_int_equal(ask(&cgid), 5);
-	assert_true(slot_of(20) == pysb_table_word(20, 8, true));
 	assert_int_equal(pysb_table_says(20), PYSB_TABLE_OWN);
 	/* the slot's other ids */
 	assert_int_equal(pysb_table_says(20 + PYSB_CGROUP_TABLE_SLOTS), PYSB_TABLE_UNKNOWN);
@@ -558,6 +547,12 @@ static void test_table_cgroup_confined_at_creation_not_kept_as_its_own(void **st
 	assert_int_equal(pysb_table_says(20), PYSB_TABLE_UNKNOWN); /* an older generation's */
 	assert_int_equal(ask(&cgid), 0);
 	assert_int_equal(pysb_table_says(20), PYSB_TABLE_NONE);
+	reg(20, 5, 0);
+	bump();
+	set_path(below);
+	cache_available = false;
+	assert_int_equal(ask(&cgid), 5);
+	assert_int_equal(pysb_table_says(30), PYSB_TABLE_UNKNOWN); /* below its sandbox */
 }
 
 /* A cgroup below its sandbox: the word has no room for the sandbox's id; nothing kept in
@@ -687,8 +682,7 @@ int main(void)
 		cmocka_unit_test_setup(test_cache_unusable_entry_walks, setup),
 		cmocka_unit_test_setup(test_table_unsandboxed_answers_without_task_storage, setup),
 		cmocka_unit_test_setup(test_table_own_sandbox_one_lookup, setup),
-		cmocka_unit_test_setup(test_table_cgroup_confined_at_creation_not_kept_as_its_own,
-				       setup),
+		cmocka_unit_test_setup(test_table_says_own_none_or_unknown, setup),
 		cmocka_unit_test_setup(test_table_cgroup_below_its_sandbox_not_kept, setup),
 		cmocka_unit_test_setup(test_table_bind_seen_after_bump, setup),
 		cmocka_unit_test_setup(test_table_unbind_falls_back_to_ancestor, setup),
