@@ -56,8 +56,9 @@ static __always_inline struct pysb_sandbox_cfg *sandboxed_socket(struct socket *
  * source_route_cmsg_check (no message to read), born_net (a cgroup confined at its
  * creation, PYSB_SB_KERNEL, is marked in born_filter before its entry is written: it
  * goes the whole way), foreign_socket (made in the sandbox's own cgroup); the destination
- * is the cgroup programs' (bpf/net.bpf.c), attached before the cgroup was registered. docs/design.md, "Sends the socket's own
- * programs judge". Plain BTF loads; `msg` NULL for a connect.
+ * is the cgroup programs' (bpf/net.bpf.c), attached before the cgroup was registered.
+ * docs/design.md, "Sends the socket's own programs judge". Plain BTF loads; `msg` NULL
+ * for a connect.
  */
 static __always_inline bool nothing_to_judge(struct socket *sock, struct msghdr *msg)
 {
