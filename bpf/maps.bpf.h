@@ -310,6 +310,9 @@ struct pysb_event_buf {
 	/* event_send's key and new value of event_dedup ([1]): off the hooks' stack */
 	struct pysb_dedup_key dkey;
 	struct pysb_dedup_val dval;
+	/* pysb_event_path's dentry and mount (bpf/event.bpf.c): a global function takes no
+	 * kernel pointer, and one kept in a map value reads back as a number */
+	__u64 name_d, name_mnt;
 };
 
 PYSB_MAP struct {
@@ -496,13 +499,31 @@ PYSB_MAP struct {
 	__type(value, __u32);
 } born_reexec SEC(".maps");
 
-/* The path of the cgroup being created, for the matcher (per CPU: the tracepoint runs
- * with interrupts off, under the kernel's trace_cgroup_path_lock). */
+/* The state of one glob match (bpf/watch.bpf.c, glob_step). */
+struct pysb_glob_state {
+	__u32 slot;
+	__u32 si, pi;
+	__u32 star_pi, star_si;
+	int result; /* 1: match; -1: no match; 0: undecided (steps ran out) */
+};
+
+/* The path of the cgroup being created, for the matcher, and the matcher's state (per
+ * CPU: the tracepoint runs with interrupts off, under the kernel's
+ * trace_cgroup_path_lock). The state in a map value, not on the stack: the verifier
+ * knows nothing of the numbers it reads back, so it checks a step of the match once
+ * (6.7 and later check a bpf_loop callback as a loop, until its states converge: with
+ * the positions on the stack, known exactly, that took 650,000 instructions and 8 s of
+ * every first load on 7.2). */
+struct pysb_new_cgroup {
+	char path[PYSB_WATCH_LEN];
+	struct pysb_glob_state glob;
+};
+
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, char[PYSB_WATCH_LEN]);
+	__type(value, struct pysb_new_cgroup);
 } cgroup_new_path SEC(".maps");
 
 #endif /* PYSB_MAPS_BPF_H */

@@ -304,75 +304,18 @@ static __always_inline bool kernel_internal_open(const struct path *path)
 	return on_internal_mount(path) && overlay_internal();
 }
 
-struct name_ctx {
-	struct pysb_event *e;
-	struct dentry *d;
-	struct vfsmount *mnt;
-	__u32 pos; /* the path so far is e->path[pos .. PYSB_PATH_LEN - 1] */
-};
+/* The path of (d, mnt) (mnt NULL: from its file system's root, e->dev set) in the event
+ * of buffer b, right-aligned in e->path (path_off, path_len); bpf/event.bpf.c. */
+extern int pysb_event_path(struct pysb_event_buf *b);
 
-static long name_step(__u32 index, void *data)
-{
-	struct name_ctx *c = data;
-	struct pysb_event *e = c->e;
-	struct dentry *d = c->d;
-	struct vfsmount *mnt = c->mnt;
-	const unsigned char *name;
-	struct dentry *parent;
-	__u32 len, pos = c->pos;
-
-	if (mnt && d == BPF_CORE_READ(mnt, mnt_root)) {
-		struct mount *m = real_mount(mnt);
-		struct mount *up = BPF_CORE_READ(m, mnt_parent);
-
-		if (up == m)
-			return 1;
-		c->d = BPF_CORE_READ(m, mnt_mountpoint);
-		c->mnt = (struct vfsmount *)((void *)up + bpf_core_field_offset(struct mount, mnt));
-		return 0;
-	}
-	parent = BPF_CORE_READ(d, d_parent);
-	if (parent == d)
-		return 1;
-	len = BPF_CORE_READ(d, d_name.len);
-	name = BPF_CORE_READ(d, d_name.name);
-	if (len > 255 || len + 1 > pos || pos >= PYSB_PATH_LEN) {
-		e->flags |= PYSB_EV_PATH_TRUNC;
-		return 1;
-	}
-	pos -= len;
-	bpf_probe_read_kernel(&e->path[pos & (PYSB_PATH_LEN - 1)], len & 255, name);
-	pos -= 1;
-	e->path[pos & (PYSB_PATH_LEN - 1)] = '/';
-	c->pos = pos;
-	c->d = parent;
-	return 0;
-}
-
-/*
- * Writes the path of `d` (on `mnt`, or up to its file system's root when mnt is NULL)
- * into the event, backwards from the end of e->path: e->path + e->path_off is the
- * result. For hooks where bpf_d_path() is not allowed, and for negative dentries (files
- * about to be created). A path longer than the buffer is cut at the front and the event
- * flagged PYSB_EV_PATH_TRUNC.
- */
 static __always_inline void event_set_dentry_path(struct pysb_event *e, struct dentry *d,
 						  struct vfsmount *mnt)
 {
-	struct name_ctx c = { .e = e, .d = d, .mnt = mnt, .pos = PYSB_PATH_LEN - 1 };
+	struct pysb_event_buf *b = (void *)e - __builtin_offsetof(struct pysb_event_buf, e);
 
-	e->path[PYSB_PATH_LEN - 1] = '\0';
-	if (!mnt) {
-		e->flags |= PYSB_EV_PATH_FSROOT;
-		e->dev = BPF_CORE_READ(d, d_sb, s_dev);
-	}
-	bpf_loop(PYSB_MAX_DEPTH, name_step, &c, 0);
-	if (c.pos == PYSB_PATH_LEN - 1) {
-		c.pos -= 1;
-		e->path[PYSB_PATH_LEN - 2] = '/';
-	}
-	e->path_off = c.pos;
-	e->path_len = PYSB_PATH_LEN - c.pos;
+	b->name_d = (__u64)d;
+	b->name_mnt = (__u64)mnt;
+	pysb_event_path(b);
 }
 
 /* A self-protection denial on (d, mnt): an event of kind SELF naming it, and `err` (or 0

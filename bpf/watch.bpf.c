@@ -49,24 +49,23 @@
  * take a few hundred; a match that needs more is taken as no match. */
 #define GLOB_STEPS (1u << 17)
 
-struct glob_state {
-	__u32 slot;
-	__u32 si, pi;
-	__u32 star_pi, star_si;
-	int result; /* 1: match; -1: no match; 0: undecided (steps ran out) */
-};
-
 /* One step of glob(7) matching with FNM_PATHNAME ('*' and '?' never match '/'): the
  * classic single-backtrack matcher, which is exact when '*' cannot cross a '/'. */
 static long glob_step(__u64 i, void *ctx)
 {
-	struct glob_state *st = ctx;
-	__u32 zero = 0, slot = st->slot;
-	struct pysb_watch *w = bpf_map_lookup_elem(&cgroup_watch, &slot);
-	char *s = bpf_map_lookup_elem(&cgroup_new_path, &zero);
-	char pc, sc;
+	__u32 zero = 0, slot;
+	struct pysb_new_cgroup *nc = bpf_map_lookup_elem(&cgroup_new_path, &zero);
+	struct pysb_glob_state *st;
+	struct pysb_watch *w;
+	char *s, pc, sc;
 
-	if (!w || !s || st->pi >= PYSB_WATCH_LEN || st->si >= PYSB_WATCH_LEN) {
+	if (!nc)
+		return 1;
+	st = &nc->glob;
+	s = nc->path;
+	slot = st->slot;
+	w = bpf_map_lookup_elem(&cgroup_watch, &slot);
+	if (!w || st->pi >= PYSB_WATCH_LEN || st->si >= PYSB_WATCH_LEN) {
 		st->result = -1;
 		return 1;
 	}
@@ -104,10 +103,14 @@ static long glob_step(__u64 i, void *ctx)
  * loop by 6.1's verifier. */
 __noinline int pysb_glob_match(__u32 slot)
 {
-	struct glob_state st = { .slot = slot, .star_pi = GLOB_NONE };
+	__u32 zero = 0;
+	struct pysb_new_cgroup *nc = bpf_map_lookup_elem(&cgroup_new_path, &zero);
 
-	bpf_loop(GLOB_STEPS, glob_step, &st, 0);
-	return st.result == 1;
+	if (!nc)
+		return 0;
+	nc->glob = (struct pysb_glob_state){ .slot = slot, .star_pi = GLOB_NONE };
+	bpf_loop(GLOB_STEPS, glob_step, NULL, 0);
+	return nc->glob.result == 1;
 }
 
 SEC("tp_btf/cgroup_mkdir")
