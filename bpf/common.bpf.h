@@ -62,11 +62,15 @@ static __always_inline __u64 *pysb_gen_ptr(void)
 	return bpf_map_lookup_elem(&sandbox_gen, &zero);
 }
 
-/* The bit of label_filter for the inode at `inode`, 0 to 2^PYSB_LABEL_FILTER_BITS - 1 (a
- * multiplicative hash: inode addresses are slab objects a fixed size apart). */
+/* The top `bits` bits of x times the golden ratio: a multiplicative hash, for the bit
+ * filters' keys (inode addresses are slab objects a fixed size apart, cgroup ids follow
+ * each other). */
+#define pysb_fib_hash(x, bits) (((__u64)(x)*0x9E3779B97F4A7C15ULL) >> (64 - (bits)))
+
+/* The bit of label_filter for the inode at `inode`, 0 to 2^PYSB_LABEL_FILTER_BITS - 1. */
 static __always_inline __u64 label_filter_bit(__u64 inode)
 {
-	return (inode * 0x9E3779B97F4A7C15ULL) >> (64 - PYSB_LABEL_FILTER_BITS);
+	return pysb_fib_hash(inode, PYSB_LABEL_FILTER_BITS);
 }
 
 static __always_inline __u64 *label_filter_word(__u64 h)
@@ -88,7 +92,7 @@ static __always_inline bool maybe_labelled(__u64 inode)
 /* born_filter (maps.bpf.h): the word of cgroup `id`'s bit, and the bit in it. */
 static __always_inline __u64 *born_filter_word(__u64 id, __u64 *bit)
 {
-	__u64 h = (id * 0x9E3779B97F4A7C15ULL) >> (64 - PYSB_BORN_FILTER_BITS);
+	__u64 h = pysb_fib_hash(id, PYSB_BORN_FILTER_BITS);
 	__u32 key = (__u32)(h >> 6);
 
 	*bit = 1ULL << (h & 63);

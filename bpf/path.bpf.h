@@ -165,7 +165,7 @@ static __always_inline __u32 exact_rule_access(struct dentry *d, __u32 sandbox, 
  */
 static __always_inline struct pysb_dir_slot *dir_set_of(struct pysb_dir_cache *dc, __u64 dir)
 {
-	__u32 set = (dir * 0x9E3779B97F4A7C15ULL) >> (64 - PYSB_DIR_SETS_SHIFT);
+	__u32 set = pysb_fib_hash(dir, PYSB_DIR_SETS_SHIFT);
 
 	return &dc->slot[(2 * set) & (PYSB_DIR_SLOTS - 2)];
 }

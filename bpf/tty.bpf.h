@@ -99,32 +99,12 @@ static __always_inline struct tty_struct *tty_of(struct file *file)
 	return BPF_CORE_READ(priv, tty);
 }
 
-/* Is the terminal of `file`, or the other end of its pty (a master's commands act on the
- * slave), the terminal of a session led outside the sandbox `cgid`? A session whose
- * leader is gone counts as outside, as for /dev/tty (bpf/file.bpf.c). */
-static __always_inline bool tty_led_outside(struct file *file, __u64 cgid)
-{
-	struct tty_struct *tty = tty_of(file);
-
-	for (int i = 0; i < 2 && tty; i++) {
-		struct pid *session = BPF_CORE_READ(tty, ctrl.session);
-		struct task_struct *leader;
-
-		if (session) {
-			leader = pid_task_of(session);
-			if (!leader || !task_under(leader, cgid))
-				return true;
-		}
-		tty = BPF_CORE_READ(tty, link);
-	}
-	return false;
-}
-
 /*
- * Is the terminal at `tty` (a struct tty_struct *), or the other end of its pty, the
- * terminal of a session led outside the sandbox `cgid`? As tty_led_outside(), as a global
- * function (bpf/tty.bpf.c) verified once on its own, for the checks added since (round
- * 26), so that their programs do not verify its loops again on each of their paths.
+ * Is the terminal at `tty` (a struct tty_struct *, 0: none), or the other end of its pty
+ * (a master's commands act on the slave), the terminal of a session led outside the
+ * sandbox `cgid`? A session whose leader is gone counts as outside, as for /dev/tty
+ * (bpf/file.bpf.c). A global function (bpf/tty.bpf.c), verified once on its own, so that
+ * the programs that ask do not verify its loop again on each of their paths.
  */
 extern int pysb_tty_led_outside(__u64 tty, __u64 cgid);
 
@@ -182,7 +162,7 @@ static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	if (!any_file && !tty_led_outside(file, cgid))
+	if (!any_file && !pysb_tty_led_outside((__u64)tty_of(file), cgid))
 		return 0;
 	return deny_self_path(cfg, cgid, PYSB_OP_TTY_IOCTL, 0, BPF_CORE_READ(file, f_path.dentry),
 			      BPF_CORE_READ(file, f_path.mnt), EPERM);
