@@ -2123,6 +2123,7 @@ mptcp_joins() {
 
 mptcp_restore() {
 	ip mptcp endpoint flush 2>/dev/null
+	# shellcheck disable=SC2086 # the words ip printed
 	ip mptcp limits set $MPTCP_LIMITS 2>/dev/null
 	[ -z "${MPTCP_SERVER:-}" ] || kill "$MPTCP_SERVER" 2>/dev/null
 }
@@ -2143,7 +2144,9 @@ mptcp_client() {
 	fi
 	wait_line "$T/$tag.out" "^connect 127\.0\.0\.1 " 600 0.05 || fail "no client: $(cat "$T/$tag.err")"
 	for ((i = 0; i < 20; i++)); do
-		_has "$T/$tag.out" E "127\.0\.0\.1 ok$" && [ "$(mptcp_joins)" -le "$before" ] || break
+		if ! _has "$T/$tag.out" E "127\.0\.0\.1 ok$" || [ "$(mptcp_joins)" -gt "$before" ]; then
+			break
+		fi
 		sleep 0.1
 	done
 	touch "$T/mp/go"
@@ -2159,8 +2162,10 @@ mptcp_client() {
 # kernel thread binding or connecting a sandbox's socket is refused; the first path stays.
 test_escape_mptcp_subflow_to_an_announced_address_refused() {
 	local port=20271
-	command -v ip >/dev/null && ip mptcp limits show >/dev/null 2>&1 &&
-		grep -q '^MPTcpExt:' /proc/net/netstat || skip "no MPTCP, or no ip mptcp, here"
+	if ! command -v ip >/dev/null || ! ip mptcp limits show >/dev/null 2>&1 ||
+		! grep -q '^MPTcpExt:' /proc/net/netstat; then
+		skip "no MPTCP, or no ip mptcp, here"
+	fi
 	MPTCP_LIMITS=$(ip mptcp limits show)
 	trap mptcp_restore EXIT
 	ip mptcp endpoint flush
