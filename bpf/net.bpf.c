@@ -16,7 +16,8 @@
  *                              memberships (bpf/multicast.bpf.h)
  *
  * The cgroup/ programs are attached to the sandbox cgroup only (loader_attach_cgroup), so
- * they judge the sockets created inside the sandbox and cost nothing elsewhere; a socket
+ * they judge the sockets created inside the sandbox and cost nothing elsewhere (a kernel
+ * thread acting on such a socket, MPTCP's subflows, is refused: kernel_thread()); a socket
  * made outside keeps what it was connected to, like an open file, and a new destination
  * given to it is judged by bpf/socket.bpf.c (foreign_socket). The lsm/ programs
  * are global and act only on sandboxed tasks (current_sandbox()).
@@ -48,6 +49,24 @@
 /* Messages looked at in one netlink send; more than that is denied (fail closed). */
 #define NETLINK_MAX_MSGS 16
 
+#define PF_KTHREAD 0x00200000 /* the kernel's task flag: a kernel thread */
+
+/*
+ * A kernel thread binding or connecting a socket of a sandbox: these programs run for
+ * the socket's cgroup, the walk looks at the task's, which for a kernel thread is the
+ * root. MPTCP's path manager does this (a kworker): once the peer a net= rule allows
+ * announces another address (ADD_ADDR, port included), it joins a subflow to it, which
+ * then carries the program's data to a host no rule allows (found by an adversary, round
+ * 27). Refused: no rule can be looked up for it, so MPTCP keeps the one path its connect
+ * was judged for. A task outside using a socket it was handed keeps its own judgement.
+ */
+static __always_inline bool kernel_thread(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+
+	return BPF_CORE_READ(t, flags) & PF_KTHREAD;
+}
+
 /* Shared by the six cgroup/ programs; `v6` and `dir` are constants at each call site. */
 static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, __u16 op, __u32 dir)
 {
@@ -59,7 +78,7 @@ static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, _
 
 	cfg = current_sandbox_walk(&cgid);
 	if (!cfg)
-		return SOCK_ADDR_ALLOW;
+		return kernel_thread() ? SOCK_ADDR_DENY : SOCK_ADDR_ALLOW;
 	/* Other kinds (ping, SCTP, raw) were admitted, or not, by socket_create. */
 	slot = proto_slot(ctx->type, ctx->protocol, dir);
 	if (slot < 0)
