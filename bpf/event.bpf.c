@@ -201,15 +201,7 @@ __noinline int pysb_event_send(struct pysb_event_buf *b)
 		hlen = len;
 	}
 	k = &out->dkey;
-	k->sandbox = e->sandbox;
-	k->pid = e->pid;
-	k->kind = e->kind;
-	k->op = e->op;
-	k->access = e->access;
-	k->decision = e->decision;
-	k->flags = e->flags;
-	k->rule = e->rule;
-	k->target_pid = e->target_pid;
+	pysb_dedup_key_fields(k, e);
 	k->hash = dedup_hash(out->e.path, hlen);
 	out->e.key_hash = k->hash;
 	out->e.seq = 0;

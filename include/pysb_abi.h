@@ -512,6 +512,22 @@ _Static_assert(sizeof(struct pysb_event) == 104 + PYSB_COMM_LEN + PYSB_PATH_LEN,
 	       "pysb_event layout");
 _Static_assert(__builtin_offsetof(struct pysb_event, comm) == 104, "pysb_event header layout");
 _Static_assert(sizeof(struct pysb_dedup_key) == 40, "pysb_dedup_key layout");
+
+/* The dedup key of event e but its hash, as both sides build it: the kernel hashes the
+ * path it sends (bpf/event.bpf.c), user space takes e->key_hash as the kernel put it. */
+static inline __attribute__((always_inline)) void pysb_dedup_key_fields(struct pysb_dedup_key *k,
+									const struct pysb_event *e)
+{
+	k->sandbox = e->sandbox;
+	k->pid = e->pid;
+	k->kind = e->kind;
+	k->op = e->op;
+	k->access = e->access;
+	k->decision = e->decision;
+	k->flags = e->flags;
+	k->rule = e->rule;
+	k->target_pid = e->target_pid;
+}
 _Static_assert(sizeof(struct pysb_dedup_val) == 40, "pysb_dedup_val layout");
 
 _Static_assert(sizeof(struct pysb_net4_key) == 12, "pysb_net4_key layout");

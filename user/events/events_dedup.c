@@ -17,15 +17,7 @@ struct dedup_entry {
 static void key_of(const struct pysb_event *e, struct pysb_dedup_key *k)
 {
 	memset(k, 0, sizeof(*k));
-	k->sandbox = e->sandbox;
-	k->pid = e->pid;
-	k->kind = e->kind;
-	k->op = e->op;
-	k->access = e->access;
-	k->decision = e->decision;
-	k->flags = e->flags;
-	k->rule = e->rule;
-	k->target_pid = e->target_pid;
+	pysb_dedup_key_fields(k, e);
 	k->hash = e->key_hash;
 }
 
