@@ -157,6 +157,12 @@ extern int pysb_event_buf_take(void);
 /* Sends the event of buffer b (see event_send) and frees the pair. */
 extern int pysb_event_send(struct pysb_event_buf *b);
 
+/* The buffer of the event `e` that event_start() returned (the globals take the buffer). */
+static __always_inline struct pysb_event_buf *event_buf_of(struct pysb_event *e)
+{
+	return (void *)e - __builtin_offsetof(struct pysb_event_buf, e);
+}
+
 static __always_inline struct pysb_event_buf *event_buf_take(void)
 {
 	int n = pysb_event_buf_take();
@@ -230,7 +236,7 @@ static __always_inline struct pysb_event *event_start(const struct pysb_sandbox_
  */
 static __always_inline void event_send(struct pysb_event *e)
 {
-	pysb_event_send((void *)e - __builtin_offsetof(struct pysb_event_buf, e));
+	pysb_event_send(event_buf_of(e));
 }
 
 /* The verdict for a denied request: -errno in enforce mode, 0 (allow) in audit mode. */

@@ -94,6 +94,7 @@ __noinline int pysb_event_path(struct pysb_event_buf *b)
 {
 	struct name_ctx c = { .pos = PYSB_PATH_LEN - 1 };
 	struct pysb_event *e;
+	struct dentry *d;
 
 	if (!b)
 		return 0;
@@ -104,8 +105,7 @@ __noinline int pysb_event_path(struct pysb_event_buf *b)
 	e->path[PYSB_PATH_LEN - 1] = '\0';
 	if (!c.mnt) {
 		e->flags |= PYSB_EV_PATH_FSROOT;
-		struct dentry *d = c.d;
-
+		d = c.d; /* a plain variable: CO-RE would relocate c.d's own field too */
 		e->dev = BPF_CORE_READ(d, d_sb, s_dev);
 	}
 	bpf_loop(PYSB_MAX_DEPTH, name_step, &c, 0);

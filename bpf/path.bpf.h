@@ -311,7 +311,7 @@ extern int pysb_event_path(struct pysb_event_buf *b);
 static __always_inline void event_set_dentry_path(struct pysb_event *e, struct dentry *d,
 						  struct vfsmount *mnt)
 {
-	struct pysb_event_buf *b = (void *)e - __builtin_offsetof(struct pysb_event_buf, e);
+	struct pysb_event_buf *b = event_buf_of(e);
 
 	b->name_d = (__u64)d;
 	b->name_mnt = (__u64)mnt;
