@@ -67,10 +67,24 @@ static __always_inline __u64 *pysb_gen_ptr(void)
  * each other). */
 #define pysb_fib_hash(x, bits) (((__u64)(x)*0x9E3779B97F4A7C15ULL) >> (64 - (bits)))
 
-/* The bit of label_filter for the inode at `inode`, 0 to 2^PYSB_LABEL_FILTER_BITS - 1. */
+/* The low 32 bits of a pointer the verifier knows as one (a hook's BTF argument, a field
+ * loaded from it), as a number: by a 32-bit move, which it allows a loader with
+ * CAP_PERFMON (a pointer leak), where a cast's shifts would be pointer arithmetic. */
+static __always_inline __u32 pysb_low_half(const void *p)
+{
+	__u32 in = (__u32)(__u64)p, lo;
+
+	asm volatile("%[lo] = %[in]" : [lo] "=w"(lo) : [in] "w"(in));
+	return lo;
+}
+
+/* The bit of label_filter for the inode at `inode`, 0 to 2^PYSB_LABEL_FILTER_BITS - 1: of
+ * the address's low 32 bits (slab objects a few hundred bytes apart: as spread as the
+ * whole address), which a hook takes from the inode's BTF pointer without a probe read
+ * (pysb_low_half; keep_name). */
 static __always_inline __u64 label_filter_bit(__u64 inode)
 {
-	return pysb_fib_hash(inode, PYSB_LABEL_FILTER_BITS);
+	return pysb_fib_hash((__u32)inode, PYSB_LABEL_FILTER_BITS);
 }
 
 static __always_inline __u64 *label_filter_word(__u64 h)

@@ -157,15 +157,15 @@ static __always_inline int check_path(__u16 op, __u32 want, const struct path *p
 	return check(cfg, cgid, op, want, path->dentry, path->mnt);
 }
 
-/* The rule of sandbox `sandbox` on the inode of `d` itself (the object a rule names), or
- * NULL: one lookup in inode_labels, a miss for almost every file. */
-static __always_inline struct pysb_file_rule *own_rule(struct dentry *d, __u32 sandbox)
+/* The rule of sandbox `sandbox` on the inode at `inode` itself (the object a rule names),
+ * or NULL: one lookup in inode_labels, a miss for almost every file. `low`: the address's
+ * low 32 bits, for label_filter. */
+static __always_inline struct pysb_file_rule *own_rule_of(__u64 inode, __u32 low, __u32 sandbox)
 {
 	struct pysb_file_key key = { .sandbox = sandbox };
-	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
 	__u64 *label;
 
-	if (!inode || !maybe_labelled(inode))
+	if (!inode || !maybe_labelled(low))
 		return NULL;
 	label = bpf_map_lookup_elem(&inode_labels, &inode);
 	if (!label)
@@ -174,11 +174,22 @@ static __always_inline struct pysb_file_rule *own_rule(struct dentry *d, __u32 s
 	return bpf_map_lookup_elem(&file_rules, &key);
 }
 
+static __always_inline struct pysb_file_rule *own_rule(struct dentry *d, __u32 sandbox)
+{
+	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);
+
+	return own_rule_of(inode, (__u32)inode, sandbox);
+}
+
 /* Does sandbox `sandbox` keep the name of `d` (KEEP_NAME: the policy file it obeys, a
- * directory above it)? The cost of unlink and rename. */
+ * directory above it)? The cost of every unlink and rename: `d` is the hook's own
+ * argument (a BTF pointer), its inode taken by a plain load, not a probe read's helper
+ * call; the pointer itself is inode_labels' key (a loader with CAP_PERFMON may pass a
+ * pointer as a key), its low half label_filter's (pysb_low_half). */
 static __always_inline bool keep_name(struct dentry *d, __u32 sandbox)
 {
-	struct pysb_file_rule *r = own_rule(d, sandbox);
+	struct inode *inode = d->d_inode;
+	struct pysb_file_rule *r = own_rule_of((__u64)inode, pysb_low_half(inode), sandbox);
 
 	return r && (r->access & PYSB_ACC_KEEP_NAME);
 }
