@@ -58,6 +58,9 @@
  *                          writing; a write to a pty master typing into a session led
  *                          outside never (held_master_write) (judged for sandboxes
  *                          confined in place only)
+ *   lsm/uring_cmd          a command io_uring passes to the driver of a kernel_knob() file
+ *                          (a block device's BLOCK_URING_CMD_DISCARD, 6.12+): as its writes,
+ *                          an open for writing (sandboxes confined in place only)
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
@@ -1025,6 +1028,31 @@ static __always_inline int held_master_write(struct file *file)
 		return 0;
 	return deny_self_path(cfg, cgid, PYSB_OP_TERMINAL, PYSB_ACC_WRITE, file->f_path.dentry,
 			      file->f_path.mnt, EPERM);
+}
+
+/*
+ * A command io_uring passes to a file's driver (IORING_OP_URING_CMD), after the file was
+ * opened: a block device's BLOCK_URING_CMD_DISCARD (6.12+) discards a range as BLKDISCARD
+ * does, with no write(2) and no ioctl, through any descriptor open for writing, which one
+ * held from before the sandbox may be (found by an adversary, round 28: attached, a root
+ * holding a loop device open for writing from before zeroed its blocks, where its
+ * write(2), BLKDISCARD and BLKZEROOUT were refused). On a kernel_knob() file, judged as
+ * its writes are: as an open for writing, in a sandbox confined in place. Other files'
+ * commands are their own (a socket's SOCKET_URING_OP_SETSOCKOPT reaches
+ * socket_setsockopt; /dev/fuse's answer requests, as its writes do).
+ */
+SEC("lsm/uring_cmd")
+int BPF_PROG(pysb_uring_cmd, struct io_uring_cmd *ioucmd)
+{
+	struct file *file = ioucmd->file;
+	struct inode *inode;
+
+	if (!file)
+		return 0;
+	inode = file->f_inode;
+	if (!inode || !kernel_knob(inode, inode->i_sb->s_magic))
+		return 0;
+	return held_knob_write(file);
 }
 
 #define BLKDISCARD    0x1277
