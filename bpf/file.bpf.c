@@ -1169,6 +1169,31 @@ static __always_inline int check_fs_key_ioctl(struct file *file, unsigned int cm
  * system's keys and the file attributes'. The 32-bit ioctls of a compat task come through
  * file_ioctl_compat since 6.8 (and in Debian's 6.1): the same checks, or a 32-bit
  * program's FS_IOC32_SETFLAGS would change a read-only file's attributes. */
+/*
+ * An I2C bus's transfers by ioctl (drivers/i2c/i2c-dev.c): I2C_RDWR and I2C_SMBUS put
+ * bytes on the bus (a chip's registers, an EEPROM, a power or fan controller) through any
+ * descriptor of /dev/i2c-N, one open for reading too (the driver never looks at its mode),
+ * where write(2) needs one open for writing (found by an adversary, round 28: under
+ * `expose-ro=/dev/i2c-0`, a sandboxed root set a chip's register). Judged as an open for
+ * writing of the device would be, in every sandbox, as write(2) through a held descriptor
+ * is (kernel_knob): the hook cannot tell a read transfer from a write one (the arguments
+ * are the program's memory, which another thread may change before the driver copies
+ * them), so reading a chip through these ioctls needs WRITE too. I2C_SLAVE and the other
+ * settings move no byte. */
+#define I2C_RDWR  0x0707
+#define I2C_SMBUS 0x0720
+
+static __always_inline int check_i2c_ioctl(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+
+	if (cmd != I2C_RDWR && cmd != I2C_SMBUS)
+		return 0;
+	if ((inode->i_mode & S_IFMT) != S_IFCHR || inode->i_rdev >> 20 != I2C_MAJOR)
+		return 0;
+	return judged_as_write_open(file, false);
+}
+
 static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 {
 	int err = check_tty_ioctl(file, cmd);
@@ -1181,6 +1206,8 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 		err = check_loop_ioctl(file, cmd);
 	if (!err)
 		err = check_uffd_ioctl(file, cmd);
+	if (!err)
+		err = check_i2c_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 
