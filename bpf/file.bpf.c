@@ -1194,6 +1194,40 @@ static __always_inline int check_i2c_ioctl(struct file *file, unsigned int cmd)
 	return judged_as_write_open(file, false);
 }
 
+/*
+ * A HID device's reports sent by ioctl (drivers/hid/hidraw.c): HIDIOCSFEATURE,
+ * HIDIOCSINPUT and HIDIOCSOUTPUT send a report to the device (a keyboard's or a security
+ * key's settings, a firmware update mode) through any descriptor of /dev/hidrawN, one
+ * open for reading too, where write(2) needs one open for writing (found by an adversary,
+ * round 28: under `expose-ro=/dev/hidraw0`, a program sent an output report). Judged as
+ * an open for writing, in every sandbox; the reports read (HIDIOCG*) stay free. hidraw's
+ * major is dynamic: its files are those whose operations the hid module owns (a kernel
+ * with HID built in has no owner there, and is not covered). */
+#define HID_SET_FEATURE 0x06
+#define HID_SET_INPUT	0x09
+#define HID_SET_OUTPUT	0x0B
+
+static __always_inline bool hid_module_file(struct file *file)
+{
+	const struct file_operations *fop = file->f_op;
+	struct module *owner = fop ? fop->owner : NULL;
+
+	return owner && owner->name[0] == 'h' && owner->name[1] == 'i' && owner->name[2] == 'd' &&
+	       owner->name[3] == '\0';
+}
+
+static __always_inline int check_hidraw_ioctl(struct file *file, unsigned int cmd)
+{
+	__u32 nr = cmd & 0xff;
+
+	if (((cmd >> 8) & 0xff) != 'H' || (cmd >> 30) != 3 ||
+	    (nr != HID_SET_FEATURE && nr != HID_SET_INPUT && nr != HID_SET_OUTPUT))
+		return 0;
+	if ((file->f_inode->i_mode & S_IFMT) != S_IFCHR || !hid_module_file(file))
+		return 0;
+	return judged_as_write_open(file, false);
+}
+
 static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 {
 	int err = check_tty_ioctl(file, cmd);
@@ -1208,6 +1242,8 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 		err = check_uffd_ioctl(file, cmd);
 	if (!err)
 		err = check_i2c_ioctl(file, cmd);
+	if (!err)
+		err = check_hidraw_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 
