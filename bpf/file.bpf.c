@@ -58,6 +58,9 @@
  *                          writing; a write to a pty master typing into a session led
  *                          outside never (held_master_write) (judged for sandboxes
  *                          confined in place only)
+ *   lsm/uring_cmd          a command io_uring passes to the driver of a kernel_knob() file
+ *                          (a block device's BLOCK_URING_CMD_DISCARD, 6.12+): as its writes,
+ *                          an open for writing (sandboxes confined in place only)
  *   lsm/inode_setattr      utimes and friends (dentry-only walk): WRITE
  *   lsm/inode_setxattr     WRITE (dentry-only walk; and above a rule's object, as chmod)
  *   lsm/inode_removexattr  WRITE (dentry-only walk; and above a rule's object)
@@ -1038,6 +1041,31 @@ static __always_inline int held_master_write(struct file *file)
 			      file->f_path.mnt, EPERM);
 }
 
+/*
+ * A command io_uring passes to a file's driver (IORING_OP_URING_CMD), after the file was
+ * opened: a block device's BLOCK_URING_CMD_DISCARD (6.12+) discards a range as BLKDISCARD
+ * does, with no write(2) and no ioctl, through any descriptor open for writing, which one
+ * held from before the sandbox may be (found by an adversary, round 28: attached, a root
+ * holding a loop device open for writing from before zeroed its blocks, where its
+ * write(2), BLKDISCARD and BLKZEROOUT were refused). On a kernel_knob() file, judged as
+ * its writes are: as an open for writing, in a sandbox confined in place. Other files'
+ * commands are their own (a socket's SOCKET_URING_OP_SETSOCKOPT reaches
+ * socket_setsockopt; /dev/fuse's answer requests, as its writes do).
+ */
+SEC("lsm/uring_cmd")
+int BPF_PROG(pysb_uring_cmd, struct io_uring_cmd *ioucmd)
+{
+	struct file *file = ioucmd->file;
+	struct inode *inode;
+
+	if (!file)
+		return 0;
+	inode = file->f_inode;
+	if (!inode || !kernel_knob(inode, inode->i_sb->s_magic))
+		return 0;
+	return held_knob_write(file);
+}
+
 #define BLKDISCARD    0x1277
 #define BLKSECDISCARD 0x127d
 #define BLKZEROOUT    0x127f
@@ -1152,6 +1180,65 @@ static __always_inline int check_fs_key_ioctl(struct file *file, unsigned int cm
  * system's keys and the file attributes'. The 32-bit ioctls of a compat task come through
  * file_ioctl_compat since 6.8 (and in Debian's 6.1): the same checks, or a 32-bit
  * program's FS_IOC32_SETFLAGS would change a read-only file's attributes. */
+/*
+ * An I2C bus's transfers by ioctl (drivers/i2c/i2c-dev.c): I2C_RDWR and I2C_SMBUS put
+ * bytes on the bus (a chip's registers, an EEPROM, a power or fan controller) through any
+ * descriptor of /dev/i2c-N, one open for reading too (the driver never looks at its mode),
+ * where write(2) needs one open for writing (found by an adversary, round 28: under
+ * `expose-ro=/dev/i2c-0`, a sandboxed root set a chip's register). Judged as an open for
+ * writing of the device would be, in every sandbox, as write(2) through a held descriptor
+ * is (kernel_knob): the hook cannot tell a read transfer from a write one (the arguments
+ * are the program's memory, which another thread may change before the driver copies
+ * them), so reading a chip through these ioctls needs WRITE too. I2C_SLAVE and the other
+ * settings move no byte. */
+#define I2C_RDWR  0x0707
+#define I2C_SMBUS 0x0720
+
+static __always_inline int check_i2c_ioctl(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+
+	if (cmd != I2C_RDWR && cmd != I2C_SMBUS)
+		return 0;
+	if ((inode->i_mode & S_IFMT) != S_IFCHR || inode->i_rdev >> 20 != I2C_MAJOR)
+		return 0;
+	return judged_as_write_open(file, false);
+}
+
+/*
+ * A HID device's reports sent by ioctl (drivers/hid/hidraw.c): HIDIOCSFEATURE,
+ * HIDIOCSINPUT and HIDIOCSOUTPUT send a report to the device (a keyboard's or a security
+ * key's settings, a firmware update mode) through any descriptor of /dev/hidrawN, one
+ * open for reading too, where write(2) needs one open for writing (found by an adversary,
+ * round 28: under `expose-ro=/dev/hidraw0`, a program sent an output report). Judged as
+ * an open for writing, in every sandbox; the reports read (HIDIOCG*) stay free. hidraw's
+ * major is dynamic: its files are those whose operations the hid module owns (a kernel
+ * with HID built in has no owner there, and is not covered). */
+#define HID_SET_FEATURE 0x06
+#define HID_SET_INPUT	0x09
+#define HID_SET_OUTPUT	0x0B
+
+static __always_inline bool hid_module_file(struct file *file)
+{
+	const struct file_operations *fop = file->f_op;
+	struct module *owner = fop ? fop->owner : NULL;
+
+	return owner && owner->name[0] == 'h' && owner->name[1] == 'i' && owner->name[2] == 'd' &&
+	       owner->name[3] == '\0';
+}
+
+static __always_inline int check_hidraw_ioctl(struct file *file, unsigned int cmd)
+{
+	__u32 nr = cmd & 0xff;
+
+	if (((cmd >> 8) & 0xff) != 'H' || (cmd >> 30) != 3 ||
+	    (nr != HID_SET_FEATURE && nr != HID_SET_INPUT && nr != HID_SET_OUTPUT))
+		return 0;
+	if ((file->f_inode->i_mode & S_IFMT) != S_IFCHR || !hid_module_file(file))
+		return 0;
+	return judged_as_write_open(file, false);
+}
+
 static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 {
 	int err = check_tty_ioctl(file, cmd);
@@ -1164,6 +1251,10 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 		err = check_loop_ioctl(file, cmd);
 	if (!err)
 		err = check_uffd_ioctl(file, cmd);
+	if (!err)
+		err = check_i2c_ioctl(file, cmd);
+	if (!err)
+		err = check_hidraw_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 

@@ -100,7 +100,7 @@ static __always_inline bool made_outside(struct sock *sk, __u64 cgid)
  * TCP socket bound to a port no rule allows and listening).
  */
 static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cgid,
-					  struct socket *sock, struct sock *sk,
+					  struct socket *sock, struct sock *sk, __u16 family,
 					  struct sockaddr *addr, int addrlen, __u16 op, __u32 dir)
 {
 	__u32 given[4] = {}, a[4];
@@ -110,18 +110,20 @@ static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cg
 	if (!made_outside(sk, cgid) || !addr || addrlen < 2)
 		return 0;
 	bpf_probe_read_kernel(&af, sizeof(af), &addr->sa_family);
-	if (af == AF_INET && addrlen >= (int)sizeof(struct sockaddr_in)) {
+	/* as the kernel takes it: a 24-byte IPv6 address, IPv4's AF_UNSPEC (net_verdict.bpf.h) */
+	af = addr_family_taken(family, af, addrlen, op);
+	if (af == AF_INET) {
 		struct sockaddr_in *in = (void *)addr;
 
 		port = bpf_ntohs(BPF_CORE_READ(in, sin_port));
 		bpf_probe_read_kernel(given, 4, &in->sin_addr);
-	} else if (af == AF_INET6 && addrlen >= (int)sizeof(struct sockaddr_in6)) {
+	} else if (af == AF_INET6) {
 		struct sockaddr_in6 *in6 = (void *)addr;
 
 		port = bpf_ntohs(BPF_CORE_READ(in6, sin6_port));
 		bpf_probe_read_kernel(given, 16, &in6->sin6_addr);
 	} else {
-		return 0; /* AF_UNSPEC: a disconnect; too short: the kernel refuses it */
+		return 0; /* a disconnect (AF_UNSPEC); too short: the kernel refuses it */
 	}
 	slot = proto_slot(BPF_CORE_READ(sock, type), BPF_CORE_READ(sk, sk_protocol), dir);
 	if (slot < 0)
@@ -186,7 +188,7 @@ int BPF_PROG(pysb_socket_connect, struct socket *sock, struct sockaddr *address,
 	return born_net(cfg, cgid, sock, family, addrlen >= 2 ? address : NULL, PYSB_OP_CONNECT,
 			PYSB_NET_OUT)
 		       ?: held_kind(cfg, cgid, sock, sk, family, PYSB_NET_OUT)
-		       ?: foreign_socket(cfg, cgid, sock, sk, address, addrlen, PYSB_OP_CONNECT,
+		       ?: foreign_socket(cfg, cgid, sock, sk, family, address, addrlen, PYSB_OP_CONNECT,
 					 PYSB_NET_OUT);
 }
 
@@ -206,7 +208,7 @@ int BPF_PROG(pysb_socket_bind, struct socket *sock, struct sockaddr *address, in
 		return unix_bind_check(cfg, cgid, address, addrlen);
 	return born_net(cfg, cgid, sock, family, address, PYSB_OP_BIND, PYSB_NET_IN)
 		       ?: held_kind(cfg, cgid, sock, sk, family, PYSB_NET_IN)
-		       ?: foreign_socket(cfg, cgid, sock, sk, address, addrlen, PYSB_OP_BIND,
+		       ?: foreign_socket(cfg, cgid, sock, sk, family, address, addrlen, PYSB_OP_BIND,
 					 PYSB_NET_IN);
 }
 
@@ -235,6 +237,6 @@ int BPF_PROG(pysb_socket_sendmsg, struct socket *sock, struct msghdr *msg, int s
 	if (msg->msg_namelen < 2)
 		return 0; /* no destination: connected, judged at connect() */
 	return born_net(cfg, cgid, sock, family, msg->msg_name, PYSB_OP_SENDMSG, PYSB_NET_OUT)
-		       ?: foreign_socket(cfg, cgid, sock, sk, msg->msg_name, msg->msg_namelen,
-					 PYSB_OP_SENDMSG, PYSB_NET_OUT);
+		       ?: foreign_socket(cfg, cgid, sock, sk, family, msg->msg_name,
+					 msg->msg_namelen, PYSB_OP_SENDMSG, PYSB_NET_OUT);
 }

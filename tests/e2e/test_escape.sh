@@ -2218,3 +2218,124 @@ PY
 	[ "$(cat "$T/joins-confined")" -eq 0 ] ||
 		fail "confined, a subflow joined 127.0.0.2 ($(cat "$T/joins-confined"))"
 }
+
+# An I2C bus written through a descriptor open for reading (found by an adversary, round
+# 28): i2c-dev's I2C_SMBUS and I2C_RDWR ioctls put bytes on the bus whatever the
+# descriptor's mode, where write(2) needs one open for writing. Under a rule that only
+# lets the program read /dev/i2c-N, a sandboxed root set a chip's register (i2c_stub's
+# fake chip here; on a machine: an EEPROM, a power or fan controller). Judged as an open
+# for writing; a rule granting WRITE on the device lets it through.
+test_escape_i2c_transfer_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and the device's number are told apart the same way on every kernel; i2c-dev's transfers have not changed"
+	local dir=/run/pysb-vm-modules dev n
+	vm_module i2c_dev
+	[ -f "$dir/i2c_stub.ko.xz" ] || fail "i2c_stub is not among scripts/vm-kernel's DEMAND_MODULES"
+	[ -d /sys/module/i2c_stub ] || insmod "$dir/i2c_stub.ko.xz" chip_addr=0x50 ||
+		fail "cannot load i2c_stub"
+	trap 'rmmod i2c_stub 2>/dev/null' EXIT
+	for n in /sys/class/i2c-dev/*; do
+		grep -q "SMBus stub" "$n/name" 2>/dev/null && dev=/dev/${n##*/}
+	done
+	[ -c "${dev:-}" ] || fail "no /dev/i2c-N for i2c_stub"
+	write_probe_lib
+	write_file "$T/i2c.py" <<PY
+import ctypes, fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+def smbus(rw, reg, val=0):  # struct i2c_smbus_ioctl_data, I2C_SMBUS_BYTE_DATA
+    data = ctypes.create_string_buffer(bytes([val]), 34)
+    fcntl.ioctl(fd, 0x0720, struct.pack("BBiP", rw, reg, 2, ctypes.addressof(data)))
+    return data.raw[0]
+fcntl.ioctl(fd, 0x0703, 0x50)  # I2C_SLAVE: the chip's address, no transfer
+if what == "poke":
+    attempt("smbus-write", lambda: smbus(0, 0x10, 0x42))
+else:
+    smbus(0, 0x10, 0) if what == "reset" else print("reg %#x" % smbus(1, 0x10))
+PY
+	reg() { python3 "$T/i2c.py" "$dev" get; }
+	# Unconfined, through a descriptor open for reading: the register is set.
+	python3 "$T/i2c.py" "$dev" reset
+	run_plain python3 "$T/i2c.py" "$dev" poke
+	expect_line "$T/out" "smbus-write ok"
+	[ "$(reg)" = "reg 0x42" ] || fail "unconfined: $(reg)"
+	# Confined, the device readable only: refused as an open for writing, nothing set.
+	python3 "$T/i2c.py" "$dev" reset
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" "$dev" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/i2c.py" "$dev" poke
+	expect_line "$T/out" "smbus-write EACCES"
+	[ "$(reg)" = "reg 0x0" ] || fail "confined: $(reg)"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/i2c.py" "$dev" poke
+	expect_line "$T/out" "smbus-write ok"
+	[ "$(reg)" = "reg 0x42" ] || fail "allowed: $(reg)"
+}
+
+# A HID device sent reports through a descriptor open for reading (found by an adversary,
+# round 28): hidraw's HIDIOCSFEATURE, HIDIOCSINPUT and HIDIOCSOUTPUT reach the device
+# whatever the descriptor's mode, where write(2) needs one open for writing. Under a rule
+# that only lets the program read /dev/hidrawN, a program sent an output report (a
+# device made with uhid here, which prints what it gets; on a machine: a keyboard's or a
+# security key's settings, a firmware update mode). Judged as an open for writing; a rule
+# granting WRITE on the device lets it through.
+test_escape_hid_report_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and hidraw's files are told apart the same way on every kernel; hidraw's reports have not changed"
+	local dev n dp
+	vm_module uhid hid_generic
+	write_probe_lib
+	write_file "$T/uhid.py" <<'PY'
+import os, struct, sys
+fd = os.open("/dev/uhid", os.O_RDWR)
+# vendor page, one 8-byte input and one 8-byte output report, no report ids
+rd = bytes.fromhex("0600ff0901a101150026ff00750895080901810209029102c0")
+ev = struct.pack("<I128s64s64sHHIIII", 11, b"pysb-e2e-hid", b"", b"", len(rd), 3, 0x1234,
+                 0x5678, 1, 0) + rd  # UHID_CREATE2, BUS_USB
+os.write(fd, ev + bytes(4376 - len(ev)))
+open(sys.argv[1], "w").close()
+while True:
+    e = os.read(fd, 4380)
+    if struct.unpack_from("<I", e)[0] == 6:  # UHID_OUTPUT: data[4096], size
+        print("got", e[4:4 + struct.unpack_from("<H", e, 4100)[0]].hex(), flush=True)
+PY
+	write_file "$T/hid.py" <<PY
+import fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open(sys.argv[1], os.O_RDONLY)
+report = bytearray(b"\x00" + sys.argv[2].encode())
+def ioc(nr): return (3 << 30) | (len(report) << 16) | (ord("H") << 8) | nr
+attempt("set-output", lambda: fcntl.ioctl(fd, ioc(0x0B), report))  # HIDIOCSOUTPUT
+PY
+	python3 "$T/uhid.py" "$T/uready" >"$T/uhid.out" 2>&1 &
+	dp=$!
+	# shellcheck disable=SC2064 # expand now
+	trap "kill $dp 2>/dev/null" EXIT
+	wait_file "$T/uready" "no uhid device: $(cat "$T/uhid.out")"
+	for ((n = 0; n < 100; n++)); do
+		dev=$(grep -l pysb-e2e-hid /sys/class/hidraw/*/device/uevent 2>/dev/null | head -1)
+		[ -n "$dev" ] && break
+		sleep 0.1
+	done
+	[ -n "$dev" ] || fail "no hidraw device for the uhid one"
+	dev=/dev/$(basename "$(dirname "$(dirname "$dev")")")
+	[ -c "$dev" ] || fail "$dev is not a device"
+	# Unconfined, through a descriptor open for reading: the device gets the report.
+	run_plain python3 "$T/hid.py" "$dev" plain
+	expect_line "$T/out" "set-output ok"
+	# Confined, the device readable only: refused as an open for writing, nothing sent.
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" "$dev" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/hid.py" "$dev" ro
+	expect_line "$T/out" "set-output EACCES"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/hid.py" "$dev" rw
+	expect_line "$T/out" "set-output ok"
+	sleep 0.5
+	expect_line "$T/uhid.out" "got $(printf 'plain' | od -An -tx1 | tr -d ' \n' | sed 's/^/00/')"
+	expect_line "$T/uhid.out" "got 007277"
+	! grep -q "^got 00726f$" "$T/uhid.out" || fail "the device got the confined program's report"
+}

@@ -57,6 +57,78 @@ test_net_held_sockets_bind_and_other_kinds_judged() {
 	expect_line "$T/out3" "tcp-bind-other EPERM"
 }
 
+# Addresses the kernel takes that the held sockets' check skipped (round 28 of the
+# adversary): an IPv6 sockaddr of 24 bytes (RFC 2133's, without the scope id), which
+# connect, bind and sendto of IPv6 sockets accept, and an IPv4 one whose family is
+# AF_UNSPEC, which IPv4 bind (with the wildcard address) and UDP sendto take as AF_INET
+# (BSD compatibility). The check of sockets made before `attach` read neither, so a held
+# IPv6 TCP socket connected to any host, a held UDP socket sent to any host, a held TCP
+# socket bound to any port and listened. The addresses the rules allow still work.
+test_escape_held_socket_short_or_unspec_address_refused() {
+	net_setup "net=ALLOW|tcp|::1|20101|OUT" "net=ALLOW|udp|::1|20103|OUT" \
+		"net=ALLOW|udp|127.0.0.1|20103|OUT" "net=ALLOW|tcp|0.0.0.0|20105|IN" \
+		"net=ALLOW|tcp|::|20105|IN"
+	net_servers "tcp:[::1]:20101" "tcp:[::1]:20102" "udp:[::1]:20103" "udp:[::1]:20104" \
+		udp:127.0.0.1:20103 udp:127.0.0.1:20104
+	net_py "$T/held.py" \
+		"import ctypes, os, struct, time" \
+		"ready, go = sys.argv[1], sys.argv[2]" \
+		"libc = ctypes.CDLL(None, use_errno=True)" \
+		"def call(f, *a):" \
+		"    if f(*a) < 0: e = ctypes.get_errno(); raise OSError(e, os.strerror(e))" \
+		"def sa6(ip, port): return (struct.pack('<H', socket.AF_INET6) + struct.pack('!HI', port, 0) + socket.inet_pton(socket.AF_INET6, ip))" \
+		"def sa4u(ip, port): return struct.pack('<H', 0) + struct.pack('!H', port) + socket.inet_aton(ip) + bytes(8)" \
+		"t6 = {p: socket.socket(socket.AF_INET6) for p in (20101, 20102)}" \
+		"u6, u4 = socket.socket(socket.AF_INET6, socket.SOCK_DGRAM), socket.socket(socket.AF_INET, socket.SOCK_DGRAM)" \
+		"b6 = {p: socket.socket(socket.AF_INET6) for p in (20105, 20106)}" \
+		"for s in b6.values(): s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)" \
+		"b4 = {p: socket.socket() for p in (20105, 20106)}" \
+		"open(ready, 'w').close()" \
+		"while not os.path.exists(go): time.sleep(0.05)" \
+		"def connect6(p):" \
+		"    s = t6[p]; call(libc.connect, s.fileno(), sa6('::1', p), 24)" \
+		"    s.settimeout(10); assert s.recv(6) == b'hello\n'" \
+		"def send(s, a, n):" \
+		"    s.settimeout(10); call(libc.sendto, s.fileno(), b'ping', 4, 0, a, n); assert s.recv(16) == b'ping'" \
+		"def bind(s, a, n): call(libc.bind, s.fileno(), a, n); s.listen()" \
+		"for p in (20102, 20101):" \
+		"    attempt('tcp6-connect-24 %d' % p, lambda: connect6(p))" \
+		"for p in (20104, 20103):" \
+		"    attempt('udp6-sendto-24 %d' % p, lambda: send(u6, sa6('::1', p), 24))" \
+		"    attempt('udp4-sendto-unspec %d' % p, lambda: send(u4, sa4u('127.0.0.1', p), 16))" \
+		"for p in (20106, 20105):" \
+		"    attempt('tcp6-bind-24 %d' % p, lambda: bind(b6[p], sa6('::', p), 24))" \
+		"    attempt('tcp4-bind-unspec %d' % p, lambda: bind(b4[p], sa4u('0.0.0.0', p), 16))" \
+		"print('done', flush=True)"
+	local l p
+	# Unconfined, each works.
+	run_plain python3 "$T/held.py" "$T/r1" "$T/r1"
+	for p in 20101 20102; do
+		expect_line "$T/out" "tcp6-connect-24 $p ok"
+	done
+	for p in 20103 20104; do
+		expect_line "$T/out" "udp6-sendto-24 $p ok"
+		expect_line "$T/out" "udp4-sendto-unspec $p ok"
+	done
+	for p in 20105 20106; do
+		expect_line "$T/out" "tcp6-bind-24 $p ok"
+		expect_line "$T/out" "tcp4-bind-unspec $p ok"
+	done
+	# Attached: what no rule allows refused (EPERM), the allowed ones work.
+	held_attach "$T/policy" "$T/r2" "$T/go2" "$T/out2"
+	for l in "tcp6-connect-24 20102" "udp6-sendto-24 20104" "udp4-sendto-unspec 20104" \
+		"tcp6-bind-24 20106" "tcp4-bind-unspec 20106"; do
+		expect_line "$T/out2" "$l EPERM"
+	done
+	for l in "tcp6-connect-24 20101" "udp6-sendto-24 20103" "udp4-sendto-unspec 20103" \
+		"tcp6-bind-24 20105" "tcp4-bind-unspec 20105"; do
+		expect_line "$T/out2" "$l ok"
+	done
+	expect_grep "$T/out2.err" "deny net connect tcp \[::1\]:20102 \(OUT\)"
+	expect_grep "$T/out2.err" "deny net sendmsg udp 127\.0\.0\.1:20104 \(OUT\)"
+	expect_grep "$T/out2.err" "deny net bind tcp 0\.0\.0\.0:20106 \(IN\)"
+}
+
 # The daemon stopped, its bindings released (as mb_cleanup does), the services gone.
 held_inplace_cleanup() {
 	trap - EXIT

@@ -1559,6 +1559,55 @@ PY
 	[[ $(img) == PWNEDA*\\0\\0\\0*MMAPA* ]] || fail "attached with the rules: the image is $(img | head -c 200)"
 }
 
+# A block device held open for writing from before `attach`, discarded through io_uring
+# (found by an adversary, round 28): IORING_OP_URING_CMD with BLOCK_URING_CMD_DISCARD
+# (6.12+) is neither a write(2) nor an ioctl, so the round-24 checks (file_permission,
+# BLKDISCARD, BLKZEROOUT) never saw it, and a loop device's blocks read back as zeros.
+# lsm/uring_cmd judges it as an open for writing; the policy that names the device for
+# writing lets it through.
+test_escape_held_block_device_discard_by_io_uring_refused() {
+	local helper="$REPO/build/e2e/uring_blk_discard" holder loop tag
+	[ -x "$helper" ] || fail "build/e2e/uring_blk_discard missing (make e2e builds it)"
+	session_setup
+	head -c 16384 /dev/zero | tr '\0' A >"$T/img"
+	loop=$(losetup -f --show "$T/img") || fail "no loop device"
+	# shellcheck disable=SC2064 # expand now
+	trap "losetup -d $loop" EXIT
+	img() { sync && echo 3 >/proc/sys/vm/drop_caches && od -An -v -c "$T/img" | tr -d ' \n'; }
+	# discard_held TAG [POLICY]: the holder opens the device, then (attached with POLICY,
+	# when given) discards its first 4 KiB; its output in $T/TAG.out.
+	discard_held() {
+		tag=$1
+		head -c 16384 /dev/zero | tr '\0' A >"$T/img"
+		"$helper" "$loop" 0 4096 "$T/r-$tag" "$T/go-$tag" >"$T/$tag.out" 2>&1 &
+		holder=$!
+		wait_file "$T/r-$tag" "the holder is not ready: $(cat "$T/$tag.out")"
+		if [ -n "${2:-}" ]; then
+			attach_go "$holder" "$2" "$T/go-$tag" "$T/$tag.err"
+		else
+			touch "$T/go-$tag"
+			wait "$holder"
+		fi
+	}
+	# Unconfined: the first 4 KiB read back as zeros.
+	discard_held plain
+	if grep -qE "^discard errno=(95|22)$" "$T/plain.out"; then
+		skip "no io_uring discard on this kernel (BLOCK_URING_CMD_DISCARD is 6.12+): $(cat "$T/plain.out")"
+	fi
+	expect_line "$T/plain.out" "discard ok"
+	[[ $(img) == \\0*A* ]] || fail "unconfined: the image is $(img | head -c 200)"
+	# Attached, the device not writable by the policy: refused as an open for writing.
+	discard_held held "$T/policy"
+	expect_line "$T/held.out" "discard errno=13"
+	[[ $(img) =~ ^A+$ ]] || fail "attached: the image is $(img | head -c 200)"
+	expect_grep "$T/held.err" "deny file open\(write\) $loop "
+	# The neighbour: a policy that names the device for writing.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$loop" >"$T/policy-dev"
+	discard_held allowed "$T/policy-dev"
+	expect_line "$T/allowed.out" "discard ok"
+	[[ $(img) == \\0*A* ]] || fail "attached with the rules: the image is $(img | head -c 200)"
+}
+
 # A fanotify permission group made before attach (found by an adversary, round 23): every
 # other process's open of a file it marked waits for its answer, and FAN_DENY refuses it;
 # confined, it went on refusing an outside root's `cat`. attach refuses a process holding

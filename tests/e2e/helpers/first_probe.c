@@ -5,7 +5,9 @@
  * container's entrypoint or systemd a service), else it goes on as it is. Then, at once,
  * the workload connects a TCP socket to 127.0.0.1:PORT (a closed port: refused when
  * allowed, EPERM when denied), sends a UDP datagram there (sent when allowed, EPERM when
- * denied: a socket made in its own cgroup, bpf/socket.bpf.c nothing_to_judge), opens
+ * denied: a socket made in its own cgroup, bpf/socket.bpf.c nothing_to_judge), sends one
+ * with the address's family AF_UNSPEC (IPv4 UDP takes it as AF_INET) and binds a TCP
+ * socket to 0.0.0.0:0 written the same way (IPv4 bind takes it too), then opens
  * SECRET again and again until it is denied or MAX_MS have passed, and opens ALLOWED
  * once. --exec executes $FIRST_PROBE_EXEC (a copy of this
  * program: an execve of the program a task already runs does not arm a held cgroup, see
@@ -13,7 +15,7 @@
  * prints:
  *   forbidden_ok=<opens of SECRET that succeeded> first=<ok|denied>
  *   denied_after_ms=<from the mkdir to the first denial, or "never"> allowed=<ok|errno=N>
- *   connect=<ok|errno=N> send=<ok|errno=N>
+ *   connect=<ok|errno=N> send=<ok|errno=N> send_unspec=<ok|errno=N> bind_unspec=<ok|errno=N>
  *   first_probe [--exec] DIR SECRET ALLOWED MAX_MS PORT
  */
 #include <arpa/inet.h>
@@ -38,6 +40,8 @@ struct result {
 	int setup_errno;
 	int connect_errno;
 	int send_errno;
+	int send_unspec_errno;
+	int bind_unspec_errno;
 };
 
 static int64_t now_ns(void)
@@ -64,6 +68,19 @@ static void probe(struct result *r, char **a, int64_t t0)
 	r->send_errno = s < 0 ? errno
 		      : sendto(s, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno
 										     : 0;
+	if (s >= 0)
+		close(s);
+	s = socket(AF_INET, SOCK_DGRAM, 0);
+	sa.sin_family = AF_UNSPEC;
+	r->send_unspec_errno = s < 0 ? errno
+			     : sendto(s, "x", 1, 0, (struct sockaddr *)&sa, sizeof(sa)) < 0 ? errno
+											    : 0;
+	if (s >= 0)
+		close(s);
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	sa.sin_port = 0;
+	sa.sin_addr.s_addr = htonl(INADDR_ANY);
+	r->bind_unspec_errno = s < 0 ? errno : bind(s, (struct sockaddr *)&sa, sizeof(sa)) ? errno : 0;
 	if (s >= 0)
 		close(s);
 	r->denied_ms = -1;
@@ -172,8 +189,16 @@ int main(int argc, char **argv)
 	else
 		printf(" connect=ok");
 	if (r.send_errno)
-		printf(" send=errno=%d\n", r.send_errno);
+		printf(" send=errno=%d", r.send_errno);
 	else
-		printf(" send=ok\n");
+		printf(" send=ok");
+	if (r.send_unspec_errno)
+		printf(" send_unspec=errno=%d", r.send_unspec_errno);
+	else
+		printf(" send_unspec=ok");
+	if (r.bind_unspec_errno)
+		printf(" bind_unspec=errno=%d\n", r.bind_unspec_errno);
+	else
+		printf(" bind_unspec=ok\n");
 	return 0;
 }
