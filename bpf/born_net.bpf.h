@@ -32,10 +32,9 @@ static __always_inline int born_net(struct pysb_sandbox_cfg *cfg, __u64 cgid, st
 		return 0;
 	if (addr)
 		bpf_probe_read_kernel(&af, sizeof(af), &addr->sa_family);
-	/* IPv4's bind and UDP sendto take AF_UNSPEC as AF_INET (net_verdict.bpf.h); the
-	 * length is the kernel's to refuse, whatever the family: denied here anyway */
-	if (af == AF_UNSPEC && family == AF_INET && op != PYSB_OP_CONNECT)
-		af = AF_INET;
+	/* IPv4's bind and UDP sendto take AF_UNSPEC as AF_INET; the length is the kernel's
+	 * to refuse, whatever the family: denied here anyway */
+	af = af_unspec_taken(family, af, op);
 	if (af != AF_INET && af != AF_INET6)
 		return 0; /* AF_UNSPEC: a disconnect */
 	e = event_start(cfg, cgid, PYSB_KIND_NET, op, 0, decision_of(cfg));

@@ -124,6 +124,13 @@ static __always_inline int proto_slot(__u32 type, __u32 protocol, __u32 dir)
 #define PYSB_SIN_LEN	      16 /* sizeof(struct sockaddr_in) */
 #define PYSB_SIN6_LEN_RFC2133 24 /* a sockaddr_in6 without its scope id */
 
+/* The family of `af` as an inet socket of `family` takes it for `op`, whatever the length:
+ * IPv4's AF_UNSPEC is AF_INET but for a connect (addr_family_taken, below). */
+static __always_inline __u16 af_unspec_taken(__u16 family, __u16 af, __u16 op)
+{
+	return af == AF_UNSPEC && family == AF_INET && op != PYSB_OP_CONNECT ? AF_INET : af;
+}
+
 /*
  * The family the kernel takes the caller's address `af` (`addrlen` bytes) as, for `op` on
  * an inet socket of `family`; 0 when it uses no address (a disconnect) or refuses it. For
@@ -137,8 +144,7 @@ static __always_inline int proto_slot(__u32 type, __u32 protocol, __u32 dir)
  */
 static __always_inline __u16 addr_family_taken(__u16 family, __u16 af, int addrlen, __u16 op)
 {
-	if (af == AF_UNSPEC && family == AF_INET && op != PYSB_OP_CONNECT)
-		af = AF_INET;
+	af = af_unspec_taken(family, af, op);
 	if (af == AF_INET && addrlen >= PYSB_SIN_LEN)
 		return AF_INET;
 	if (af == AF_INET6 && addrlen >= PYSB_SIN6_LEN_RFC2133)

@@ -7,7 +7,7 @@
 # other vCPU now and then still ran the int3 after the patch was done: the guest died of
 # "Oops: int3" (6.12, 7.2) or locked up (6.1), failing a CI run with no test at fault. The
 # attack on it: a scheduler key, flipped 30 s long while the other vCPU schedules without
-# pause (a pipe of processes). Under thread=multi the guest died within 4 to 30 s; with one
+# pause (a pipe of processes). Under thread=multi the guest died within 4 to 75 s; with one
 # TCG thread for both vCPUs (vm-run's default) it lives, and so must the key's sites. The
 # fault is QEMU's, on every kernel of the matrix: tested on its first.
 test_vm_guest_survives_its_kernel_patching_itself() {
