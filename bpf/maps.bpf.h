@@ -134,6 +134,24 @@ PYSB_MAP struct {
 	__type(value, struct pysb_net_value);
 } net6_rules SEC(".maps");
 
+/* (sandbox, host address) -> the same value as the host's trie entry, for sandboxes with
+ * PYSB_SB_NET_HOSTS (pysb_abi.h): one hash lookup in place of the trie's walk. */
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_NET_MAP_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pysb_net4_host_key);
+	__type(value, struct pysb_net_value);
+} net4_hosts SEC(".maps");
+
+PYSB_MAP struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, PYSB_NET_MAP_PREFIXES);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct pysb_net6_host_key);
+	__type(value, struct pysb_net_value);
+} net6_hosts SEC(".maps");
+
 /* (sandbox, id) -> port set, deduplicated across the sandbox's prefixes; id 0 allows nothing. */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

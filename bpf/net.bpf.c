@@ -93,7 +93,7 @@ static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, _
 	}
 	port = bpf_ntohs((__u16)ctx->user_port);
 	__builtin_memcpy(a, given, sizeof(a));
-	verdict = net_verdict(cfg->id, judged_address(v6, a, dir), a, port, slot);
+	verdict = net_verdict(cfg, judged_address(v6, a, dir), a, port, slot);
 	if (verdict & PYSB_NET_ALLOW)
 		return SOCK_ADDR_ALLOW;
 	net_event(cfg, cgid, op, v6 ? AF_INET6 : AF_INET, given, port, ctx->protocol, ctx->type,
@@ -168,7 +168,7 @@ int BPF_PROG(pysb_socket_listen, struct socket *sock, int backlog)
 	slot = proto_slot(type, protocol, PYSB_NET_IN);
 	if (slot < 0)
 		return 0;
-	verdict = net_verdict(cfg->id, family == AF_INET6, any, 0, slot);
+	verdict = net_verdict(cfg, family == AF_INET6, any, 0, slot);
 	if (verdict & PYSB_NET_ALLOW)
 		return 0;
 	net_event(cfg, cgid, PYSB_OP_LISTEN, family, any, 0, protocol, type, PYSB_NET_IN, verdict);

@@ -50,25 +50,43 @@ static __always_inline __u16 port_verdict(__u32 sandbox, __u32 id, __u16 port)
 }
 
 /*
- * The verdict for (address, port) in `slot`: one longest-prefix lookup (its entry holds
- * every rule covering the address, see pysb_abi.h), one hash lookup, a bounded search.
- * `a` is the address in network byte order, 4 (IPv4) or 16 bytes.
+ * The verdict for (address, port) in `slot` under sandbox `cfg`: one longest-prefix lookup
+ * (its entry holds every rule covering the address, see pysb_abi.h), one hash lookup, a
+ * bounded search. A sandbox with many host prefixes (PYSB_SB_NET_HOSTS) looks the address
+ * up among its hosts first: a hit is the trie's own answer, without its walk. `a` is the
+ * address in network byte order, 4 (IPv4) or 16 bytes.
  */
-static __always_inline __u16 net_verdict(__u32 sandbox, bool v6, const __u32 *a, __u16 port,
-					 __u32 slot)
+static __always_inline __u16 net_verdict(const struct pysb_sandbox_cfg *cfg, bool v6,
+					 const __u32 *a, __u16 port, __u32 slot)
 {
-	struct pysb_net_value *v;
+	bool hosts = cfg->flags & PYSB_SB_NET_HOSTS;
+	__u32 sandbox = cfg->id;
+	struct pysb_net_value *v = NULL;
 
 	if (v6) {
 		struct pysb_net6_key k = { .prefixlen = 32 + 128, .sandbox = sandbox };
 
 		__builtin_memcpy(k.addr, a, 16);
-		v = bpf_map_lookup_elem(&net6_rules, &k);
+		if (hosts) {
+			struct pysb_net6_host_key h = { .sandbox = sandbox };
+
+			__builtin_memcpy(h.addr, a, 16);
+			v = bpf_map_lookup_elem(&net6_hosts, &h);
+		}
+		if (!v)
+			v = bpf_map_lookup_elem(&net6_rules, &k);
 	} else {
 		struct pysb_net4_key k = { .prefixlen = 32 + 32, .sandbox = sandbox };
 
 		__builtin_memcpy(k.addr, a, 4);
-		v = bpf_map_lookup_elem(&net4_rules, &k);
+		if (hosts) {
+			struct pysb_net4_host_key h = { .sandbox = sandbox };
+
+			__builtin_memcpy(h.addr, a, 4);
+			v = bpf_map_lookup_elem(&net4_hosts, &h);
+		}
+		if (!v)
+			v = bpf_map_lookup_elem(&net4_rules, &k);
 	}
 	if (!v)
 		return 0; /* no rule covers the address */

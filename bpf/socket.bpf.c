@@ -129,7 +129,7 @@ static __always_inline int foreign_socket(struct pysb_sandbox_cfg *cfg, __u64 cg
 	if (slot < 0)
 		return 0; /* other kinds: held_kind */
 	__builtin_memcpy(a, given, sizeof(a));
-	verdict = net_verdict(cfg->id, judged_address(af == AF_INET6, a, dir), a, port, slot);
+	verdict = net_verdict(cfg, judged_address(af == AF_INET6, a, dir), a, port, slot);
 	if (verdict & PYSB_NET_ALLOW)
 		return 0;
 	net_event(cfg, cgid, op, af, given, port, BPF_CORE_READ(sk, sk_protocol),

@@ -63,12 +63,15 @@
 		 which would copy them as other inodes */
 /* A net= rule allows UDP IN on an IPv4 (MCAST4) or IPv6 (MCAST6) multicast address: the
  * program may join groups of that family (bpf/multicast.bpf.h). */
-#define PYSB_SB_MCAST4	0x80u
-#define PYSB_SB_MCAST6	0x100u
+#define PYSB_SB_MCAST4	  0x80u
+#define PYSB_SB_MCAST6	  0x100u
 /* Confined in place (`attach`, the daemon's bindings): its processes may hold what they
  * had before (a cgroup file in an io_uring ring's registered files, ...); the in-place
  * programs judge it (user/kernel/loader.c, loader_inplace_hooks), a run's never. */
-#define PYSB_SB_INPLACE 0x200u
+#define PYSB_SB_INPLACE	  0x200u
+/* The sandbox has at least PYSB_NET_HOSTS_MIN host prefixes (/32, /128): they are in
+ * net4_hosts / net6_hosts too, looked up before the trie (bpf/net_verdict.bpf.h). */
+#define PYSB_SB_NET_HOSTS 0x400u
 
 /* Walk limit: a path deeper than this is denied (fail closed), never allowed. */
 #define PYSB_MAX_DEPTH		      8192
@@ -345,6 +348,23 @@ struct pysb_net6_key {
 	__u8 addr[16];
 };
 
+/*
+ * The host prefixes (/32, /128) of a sandbox with PYSB_SB_NET_HOSTS, keyed by the whole
+ * address: a host's entry is the trie's longest match for its address (no prefix is
+ * longer), so one hash lookup gives what the trie's walk would, whose depth grows with
+ * the number of prefixes (a list of 1,000 hosts: about ten levels).
+ */
+#define PYSB_NET_HOSTS_MIN 16
+struct pysb_net4_host_key {
+	__u32 sandbox;
+	__u8 addr[4];
+};
+
+struct pysb_net6_host_key {
+	__u32 sandbox;
+	__u8 addr[16];
+};
+
 struct pysb_net_value {
 	__u16 ports[PYSB_NET_SLOTS]; /* port set (pysb_net_ports_key.id) per enum pysb_net_slot */
 };
@@ -533,6 +553,8 @@ _Static_assert(sizeof(struct pysb_dedup_val) == 40, "pysb_dedup_val layout");
 _Static_assert(sizeof(struct pysb_net4_key) == 12, "pysb_net4_key layout");
 _Static_assert(sizeof(struct pysb_net6_key) == 24, "pysb_net6_key layout");
 _Static_assert(sizeof(struct pysb_net_value) == 8, "pysb_net_value layout");
+_Static_assert(sizeof(struct pysb_net4_host_key) == 8, "pysb_net4_host_key layout");
+_Static_assert(sizeof(struct pysb_net6_host_key) == 20, "pysb_net6_host_key layout");
 _Static_assert(sizeof(struct pysb_net_ports_key) == 8, "pysb_net_ports_key layout");
 _Static_assert(sizeof(struct pysb_net_ports) == 4 + 4 * PYSB_NET_MAX_RANGES,
 	       "pysb_net_ports layout");

@@ -310,6 +310,68 @@ test_net_ipv6_and_ipv4_mapped() {
 	expect_line "$T/out" "v6-rule-not-for-v4 ok"
 }
 
+# A policy of many host rules (a list of API servers' addresses): its hosts are looked up
+# in a hash before the trie (PYSB_SB_NET_HOSTS, bpf/net_verdict.bpf.h). A host's entry
+# must carry what the trie's would, the rules of every prefix covering it folded in
+# (127.0.0.1 has a UDP host rule and gets TCP from 127.0.0.0/8), a DENY host carves out
+# of a wider ALLOW with its own rule named, an address under a prefix only (no host
+# entry) falls through to the trie, IPv6 alike; and the hash really holds the hosts while
+# the program runs (the pinned maps), none once it has ended.
+test_net_host_list_looked_up_by_address() {
+	local lines=(
+		"expose-rw=$T/rw"
+		"net=ALLOW|tcp|127.0.0.0/8|20061|OUT"
+		"net=DENY|tcp|127.0.0.7|20061|OUT"
+		"net=ALLOW|udp|127.0.0.1|20062|OUT"
+		"net=ALLOW|tcp|::1|20063|OUT"
+	) i pin n4 n6
+	for i in $(seq 1 20); do
+		lines+=("net=ALLOW|tcp|10.77.0.$i|443|OUT" "net=ALLOW|tcp|fd00:77::$i|443|OUT")
+	done
+	mkdir -p "$T/rw"
+	net_setup "${lines[@]}"
+	net_servers tcp:127.0.0.1:20061 tcp:127.0.0.2:20061 tcp:127.0.0.7:20061 \
+		udp:127.0.0.1:20062 udp:127.0.0.1:20064 udp:127.0.0.2:20062 "tcp:[::1]:20063" \
+		"tcp:[::1]:20064"
+	net_py "$T/app.py" \
+		"attempt('host-udp', lambda: udp_sendto('127.0.0.1', 20062))" \
+		"attempt('host-udp-other-port', lambda: udp_sendto('127.0.0.1', 20064))" \
+		"attempt('host-gets-prefix-tcp', lambda: tcp('127.0.0.1', 20061))" \
+		"attempt('prefix-only', lambda: tcp('127.0.0.2', 20061))" \
+		"attempt('carved-out', lambda: tcp('127.0.0.7', 20061))" \
+		"attempt('v6-host', lambda: tcp('::1', 20063))" \
+		"attempt('v6-host-other-port', lambda: tcp('::1', 20064))" \
+		"attempt('no-rule', lambda: udp_sendto('127.0.0.2', 20062))" \
+		"import os, time" \
+		"open('$T/rw/checked', 'w').close()" \
+		"for _ in range(600):" \
+		"    if os.path.exists('$T/rw/go'): break" \
+		"    time.sleep(0.05)"
+	"$PYSB" run --policy "$T/policy" -- python3 "$T/app.py" >"$T/out" 2>"$T/err" &
+	wait_file "$T/rw/checked" "the program never got through its connects"
+	pin=$(echo /sys/fs/bpf/pysb-bpf/*/)
+	n4=$(bpftool map dump pinned "$pin/map-net4_hosts" -j | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+	n6=$(bpftool map dump pinned "$pin/map-net6_hosts" -j | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+	touch "$T/rw/go"
+	wait $!
+	RC=$?
+	expect_rc 0
+	# 10.77.0.1-20, 127.0.0.1, 127.0.0.7; fd00:77::1-20, ::1
+	[ "$n4" = 22 ] && [ "$n6" = 21 ] || fail "hosts in the hash while it ran: $n4 IPv4, $n6 IPv6 (22, 21 expected)"
+	for l in host-udp host-gets-prefix-tcp prefix-only v6-host; do
+		expect_line "$T/out" "$l ok"
+	done
+	for l in host-udp-other-port carved-out v6-host-other-port no-rule; do
+		expect_line "$T/out" "$l EPERM"
+	done
+	expect_grep "$T/err" "deny net connect tcp 127\.0\.0\.7:20061 \(OUT\) denied by net=DENY\|tcp\|127\.0\.0\.7\|20061\|OUT at $T/policy:4 "
+	n4=$(bpftool map dump pinned "$pin/map-net4_hosts" -j | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+	[ "$n4" = 0 ] || fail "$n4 IPv4 hosts left in the hash after the run"
+	run_plain python3 "$T/app.py"
+	expect_line "$T/out" "carved-out ok"
+	expect_line "$T/out" "no-rule ok"
+}
+
 test_net_bind_and_listen() {
 	mkdir -p "$T/state"
 	net_setup "net=ALLOW|tcp|127.0.0.1|20051|IN" "net=ALLOW|udp|127.0.0.1|20053|IN" \

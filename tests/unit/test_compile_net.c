@@ -478,6 +478,40 @@ static void test_too_many_port_ranges_names_lines(void **state)
 	done(r);
 }
 
+/* A policy of host rules gets their hash (PYSB_SB_NET_HOSTS) from PYSB_NET_HOSTS_MIN
+ * hosts on, and only hosts count: a /31 or an IPv6 /127 is not one. The flag and the
+ * loader's filling both ask net_hosts_indexed(). */
+static void test_many_host_rules_are_indexed_by_address(void **state)
+{
+	char text[4096];
+	size_t off = 0;
+
+	(void)state;
+	off += snprintf(text + off, sizeof(text) - off,
+			"net=ALLOW|tcp|10.9.0.0/31|443|OUT\n"
+			"net=ALLOW|tcp|fd00::/127|443|OUT\n");
+	for (unsigned i = 0; i < PYSB_NET_HOSTS_MIN - 1; i++)
+		off += snprintf(text + off, sizeof(text) - off,
+				i % 2 ? "net=ALLOW|tcp|10.1.0.%u|443|OUT\n"
+				      : "net=DENY|udp|fd00::1:%u|53|OUT\n",
+				i + 1);
+	struct result *r = compile_ok(text);
+
+	assert_false(net_hosts_indexed(&r->c));
+	assert_int_equal(sandbox_flags(&r->c, false) & PYSB_SB_NET_HOSTS, 0);
+	for (size_t i = 0; i < r->c.n_net_prefixes; i++) {
+		const struct compiled_net_prefix *e = &r->c.net_prefixes[i];
+
+		assert_int_equal(net_prefix_is_host(e), e->plen == (e->af == AF_INET ? 32 : 128));
+	}
+	done(r);
+	snprintf(text + off, sizeof(text) - off, "net=ALLOW|tcp|::ffff:10.2.0.1|443|OUT\n");
+	r = compile_ok(text);
+	assert_true(net_hosts_indexed(&r->c));
+	assert_int_equal(sandbox_flags(&r->c, false) & PYSB_SB_NET_HOSTS, PYSB_SB_NET_HOSTS);
+	done(r);
+}
+
 static void test_thousand_rules_share_port_sets(void **state)
 {
 	size_t len = 1000 * 48 + 64, off = 0;
@@ -640,6 +674,7 @@ int main(void)
 		cmocka_unit_test(test_unresolvable_deny_is_an_error),
 		cmocka_unit_test(test_too_many_port_ranges_names_lines),
 		cmocka_unit_test(test_thousand_rules_share_port_sets),
+		cmocka_unit_test(test_many_host_rules_are_indexed_by_address),
 		cmocka_unit_test(test_too_many_prefixes_is_an_error),
 		cmocka_unit_test(test_socket_family_and_unix_abstract_params),
 		cmocka_unit_test(test_param_errors_name_the_line),

@@ -191,6 +191,10 @@ void net_compiled_free(struct compiled *c);
  * allow UDP IN (a port) on an address of 224.0.0.0/4 or ff00::/8, DENY rules weighed?
  * (PYSB_SB_MCAST4, PYSB_SB_MCAST6: the kernel side does not see the group.) */
 bool net_multicast_allowed(const struct compiled *c, int af);
+/* Is prefix e a host (/32, /128)? Does c have enough of them (PYSB_NET_HOSTS_MIN) to be
+ * looked up in a hash before the trie (PYSB_SB_NET_HOSTS, bpf/net_verdict.bpf.h)? */
+bool net_prefix_is_host(const struct compiled_net_prefix *e);
+bool net_hosts_indexed(const struct compiled *c);
 /* The rule a denial names (pysb_event.rule of a NET event), or NULL. */
 const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t rule);
 /* "netlink", "packet", ... for AF_ numbers; NULL when unknown. */

@@ -298,6 +298,20 @@ bool net_multicast_allowed(const struct compiled *c, int af)
 			      : udp_in_allowed_under(c, AF_INET, v4, 4);
 }
 
+bool net_prefix_is_host(const struct compiled_net_prefix *e)
+{
+	return e->plen == (e->af == AF_INET6 ? 128u : 32u);
+}
+
+bool net_hosts_indexed(const struct compiled *c)
+{
+	size_t hosts = 0;
+
+	for (size_t i = 0; i < c->n_net_prefixes && hosts < PYSB_NET_HOSTS_MIN; i++)
+		hosts += net_prefix_is_host(&c->net_prefixes[i]);
+	return hosts >= PYSB_NET_HOSTS_MIN;
+}
+
 const struct compiled_net_rule *net_rule_at(const struct compiled *c, uint32_t verdict)
 {
 	uint32_t i = verdict & ~PYSB_NET_ALLOW;

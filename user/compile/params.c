@@ -305,5 +305,6 @@ uint32_t sandbox_flags(const struct compiled *c, bool audit)
 	return (audit ? PYSB_SB_AUDIT : 0) | (c->exec_allowed ? PYSB_SB_EXEC : 0) |
 	       (c->ignores.count ? PYSB_SB_IGNORES : 0) | (c->n_hidden ? PYSB_SB_HIDDEN : 0) |
 	       (net_multicast_allowed(c, AF_INET) ? PYSB_SB_MCAST4 : 0) |
-	       (net_multicast_allowed(c, AF_INET6) ? PYSB_SB_MCAST6 : 0);
+	       (net_multicast_allowed(c, AF_INET6) ? PYSB_SB_MCAST6 : 0) |
+	       (net_hosts_indexed(c) ? PYSB_SB_NET_HOSTS : 0);
 }

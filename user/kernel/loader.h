@@ -29,7 +29,7 @@ struct pysb_bpf;
 	X(sandboxes) X(sandbox_gen) X(events) X(lost) X(event_count) X(event_dedup)        \
 	X(file_rules) X(mount_access) X(label_reqs) X(ignores) X(exec_pending)             \
 	X(ipc_owner) X(key_owner) X(owner_records) X(net4_rules) X(net6_rules) X(net_ports) \
-	X(net_cfg) X(cgroup_watch) X(cgroup_born)
+	X(net4_hosts) X(net6_hosts) X(net_cfg) X(cgroup_watch) X(cgroup_born)
 /* clang-format on */
 
 struct loader_maps {

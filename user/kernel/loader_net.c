@@ -45,12 +45,34 @@ static struct pysb_net6_key net6_key(const struct compiled_net_prefix *e, uint32
 	return k;
 }
 
+static struct pysb_net4_host_key net4_host_key(const struct compiled_net_prefix *e,
+					       uint32_t sandbox)
+{
+	struct pysb_net4_host_key k = { .sandbox = sandbox };
+
+	memcpy(k.addr, e->addr, sizeof(k.addr));
+	return k;
+}
+
+static struct pysb_net6_host_key net6_host_key(const struct compiled_net_prefix *e,
+					       uint32_t sandbox)
+{
+	struct pysb_net6_host_key k = { .sandbox = sandbox };
+
+	memcpy(k.addr, e->addr, sizeof(k.addr));
+	return k;
+}
+
 void loader_net_forget(struct loader *l, const struct sandbox_set *set)
 {
 	loader_forget_keys(l->fd.net4_rules, "net4_rules", sizeof(struct pysb_net4_key),
 			   offsetof(struct pysb_net4_key, sandbox), set);
 	loader_forget_keys(l->fd.net6_rules, "net6_rules", sizeof(struct pysb_net6_key),
 			   offsetof(struct pysb_net6_key, sandbox), set);
+	loader_forget_keys(l->fd.net4_hosts, "net4_hosts", sizeof(struct pysb_net4_host_key),
+			   offsetof(struct pysb_net4_host_key, sandbox), set);
+	loader_forget_keys(l->fd.net6_hosts, "net6_hosts", sizeof(struct pysb_net6_host_key),
+			   offsetof(struct pysb_net6_host_key, sandbox), set);
 	loader_forget_keys(l->fd.net_ports, "net_ports", sizeof(struct pysb_net_ports_key),
 			   offsetof(struct pysb_net_ports_key, sandbox), set);
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
@@ -62,6 +84,7 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 {
 	char text[INET6_ADDRSTRLEN + 8];
 	struct sandbox_set one = { 0 };
+	bool hosts = net_hosts_indexed(c); /* as sandbox_flags() says to the programs */
 
 	/* Whatever a sandbox that had this id before left behind must not apply here (a
 	 * fresh id has nothing: the insertions below would fail on a leftover key). */
@@ -84,11 +107,18 @@ int loader_net_fill(struct loader *l, const struct compiled *c, uint32_t sandbox
 		if (e->af == AF_INET) {
 			struct pysb_net4_key k = net4_key(e, sandbox);
 
+			struct pysb_net4_host_key h = net4_host_key(e, sandbox);
+
 			ret = put(l->fd.net4_rules, "net4_rules", &k, &e->value, text);
+			if (!ret && hosts && net_prefix_is_host(e))
+				ret = put(l->fd.net4_hosts, "net4_hosts", &h, &e->value, text);
 		} else {
 			struct pysb_net6_key k = net6_key(e, sandbox);
+			struct pysb_net6_host_key h = net6_host_key(e, sandbox);
 
 			ret = put(l->fd.net6_rules, "net6_rules", &k, &e->value, text);
+			if (!ret && hosts && net_prefix_is_host(e))
+				ret = put(l->fd.net6_hosts, "net6_hosts", &h, &e->value, text);
 		}
 		if (ret)
 			return -1;
@@ -111,10 +141,13 @@ int loader_net_clear(struct loader *l, const struct compiled *c, uint32_t sandbo
 	struct pysb_net_ports_key *pk = calloc(n + 1, sizeof(*pk));
 	struct pysb_net4_key *k4 = calloc(n + 1, sizeof(*k4));
 	struct pysb_net6_key *k6 = calloc(n + 1, sizeof(*k6));
-	uint32_t n4 = 0, n6 = 0;
+	struct pysb_net4_host_key *h4 = calloc(n + 1, sizeof(*h4));
+	struct pysb_net6_host_key *h6 = calloc(n + 1, sizeof(*h6));
+	bool hosts = net_hosts_indexed(c);
+	uint32_t n4 = 0, n6 = 0, nh4 = 0, nh6 = 0;
 	int err = -ENOMEM;
 
-	if (pk && k4 && k6) {
+	if (pk && k4 && k6 && h4 && h6) {
 		for (size_t i = 0; i < c->n_net_ports; i++)
 			pk[i] = (struct pysb_net_ports_key){ .sandbox = sandbox,
 							     .id = (uint32_t)i };
@@ -125,6 +158,12 @@ int loader_net_clear(struct loader *l, const struct compiled *c, uint32_t sandbo
 				k4[n4++] = net4_key(e, sandbox);
 			else
 				k6[n6++] = net6_key(e, sandbox);
+			if (!hosts || !net_prefix_is_host(e))
+				continue;
+			if (e->af == AF_INET)
+				h4[nh4++] = net4_host_key(e, sandbox);
+			else
+				h6[nh6++] = net6_host_key(e, sandbox);
 		}
 		err = loader_delete_keys(l->fd.net_ports, pk, sizeof(*pk),
 					 (uint32_t)c->n_net_ports);
@@ -132,8 +171,14 @@ int loader_net_clear(struct loader *l, const struct compiled *c, uint32_t sandbo
 			err = loader_delete_keys(l->fd.net4_rules, k4, sizeof(*k4), n4);
 		if (!err)
 			err = loader_delete_keys(l->fd.net6_rules, k6, sizeof(*k6), n6);
+		if (!err)
+			err = loader_delete_keys(l->fd.net4_hosts, h4, sizeof(*h4), nh4);
+		if (!err)
+			err = loader_delete_keys(l->fd.net6_hosts, h6, sizeof(*h6), nh6);
 	}
 	free(pk);
+	free(h4);
+	free(h6);
 	free(k4);
 	free(k6);
 	return err;
