@@ -1697,11 +1697,11 @@ int BPF_PROG(pysb_sb_statfs, struct dentry *dentry)
 SEC("lsm/inode_free_security")
 int BPF_PROG(pysb_inode_free_security, struct inode *inode)
 {
-	__u64 addr = 0;
-
-	/* Every inode the machine frees: the filter answers for almost all of them. The
-	 * address as a plain number (its hash multiplies it: no arithmetic on a pointer). */
-	if (bpf_get_func_arg(ctx, 0, &addr) || maybe_labelled(addr))
+	/* Every inode the machine frees: the filter answers for almost all of them, from the
+	 * address's low half taken by a 32-bit move (pysb_low_half: the hash multiplies it,
+	 * no arithmetic on a pointer), where bpf_get_func_arg() was a helper call for an LSM
+	 * program on 6.1. */
+	if (maybe_labelled(pysb_low_half(inode)))
 		forget_freed(&inode_labels, (__u64)inode);
 	/*
 	 * Its address may come back as another directory's (bpf/walk.bpf.c, dir_hit). Only
