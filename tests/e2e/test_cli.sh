@@ -86,7 +86,8 @@ test_cli_no_cgroup_left_behind() {
 test_cli_run_removes_its_map_entries_only() {
 	once_per_matrix "run's clean-up of its map entries: pysb-bpf's own"
 	# (mount_access last: a policy has entries there only for the mounts it reaches)
-	local pin maps=(file_rules net4_rules net_ports net_cfg mount_access) m
+	# (net4_hosts: both policies have enough host rules for their hash, PYSB_SB_NET_HOSTS)
+	local pin maps=(file_rules net4_rules net_ports net_cfg mount_access net4_hosts) m
 	mkdir -p "$T/a" "$T/b"
 	trap 'touch "$T/a/stop" "$T/b/stop"' EXIT # a failed assertion stops both runs
 	count() { # the entries of each map in $maps, on one line: in bpftool's JSON, each
@@ -116,6 +117,9 @@ while not os.path.exists(os.path.dirname(__file__) + "/stop"):
 		echo "net=ALLOW|tcp|10.$((10 + i / 200)).$((i % 200)).1|443|OUT"
 	done >>"$T/pa"
 	printf 'expose-ro=%s\nnet=ALLOW|tcp|10.8.0.0/16|80,8080|OUT\n' "$T/b" >"$T/pb"
+	for ((i = 1; i <= 20; i++)); do
+		echo "net=ALLOW|udp|10.7.0.$i|53|OUT"
+	done >>"$T/pb"
 	"$PYSB" run --policy "$T/pb" -- "$T/b/app.py" >"$T/outb" 2>"$T/errb" &
 	local pb=$!
 	wait_for "$T/outb" '^ready$' 1 60 # (test_daemon.sh's)
@@ -145,6 +149,9 @@ EOF
 	[ "$after_a" = "$with_b" ] || fail "after A ended: $after_a entries, B alone had $with_b"
 	local n4_a=$(($(echo "$with_ab" | cut -d' ' -f2) - $(echo "$with_b" | cut -d' ' -f2)))
 	[ "$n4_a" -gt 256 ] || fail "A added $n4_a net4_rules entries, not more than a batch (256)"
+	local h=$(echo "$with_b" | cut -d' ' -f6) ha=$(echo "$with_ab" | cut -d' ' -f6)
+	[ "$h" -ge 20 ] && [ "$((ha - h))" = 300 ] ||
+		fail "net4_hosts: B alone $h (20 or more), A added $((ha - h)) (its 300 hosts)"
 }
 
 # Issue 10 item 3: a running process (a notebook kernel between two cells) is put under a
