@@ -39,8 +39,11 @@
  *                          subvolumes and snapshots made or destroyed in a directory: WRITE
  *                          on it. The owner may do all this through a read-only descriptor. Never from a sandbox: giving up a claim to a
  *                          file system's encryption key (FS_IOC_REMOVE_ENCRYPTION_KEY*: the
- *                          directories it unlocks lock for everyone). The same programs check
- *                          bpf/tty.bpf.h's terminal ioctls
+ *                          directories it unlocks lock for everyone). A device's state changed
+ *                          through a descriptor of any mode (an I2C bus's transfers, a HID
+ *                          device's reports, an input device's grab, key map and settings):
+ *                          as an open for writing (check_device_ioctl).
+ *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
  *                          open: as the ioctls (dentry-only walk)
  *   lsm/file_fcntl         F_SETLEASE (read or write lease), F_SETDELEG (6.19+, files and
@@ -1194,15 +1197,12 @@ static __always_inline int check_fs_key_ioctl(struct file *file, unsigned int cm
 #define I2C_RDWR  0x0707
 #define I2C_SMBUS 0x0720
 
-static __always_inline int check_i2c_ioctl(struct file *file, unsigned int cmd)
+static __always_inline bool i2c_transfer(struct file *file, unsigned int cmd)
 {
 	struct inode *inode = file->f_inode;
 
-	if (cmd != I2C_RDWR && cmd != I2C_SMBUS)
-		return 0;
-	if ((inode->i_mode & S_IFMT) != S_IFCHR || inode->i_rdev >> 20 != I2C_MAJOR)
-		return 0;
-	return judged_as_write_open(file, false);
+	return (cmd == I2C_RDWR || cmd == I2C_SMBUS) && (inode->i_mode & S_IFMT) == S_IFCHR &&
+	       inode->i_rdev >> 20 == I2C_MAJOR;
 }
 
 /*
@@ -1227,14 +1227,64 @@ static __always_inline bool hid_module_file(struct file *file)
 	       owner->name[3] == '\0';
 }
 
-static __always_inline int check_hidraw_ioctl(struct file *file, unsigned int cmd)
+static __always_inline bool hid_report_sent(struct file *file, unsigned int cmd)
 {
 	__u32 nr = cmd & 0xff;
 
 	if (((cmd >> 8) & 0xff) != 'H' || (cmd >> 30) != 3 ||
 	    (nr != HID_SET_FEATURE && nr != HID_SET_INPUT && nr != HID_SET_OUTPUT))
-		return 0;
-	if ((file->f_inode->i_mode & S_IFMT) != S_IFCHR || !hid_module_file(file))
+		return false;
+	return (file->f_inode->i_mode & S_IFMT) == S_IFCHR && hid_module_file(file);
+}
+
+/*
+ * An input device's settings changed by ioctl (drivers/input/evdev.c, joydev.c), for every
+ * program that reads it, through any descriptor of /dev/input/eventN or jsN, one open for
+ * reading too (neither driver looks at its mode; write(2), which injects events, needs one
+ * open for writing): EVIOCGRAB takes every event for the grabbing descriptor (the user's
+ * session gets no keystroke, no pointer motion, until it lets go or closes),
+ * EVIOCSKEYCODE (and _V2) maps a key to another (the user types one thing, every program
+ * reads another), EVIOCSREP (auto-repeat), EVIOCSABS (an axis' range and calibration),
+ * EVIOCSFF and EVIOCRMFF (force feedback effects: the device's slots), joydev's JSIOCS*
+ * and JS_SET_* (calibration, axis and button maps). Found by an adversary, round 29: under
+ * `expose-ro=/dev/input`, a sandboxed root remapped a keyboard's keys and grabbed it.
+ * Judged as an open for writing, in every sandbox (kernel_knob's major 13); the reads
+ * (EVIOCG*, JSIOCG*) stay free, and so do a descriptor's own settings: EVIOCREVOKE, EVIOCSMASK,
+ * EVIOCSCLOCKID. Every write-direction command of type 'E' or 'j' but those three.
+ */
+#define IOC_DIR_WRITE	  1u
+#define EVIOC_REVOKE_NR	  0x91
+#define EVIOC_SMASK_NR	  0x93
+#define EVIOC_SCLOCKID_NR 0xa0
+#define JS_SET_CAL	  1u /* joydev's old commands, numbers with no type */
+#define JS_SET_TIMEOUT	  3u
+#define JS_SET_TIMELIMIT  5u
+#define JS_SET_ALL	  8u
+
+static __always_inline bool input_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	__u32 type = (cmd >> 8) & 0xff, nr = cmd & 0xff;
+	bool set;
+
+	if (cmd == JS_SET_CAL || cmd == JS_SET_TIMEOUT || cmd == JS_SET_TIMELIMIT ||
+	    cmd == JS_SET_ALL)
+		set = true;
+	else if ((cmd >> 30) != IOC_DIR_WRITE)
+		set = false;
+	else if (type == 'j')
+		set = true;
+	else
+		set = type == 'E' && nr != EVIOC_REVOKE_NR && nr != EVIOC_SMASK_NR &&
+		      nr != EVIOC_SCLOCKID_NR;
+	return set && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == INPUT_MAJOR;
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the three above):
+ * judged as an open for writing of the device, once for all three. */
+static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
+{
+	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd))
 		return 0;
 	return judged_as_write_open(file, false);
 }
@@ -1252,9 +1302,7 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 	if (!err)
 		err = check_uffd_ioctl(file, cmd);
 	if (!err)
-		err = check_i2c_ioctl(file, cmd);
-	if (!err)
-		err = check_hidraw_ioctl(file, cmd);
+		err = check_device_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 

@@ -2339,3 +2339,94 @@ PY
 	expect_line "$T/uhid.out" "got 007277"
 	! grep -q "^got 00726f$" "$T/uhid.out" || fail "the device got the confined program's report"
 }
+
+# A keyboard remapped and grabbed through a descriptor open for reading (found by an
+# adversary, round 29): evdev's EVIOCSKEYCODE maps a key to another for every program that
+# reads the device, EVIOCGRAB takes its every event (the user's session gets none), and
+# neither driver call looks at the descriptor's mode (write(2), which injects events,
+# needs one open for writing). Under a rule that only lets the program read
+# /dev/input/eventN (a keyboard made with uhid here), a sandboxed root did both. Judged as
+# an open for writing; reading the map stays free; a rule granting WRITE lets them through.
+test_escape_input_device_settings_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and the input devices' major are told apart the same way on every kernel; evdev's settings have not changed"
+	local dev n dp
+	vm_module uhid hid_generic evdev
+	write_probe_lib
+	write_file "$T/ukbd.py" <<'PY'
+import os, struct, sys
+fd = os.open("/dev/uhid", os.O_RDWR)
+# a boot keyboard: modifiers, a reserved byte, six keys of the keyboard page
+rd = bytes.fromhex("05010906a101050719e029e71500250175019508810295017508810195067508"
+                   "150025650507190029658100c0")
+ev = struct.pack("<I128s64s64sHHIIII", 11, b"pysb-e2e-kbd", b"", b"", len(rd), 3, 0x1234,
+                 0x5679, 1, 0) + rd  # UHID_CREATE2, BUS_USB
+os.write(fd, ev + bytes(4376 - len(ev)))
+open(sys.argv[1], "w").close()
+while os.read(fd, 4380):
+    pass
+PY
+	write_file "$T/kbd.py" <<PY
+import array, fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+KEY1 = 0x7001E  # the keyboard page's usage of the key 1
+def get():
+    a = array.array("I", [KEY1, 0])
+    fcntl.ioctl(fd, 0x80084504, a)  # EVIOCGKEYCODE
+    return a[1]
+def set_key(code):
+    fcntl.ioctl(fd, 0x40084504, array.array("I", [KEY1, code]))  # EVIOCSKEYCODE
+if what == "get":
+    print("key", get())
+elif what == "reset":
+    set_key(2)  # KEY_1
+else:
+    attempt("get-keycode", get)
+    attempt("set-keycode", lambda: set_key(30))  # KEY_A
+    attempt("grab", lambda: fcntl.ioctl(fd, 0x40044590, 1))  # EVIOCGRAB
+    other = os.open(dev, os.O_RDONLY)  # another reader, as the user's session
+    attempt("other-grab", lambda: fcntl.ioctl(other, 0x40044590, 1))
+PY
+	python3 "$T/ukbd.py" "$T/uready" >"$T/ukbd.out" 2>&1 &
+	dp=$!
+	# shellcheck disable=SC2064 # expand now
+	trap "kill $dp 2>/dev/null" EXIT
+	wait_file "$T/uready" "no uhid device: $(cat "$T/ukbd.out")"
+	for ((n = 0; n < 100; n++)); do
+		dev=$(grep -l '^pysb-e2e-kbd$' /sys/class/input/event*/device/name 2>/dev/null | head -1)
+		[ -n "$dev" ] && break
+		sleep 0.1
+	done
+	[ -n "$dev" ] || fail "no event device for the uhid keyboard"
+	dev=/dev/input/$(basename "$(dirname "$(dirname "$dev")")")
+	[ -c "$dev" ] || fail "$dev is not a device"
+	key() { python3 "$T/kbd.py" "$dev" get; }
+	# Unconfined, through descriptors open for reading: the key remapped, the device
+	# grabbed (another reader's grab then finds it taken).
+	run_plain python3 "$T/kbd.py" "$dev" poke
+	expect_line "$T/out" "set-keycode ok"
+	expect_line "$T/out" "grab ok"
+	expect_line "$T/out" "other-grab ERR EBUSY"
+	[ "$(key)" = "key 30" ] || fail "unconfined: $(key)"
+	# Confined, the devices readable only: refused as an open for writing, nothing changed;
+	# the map still read.
+	python3 "$T/kbd.py" "$dev" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/input\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/kbd.py" "$dev" poke
+	expect_line "$T/out" "get-keycode ok"
+	expect_line "$T/out" "set-keycode EACCES"
+	expect_line "$T/out" "grab EACCES"
+	expect_line "$T/out" "other-grab EACCES"
+	[ "$(key)" = "key 2" ] || fail "confined: $(key)"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/kbd.py" "$dev" poke
+	expect_line "$T/out" "set-keycode ok"
+	expect_line "$T/out" "grab ok"
+	expect_line "$T/out" "other-grab ERR EBUSY"
+	[ "$(key)" = "key 30" ] || fail "allowed: $(key)"
+	python3 "$T/kbd.py" "$dev" reset
+}
