@@ -41,8 +41,8 @@
  *                          file system's encryption key (FS_IOC_REMOVE_ENCRYPTION_KEY*: the
  *                          directories it unlocks lock for everyone). A device's state changed
  *                          through a descriptor of any mode (an I2C bus's transfers, a HID
- *                          device's reports, an input device's grab, key map and settings):
- *                          as an open for writing (check_device_ioctl).
+ *                          device's reports, an input device's grab, key map and settings,
+ *                          an RTC's alarm): as an open for writing (check_device_ioctl).
  *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
  *                          open: as the ioctls (dentry-only walk)
@@ -1280,11 +1280,45 @@ static __always_inline bool input_setting(struct file *file, unsigned int cmd)
 	return set && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == INPUT_MAJOR;
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the three above):
- * judged as an open for writing of the device, once for all three. */
+/*
+ * A real-time clock's alarm set or cancelled by ioctl (drivers/rtc/dev.c): RTC_WKALM_SET
+ * and RTC_ALM_SET set the machine's wake alarm (a suspended machine wakes, one powered
+ * off by ACPI starts, at the program's time), RTC_AIE_OFF cancels the one rtcwake or a
+ * timer unit set; RTC_IRQP_SET changes the periodic rate every later opener gets; none
+ * wants a descriptor open for writing or a capability (RTC_SET_TIME, RTC_EPOCH_SET and
+ * RTC_PARAM_SET want CAP_SYS_TIME, which lsm/capable refuses unless granted). Found by an
+ * adversary, round 29: under `expose-ro=/dev/rtc0`, a sandboxed root set the wake
+ * alarm. Judged as an open for writing, in every sandbox: every command of type 'p' with
+ * no data or data in, but RTC_UIE_ON/OFF and RTC_PIE_ON/OFF (the opener's own interrupts,
+ * turned off at its close: hwclock waits for a tick with RTC_UIE_ON). The RTC's major is
+ * dynamic: its devices are those whose cdev's parent is named rtcN (cdev_device_add).
+ */
+#define RTC_IOC_TYPE 'p'
+#define RTC_UIE_ON   0x7003 /* _IO('p', 3); 4, 5, 6: UIE_OFF, PIE_ON, PIE_OFF */
+#define RTC_PIE_OFF  0x7006
+
+static __always_inline bool rtc_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	const char *name;
+	char n[4];
+
+	if (((cmd >> 8) & 0xff) != RTC_IOC_TYPE || (cmd >> 30) > IOC_DIR_WRITE ||
+	    (cmd >= RTC_UIE_ON && cmd <= RTC_PIE_OFF))
+		return false;
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	name = BPF_CORE_READ(inode, i_cdev, kobj.parent, name);
+	return name && !bpf_probe_read_kernel(n, sizeof(n), name) && n[0] == 'r' && n[1] == 't' &&
+	       n[2] == 'c' && n[3] >= '0' && n[3] <= '9';
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the four above):
+ * judged as an open for writing of the device, once for all four. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
 {
-	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd))
+	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
+	    !rtc_setting(file, cmd))
 		return 0;
 	return judged_as_write_open(file, false);
 }

@@ -2430,3 +2430,63 @@ PY
 	[ "$(key)" = "key 30" ] || fail "allowed: $(key)"
 	python3 "$T/kbd.py" "$dev" reset
 }
+
+# A real-time clock's wake alarm set through a descriptor open for reading (found by an
+# adversary, round 29): RTC_WKALM_SET and RTC_ALM_SET set the alarm that wakes a suspended
+# machine (or starts one powered off), RTC_AIE_OFF cancels one set by rtcwake; the RTC
+# core asks neither a capability nor a descriptor open for writing. Under a rule that only
+# lets the program read /dev/rtc0 (QEMU's CMOS clock here), a sandboxed root set the
+# alarm. Judged as an open for writing; reading the time and the alarm stays free; a rule
+# granting WRITE lets it through.
+test_escape_rtc_alarm_through_read_only_descriptor_refused() {
+	local dev=/dev/rtc0
+	[ -c $dev ] || skip "no $dev here"
+	write_probe_lib
+	write_file "$T/rtc.py" <<PY
+import calendar, fcntl, os, struct, sys, time
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+def rtc_now():
+    b = bytearray(36)
+    fcntl.ioctl(fd, 0x80247009, b)  # RTC_RD_TIME
+    t = struct.unpack("9i", b)
+    return calendar.timegm((t[5] + 1900, t[4] + 1, t[3], t[2], t[1], t[0]))
+def wake_alarm(enabled, when):  # RTC_WKALM_SET, struct rtc_wkalrm
+    g = time.gmtime(when)
+    fcntl.ioctl(fd, 0x4028700F, struct.pack("BBxx9i", enabled, 0, g.tm_sec, g.tm_min,
+                g.tm_hour, g.tm_mday, g.tm_mon - 1, g.tm_year - 1900, -1, -1, -1))
+if what == "get":
+    b = bytearray(40)
+    fcntl.ioctl(fd, 0x80287010, b)  # RTC_WKALM_RD
+    print("alarm", "on" if b[0] else "off")
+elif what == "reset":
+    wake_alarm(0, rtc_now() + 7200)
+else:
+    attempt("read-time", rtc_now)
+    attempt("wake-alarm", lambda: wake_alarm(1, rtc_now() + 3600))
+PY
+	alarm() { python3 "$T/rtc.py" $dev get; }
+	# Unconfined, through a descriptor open for reading: the alarm is set.
+	python3 "$T/rtc.py" $dev reset
+	[ "$(alarm)" = "alarm off" ] || fail "not reset: $(alarm)"
+	run_plain python3 "$T/rtc.py" $dev poke
+	expect_line "$T/out" "wake-alarm ok"
+	[ "$(alarm)" = "alarm on" ] || fail "unconfined: $(alarm)"
+	# Confined, the clock readable only: refused as an open for writing, no alarm; the
+	# time still read.
+	python3 "$T/rtc.py" $dev reset
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" $dev >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/rtc.py" $dev poke
+	expect_line "$T/out" "read-time ok"
+	expect_line "$T/out" "wake-alarm EACCES"
+	[ "$(alarm)" = "alarm off" ] || fail "confined: $(alarm)"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the clock.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/rtc.py" $dev poke
+	expect_line "$T/out" "wake-alarm ok"
+	[ "$(alarm)" = "alarm on" ] || fail "allowed: $(alarm)"
+	python3 "$T/rtc.py" $dev reset
+}
