@@ -5,7 +5,8 @@
  * Hooks (global `lsm/` programs acting only on sandboxed tasks, see current_sandbox();
  * none uses one of the kernel's 10 `lsm_cgroup` slots):
  *   lsm/file_open          open: read needs READ; write, append or O_TRUNC needs WRITE;
- *                          the kernel's exec opens (execve, ELF interpreter) need EXEC
+ *                          the kernel's exec opens (execve, ELF interpreter) need EXEC; a
+ *                          watchdog's open in any mode needs WRITE (it starts the watchdog)
  *   lsm/path_mknod         creating a file, fifo, socket or device node: WRITE on the dir;
  *                          never a set-user-ID file or set-group-ID executable (below)
  *   lsm/path_mkdir         WRITE on the parent directory
@@ -555,10 +556,45 @@ static __always_inline int deny_setid(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	return deny_self_path(cfg, cgid, PYSB_OP_SETID_MODE, PYSB_ACC_WRITE, d, mnt, EPERM);
 }
 
+/*
+ * A watchdog starts at the open of its device, whatever the mode (drivers/watchdog/
+ * watchdog_dev.c watchdog_open): unless a write of the magic 'V' closes it (which needs
+ * a descriptor open for writing) or a WDIOC_SETOPTIONS stops it, the machine reboots when
+ * its timeout runs out, 60 s or less after the program's exit (found by an adversary,
+ * round 29: under `expose-ro=/dev`, a sandboxed root, who owns the device, opened
+ * /dev/watchdog for reading and left the machine to reboot). Its open is judged as an
+ * open for writing: /dev/watchdog (misc 10:130) and /dev/watchdogN (a dynamic major: the
+ * kernel's name of the node, "watchdog" then a digit, or the cdev's parent of that name
+ * once chrdev_open noted it on the inode; the sandbox cannot make a node of another name).
+ */
+#define WATCHDOG_DEV ((10u << 20) | 130)
+
+static __always_inline bool watchdog_name(const unsigned char *name)
+{
+	char n[9];
+
+	return name && !bpf_probe_read_kernel(n, sizeof(n), name) && n[0] == 'w' && n[1] == 'a' &&
+	       n[2] == 't' && n[3] == 'c' && n[4] == 'h' && n[5] == 'd' && n[6] == 'o' &&
+	       n[7] == 'g' && n[8] >= '0' && n[8] <= '9';
+}
+
+static __always_inline bool watchdog_device(struct file *file)
+{
+	struct inode *inode = file->f_inode;
+
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	return inode->i_rdev == WATCHDOG_DEV ||
+	       watchdog_name(BPF_CORE_READ(file, f_path.dentry, d_name.name)) ||
+	       watchdog_name(
+		       (const unsigned char *)BPF_CORE_READ(inode, i_cdev, kobj.parent, name));
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(pysb_file_open, struct file *file)
 {
 	struct pysb_sandbox_cfg *cfg;
+	__u32 want;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
@@ -568,7 +604,10 @@ int BPF_PROG(pysb_file_open, struct file *file)
 	 * (linkat would then give the set-user-ID file a name in an rw tree). */
 	if ((file->f_flags & __O_TMPFILE) && setid_mode(file->f_inode->i_mode))
 		return deny_setid(cfg, cgid, file->f_path.dentry, file->f_path.mnt);
-	return check_file(cfg, cgid, PYSB_OP_OPEN, file, open_access(file->f_mode, file->f_flags));
+	want = open_access(file->f_mode, file->f_flags);
+	if (!(want & PYSB_ACC_WRITE) && watchdog_device(file))
+		want |= PYSB_ACC_WRITE;
+	return check_file(cfg, cgid, PYSB_OP_OPEN, file, want);
 }
 
 SEC("lsm/file_receive")

@@ -2490,3 +2490,65 @@ PY
 	[ "$(alarm)" = "alarm on" ] || fail "allowed: $(alarm)"
 	python3 "$T/rtc.py" $dev reset
 }
+
+# A watchdog started by an open for reading (found by an adversary, round 29): the open of
+# /dev/watchdog starts it whatever the mode, and unless a write of the magic 'V' (which
+# needs a descriptor open for writing) or WDIOC_SETOPTIONS stops it, the machine reboots
+# when its timeout runs out, after the program's exit. Under `expose-ro=/dev/watchdog`
+# (softdog here, told not to reboot), a sandboxed root left it running. Judged as an open
+# for writing, /dev/watchdog and /dev/watchdogN alike; a rule granting WRITE lets it open.
+test_escape_watchdog_not_started_by_an_open_for_reading() {
+	once_per_matrix "the open and the devices are told apart the same way on every kernel; the watchdog core's open has not changed"
+	local dir=/run/pysb-vm-modules m n wd= dev
+	[ -f "$dir/softdog.order" ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	# soft_noboot is not in sysfs: only a softdog loaded here is known not to reboot
+	[ ! -d /sys/module/softdog ] || skip "softdog loaded before, perhaps without soft_noboot=1"
+	while read -r m; do
+		[ -d "/sys/module/$m" ] && continue
+		if [ "$m" = softdog ]; then
+			insmod "$dir/$m.ko.xz" soft_noboot=1 || fail "cannot load softdog"
+		else
+			insmod "$dir/$m.ko.xz" || fail "cannot load $m"
+		fi
+	done <"$dir/softdog.order"
+	trap 'rmmod softdog 2>/dev/null' EXIT
+	for n in /sys/class/watchdog/watchdog*; do
+		grep -q "Software Watchdog" "$n/identity" 2>/dev/null && wd=${n##*/}
+	done
+	[ -n "$wd" ] && [ -c "/dev/$wd" ] || fail "no /dev/watchdogN for softdog"
+	write_probe_lib
+	write_file "$T/wd.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+if what == "stop":  # WDIOC_SETOPTIONS, WDIOS_DISABLECARD: works on any descriptor
+    fd = os.open(dev, os.O_RDONLY)
+    fcntl.ioctl(fd, 0x80045704, struct.pack("i", 1))
+else:
+    attempt("open", lambda: os.open(dev, os.O_RDONLY))  # closed at exit, no magic close
+PY
+	state() { cat "/sys/class/watchdog/$wd/state"; }
+	for dev in "/dev/$wd" /dev/watchdog; do
+		[ -c "$dev" ] || continue
+		# Unconfined, an open for reading: the watchdog runs on after the program's exit.
+		python3 "$T/wd.py" "$dev" stop
+		[ "$(state)" = inactive ] || fail "not stopped: $(state)"
+		run_plain python3 "$T/wd.py" "$dev" open
+		expect_line "$T/out" "open ok"
+		[ "$(state)" = active ] || fail "unconfined $dev: $(state)"
+		python3 "$T/wd.py" "$dev" stop
+		# Confined, the device readable only: refused as an open for writing.
+		printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" "$dev" >"$T/policy-ro"
+		run_sb "$T/policy-ro" python3 "$T/wd.py" "$dev" open
+		expect_line "$T/out" "open EACCES"
+		[ "$(state)" = inactive ] || fail "confined $dev: $(state)"
+		expect_grep "$T/err" "deny file open\([a-z,]*write\) $dev "
+		# The neighbour: a rule granting WRITE on the device.
+		printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+		run_sb "$T/policy-rw" python3 "$T/wd.py" "$dev" open
+		expect_line "$T/out" "open ok"
+		[ "$(state)" = active ] || fail "allowed $dev: $(state)"
+		python3 "$T/wd.py" "$dev" stop
+	done
+}
