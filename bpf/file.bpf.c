@@ -43,7 +43,8 @@
  *                          directories it unlocks lock for everyone). A device's state changed
  *                          through a descriptor of any mode (an I2C bus's transfers, a HID
  *                          device's reports, an input device's grab, key map and settings,
- *                          an RTC's alarm): as an open for writing (check_device_ioctl).
+ *                          an RTC's alarm, a sound card's mixer): as an open for writing
+ *                          (check_device_ioctl).
  *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
  *                          open: as the ioctls (dentry-only walk)
@@ -1352,12 +1353,44 @@ static __always_inline bool rtc_setting(struct file *file, unsigned int cmd)
 	       n[2] == 'c' && n[3] >= '0' && n[3] <= '9';
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the four above):
- * judged as an open for writing of the device, once for all four. */
+/*
+ * A sound card's mixer changed by ioctl (sound/core/control.c): SNDRV_CTL_IOCTL_ELEM_WRITE
+ * sets a control (a volume, a mute or capture switch: the microphone's, for every program
+ * that records next), ELEM_LOCK and UNLOCK hold one against the others' writes, ELEM_ADD,
+ * REPLACE, REMOVE make and remove controls, TLV_WRITE and TLV_COMMAND write a control's
+ * table; none looks at the descriptor's mode. Found by an adversary, round 29: under
+ * `expose-ro=/dev/snd`, a sandboxed root set a card's volume through its control device
+ * open for reading. Judged as an open for writing, in every sandbox: type 'U' on ALSA's
+ * major 116 (its control devices'); reading the controls stays free.
+ */
+#define SOUND_MAJOR	     116u
+#define SNDRV_CTL_TYPE	     'U'
+#define SNDRV_ELEM_WRITE_NR  0x13 /* 0x14, 0x15: ELEM_LOCK, ELEM_UNLOCK */
+#define SNDRV_ELEM_UNLOCK_NR 0x15
+#define SNDRV_ELEM_ADD_NR    0x17 /* 0x18, 0x19: ELEM_REPLACE, ELEM_REMOVE */
+#define SNDRV_ELEM_REMOVE_NR 0x19
+#define SNDRV_TLV_WRITE_NR   0x1b /* 0x1c: TLV_COMMAND */
+#define SNDRV_TLV_COMMAND_NR 0x1c
+
+static __always_inline bool sound_control_set(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	__u32 nr = cmd & 0xff;
+
+	if (((cmd >> 8) & 0xff) != SNDRV_CTL_TYPE || !(cmd >> 30) ||
+	    !((nr >= SNDRV_ELEM_WRITE_NR && nr <= SNDRV_ELEM_UNLOCK_NR) ||
+	      (nr >= SNDRV_ELEM_ADD_NR && nr <= SNDRV_ELEM_REMOVE_NR) || nr == SNDRV_TLV_WRITE_NR ||
+	      nr == SNDRV_TLV_COMMAND_NR))
+		return false;
+	return (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == SOUND_MAJOR;
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the five above):
+ * judged as an open for writing of the device, once for all five. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
-	    !rtc_setting(file, cmd))
+	    !rtc_setting(file, cmd) && !sound_control_set(file, cmd))
 		return 0;
 	return judged_as_write_open(file, false);
 }

@@ -2491,6 +2491,66 @@ PY
 	python3 "$T/rtc.py" $dev reset
 }
 
+# A sound card's mixer set through a descriptor open for reading (found by an adversary,
+# round 29): ALSA's SNDRV_CTL_IOCTL_ELEM_WRITE sets a control (a volume, a mute or capture
+# switch) whatever the descriptor's mode. Under a rule that only lets the program read
+# /dev/snd (snd-dummy's card here), a sandboxed root set the card's volume. Judged as an
+# open for writing; reading the controls stays free; a rule granting WRITE lets it through.
+test_escape_sound_mixer_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and ALSA's major are told apart the same way on every kernel; ALSA's controls have not changed"
+	local c dev=
+	vm_module snd_dummy
+	for c in /sys/class/sound/controlC*; do
+		[ "$(cat "$c/device/id" 2>/dev/null)" = Dummy ] && dev=/dev/snd/${c##*/}
+	done
+	[ -c "${dev:-}" ] || fail "no control device for snd-dummy's card"
+	write_probe_lib
+	write_file "$T/mixer.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+def elem(vol=None):  # struct snd_ctl_elem_value: id (mixer, by name), values at 72
+    b = bytearray(1224)
+    struct.pack_into("IiII44sI", b, 0, 0, 2, 0, 0, b"Master Volume", 0)
+    if vol is None:
+        fcntl.ioctl(fd, 0xC4C85512, b)  # SNDRV_CTL_IOCTL_ELEM_READ
+        return struct.unpack_from("q", b, 72)[0]
+    struct.pack_into("qq", b, 72, vol, vol)
+    fcntl.ioctl(fd, 0xC4C85513, b)  # SNDRV_CTL_IOCTL_ELEM_WRITE
+if what == "get":
+    print("volume", elem())
+elif what == "reset":
+    elem(0)
+else:
+    attempt("read", elem)
+    attempt("set-volume", lambda: elem(42))
+PY
+	volume() { python3 "$T/mixer.py" "$dev" get; }
+	# Unconfined, through a descriptor open for reading: the volume is set.
+	python3 "$T/mixer.py" "$dev" reset
+	[ "$(volume)" = "volume 0" ] || fail "not reset: $(volume)"
+	run_plain python3 "$T/mixer.py" "$dev" poke
+	expect_line "$T/out" "set-volume ok"
+	[ "$(volume)" = "volume 42" ] || fail "unconfined: $(volume)"
+	# Confined, the card readable only: refused as an open for writing, the volume as it
+	# was; the control still read.
+	python3 "$T/mixer.py" "$dev" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/snd\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/mixer.py" "$dev" poke
+	expect_line "$T/out" "read ok"
+	expect_line "$T/out" "set-volume EACCES"
+	[ "$(volume)" = "volume 0" ] || fail "confined: $(volume)"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/mixer.py" "$dev" poke
+	expect_line "$T/out" "set-volume ok"
+	[ "$(volume)" = "volume 42" ] || fail "allowed: $(volume)"
+	python3 "$T/mixer.py" "$dev" reset
+}
+
 # A watchdog started by an open for reading (found by an adversary, round 29): the open of
 # /dev/watchdog starts it whatever the mode, and unless a write of the magic 'V' (which
 # needs a descriptor open for writing) or WDIOC_SETOPTIONS stops it, the machine reboots
