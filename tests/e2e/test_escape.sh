@@ -2559,7 +2559,7 @@ PY
 # for writing, /dev/watchdog and /dev/watchdogN alike; a rule granting WRITE lets it open.
 test_escape_watchdog_not_started_by_an_open_for_reading() {
 	once_per_matrix "the open and the devices are told apart the same way on every kernel; the watchdog core's open has not changed"
-	local dir=/run/pysb-vm-modules m n wd= dev
+	local dir=/run/pysb-vm-modules m n wd='' dev
 	[ -f "$dir/softdog.order" ] || skip "no on-demand kernel modules here (the test VM ships them)"
 	# soft_noboot is not in sysfs: only a softdog loaded here is known not to reboot
 	[ ! -d /sys/module/softdog ] || skip "softdog loaded before, perhaps without soft_noboot=1"
@@ -2575,7 +2575,8 @@ test_escape_watchdog_not_started_by_an_open_for_reading() {
 	for n in /sys/class/watchdog/watchdog*; do
 		grep -q "Software Watchdog" "$n/identity" 2>/dev/null && wd=${n##*/}
 	done
-	[ -n "$wd" ] && [ -c "/dev/$wd" ] || fail "no /dev/watchdogN for softdog"
+	[ -n "$wd" ] || fail "no watchdog of softdog's"
+	[ -c "/dev/$wd" ] || fail "no /dev/$wd for softdog"
 	write_probe_lib
 	write_file "$T/wd.py" <<PY
 import fcntl, os, struct, sys
