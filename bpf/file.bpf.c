@@ -43,8 +43,8 @@
  *                          directories it unlocks lock for everyone). A device's state changed
  *                          through a descriptor of any mode (an I2C bus's transfers, a HID
  *                          device's reports, an input device's grab, key map and settings,
- *                          an RTC's alarm, a sound card's mixer): as an open for writing
- *                          (check_device_ioctl).
+ *                          an RTC's alarm, a sound card's mixer and playback): as an open
+ *                          for writing (check_device_ioctl).
  *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
  *                          open: as the ioctls (dentry-only walk)
@@ -1360,8 +1360,12 @@ static __always_inline bool rtc_setting(struct file *file, unsigned int cmd)
  * REPLACE, REMOVE make and remove controls, TLV_WRITE and TLV_COMMAND write a control's
  * table; none looks at the descriptor's mode. Found by an adversary, round 29: under
  * `expose-ro=/dev/snd`, a sandboxed root set a card's volume through its control device
- * open for reading. Judged as an open for writing, in every sandbox: type 'U' on ALSA's
- * major 116 (its control devices'); reading the controls stays free.
+ * open for reading. And a playback stream's frames written by ioctl
+ * (sound/core/pcm_native.c): SNDRV_PCM_IOCTL_WRITEI_FRAMES and WRITEN_FRAMES play the
+ * program's sound through a playback device open for reading (write(2) wants one open
+ * for writing; same round: under `expose-ro=/dev/snd`, the dummy card took 64 frames).
+ * Judged as an open for writing, in every sandbox, on ALSA's major 116; reading the
+ * controls, setting a stream up and capturing stay free.
  */
 #define SOUND_MAJOR	     116u
 #define SNDRV_CTL_TYPE	     'U'
@@ -1371,18 +1375,25 @@ static __always_inline bool rtc_setting(struct file *file, unsigned int cmd)
 #define SNDRV_ELEM_REMOVE_NR 0x19
 #define SNDRV_TLV_WRITE_NR   0x1b /* 0x1c: TLV_COMMAND */
 #define SNDRV_TLV_COMMAND_NR 0x1c
+#define SNDRV_PCM_TYPE	     'A'
+#define SNDRV_WRITEI_NR	     0x50 /* _IOW('A', 0x50, struct snd_xferi), 32-bit too */
+#define SNDRV_WRITEN_NR	     0x52
 
-static __always_inline bool sound_control_set(struct file *file, unsigned int cmd)
+static __always_inline bool sound_setting(struct file *file, unsigned int cmd)
 {
 	struct inode *inode = file->f_inode;
-	__u32 nr = cmd & 0xff;
+	__u32 type = (cmd >> 8) & 0xff, nr = cmd & 0xff;
+	bool set;
 
-	if (((cmd >> 8) & 0xff) != SNDRV_CTL_TYPE || !(cmd >> 30) ||
-	    !((nr >= SNDRV_ELEM_WRITE_NR && nr <= SNDRV_ELEM_UNLOCK_NR) ||
-	      (nr >= SNDRV_ELEM_ADD_NR && nr <= SNDRV_ELEM_REMOVE_NR) || nr == SNDRV_TLV_WRITE_NR ||
-	      nr == SNDRV_TLV_COMMAND_NR))
+	if (!(cmd >> 30))
 		return false;
-	return (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == SOUND_MAJOR;
+	if (type == SNDRV_CTL_TYPE)
+		set = (nr >= SNDRV_ELEM_WRITE_NR && nr <= SNDRV_ELEM_UNLOCK_NR) ||
+		      (nr >= SNDRV_ELEM_ADD_NR && nr <= SNDRV_ELEM_REMOVE_NR) ||
+		      nr == SNDRV_TLV_WRITE_NR || nr == SNDRV_TLV_COMMAND_NR;
+	else
+		set = type == SNDRV_PCM_TYPE && (nr == SNDRV_WRITEI_NR || nr == SNDRV_WRITEN_NR);
+	return set && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == SOUND_MAJOR;
 }
 
 /* A device's state changed by ioctl through a descriptor of any mode (the five above):
@@ -1390,7 +1401,7 @@ static __always_inline bool sound_control_set(struct file *file, unsigned int cm
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
-	    !rtc_setting(file, cmd) && !sound_control_set(file, cmd))
+	    !rtc_setting(file, cmd) && !sound_setting(file, cmd))
 		return 0;
 	return judged_as_write_open(file, false);
 }

@@ -2551,6 +2551,61 @@ PY
 	python3 "$T/mixer.py" "$dev" reset
 }
 
+# A sound card's speakers fed through a playback device open for reading (found by an
+# adversary, round 29): ALSA's SNDRV_PCM_IOCTL_WRITEI_FRAMES writes a playback stream's
+# frames whatever the descriptor's mode (write(2) wants one open for writing). Under a rule
+# that only lets the program read /dev/snd (snd-dummy's card here), a sandboxed root played
+# frames. Judged as an open for writing; setting the stream up stays free; a rule granting
+# WRITE lets them through.
+test_escape_sound_played_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and ALSA's major are told apart the same way on every kernel; ALSA's streams have not changed"
+	local c dev=
+	vm_module snd_dummy
+	for c in /sys/class/sound/pcmC*D0p; do
+		[ "$(cat "$c/device/id" 2>/dev/null)" = Dummy ] && dev=/dev/snd/${c##*/}
+	done
+	[ -c "${dev:-}" ] || fail "no playback device for snd-dummy's card"
+	write_probe_lib
+	write_file "$T/play.py" <<PY
+import ctypes, fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open(sys.argv[1], os.O_RDONLY)
+p = bytearray(608)  # struct snd_pcm_hw_params: every mask and interval open
+p[4:100] = b"\xff" * 96
+for k in range(12):
+    struct.pack_into("III", p, 260 + 12 * k, 0, 0xFFFFFFFF, 0)
+struct.pack_into("I", p, 512, 0xFFFFFFFF)  # rmask
+def setup():
+    fcntl.ioctl(fd, 0xC2604111, p)  # SNDRV_PCM_IOCTL_HW_PARAMS: the kernel chooses
+    fcntl.ioctl(fd, 0x4140)  # SNDRV_PCM_IOCTL_PREPARE
+frames = (ctypes.c_char * 65536)()
+x = bytearray(struct.pack("qQQ", 0, ctypes.addressof(frames), 64))  # struct snd_xferi
+def play():
+    fcntl.ioctl(fd, 0x40184150, x)  # SNDRV_PCM_IOCTL_WRITEI_FRAMES
+    print("frames played", struct.unpack_from("q", x)[0], flush=True)
+attempt("setup", setup)
+attempt("play", play)
+PY
+	# Unconfined, through a descriptor open for reading: the card takes the frames.
+	run_plain python3 "$T/play.py" "$dev"
+	expect_line "$T/out" "setup ok"
+	expect_line "$T/out" "frames played 64"
+	expect_line "$T/out" "play ok"
+	# Confined, the card readable only: refused as an open for writing; the setup passes.
+	printf 'expose-ro=%s\nexpose-ro=/dev/snd\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/play.py" "$dev"
+	expect_line "$T/out" "setup ok"
+	expect_line "$T/out" "play EACCES"
+	! grep -q "^frames played" "$T/out" || fail "the confined program played: $(cat "$T/out")"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/play.py" "$dev"
+	expect_line "$T/out" "frames played 64"
+	expect_line "$T/out" "play ok"
+}
+
 # A watchdog started by an open for reading (found by an adversary, round 29): the open of
 # /dev/watchdog starts it whatever the mode, and unless a write of the magic 'V' (which
 # needs a descriptor open for writing) or WDIOC_SETOPTIONS stops it, the machine reboots
