@@ -43,8 +43,9 @@
  *                          directories it unlocks lock for everyone). A device's state changed
  *                          through a descriptor of any mode (an I2C bus's transfers, a HID
  *                          device's reports, an input device's grab, key map and settings,
- *                          an RTC's alarm, a sound card's mixer and playback): as an open
- *                          for writing (check_device_ioctl).
+ *                          an RTC's alarm, a sound card's mixer and playback, a tun
+ *                          interface's settings): as an open for writing
+ *                          (check_device_ioctl).
  *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
  *                          open: as the ioctls (dentry-only walk)
@@ -1396,12 +1397,47 @@ static __always_inline bool sound_setting(struct file *file, unsigned int cmd)
 	return set && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == SOUND_MAJOR;
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the five above):
- * judged as an open for writing of the device, once for all five. */
+/*
+ * A tun or tap interface's settings changed by ioctl (drivers/net/tun.c), through a
+ * descriptor of /dev/net/tun attached to a persistent interface (TUNSETIFF: one whose
+ * owner is the task's uid, or with no owner or group set, needs no capability):
+ * TUNSETPERSIST 0 removes the machine's interface when the descriptor closes,
+ * TUNSETOWNER and TUNSETGROUP give it away, TUNSETCARRIER takes its link down, TUNSETLINK,
+ * TUNSETOFFLOAD, TUNSETTXFILTER, TUNSETSNDBUF, TUNSETIFINDEX, TUNSETVNET* change it for its
+ * next user; none looks at the descriptor's mode. Found by an adversary, round 29: under
+ * `expose-ro=/dev/net/tun`, a sandboxed root attached to a persistent tun device and
+ * removed it. Judged as an open for writing, in every sandbox: every command of type 'T'
+ * with data in, numbers 200 to 226, on 10:200, but TUNSETIFF and TUNSETQUEUE (attaching:
+ * reading the interface's packets is what the descriptor is for), the queue's own
+ * filter (TUNATTACHFILTER, TUNDETACHFILTER) and TUNSETNOCSUM (does nothing).
+ */
+#define TUN_IOC_TYPE	   'T'
+#define TUNSETNOCSUM_NR	   200
+#define TUNSETIFF_NR	   202
+#define TUNATTACHFILTER_NR 213
+#define TUNDETACHFILTER_NR 214
+#define TUNSETQUEUE_NR	   217
+#define TUNSETCARRIER_NR   226
+
+static __always_inline bool tun_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	__u32 nr = cmd & 0xff;
+
+	if (((cmd >> 8) & 0xff) != TUN_IOC_TYPE || (cmd >> 30) != IOC_DIR_WRITE ||
+	    nr < TUNSETNOCSUM_NR || nr > TUNSETCARRIER_NR || nr == TUNSETNOCSUM_NR ||
+	    nr == TUNSETIFF_NR || nr == TUNATTACHFILTER_NR || nr == TUNDETACHFILTER_NR ||
+	    nr == TUNSETQUEUE_NR)
+		return false;
+	return (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev == TUN_DEV;
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the six above):
+ * judged as an open for writing of the device, once for all six. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
-	    !rtc_setting(file, cmd) && !sound_setting(file, cmd))
+	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd))
 		return 0;
 	return judged_as_write_open(file, false);
 }

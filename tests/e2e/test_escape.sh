@@ -2606,6 +2606,58 @@ PY
 	expect_line "$T/out" "play ok"
 }
 
+# A persistent tun interface removed through a descriptor of /dev/net/tun open for reading
+# (found by an adversary, round 29): attached to a persistent interface its uid owns (or,
+# on 6.1 and 7.2, one with no owner set: no capability needed), TUNSETPERSIST 0 makes the
+# interface go when the descriptor closes, and tun's settings (TUNSETOWNER, TUNSETCARRIER,
+# ...) never look at the descriptor's mode. Under `expose-ro=/dev/net/tun`, a sandboxed
+# root removed the machine's interface. Judged as an open for writing; attaching (reading
+# its packets) stays free; a rule granting WRITE lets it through.
+test_escape_tun_interface_settings_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and the device's number are told apart the same way on every kernel; tun's settings have not changed"
+	local ifc=pysbtun29
+	vm_module tun
+	write_probe_lib
+	write_file "$T/tun.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+name, what = sys.argv[1:3]
+ifr = struct.pack("16sH22x", name.encode(), 0x1001)  # IFF_TUN | IFF_NO_PI
+fd = os.open("/dev/net/tun", os.O_RDWR if what != "poke" else os.O_RDONLY)
+if what == "make":
+    fcntl.ioctl(fd, 0x400454CA, ifr)  # TUNSETIFF
+    fcntl.ioctl(fd, 0x400454CB, 1)  # TUNSETPERSIST
+    fcntl.ioctl(fd, 0x400454CC, 0)  # TUNSETOWNER: root's (6.12 wants an owner, or the capability)
+else:
+    attempt("attach", lambda: fcntl.ioctl(fd, 0x400454CA, ifr))
+    attempt("unpersist", lambda: fcntl.ioctl(fd, 0x400454CB, 0))
+PY
+	# shellcheck disable=SC2064 # expand now
+	trap "python3 '$T/tun.py' $ifc remove >/dev/null 2>&1" EXIT
+	# Unconfined, through a descriptor open for reading: the interface goes.
+	python3 "$T/tun.py" $ifc make
+	[ -e /sys/class/net/$ifc ] || fail "no persistent $ifc"
+	run_plain python3 "$T/tun.py" $ifc poke
+	expect_line "$T/out" "attach ok"
+	expect_line "$T/out" "unpersist ok"
+	[ ! -e /sys/class/net/$ifc ] || fail "unconfined: $ifc still there"
+	# Confined, the device readable only: attached, refused as an open for writing, the
+	# interface stays.
+	python3 "$T/tun.py" $ifc make
+	printf 'expose-ro=%s\nexpose-ro=/dev/net/tun\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/tun.py" $ifc poke
+	expect_line "$T/out" "attach ok"
+	expect_line "$T/out" "unpersist EACCES"
+	[ -e /sys/class/net/$ifc ] || fail "confined: $ifc removed"
+	expect_grep "$T/err" "deny file open\(write\) /dev/net/tun "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=/dev/net/tun\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/tun.py" $ifc poke
+	expect_line "$T/out" "unpersist ok"
+	[ ! -e /sys/class/net/$ifc ] || fail "allowed: $ifc still there"
+}
+
 # A watchdog started by an open for reading (found by an adversary, round 29): the open of
 # /dev/watchdog starts it whatever the mode, and unless a write of the magic 'V' (which
 # needs a descriptor open for writing) or WDIOC_SETOPTIONS stops it, the machine reboots
