@@ -5,7 +5,8 @@
  * Hooks (global `lsm/` programs acting only on sandboxed tasks, see current_sandbox();
  * none uses one of the kernel's 10 `lsm_cgroup` slots):
  *   lsm/file_open          open: read needs READ; write, append or O_TRUNC needs WRITE;
- *                          the kernel's exec opens (execve, ELF interpreter) need EXEC
+ *                          the kernel's exec opens (execve, ELF interpreter) need EXEC; a
+ *                          watchdog's open in any mode needs WRITE (it starts the watchdog)
  *   lsm/path_mknod         creating a file, fifo, socket or device node: WRITE on the dir;
  *                          never a set-user-ID file or set-group-ID executable (below)
  *   lsm/path_mkdir         WRITE on the parent directory
@@ -39,8 +40,13 @@
  *                          subvolumes and snapshots made or destroyed in a directory: WRITE
  *                          on it. The owner may do all this through a read-only descriptor. Never from a sandbox: giving up a claim to a
  *                          file system's encryption key (FS_IOC_REMOVE_ENCRYPTION_KEY*: the
- *                          directories it unlocks lock for everyone). The same programs check
- *                          bpf/tty.bpf.h's terminal ioctls
+ *                          directories it unlocks lock for everyone). A device's state changed
+ *                          through a descriptor of any mode (an I2C bus's transfers, a HID
+ *                          device's reports, an input device's grab, key map and settings,
+ *                          an RTC's alarm, a sound card's mixer and playback, a tun
+ *                          interface's settings): as an open for writing
+ *                          (check_device_ioctl).
+ *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
  *                          open: as the ioctls (dentry-only walk)
  *   lsm/file_fcntl         F_SETLEASE (read or write lease), F_SETDELEG (6.19+, files and
@@ -552,10 +558,45 @@ static __always_inline int deny_setid(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	return deny_self_path(cfg, cgid, PYSB_OP_SETID_MODE, PYSB_ACC_WRITE, d, mnt, EPERM);
 }
 
+/*
+ * A watchdog starts at the open of its device, whatever the mode (drivers/watchdog/
+ * watchdog_dev.c watchdog_open): unless a write of the magic 'V' closes it (which needs
+ * a descriptor open for writing) or a WDIOC_SETOPTIONS stops it, the machine reboots when
+ * its timeout runs out, 60 s or less after the program's exit (found by an adversary,
+ * round 29: under `expose-ro=/dev`, a sandboxed root, who owns the device, opened
+ * /dev/watchdog for reading and left the machine to reboot). Its open is judged as an
+ * open for writing: /dev/watchdog (misc 10:130) and /dev/watchdogN (a dynamic major: the
+ * kernel's name of the node, "watchdog" then a digit, or the cdev's parent of that name
+ * once chrdev_open noted it on the inode; the sandbox cannot make a node of another name).
+ */
+#define WATCHDOG_DEV ((10u << 20) | 130)
+
+static __always_inline bool watchdog_name(const unsigned char *name)
+{
+	char n[9];
+
+	return name && !bpf_probe_read_kernel(n, sizeof(n), name) && n[0] == 'w' && n[1] == 'a' &&
+	       n[2] == 't' && n[3] == 'c' && n[4] == 'h' && n[5] == 'd' && n[6] == 'o' &&
+	       n[7] == 'g' && n[8] >= '0' && n[8] <= '9';
+}
+
+static __always_inline bool watchdog_device(struct file *file)
+{
+	struct inode *inode = file->f_inode;
+
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	return inode->i_rdev == WATCHDOG_DEV ||
+	       watchdog_name(BPF_CORE_READ(file, f_path.dentry, d_name.name)) ||
+	       watchdog_name(
+		       (const unsigned char *)BPF_CORE_READ(inode, i_cdev, kobj.parent, name));
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(pysb_file_open, struct file *file)
 {
 	struct pysb_sandbox_cfg *cfg;
+	__u32 want;
 	__u64 cgid;
 
 	cfg = current_sandbox(&cgid);
@@ -565,7 +606,10 @@ int BPF_PROG(pysb_file_open, struct file *file)
 	 * (linkat would then give the set-user-ID file a name in an rw tree). */
 	if ((file->f_flags & __O_TMPFILE) && setid_mode(file->f_inode->i_mode))
 		return deny_setid(cfg, cgid, file->f_path.dentry, file->f_path.mnt);
-	return check_file(cfg, cgid, PYSB_OP_OPEN, file, open_access(file->f_mode, file->f_flags));
+	want = open_access(file->f_mode, file->f_flags);
+	if (!(want & PYSB_ACC_WRITE) && watchdog_device(file))
+		want |= PYSB_ACC_WRITE;
+	return check_file(cfg, cgid, PYSB_OP_OPEN, file, want);
 }
 
 SEC("lsm/file_receive")
@@ -1194,15 +1238,12 @@ static __always_inline int check_fs_key_ioctl(struct file *file, unsigned int cm
 #define I2C_RDWR  0x0707
 #define I2C_SMBUS 0x0720
 
-static __always_inline int check_i2c_ioctl(struct file *file, unsigned int cmd)
+static __always_inline bool i2c_transfer(struct file *file, unsigned int cmd)
 {
 	struct inode *inode = file->f_inode;
 
-	if (cmd != I2C_RDWR && cmd != I2C_SMBUS)
-		return 0;
-	if ((inode->i_mode & S_IFMT) != S_IFCHR || inode->i_rdev >> 20 != I2C_MAJOR)
-		return 0;
-	return judged_as_write_open(file, false);
+	return (cmd == I2C_RDWR || cmd == I2C_SMBUS) && (inode->i_mode & S_IFMT) == S_IFCHR &&
+	       inode->i_rdev >> 20 == I2C_MAJOR;
 }
 
 /*
@@ -1227,14 +1268,176 @@ static __always_inline bool hid_module_file(struct file *file)
 	       owner->name[3] == '\0';
 }
 
-static __always_inline int check_hidraw_ioctl(struct file *file, unsigned int cmd)
+static __always_inline bool hid_report_sent(struct file *file, unsigned int cmd)
 {
 	__u32 nr = cmd & 0xff;
 
 	if (((cmd >> 8) & 0xff) != 'H' || (cmd >> 30) != 3 ||
 	    (nr != HID_SET_FEATURE && nr != HID_SET_INPUT && nr != HID_SET_OUTPUT))
-		return 0;
-	if ((file->f_inode->i_mode & S_IFMT) != S_IFCHR || !hid_module_file(file))
+		return false;
+	return (file->f_inode->i_mode & S_IFMT) == S_IFCHR && hid_module_file(file);
+}
+
+/*
+ * An input device's settings changed by ioctl (drivers/input/evdev.c, joydev.c), for every
+ * program that reads it, through any descriptor of /dev/input/eventN or jsN, one open for
+ * reading too (neither driver looks at its mode; write(2), which injects events, needs one
+ * open for writing): EVIOCGRAB takes every event for the grabbing descriptor (the user's
+ * session gets no keystroke, no pointer motion, until it lets go or closes),
+ * EVIOCSKEYCODE (and _V2) maps a key to another (the user types one thing, every program
+ * reads another), EVIOCSREP (auto-repeat), EVIOCSABS (an axis' range and calibration),
+ * EVIOCSFF and EVIOCRMFF (force feedback effects: the device's slots), joydev's JSIOCS*
+ * and JS_SET_* (calibration, axis and button maps). Found by an adversary, round 29: under
+ * `expose-ro=/dev/input`, a sandboxed root remapped a keyboard's keys and grabbed it.
+ * Judged as an open for writing, in every sandbox (kernel_knob's major 13); the reads
+ * (EVIOCG*, JSIOCG*) stay free, and so do a descriptor's own settings: EVIOCREVOKE, EVIOCSMASK,
+ * EVIOCSCLOCKID. Every write-direction command of type 'E' or 'j' but those three.
+ */
+#define IOC_DIR_WRITE	  1u
+#define EVIOC_REVOKE_NR	  0x91
+#define EVIOC_SMASK_NR	  0x93
+#define EVIOC_SCLOCKID_NR 0xa0
+#define JS_SET_CAL	  1u /* joydev's old commands, numbers with no type */
+#define JS_SET_TIMEOUT	  3u
+#define JS_SET_TIMELIMIT  5u
+#define JS_SET_ALL	  8u
+
+static __always_inline bool input_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	__u32 type = (cmd >> 8) & 0xff, nr = cmd & 0xff;
+	bool set;
+
+	if (cmd == JS_SET_CAL || cmd == JS_SET_TIMEOUT || cmd == JS_SET_TIMELIMIT ||
+	    cmd == JS_SET_ALL)
+		set = true;
+	else if ((cmd >> 30) != IOC_DIR_WRITE)
+		set = false;
+	else if (type == 'j')
+		set = true;
+	else
+		set = type == 'E' && nr != EVIOC_REVOKE_NR && nr != EVIOC_SMASK_NR &&
+		      nr != EVIOC_SCLOCKID_NR;
+	return set && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == INPUT_MAJOR;
+}
+
+/*
+ * A real-time clock's alarm set or cancelled by ioctl (drivers/rtc/dev.c): RTC_WKALM_SET
+ * and RTC_ALM_SET set the machine's wake alarm (a suspended machine wakes, one powered
+ * off by ACPI starts, at the program's time), RTC_AIE_OFF cancels the one rtcwake or a
+ * timer unit set; RTC_IRQP_SET changes the periodic rate every later opener gets; none
+ * wants a descriptor open for writing or a capability (RTC_SET_TIME, RTC_EPOCH_SET and
+ * RTC_PARAM_SET want CAP_SYS_TIME, which lsm/capable refuses unless granted). Found by an
+ * adversary, round 29: under `expose-ro=/dev/rtc0`, a sandboxed root set the wake
+ * alarm. Judged as an open for writing, in every sandbox: every command of type 'p' with
+ * no data or data in, but RTC_UIE_ON/OFF and RTC_PIE_ON/OFF (the opener's own interrupts,
+ * turned off at its close: hwclock waits for a tick with RTC_UIE_ON). The RTC's major is
+ * dynamic: its devices are those whose cdev's parent is named rtcN (cdev_device_add).
+ */
+#define RTC_IOC_TYPE 'p'
+#define RTC_UIE_ON   0x7003 /* _IO('p', 3); 4, 5, 6: UIE_OFF, PIE_ON, PIE_OFF */
+#define RTC_PIE_OFF  0x7006
+
+static __always_inline bool rtc_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	const char *name;
+	char n[4];
+
+	if (((cmd >> 8) & 0xff) != RTC_IOC_TYPE || (cmd >> 30) > IOC_DIR_WRITE ||
+	    (cmd >= RTC_UIE_ON && cmd <= RTC_PIE_OFF))
+		return false;
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	name = BPF_CORE_READ(inode, i_cdev, kobj.parent, name);
+	return name && !bpf_probe_read_kernel(n, sizeof(n), name) && n[0] == 'r' && n[1] == 't' &&
+	       n[2] == 'c' && n[3] >= '0' && n[3] <= '9';
+}
+
+/*
+ * A sound card's mixer changed by ioctl (sound/core/control.c): SNDRV_CTL_IOCTL_ELEM_WRITE
+ * sets a control (a volume, a mute or capture switch: the microphone's, for every program
+ * that records next), ELEM_LOCK and UNLOCK hold one against the others' writes, ELEM_ADD,
+ * REPLACE, REMOVE make and remove controls, TLV_WRITE and TLV_COMMAND write a control's
+ * table; none looks at the descriptor's mode. Found by an adversary, round 29: under
+ * `expose-ro=/dev/snd`, a sandboxed root set a card's volume through its control device
+ * open for reading. And a playback stream's frames written by ioctl
+ * (sound/core/pcm_native.c): SNDRV_PCM_IOCTL_WRITEI_FRAMES and WRITEN_FRAMES play the
+ * program's sound through a playback device open for reading (write(2) wants one open
+ * for writing; same round: under `expose-ro=/dev/snd`, the dummy card took 64 frames).
+ * Judged as an open for writing, in every sandbox, on ALSA's major 116; reading the
+ * controls, setting a stream up and capturing stay free.
+ */
+#define SOUND_MAJOR	     116u
+#define SNDRV_CTL_TYPE	     'U'
+#define SNDRV_ELEM_WRITE_NR  0x13 /* 0x14, 0x15: ELEM_LOCK, ELEM_UNLOCK */
+#define SNDRV_ELEM_UNLOCK_NR 0x15
+#define SNDRV_ELEM_ADD_NR    0x17 /* 0x18, 0x19: ELEM_REPLACE, ELEM_REMOVE */
+#define SNDRV_ELEM_REMOVE_NR 0x19
+#define SNDRV_TLV_WRITE_NR   0x1b /* 0x1c: TLV_COMMAND */
+#define SNDRV_TLV_COMMAND_NR 0x1c
+#define SNDRV_PCM_TYPE	     'A'
+#define SNDRV_WRITEI_NR	     0x50 /* _IOW('A', 0x50, struct snd_xferi), 32-bit too */
+#define SNDRV_WRITEN_NR	     0x52
+
+static __always_inline bool sound_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	__u32 type = (cmd >> 8) & 0xff, nr = cmd & 0xff;
+	bool set;
+
+	if (!(cmd >> 30))
+		return false;
+	if (type == SNDRV_CTL_TYPE)
+		set = (nr >= SNDRV_ELEM_WRITE_NR && nr <= SNDRV_ELEM_UNLOCK_NR) ||
+		      (nr >= SNDRV_ELEM_ADD_NR && nr <= SNDRV_ELEM_REMOVE_NR) ||
+		      nr == SNDRV_TLV_WRITE_NR || nr == SNDRV_TLV_COMMAND_NR;
+	else
+		set = type == SNDRV_PCM_TYPE && (nr == SNDRV_WRITEI_NR || nr == SNDRV_WRITEN_NR);
+	return set && (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == SOUND_MAJOR;
+}
+
+/*
+ * A tun or tap interface's settings changed by ioctl (drivers/net/tun.c), through a
+ * descriptor of /dev/net/tun attached to a persistent interface (TUNSETIFF: one whose
+ * owner is the task's uid, or with no owner or group set, needs no capability):
+ * TUNSETPERSIST 0 removes the machine's interface when the descriptor closes,
+ * TUNSETOWNER and TUNSETGROUP give it away, TUNSETCARRIER takes its link down, TUNSETLINK,
+ * TUNSETOFFLOAD, TUNSETTXFILTER, TUNSETSNDBUF, TUNSETIFINDEX, TUNSETVNET* change it for its
+ * next user; none looks at the descriptor's mode. Found by an adversary, round 29: under
+ * `expose-ro=/dev/net/tun`, a sandboxed root attached to a persistent tun device and
+ * removed it. Judged as an open for writing, in every sandbox: every command of type 'T'
+ * with data in, numbers 200 to 226, on 10:200, but TUNSETIFF and TUNSETQUEUE (attaching:
+ * reading the interface's packets is what the descriptor is for), the queue's own
+ * filter (TUNATTACHFILTER, TUNDETACHFILTER) and TUNSETNOCSUM (does nothing).
+ */
+#define TUN_IOC_TYPE	   'T'
+#define TUNSETNOCSUM_NR	   200
+#define TUNSETIFF_NR	   202
+#define TUNATTACHFILTER_NR 213
+#define TUNDETACHFILTER_NR 214
+#define TUNSETQUEUE_NR	   217
+#define TUNSETCARRIER_NR   226
+
+static __always_inline bool tun_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	__u32 nr = cmd & 0xff;
+
+	if (((cmd >> 8) & 0xff) != TUN_IOC_TYPE || (cmd >> 30) != IOC_DIR_WRITE ||
+	    nr < TUNSETNOCSUM_NR || nr > TUNSETCARRIER_NR || nr == TUNSETNOCSUM_NR ||
+	    nr == TUNSETIFF_NR || nr == TUNATTACHFILTER_NR || nr == TUNDETACHFILTER_NR ||
+	    nr == TUNSETQUEUE_NR)
+		return false;
+	return (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev == TUN_DEV;
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the six above):
+ * judged as an open for writing of the device, once for all six. */
+static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
+{
+	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
+	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd))
 		return 0;
 	return judged_as_write_open(file, false);
 }
@@ -1252,9 +1455,7 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 	if (!err)
 		err = check_uffd_ioctl(file, cmd);
 	if (!err)
-		err = check_i2c_ioctl(file, cmd);
-	if (!err)
-		err = check_hidraw_ioctl(file, cmd);
+		err = check_device_ioctl(file, cmd);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 

@@ -2339,3 +2339,384 @@ PY
 	expect_line "$T/uhid.out" "got 007277"
 	! grep -q "^got 00726f$" "$T/uhid.out" || fail "the device got the confined program's report"
 }
+
+# A keyboard remapped and grabbed through a descriptor open for reading (found by an
+# adversary, round 29): evdev's EVIOCSKEYCODE maps a key to another for every program that
+# reads the device, EVIOCGRAB takes its every event (the user's session gets none), and
+# neither driver call looks at the descriptor's mode (write(2), which injects events,
+# needs one open for writing). Under a rule that only lets the program read
+# /dev/input/eventN (a keyboard made with uhid here), a sandboxed root did both. Judged as
+# an open for writing; reading the map stays free; a rule granting WRITE lets them through.
+test_escape_input_device_settings_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and the input devices' major are told apart the same way on every kernel; evdev's settings have not changed"
+	local dev n dp
+	vm_module uhid hid_generic evdev
+	write_probe_lib
+	write_file "$T/ukbd.py" <<'PY'
+import os, struct, sys
+fd = os.open("/dev/uhid", os.O_RDWR)
+# a boot keyboard: modifiers, a reserved byte, six keys of the keyboard page
+rd = bytes.fromhex("05010906a101050719e029e71500250175019508810295017508810195067508"
+                   "150025650507190029658100c0")
+ev = struct.pack("<I128s64s64sHHIIII", 11, b"pysb-e2e-kbd", b"", b"", len(rd), 3, 0x1234,
+                 0x5679, 1, 0) + rd  # UHID_CREATE2, BUS_USB
+os.write(fd, ev + bytes(4376 - len(ev)))
+open(sys.argv[1], "w").close()
+while os.read(fd, 4380):
+    pass
+PY
+	write_file "$T/kbd.py" <<PY
+import array, fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+KEY1 = 0x7001E  # the keyboard page's usage of the key 1
+def get():
+    a = array.array("I", [KEY1, 0])
+    fcntl.ioctl(fd, 0x80084504, a)  # EVIOCGKEYCODE
+    return a[1]
+def set_key(code):
+    fcntl.ioctl(fd, 0x40084504, array.array("I", [KEY1, code]))  # EVIOCSKEYCODE
+if what == "get":
+    print("key", get())
+elif what == "reset":
+    set_key(2)  # KEY_1
+else:
+    attempt("get-keycode", get)
+    attempt("set-keycode", lambda: set_key(30))  # KEY_A
+    attempt("grab", lambda: fcntl.ioctl(fd, 0x40044590, 1))  # EVIOCGRAB
+    other = os.open(dev, os.O_RDONLY)  # another reader, as the user's session
+    attempt("other-grab", lambda: fcntl.ioctl(other, 0x40044590, 1))
+PY
+	python3 "$T/ukbd.py" "$T/uready" >"$T/ukbd.out" 2>&1 &
+	dp=$!
+	# shellcheck disable=SC2064 # expand now
+	trap "kill $dp 2>/dev/null" EXIT
+	wait_file "$T/uready" "no uhid device: $(cat "$T/ukbd.out")"
+	for ((n = 0; n < 100; n++)); do
+		dev=$(grep -l '^pysb-e2e-kbd$' /sys/class/input/event*/device/name 2>/dev/null | head -1)
+		[ -n "$dev" ] && break
+		sleep 0.1
+	done
+	[ -n "$dev" ] || fail "no event device for the uhid keyboard"
+	dev=/dev/input/$(basename "$(dirname "$(dirname "$dev")")")
+	[ -c "$dev" ] || fail "$dev is not a device"
+	key() { python3 "$T/kbd.py" "$dev" get; }
+	# Unconfined, through descriptors open for reading: the key remapped, the device
+	# grabbed (another reader's grab then finds it taken).
+	run_plain python3 "$T/kbd.py" "$dev" poke
+	expect_line "$T/out" "set-keycode ok"
+	expect_line "$T/out" "grab ok"
+	expect_line "$T/out" "other-grab ERR EBUSY"
+	[ "$(key)" = "key 30" ] || fail "unconfined: $(key)"
+	# Confined, the devices readable only: refused as an open for writing, nothing changed;
+	# the map still read.
+	python3 "$T/kbd.py" "$dev" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/input\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/kbd.py" "$dev" poke
+	expect_line "$T/out" "get-keycode ok"
+	expect_line "$T/out" "set-keycode EACCES"
+	expect_line "$T/out" "grab EACCES"
+	expect_line "$T/out" "other-grab EACCES"
+	[ "$(key)" = "key 2" ] || fail "confined: $(key)"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/kbd.py" "$dev" poke
+	expect_line "$T/out" "set-keycode ok"
+	expect_line "$T/out" "grab ok"
+	expect_line "$T/out" "other-grab ERR EBUSY"
+	[ "$(key)" = "key 30" ] || fail "allowed: $(key)"
+	python3 "$T/kbd.py" "$dev" reset
+}
+
+# A real-time clock's wake alarm set through a descriptor open for reading (found by an
+# adversary, round 29): RTC_WKALM_SET and RTC_ALM_SET set the alarm that wakes a suspended
+# machine (or starts one powered off), RTC_AIE_OFF cancels one set by rtcwake; the RTC
+# core asks neither a capability nor a descriptor open for writing. Under a rule that only
+# lets the program read /dev/rtc0 (QEMU's CMOS clock here), a sandboxed root set the
+# alarm. Judged as an open for writing; reading the time and the alarm stays free; a rule
+# granting WRITE lets it through.
+test_escape_rtc_alarm_through_read_only_descriptor_refused() {
+	local dev=/dev/rtc0
+	[ -c $dev ] || skip "no $dev here"
+	write_probe_lib
+	write_file "$T/rtc.py" <<PY
+import calendar, fcntl, os, struct, sys, time
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+def rtc_now():
+    b = bytearray(36)
+    fcntl.ioctl(fd, 0x80247009, b)  # RTC_RD_TIME
+    t = struct.unpack("9i", b)
+    return calendar.timegm((t[5] + 1900, t[4] + 1, t[3], t[2], t[1], t[0]))
+def wake_alarm(enabled, when):  # RTC_WKALM_SET, struct rtc_wkalrm
+    g = time.gmtime(when)
+    fcntl.ioctl(fd, 0x4028700F, struct.pack("BBxx9i", enabled, 0, g.tm_sec, g.tm_min,
+                g.tm_hour, g.tm_mday, g.tm_mon - 1, g.tm_year - 1900, -1, -1, -1))
+if what == "get":
+    b = bytearray(40)
+    fcntl.ioctl(fd, 0x80287010, b)  # RTC_WKALM_RD
+    print("alarm", "on" if b[0] else "off")
+elif what == "reset":
+    wake_alarm(0, rtc_now() + 7200)
+else:
+    attempt("read-time", rtc_now)
+    attempt("wake-alarm", lambda: wake_alarm(1, rtc_now() + 3600))
+PY
+	alarm() { python3 "$T/rtc.py" $dev get; }
+	# Unconfined, through a descriptor open for reading: the alarm is set.
+	python3 "$T/rtc.py" $dev reset
+	[ "$(alarm)" = "alarm off" ] || fail "not reset: $(alarm)"
+	run_plain python3 "$T/rtc.py" $dev poke
+	expect_line "$T/out" "wake-alarm ok"
+	[ "$(alarm)" = "alarm on" ] || fail "unconfined: $(alarm)"
+	# Confined, the clock readable only: refused as an open for writing, no alarm; the
+	# time still read.
+	python3 "$T/rtc.py" $dev reset
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" $dev >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/rtc.py" $dev poke
+	expect_line "$T/out" "read-time ok"
+	expect_line "$T/out" "wake-alarm EACCES"
+	[ "$(alarm)" = "alarm off" ] || fail "confined: $(alarm)"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the clock.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/rtc.py" $dev poke
+	expect_line "$T/out" "wake-alarm ok"
+	[ "$(alarm)" = "alarm on" ] || fail "allowed: $(alarm)"
+	python3 "$T/rtc.py" $dev reset
+}
+
+# A sound card's mixer set through a descriptor open for reading (found by an adversary,
+# round 29): ALSA's SNDRV_CTL_IOCTL_ELEM_WRITE sets a control (a volume, a mute or capture
+# switch) whatever the descriptor's mode. Under a rule that only lets the program read
+# /dev/snd (snd-dummy's card here), a sandboxed root set the card's volume. Judged as an
+# open for writing; reading the controls stays free; a rule granting WRITE lets it through.
+test_escape_sound_mixer_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and ALSA's major are told apart the same way on every kernel; ALSA's controls have not changed"
+	local c dev=
+	vm_module snd_dummy
+	for c in /sys/class/sound/controlC*; do
+		[ "$(cat "$c/device/id" 2>/dev/null)" = Dummy ] && dev=/dev/snd/${c##*/}
+	done
+	[ -c "${dev:-}" ] || fail "no control device for snd-dummy's card"
+	write_probe_lib
+	write_file "$T/mixer.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+def elem(vol=None):  # struct snd_ctl_elem_value: id (mixer, by name), values at 72
+    b = bytearray(1224)
+    struct.pack_into("IiII44sI", b, 0, 0, 2, 0, 0, b"Master Volume", 0)
+    if vol is None:
+        fcntl.ioctl(fd, 0xC4C85512, b)  # SNDRV_CTL_IOCTL_ELEM_READ
+        return struct.unpack_from("q", b, 72)[0]
+    struct.pack_into("qq", b, 72, vol, vol)
+    fcntl.ioctl(fd, 0xC4C85513, b)  # SNDRV_CTL_IOCTL_ELEM_WRITE
+if what == "get":
+    print("volume", elem())
+elif what == "reset":
+    elem(0)
+else:
+    attempt("read", elem)
+    attempt("set-volume", lambda: elem(42))
+PY
+	volume() { python3 "$T/mixer.py" "$dev" get; }
+	# Unconfined, through a descriptor open for reading: the volume is set.
+	python3 "$T/mixer.py" "$dev" reset
+	[ "$(volume)" = "volume 0" ] || fail "not reset: $(volume)"
+	run_plain python3 "$T/mixer.py" "$dev" poke
+	expect_line "$T/out" "set-volume ok"
+	[ "$(volume)" = "volume 42" ] || fail "unconfined: $(volume)"
+	# Confined, the card readable only: refused as an open for writing, the volume as it
+	# was; the control still read.
+	python3 "$T/mixer.py" "$dev" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/snd\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/mixer.py" "$dev" poke
+	expect_line "$T/out" "read ok"
+	expect_line "$T/out" "set-volume EACCES"
+	[ "$(volume)" = "volume 0" ] || fail "confined: $(volume)"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/mixer.py" "$dev" poke
+	expect_line "$T/out" "set-volume ok"
+	[ "$(volume)" = "volume 42" ] || fail "allowed: $(volume)"
+	python3 "$T/mixer.py" "$dev" reset
+}
+
+# A sound card's speakers fed through a playback device open for reading (found by an
+# adversary, round 29): ALSA's SNDRV_PCM_IOCTL_WRITEI_FRAMES writes a playback stream's
+# frames whatever the descriptor's mode (write(2) wants one open for writing). Under a rule
+# that only lets the program read /dev/snd (snd-dummy's card here), a sandboxed root played
+# frames. Judged as an open for writing; setting the stream up stays free; a rule granting
+# WRITE lets them through.
+test_escape_sound_played_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and ALSA's major are told apart the same way on every kernel; ALSA's streams have not changed"
+	local c dev=
+	vm_module snd_dummy
+	for c in /sys/class/sound/pcmC*D0p; do
+		[ "$(cat "$c/device/id" 2>/dev/null)" = Dummy ] && dev=/dev/snd/${c##*/}
+	done
+	[ -c "${dev:-}" ] || fail "no playback device for snd-dummy's card"
+	write_probe_lib
+	write_file "$T/play.py" <<PY
+import ctypes, fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open(sys.argv[1], os.O_RDONLY)
+p = bytearray(608)  # struct snd_pcm_hw_params: every mask and interval open
+p[4:100] = b"\xff" * 96
+for k in range(12):
+    struct.pack_into("III", p, 260 + 12 * k, 0, 0xFFFFFFFF, 0)
+struct.pack_into("I", p, 512, 0xFFFFFFFF)  # rmask
+def setup():
+    fcntl.ioctl(fd, 0xC2604111, p)  # SNDRV_PCM_IOCTL_HW_PARAMS: the kernel chooses
+    fcntl.ioctl(fd, 0x4140)  # SNDRV_PCM_IOCTL_PREPARE
+frames = (ctypes.c_char * 65536)()
+x = bytearray(struct.pack("qQQ", 0, ctypes.addressof(frames), 64))  # struct snd_xferi
+def play():
+    fcntl.ioctl(fd, 0x40184150, x)  # SNDRV_PCM_IOCTL_WRITEI_FRAMES
+    print("frames played", struct.unpack_from("q", x)[0], flush=True)
+attempt("setup", setup)
+attempt("play", play)
+PY
+	# Unconfined, through a descriptor open for reading: the card takes the frames.
+	run_plain python3 "$T/play.py" "$dev"
+	expect_line "$T/out" "setup ok"
+	expect_line "$T/out" "frames played 64"
+	expect_line "$T/out" "play ok"
+	# Confined, the card readable only: refused as an open for writing; the setup passes.
+	printf 'expose-ro=%s\nexpose-ro=/dev/snd\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/play.py" "$dev"
+	expect_line "$T/out" "setup ok"
+	expect_line "$T/out" "play EACCES"
+	! grep -q "^frames played" "$T/out" || fail "the confined program played: $(cat "$T/out")"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/play.py" "$dev"
+	expect_line "$T/out" "frames played 64"
+	expect_line "$T/out" "play ok"
+}
+
+# A persistent tun interface removed through a descriptor of /dev/net/tun open for reading
+# (found by an adversary, round 29): attached to a persistent interface its uid owns (or,
+# on 6.1 and 7.2, one with no owner set: no capability needed), TUNSETPERSIST 0 makes the
+# interface go when the descriptor closes, and tun's settings (TUNSETOWNER, TUNSETCARRIER,
+# ...) never look at the descriptor's mode. Under `expose-ro=/dev/net/tun`, a sandboxed
+# root removed the machine's interface. Judged as an open for writing; attaching (reading
+# its packets) stays free; a rule granting WRITE lets it through.
+test_escape_tun_interface_settings_through_read_only_descriptor_refused() {
+	once_per_matrix "the ioctls and the device's number are told apart the same way on every kernel; tun's settings have not changed"
+	local ifc=pysbtun29
+	vm_module tun
+	write_probe_lib
+	write_file "$T/tun.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+name, what = sys.argv[1:3]
+ifr = struct.pack("16sH22x", name.encode(), 0x1001)  # IFF_TUN | IFF_NO_PI
+fd = os.open("/dev/net/tun", os.O_RDWR if what != "poke" else os.O_RDONLY)
+if what == "make":
+    fcntl.ioctl(fd, 0x400454CA, ifr)  # TUNSETIFF
+    fcntl.ioctl(fd, 0x400454CB, 1)  # TUNSETPERSIST
+    fcntl.ioctl(fd, 0x400454CC, 0)  # TUNSETOWNER: root's (6.12 wants an owner, or the capability)
+else:
+    attempt("attach", lambda: fcntl.ioctl(fd, 0x400454CA, ifr))
+    attempt("unpersist", lambda: fcntl.ioctl(fd, 0x400454CB, 0))
+PY
+	# shellcheck disable=SC2064 # expand now
+	trap "python3 '$T/tun.py' $ifc remove >/dev/null 2>&1" EXIT
+	# Unconfined, through a descriptor open for reading: the interface goes.
+	python3 "$T/tun.py" $ifc make
+	[ -e /sys/class/net/$ifc ] || fail "no persistent $ifc"
+	run_plain python3 "$T/tun.py" $ifc poke
+	expect_line "$T/out" "attach ok"
+	expect_line "$T/out" "unpersist ok"
+	[ ! -e /sys/class/net/$ifc ] || fail "unconfined: $ifc still there"
+	# Confined, the device readable only: attached, refused as an open for writing, the
+	# interface stays.
+	python3 "$T/tun.py" $ifc make
+	printf 'expose-ro=%s\nexpose-ro=/dev/net/tun\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/tun.py" $ifc poke
+	expect_line "$T/out" "attach ok"
+	expect_line "$T/out" "unpersist EACCES"
+	[ -e /sys/class/net/$ifc ] || fail "confined: $ifc removed"
+	expect_grep "$T/err" "deny file open\(write\) /dev/net/tun "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=/dev/net/tun\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/tun.py" $ifc poke
+	expect_line "$T/out" "unpersist ok"
+	[ ! -e /sys/class/net/$ifc ] || fail "allowed: $ifc still there"
+}
+
+# A watchdog started by an open for reading (found by an adversary, round 29): the open of
+# /dev/watchdog starts it whatever the mode, and unless a write of the magic 'V' (which
+# needs a descriptor open for writing) or WDIOC_SETOPTIONS stops it, the machine reboots
+# when its timeout runs out, after the program's exit. Under `expose-ro=/dev/watchdog`
+# (softdog here, told not to reboot), a sandboxed root left it running. Judged as an open
+# for writing, /dev/watchdog and /dev/watchdogN alike; a rule granting WRITE lets it open.
+test_escape_watchdog_not_started_by_an_open_for_reading() {
+	once_per_matrix "the open and the devices are told apart the same way on every kernel; the watchdog core's open has not changed"
+	local dir=/run/pysb-vm-modules m n wd='' dev
+	[ -f "$dir/softdog.order" ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	# soft_noboot is not in sysfs: only a softdog loaded here is known not to reboot
+	[ ! -d /sys/module/softdog ] || skip "softdog loaded before, perhaps without soft_noboot=1"
+	while read -r m; do
+		[ -d "/sys/module/$m" ] && continue
+		if [ "$m" = softdog ]; then
+			insmod "$dir/$m.ko.xz" soft_noboot=1 || fail "cannot load softdog"
+		else
+			insmod "$dir/$m.ko.xz" || fail "cannot load $m"
+		fi
+	done <"$dir/softdog.order"
+	trap 'rmmod softdog 2>/dev/null' EXIT
+	for n in /sys/class/watchdog/watchdog*; do
+		grep -q "Software Watchdog" "$n/identity" 2>/dev/null && wd=${n##*/}
+	done
+	[ -n "$wd" ] || fail "no watchdog of softdog's"
+	[ -c "/dev/$wd" ] || fail "no /dev/$wd for softdog"
+	write_probe_lib
+	write_file "$T/wd.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+if what == "stop":  # WDIOC_SETOPTIONS, WDIOS_DISABLECARD: works on any descriptor
+    fd = os.open(dev, os.O_RDONLY)
+    fcntl.ioctl(fd, 0x80045704, struct.pack("i", 1))
+else:
+    attempt("open", lambda: os.open(dev, os.O_RDONLY))  # closed at exit, no magic close
+PY
+	state() { cat "/sys/class/watchdog/$wd/state"; }
+	for dev in "/dev/$wd" /dev/watchdog; do
+		[ -c "$dev" ] || continue
+		# Unconfined, an open for reading: the watchdog runs on after the program's exit.
+		python3 "$T/wd.py" "$dev" stop
+		[ "$(state)" = inactive ] || fail "not stopped: $(state)"
+		run_plain python3 "$T/wd.py" "$dev" open
+		expect_line "$T/out" "open ok"
+		[ "$(state)" = active ] || fail "unconfined $dev: $(state)"
+		python3 "$T/wd.py" "$dev" stop
+		# Confined, the device readable only: refused as an open for writing.
+		printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" "$dev" >"$T/policy-ro"
+		run_sb "$T/policy-ro" python3 "$T/wd.py" "$dev" open
+		expect_line "$T/out" "open EACCES"
+		[ "$(state)" = inactive ] || fail "confined $dev: $(state)"
+		expect_grep "$T/err" "deny file open\([a-z,]*write\) $dev "
+		# The neighbour: a rule granting WRITE on the device.
+		printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$dev" >"$T/policy-rw"
+		run_sb "$T/policy-rw" python3 "$T/wd.py" "$dev" open
+		expect_line "$T/out" "open ok"
+		[ "$(state)" = active ] || fail "allowed $dev: $(state)"
+		python3 "$T/wd.py" "$dev" stop
+	done
+}
