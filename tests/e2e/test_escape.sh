@@ -1848,6 +1848,38 @@ test_escape_planted_shim_never_runs_outside() {
 	[ -e "$T/other/PWNED" ] || fail "unconfined, the planted tool did not write outside"
 }
 
+# A venv's pyvenv.cfg in the project, read as root by the next compile (run, check, the
+# daemon's reload) for a --copies venv's home (found by an adversary, round 29): the
+# program made it a FIFO and the next `check` hung in the open; a link to /dev/zero was
+# read until memory ran out. Only a regular file, through no link at its end, is read.
+test_escape_planted_pyvenv_cfg_never_hangs_root() {
+	escape_setup
+	python3 -m venv --without-pip --copies "$T/rw/.venv" || fail "python3 -m venv failed"
+	probe_py "$T/rw/app.py" \
+		"cfg = '$T/rw/.venv/pyvenv.cfg'" \
+		"attempt('fifo', lambda: (os.unlink(cfg), os.mkfifo(cfg)))" \
+		"print('planted', flush=True)"
+	cd "$T/rw" || fail "cd"
+	timeout 60 "$PYSB" check --policy "$T/policy" -- .venv/bin/python app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/out" "\.venv"
+	run_sb "$T/policy" .venv/bin/python app.py
+	expect_line "$T/out" "fifo ok"
+	expect_line "$T/out" "planted"
+	[ -p "$T/rw/.venv/pyvenv.cfg" ] || fail "no FIFO planted"
+	timeout 60 "$PYSB" check --policy "$T/policy" -- .venv/bin/python app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 124 ] || fail "check, as root, hung on the planted FIFO"
+	expect_rc 0
+	rm "$T/rw/.venv/pyvenv.cfg"
+	ln -s /dev/zero "$T/rw/.venv/pyvenv.cfg"
+	timeout 60 "$PYSB" check --policy "$T/policy" -- .venv/bin/python app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 124 ] || fail "check, as root, read /dev/zero through the planted link"
+	expect_rc 0
+}
+
 # What the user's own tools run from a tree the program may write (found by an adversary):
 # with expose-rw= on a git project, the program appended core.fsmonitor to .git/config and
 # the user's next `git status`, outside, ran it; with expose-rw= on a workspace, it
