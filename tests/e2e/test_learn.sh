@@ -760,6 +760,37 @@ PY
 	[ "$(cat "$T/home/.bashrc")" = "# rc" ] || fail "~/.bashrc changed: $(cat "$T/home/.bashrc")"
 }
 
+# Names a terminal runs (found by an adversary, round 29): learning printed the rules it
+# wrote for review on the user's terminal, and a directory named with U+009B (8-bit CSI)
+# and "1A", "2K" moved the cursor up and erased the review's lines above it (an expose-rw=
+# among them); `check` printed it too. Such a name is never learned, as a newline is not;
+# a name with other non-ASCII letters still is.
+test_learn_terminal_controls_in_names_never_learned() {
+	once_per_matrix "learning's names, in user space"
+	local csi cafe
+	csi=$(printf '\302\233')
+	cafe=caf$(printf '\303\251')
+	mkdir -p "$T/work/d-${csi}1A${csi}2K" "$T/work/$cafe" "$T/app"
+	touch "$T/work/d-${csi}1A${csi}2K/"{a,b} "$T/work/$cafe/"{a,b}
+	write_file "$T/app/read.py" <<'PY'
+import os
+for d in ("d-\u009b1A\u009b2K", "caf\u00e9"):
+    for n in ("a", "b"):
+        open(os.path.join(d, n)).read()
+print("read")
+PY
+	cd "$T/work" || fail "no work directory"
+	printf 'expose-ro=%s\n' "$T/app" >"$T/policy"
+	learn_run "$T/policy" python3 "$T/app/read.py"
+	expect_rc 0
+	expect_line "$T/out" "read"
+	! has_bytes "$T/err" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/err")"
+	! has_bytes "$T/out" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/out")"
+	! has_bytes "$T/policy" '\xc2\x9b' || fail "a C1 control learned: $(cat -v "$T/policy")"
+	expect_line "$T/policy" "expose-ro=./$cafe"
+	expect_grep "$T/err" 'audit file open\(read\) .*/d-\\xc2\\x9b1A\\xc2\\x9b2K/a'
+}
+
 # A program using the temp directory, learned with TMPDIR unset, enforced with TMPDIR set
 # (found by a user: the rule ${TMPDIR:-/tmp} then granted $TMPDIR, but no env=TMPDIR was
 # learned, so the program, given none, used /tmp and was denied). The learned env line

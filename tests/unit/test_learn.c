@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "json_bytes.h"
 #include "learn.h"
 #include "policy.h"
 #include "pysb_abi.h"
@@ -295,6 +296,47 @@ static void test_generate_names_that_read_back_wider_refused(void **state)
 	expand("expose-ro=@/else/my dir", p, sizeof(p));
 	assert_string_equal(r.files[0], p);
 	assert_int_equal(r.n_unwritable, 6);
+	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
+/* Names a terminal runs when the review prints them (found by an adversary, round 29):
+ * C1 controls in UTF-8 (U+009B, 8-bit CSI), a raw 0x9b (CSI to an 8-bit terminal), an
+ * escape; never learned, counted as unlearned. A name of other non-ASCII letters (an
+ * accent, a no-break space inside) still is. */
+static void test_terminal_controls_in_names_never_learned(void **state)
+{
+	static const char *const bad[] = { "c1/d\xc2\x9b"
+					   "2J",
+					   "raw/d\x9b"
+					   "2J",
+					   "esc/d\x1b[2J", "over/d\xc0\x9b" };
+	char cwd[256], p[512];
+	struct learn_set s = { .envp = envp };
+	struct learn_rules r;
+	struct learn_env env;
+	json_t *j;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	for (size_t i = 0; i < 4; i++) {
+		j = rec("file", "open", NULL, "read");
+		snprintf(p, sizeof(p), "%s/%s", S, bad[i]);
+		assert_int_equal(json_object_set_bytes(j, "path", p), 0); /* as --events has it */
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.n_paths, 0);
+	assert_int_equal(s.unlearned, 4);
+	mk("fine/caf\xc3\xa9", true);
+	mk("fine/caf\xc3\xa9/f", false);
+	j = rec("file", "open", "@/fine/caf\xc3\xa9/f", "read");
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	assert_int_equal(r.n_files, 1);
+	expand("expose-ro=@/fine/caf\xc3\xa9", p, sizeof(p));
+	assert_string_equal(r.files[0], p);
 	learn_rules_free(&r);
 	learn_set_free(&s);
 }
@@ -955,6 +997,7 @@ int main(void)
 		cmocka_unit_test(test_block_device_written_commented_out),
 		cmocka_unit_test(test_generate_files),
 		cmocka_unit_test(test_generate_names_that_read_back_wider_refused),
+		cmocka_unit_test(test_terminal_controls_in_names_never_learned),
 		cmocka_unit_test(test_never_widened),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),

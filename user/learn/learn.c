@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "learn_int.h"
+#include "utf8.h"
 
 /* ---------------- small helpers */
 
@@ -317,11 +318,24 @@ static bool bytecode_cache_write(struct learn_set *s, const char *kind, uint32_t
 	return true;
 }
 
+/* A control character, C1 ones too (U+0080 to U+009F: 8-bit CSI and OSC, which terminals
+ * run), or a byte that is not UTF-8 (a raw 0x9b is CSI to an 8-bit terminal). The rule
+ * would be printed for review on the user's terminal (found by an adversary, round 29: a
+ * directory named with U+009B and "1A", "2K" erases the review's lines above it, an
+ * expose-rw= among them). */
 static bool has_control(const char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+	size_t left = strlen(s);
+
+	while (*s) {
+		const unsigned char *u = (const unsigned char *)s;
+		size_t n = *u < 0x80 ? 1 : utf8_seq(s, left);
+
+		if (!n || *u < 0x20 || *u == 0x7f || (*u == 0xc2 && u[1] < 0xa0))
 			return true;
+		s += n;
+		left -= n;
+	}
 	return false;
 }
 
