@@ -1880,6 +1880,30 @@ test_escape_planted_pyvenv_cfg_never_hangs_root() {
 	expect_rc 0
 }
 
+# pysb-bpf's own messages quote text a program may have written (found by an adversary,
+# round 29): under expose-rw=. a program rewrote its app.py into a "shim" whose tool's
+# name held an escape sequence, U+009B (8-bit CSI), a carriage return and a fake line;
+# the next `run app.py` printed them, as root, on the user's terminal (the journal, for
+# the daemon: a newline there starts a line of its own priority). Every message has its
+# control characters, C1 ones and bytes that are not UTF-8 written \xNN.
+test_escape_messages_never_carry_terminal_controls() {
+	escape_setup
+	probe_py "$T/rw/app.py" \
+		"write(__file__, '#!/usr/bin/env bash\\nexec \"/x/\\x1b]0;owned\\x07\\u009b2K\\rpysb-bpf: all clear\" exec \"\$program\" \"\$@\"\\n')" \
+		"os.chmod(__file__, 0o755)" \
+		"print('planted', flush=True)"
+	cd "$T/rw" || fail "cd"
+	run_sb "$T/policy" python3 app.py
+	expect_rc 0
+	expect_line "$T/out" "planted"
+	run_sb "$T/policy" app.py
+	expect_rc 126
+	! has_bytes "$T/err" '\x1b' || fail "an escape reached the terminal: $(cat -v "$T/err")"
+	! has_bytes "$T/err" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/err")"
+	! has_bytes "$T/err" '\r' || fail "a carriage return reached the terminal: $(cat -v "$T/err")"
+	expect_grep "$T/err" 'app.py is a shim of /x/\\x1b\]0;owned\\x07\\xc2\\x9b2K\\x0dpysb-bpf: all clear, whose'
+}
+
 # What the user's own tools run from a tree the program may write (found by an adversary):
 # with expose-rw= on a git project, the program appended core.fsmonitor to .git/config and
 # the user's next `git status`, outside, ran it; with expose-rw= on a workspace, it
