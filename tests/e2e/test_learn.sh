@@ -791,6 +791,41 @@ PY
 	expect_grep "$T/err" 'audit file open\(read\) .*/d-\\xc2\\x9b1A\\xc2\\x9b2K/a'
 }
 
+# An events file a later run of the program could write, then learned from (found by an
+# adversary, round 29): `run --events ev.jsonl` in a project under expose-rw=., then a run
+# without --events appended a capability record whose name held a newline and a rule;
+# `learn --from ev.jsonl` wrote expose-rw=/etc, which no path learned could give (/etc
+# is never widened). A capability's name is learned only as the kernel spells one.
+test_learn_from_forged_capability_name_injects_no_rule() {
+	once_per_matrix "learning's records, in user space"
+	mkdir -p "$T/proj"
+	printf 'expose-rw=%s\n' "$T/proj" >"$T/policy"
+	write_file "$T/proj/app.py" <<'PY'
+import json, os
+if os.path.exists("forge"):
+    with open("ev.jsonl", "a") as f:
+        f.write(json.dumps({"record": "event", "kind": "capability", "operation": "capable",
+                            "capability": "CAP_NET_RAW\nexpose-rw=/etc"}) + "\n")
+    print("forged")
+else:
+    print("ran")
+PY
+	cd "$T/proj" || fail "cd"
+	"$PYSB" run --events ev.jsonl --policy "$T/policy" -- python3 app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "ran"
+	touch forge
+	run_sb "$T/policy" python3 app.py
+	expect_rc 0
+	expect_line "$T/out" "forged"
+	"$PYSB" learn --from ev.jsonl --policy "$T/learned" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_no_grep "$T/learned" 'expose-rw=/etc'
+	expect_no_grep "$T/out" 'expose-rw=/etc'
+	expect_grep "$T/err" '1 events name accesses no rule can allow'
+}
+
 # A program using the temp directory, learned with TMPDIR unset, enforced with TMPDIR set
 # (found by a user: the rule ${TMPDIR:-/tmp} then granted $TMPDIR, but no env=TMPDIR was
 # learned, so the program, given none, used /tmp and was denied). The learned env line

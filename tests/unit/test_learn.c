@@ -341,6 +341,37 @@ static void test_terminal_controls_in_names_never_learned(void **state)
 	learn_set_free(&s);
 }
 
+/* A capability's name from a record a program may have written (`learn --from`): only
+ * as the kernel spells one; "CAP_SYS_ADMIN\nexpose-rw=/etc" is two lines otherwise
+ * (found by an adversary, round 29). */
+static void test_capability_names_only_as_the_kernel_spells_them(void **state)
+{
+	static const char *const bad[] = { "CAP_SYS_ADMIN\nexpose-rw=/etc", "CAP_", "cap_chown",
+					   "CAP_NET_RAW|x", "CAP_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" };
+	struct learn_set s = { .envp = envp };
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "record", "event", "kind", "capability",
+				      "operation", "capable", "capability", bad[i]);
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.n_socket, 0);
+	assert_int_equal(s.unlearned, 5);
+	{
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "record", "event", "kind", "capability",
+				      "operation", "capable", "capability", "CAP_NET_RAW");
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.n_socket, 1);
+	assert_string_equal(s.socket[0], "bpf.capabilities=CAP_NET_RAW");
+	learn_set_free(&s);
+}
+
 /* The one list of directories a file is never widened to (learn.c), with what is not. */
 static void test_never_widened(void **state)
 {
@@ -998,6 +1029,7 @@ int main(void)
 		cmocka_unit_test(test_generate_files),
 		cmocka_unit_test(test_generate_names_that_read_back_wider_refused),
 		cmocka_unit_test(test_terminal_controls_in_names_never_learned),
+		cmocka_unit_test(test_capability_names_only_as_the_kernel_spells_them),
 		cmocka_unit_test(test_never_widened),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),

@@ -345,7 +345,12 @@ static int add_cap_record(struct learn_set *s, const json_t *rec)
 	const char *cap = json_string_value(json_object_get(rec, "capability"));
 	char line[96];
 
-	if (!cap) {
+	/* A name as the kernel's ("CAP_", capitals, digits, '_'), nothing else: the record may
+	 * come from a file a program wrote (`learn --from`), and a name with "\nexpose-rw=/etc"
+	 * was written as two lines, the second one a rule no path learned could give (found
+	 * by an adversary, round 29). */
+	if (!cap || strncmp(cap, "CAP_", 4) || strlen(cap) > 32 || !cap[4] ||
+	    strspn(cap + 4, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(cap + 4)) {
 		s->unlearned++;
 		return 0;
 	}
