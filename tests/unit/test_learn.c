@@ -341,10 +341,11 @@ static void test_terminal_controls_in_names_never_learned(void **state)
 	learn_set_free(&s);
 }
 
-/* A capability's name from a record a program may have written (`learn --from`): only
- * as the kernel spells one; "CAP_SYS_ADMIN\nexpose-rw=/etc" is two lines otherwise
- * (found by an adversary, round 29). */
-static void test_capability_names_only_as_the_kernel_spells_them(void **state)
+/* A capability's name, a net record's address, a socket family's name, from a record a
+ * program may have written (`learn --from`): only as pysb-bpf writes them;
+ * "CAP_SYS_ADMIN\nexpose-rw=/etc" is two lines otherwise (found by an adversary, round
+ * 29). */
+static void test_forged_record_fields_learned_only_as_the_kernel_writes_them(void **state)
 {
 	static const char *const bad[] = { "CAP_SYS_ADMIN\nexpose-rw=/etc", "CAP_", "cap_chown",
 					   "CAP_NET_RAW|x", "CAP_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" };
@@ -369,6 +370,28 @@ static void test_capability_names_only_as_the_kernel_spells_them(void **state)
 	}
 	assert_int_equal(s.n_socket, 1);
 	assert_string_equal(s.socket[0], "bpf.capabilities=CAP_NET_RAW");
+	/* the same for a net record's address and a socket family's name */
+	{
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net",
+				      "operation", "connect", "protocol", "tcp", "address",
+				      "10.0.0.1|*|OUT\nexpose-rw=/etc", "port", 443);
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+		j = json_pack("{s:s,s:s,s:s,s:s,s:s}", "record", "event", "kind", "net",
+			      "operation", "socket", "family", "inet\nexpose-rw=/etc", "type",
+			      "stream");
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+		j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net",
+			      "operation", "connect", "protocol", "tcp", "address", "2001:db8::1",
+			      "port", 443);
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.unlearned, 7);
+	assert_int_equal(s.n_socket, 2);
+	assert_string_equal(s.socket[1], "net=ALLOW|TCP|2001:db8::1|443|OUT");
 	learn_set_free(&s);
 }
 
@@ -1029,7 +1052,7 @@ int main(void)
 		cmocka_unit_test(test_generate_files),
 		cmocka_unit_test(test_generate_names_that_read_back_wider_refused),
 		cmocka_unit_test(test_terminal_controls_in_names_never_learned),
-		cmocka_unit_test(test_capability_names_only_as_the_kernel_spells_them),
+		cmocka_unit_test(test_forged_record_fields_learned_only_as_the_kernel_writes_them),
 		cmocka_unit_test(test_never_widened),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),

@@ -224,9 +224,14 @@ static int add_net(struct learn_set *s, const json_t *rec, const char *op)
 	bool in = !strcmp(op, "bind") || !strcmp(op, "listen");
 	const char *var;
 	char line[256], ports[160];
+	unsigned char bin[16];
 
-	if (!addr || !proto)
+	/* an address, nothing else: a record from a file a program wrote held "\n" and a rule */
+	if (!addr || !proto ||
+	    (inet_pton(AF_INET, addr, bin) != 1 && inet_pton(AF_INET6, addr, bin) != 1)) {
+		s->unlearned++;
 		return 0;
+	}
 	if (!strncmp(addr, "::ffff:", 7) && strchr(addr + 7, '.'))
 		addr += 7; /* IPv4-mapped: judged by the IPv4 rules */
 	/* OUT to the wildcard is judged as loopback (docs/network.md): a rule naming 0.0.0.0
@@ -261,6 +266,10 @@ static int add_family(struct learn_set *s, const json_t *rec)
 			f = "raw";
 		else if (proto == 1 || proto == 58)
 			f = "icmp";
+	}
+	if (f && (!*f || strspn(f, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(f))) {
+		s->unlearned++; /* a family's name, nothing else (as a capability's, above) */
+		return 0;
 	}
 	if (f)
 		snprintf(line, sizeof(line), "bpf.socket-family=%s", f);
