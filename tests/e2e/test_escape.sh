@@ -1904,6 +1904,31 @@ test_escape_messages_never_carry_terminal_controls() {
 	expect_grep "$T/err" 'app.py is a shim of /x/\\x1b\]0;owned\\x07\\xc2\\x9b2K\\x0dpysb-bpf: all clear, whose'
 }
 
+# `check` lists the links on the interpreter's way by name (found by an adversary, round
+# 29): under expose-rw=. a program re-pointed its venv's python through a link it named
+# with U+009B (8-bit CSI) and "2J", and the next `check` printed the name raw: a terminal
+# cleared the listing. Control characters, C1 ones too, are written \xNN there.
+test_escape_check_listing_never_carries_terminal_controls() {
+	escape_setup
+	mkdir -p "$T/rw/.venv/bin"
+	ln -s "$(command -v python3)" "$T/rw/.venv/bin/python"
+	probe_py "$T/rw/app.py" \
+		"link = '$T/rw/.venv/x\\u009b2J'" \
+		"os.symlink(os.readlink('$T/rw/.venv/bin/python'), link)" \
+		"os.unlink('$T/rw/.venv/bin/python')" \
+		"os.symlink(link, '$T/rw/.venv/bin/python')" \
+		"print('relinked', flush=True)"
+	cd "$T/rw" || fail "cd"
+	run_sb "$T/policy" .venv/bin/python app.py
+	expect_rc 0
+	expect_line "$T/out" "relinked"
+	"$PYSB" check --policy "$T/policy" -- .venv/bin/python app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	! has_bytes "$T/out" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/out")"
+	expect_grep "$T/out" '\.venv/x\\xC2\\x9B2J'
+}
+
 # What the user's own tools run from a tree the program may write (found by an adversary):
 # with expose-rw= on a git project, the program appended core.fsmonitor to .git/config and
 # the user's next `git status`, outside, ran it; with expose-rw= on a workspace, it
