@@ -1904,6 +1904,29 @@ test_escape_messages_never_carry_terminal_controls() {
 	expect_grep "$T/err" 'app.py is a shim of /x/\\x1b\]0;owned\\x07\\xc2\\x9b2K\\x0dpysb-bpf: all clear, whose'
 }
 
+# The compile's warnings name files a program may have named (found by an adversary,
+# round 29): under expose-rw=. a program made its app.py a link to a file it named with
+# an escape sequence and U+009B, and the next run's warning ("its target (...) is not
+# granted as the program's script") printed the name raw. Diagnostics are written as
+# every message is: control characters, C1 ones too, \xNN.
+test_escape_warnings_never_carry_terminal_controls() {
+	escape_setup
+	probe_py "$T/rw/app.py" \
+		"target = '$T/rw/x\\x1b[2J\\u009b1Ay.py'" \
+		"write(target, 'print(\"target\")\\n')" \
+		"os.unlink(__file__); os.symlink(target, __file__)" \
+		"print('relinked', flush=True)"
+	cd "$T/rw" || fail "cd"
+	run_sb "$T/policy" python3 app.py
+	expect_rc 0
+	expect_line "$T/out" "relinked"
+	[ -L "$T/rw/app.py" ] || fail "run one did not relink its script"
+	run_sb "$T/policy" python3 app.py
+	! has_bytes "$T/err" '\x1b' || fail "an escape reached the terminal: $(cat -v "$T/err")"
+	! has_bytes "$T/err" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/err")"
+	expect_grep "$T/err" 'its target \(.*/x\\x1b\[2J\\xc2\\x9b1Ay\.py\) is not granted'
+}
+
 # `check` lists the links on the interpreter's way by name (found by an adversary, round
 # 29): under expose-rw=. a program re-pointed its venv's python through a link it named
 # with U+009B (8-bit CSI) and "2J", and the next `check` printed the name raw: a terminal

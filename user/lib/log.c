@@ -65,13 +65,13 @@ static size_t printable_seq(const unsigned char *s)
 }
 
 /*
- * msg with each control character but a tab (C1 ones too), and each byte that is not
- * UTF-8, written \xNN (malloc'd; NULL: out of memory). Messages quote names and text a
+ * log.h. msg with each control character but a tab (C1 ones too), and each byte that is
+ * not UTF-8, written \xNN (malloc'd; NULL: out of memory). Messages quote names and text a
  * sandboxed program could choose (a shim's tool in a script it rewrote, file names,
  * cgroups'): an escape sequence there ran the user's terminal, and a newline forged a
  * line, in the journal one with its own priority (found by an adversary, round 29).
  */
-static char *printable(const char *msg)
+char *log_printable(const char *msg)
 {
 	size_t len = strlen(msg);
 	char *out = malloc(4 * len + 1), *o = out;
@@ -107,7 +107,7 @@ static void vlog(int prio, const char *tag, const char *fmt, va_list ap)
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
 	if (msg) {
-		char *safe = printable(msg);
+		char *safe = log_printable(msg);
 
 		free(msg);
 		msg = safe;
