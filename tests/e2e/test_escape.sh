@@ -1848,6 +1848,110 @@ test_escape_planted_shim_never_runs_outside() {
 	[ -e "$T/other/PWNED" ] || fail "unconfined, the planted tool did not write outside"
 }
 
+# A venv's pyvenv.cfg in the project, read as root by the next compile (run, check, the
+# daemon's reload) for a --copies venv's home (found by an adversary, round 29): the
+# program made it a FIFO and the next `check` hung in the open; a link to /dev/zero was
+# read until memory ran out. Only a regular file, through no link at its end, is read.
+test_escape_planted_pyvenv_cfg_never_hangs_root() {
+	escape_setup
+	python3 -m venv --without-pip --copies "$T/rw/.venv" || fail "python3 -m venv failed"
+	probe_py "$T/rw/app.py" \
+		"cfg = '$T/rw/.venv/pyvenv.cfg'" \
+		"attempt('fifo', lambda: (os.unlink(cfg), os.mkfifo(cfg)))" \
+		"print('planted', flush=True)"
+	cd "$T/rw" || fail "cd"
+	timeout 60 "$PYSB" check --policy "$T/policy" -- .venv/bin/python app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/out" "\.venv"
+	run_sb "$T/policy" .venv/bin/python app.py
+	expect_line "$T/out" "fifo ok"
+	expect_line "$T/out" "planted"
+	[ -p "$T/rw/.venv/pyvenv.cfg" ] || fail "no FIFO planted"
+	timeout 60 "$PYSB" check --policy "$T/policy" -- .venv/bin/python app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 124 ] || fail "check, as root, hung on the planted FIFO"
+	expect_rc 0
+	rm "$T/rw/.venv/pyvenv.cfg"
+	ln -s /dev/zero "$T/rw/.venv/pyvenv.cfg"
+	timeout 60 "$PYSB" check --policy "$T/policy" -- .venv/bin/python app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	[ "$RC" -ne 124 ] || fail "check, as root, read /dev/zero through the planted link"
+	expect_rc 0
+}
+
+# pysb-bpf's own messages quote text a program may have written (found by an adversary,
+# round 29): under expose-rw=. a program rewrote its app.py into a "shim" whose tool's
+# name held an escape sequence, U+009B (8-bit CSI), a carriage return and a fake line;
+# the next `run app.py` printed them, as root, on the user's terminal (the journal, for
+# the daemon: a newline there starts a line of its own priority). Every message has its
+# control characters, C1 ones and bytes that are not UTF-8 written \xNN.
+test_escape_messages_never_carry_terminal_controls() {
+	escape_setup
+	probe_py "$T/rw/app.py" \
+		"write(__file__, '#!/usr/bin/env bash\\nexec \"/x/\\x1b]0;owned\\x07\\u009b2K\\rpysb-bpf: all clear\" exec \"\$program\" \"\$@\"\\n')" \
+		"os.chmod(__file__, 0o755)" \
+		"print('planted', flush=True)"
+	cd "$T/rw" || fail "cd"
+	run_sb "$T/policy" python3 app.py
+	expect_rc 0
+	expect_line "$T/out" "planted"
+	run_sb "$T/policy" app.py
+	expect_rc 126
+	! has_bytes "$T/err" '\x1b' || fail "an escape reached the terminal: $(cat -v "$T/err")"
+	! has_bytes "$T/err" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/err")"
+	! has_bytes "$T/err" '\r' || fail "a carriage return reached the terminal: $(cat -v "$T/err")"
+	expect_grep "$T/err" 'app.py is a shim of /x/\\x1b\]0;owned\\x07\\xc2\\x9b2K\\x0dpysb-bpf: all clear, whose'
+}
+
+# The compile's warnings name files a program may have named (found by an adversary,
+# round 29): under expose-rw=. a program made its app.py a link to a file it named with
+# an escape sequence and U+009B, and the next run's warning ("its target (...) is not
+# granted as the program's script") printed the name raw. Diagnostics are written as
+# every message is: control characters, C1 ones too, \xNN.
+test_escape_warnings_never_carry_terminal_controls() {
+	escape_setup
+	probe_py "$T/rw/app.py" \
+		"target = '$T/rw/x\\x1b[2J\\u009b1Ay.py'" \
+		"write(target, 'print(\"target\")\\n')" \
+		"os.unlink(__file__); os.symlink(target, __file__)" \
+		"print('relinked', flush=True)"
+	cd "$T/rw" || fail "cd"
+	run_sb "$T/policy" python3 app.py
+	expect_rc 0
+	expect_line "$T/out" "relinked"
+	[ -L "$T/rw/app.py" ] || fail "run one did not relink its script"
+	run_sb "$T/policy" python3 app.py
+	! has_bytes "$T/err" '\x1b' || fail "an escape reached the terminal: $(cat -v "$T/err")"
+	! has_bytes "$T/err" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/err")"
+	expect_grep "$T/err" 'its target \(.*/x\\x1b\[2J\\xc2\\x9b1Ay\.py\) is not granted'
+}
+
+# `check` lists the links on the interpreter's way by name (found by an adversary, round
+# 29): under expose-rw=. a program re-pointed its venv's python through a link it named
+# with U+009B (8-bit CSI) and "2J", and the next `check` printed the name raw: a terminal
+# cleared the listing. Control characters, C1 ones too, are written \xNN there.
+test_escape_check_listing_never_carries_terminal_controls() {
+	escape_setup
+	mkdir -p "$T/rw/.venv/bin"
+	ln -s "$(command -v python3)" "$T/rw/.venv/bin/python"
+	probe_py "$T/rw/app.py" \
+		"link = '$T/rw/.venv/x\\u009b2J'" \
+		"os.symlink(os.readlink('$T/rw/.venv/bin/python'), link)" \
+		"os.unlink('$T/rw/.venv/bin/python')" \
+		"os.symlink(link, '$T/rw/.venv/bin/python')" \
+		"print('relinked', flush=True)"
+	cd "$T/rw" || fail "cd"
+	run_sb "$T/policy" .venv/bin/python app.py
+	expect_rc 0
+	expect_line "$T/out" "relinked"
+	"$PYSB" check --policy "$T/policy" -- .venv/bin/python app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	! has_bytes "$T/out" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/out")"
+	expect_grep "$T/out" '\.venv/x\\xC2\\x9B2J'
+}
+
 # What the user's own tools run from a tree the program may write (found by an adversary):
 # with expose-rw= on a git project, the program appended core.fsmonitor to .git/config and
 # the user's next `git status`, outside, ran it; with expose-rw= on a workspace, it

@@ -760,6 +760,77 @@ PY
 	[ "$(cat "$T/home/.bashrc")" = "# rc" ] || fail "~/.bashrc changed: $(cat "$T/home/.bashrc")"
 }
 
+# Names a terminal runs (found by an adversary, round 29): learning printed the rules it
+# wrote for review on the user's terminal, and a directory named with U+009B (8-bit CSI)
+# and "1A", "2K" moved the cursor up and erased the review's lines above it (an expose-rw=
+# among them); `check` printed it too. Such a name is never learned, as a newline is not;
+# a name with other non-ASCII letters still is.
+test_learn_terminal_controls_in_names_never_learned() {
+	once_per_matrix "learning's names, in user space"
+	local csi cafe
+	csi=$(printf '\302\233')
+	cafe=caf$(printf '\303\251')
+	mkdir -p "$T/work/d-${csi}1A${csi}2K" "$T/work/$cafe" "$T/app"
+	touch "$T/work/d-${csi}1A${csi}2K/"{a,b} "$T/work/$cafe/"{a,b}
+	write_file "$T/app/read.py" <<'PY'
+import os
+for d in ("d-\u009b1A\u009b2K", "caf\u00e9"):
+    for n in ("a", "b"):
+        open(os.path.join(d, n)).read()
+print("read")
+PY
+	cd "$T/work" || fail "no work directory"
+	printf 'expose-ro=%s\n' "$T/app" >"$T/policy"
+	learn_run "$T/policy" python3 "$T/app/read.py"
+	expect_rc 0
+	expect_line "$T/out" "read"
+	! has_bytes "$T/err" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/err")"
+	! has_bytes "$T/out" '\xc2\x9b' || fail "a C1 control reached the terminal: $(cat -v "$T/out")"
+	! has_bytes "$T/policy" '\xc2\x9b' || fail "a C1 control learned: $(cat -v "$T/policy")"
+	expect_line "$T/policy" "expose-ro=./$cafe"
+	expect_grep "$T/err" 'audit file open\(read\) .*/d-\\xc2\\x9b1A\\xc2\\x9b2K/a'
+}
+
+# An events file a later run of the program could write, then learned from (found by an
+# adversary, round 29): `run --events ev.jsonl` in a project under expose-rw=., then a run
+# without --events appended records whose capability's name, address or socket family
+# held a newline and a rule; `learn --from ev.jsonl` wrote expose-rw=/etc, which no path
+# learned could give (/etc is never widened). Those fields are learned only as pysb-bpf
+# writes them.
+test_learn_from_forged_records_inject_no_rule() {
+	once_per_matrix "learning's records, in user space"
+	mkdir -p "$T/proj"
+	printf 'expose-rw=%s\n' "$T/proj" >"$T/policy"
+	write_file "$T/proj/app.py" <<'PY'
+import json, os
+if os.path.exists("forge"):
+    with open("ev.jsonl", "a") as f:
+        for r in ({"kind": "capability", "operation": "capable",
+                   "capability": "CAP_NET_RAW\nexpose-rw=/etc"},
+                  {"kind": "net", "operation": "connect", "protocol": "tcp", "port": 1,
+                   "address": "10.0.0.1|1|OUT\nexpose-rw=/srv"},
+                  {"kind": "net", "operation": "socket", "family": "inet\nexpose-rw=/root"}):
+            f.write(json.dumps(dict(r, record="event")) + "\n")
+    print("forged")
+else:
+    print("ran")
+PY
+	cd "$T/proj" || fail "cd"
+	"$PYSB" run --events ev.jsonl --policy "$T/policy" -- python3 app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "ran"
+	touch forge
+	run_sb "$T/policy" python3 app.py
+	expect_rc 0
+	expect_line "$T/out" "forged"
+	"$PYSB" learn --from ev.jsonl --policy "$T/learned" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_no_grep "$T/learned" 'expose-rw=/(etc|srv|root)'
+	expect_no_grep "$T/out" 'expose-rw=/(etc|srv|root)'
+	expect_grep "$T/err" '3 events name accesses no rule can allow'
+}
+
 # A program using the temp directory, learned with TMPDIR unset, enforced with TMPDIR set
 # (found by a user: the rule ${TMPDIR:-/tmp} then granted $TMPDIR, but no env=TMPDIR was
 # learned, so the program, given none, used /tmp and was denied). The learned env line

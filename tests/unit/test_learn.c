@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "json_bytes.h"
 #include "learn.h"
 #include "policy.h"
 #include "pysb_abi.h"
@@ -296,6 +297,101 @@ static void test_generate_names_that_read_back_wider_refused(void **state)
 	assert_string_equal(r.files[0], p);
 	assert_int_equal(r.n_unwritable, 6);
 	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
+/* Names a terminal runs when the review prints them (found by an adversary, round 29):
+ * C1 controls in UTF-8 (U+009B, 8-bit CSI), a raw 0x9b (CSI to an 8-bit terminal), an
+ * escape; never learned, counted as unlearned. A name of other non-ASCII letters (an
+ * accent, a no-break space inside) still is. */
+static void test_terminal_controls_in_names_never_learned(void **state)
+{
+	static const char *const bad[] = { "c1/d\xc2\x9b"
+					   "2J",
+					   "raw/d\x9b"
+					   "2J",
+					   "esc/d\x1b[2J", "over/d\xc0\x9b" };
+	char cwd[256], p[512];
+	struct learn_set s = { .envp = envp };
+	struct learn_rules r;
+	struct learn_env env;
+	json_t *j;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	for (size_t i = 0; i < 4; i++) {
+		j = rec("file", "open", NULL, "read");
+		snprintf(p, sizeof(p), "%s/%s", S, bad[i]);
+		assert_int_equal(json_object_set_bytes(j, "path", p), 0); /* as --events has it */
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.n_paths, 0);
+	assert_int_equal(s.unlearned, 4);
+	mk("fine/caf\xc3\xa9", true);
+	mk("fine/caf\xc3\xa9/f", false);
+	j = rec("file", "open", "@/fine/caf\xc3\xa9/f", "read");
+	assert_int_equal(learn_add_record(&s, j), 0);
+	json_decref(j);
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	assert_int_equal(r.n_files, 1);
+	expand("expose-ro=@/fine/caf\xc3\xa9", p, sizeof(p));
+	assert_string_equal(r.files[0], p);
+	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
+/* A capability's name, a net record's address, a socket family's name, from a record a
+ * program may have written (`learn --from`): only as pysb-bpf writes them;
+ * "CAP_SYS_ADMIN\nexpose-rw=/etc" is two lines otherwise (found by an adversary, round
+ * 29). */
+static void test_forged_record_fields_learned_only_as_the_kernel_writes_them(void **state)
+{
+	static const char *const bad[] = { "CAP_SYS_ADMIN\nexpose-rw=/etc", "CAP_", "cap_chown",
+					   "CAP_NET_RAW|x", "CAP_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" };
+	struct learn_set s = { .envp = envp };
+
+	(void)state;
+	for (size_t i = 0; i < 5; i++) {
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "record", "event", "kind", "capability",
+				      "operation", "capable", "capability", bad[i]);
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.n_socket, 0);
+	assert_int_equal(s.unlearned, 5);
+	{
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s}", "record", "event", "kind", "capability",
+				      "operation", "capable", "capability", "CAP_NET_RAW");
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.n_socket, 1);
+	assert_string_equal(s.socket[0], "bpf.capabilities=CAP_NET_RAW");
+	/* the same for a net record's address and a socket family's name */
+	{
+		json_t *j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net",
+				      "operation", "connect", "protocol", "tcp", "address",
+				      "10.0.0.1|*|OUT\nexpose-rw=/etc", "port", 443);
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+		j = json_pack("{s:s,s:s,s:s,s:s,s:s}", "record", "event", "kind", "net",
+			      "operation", "socket", "family", "inet\nexpose-rw=/etc", "type",
+			      "stream");
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+		j = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "record", "event", "kind", "net",
+			      "operation", "connect", "protocol", "tcp", "address", "2001:db8::1",
+			      "port", 443);
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.unlearned, 7);
+	assert_int_equal(s.n_socket, 2);
+	assert_string_equal(s.socket[1], "net=ALLOW|TCP|2001:db8::1|443|OUT");
 	learn_set_free(&s);
 }
 
@@ -955,6 +1051,8 @@ int main(void)
 		cmocka_unit_test(test_block_device_written_commented_out),
 		cmocka_unit_test(test_generate_files),
 		cmocka_unit_test(test_generate_names_that_read_back_wider_refused),
+		cmocka_unit_test(test_terminal_controls_in_names_never_learned),
+		cmocka_unit_test(test_forged_record_fields_learned_only_as_the_kernel_writes_them),
 		cmocka_unit_test(test_never_widened),
 		cmocka_unit_test(test_generate_net_and_exec),
 		cmocka_unit_test(test_merge),

@@ -13,14 +13,23 @@ static const char *jstr(const json_t *o, const char *key)
 	return s ? s : "";
 }
 
-/* Control characters as \xNN, so one entry stays on one line. */
+/* Control characters as \xNN, so one entry stays on one line; C1 ones too (U+0080 to
+ * U+009F, 8-bit CSI and OSC, which terminals run: a link on the interpreter's way that a
+ * program re-pointed in its rw tree is listed by name, found by an adversary, round 29).
+ * Bytes that are not UTF-8 came as \xNN already (json_bytes.h's display form). */
 static void put_text(FILE *f, const char *s)
 {
 	for (; *s; s++) {
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
-			fprintf(f, "\\x%02X", (unsigned char)*s);
-		else
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f ||
+		    (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] < 0xa0)) {
+			fprintf(f, "\\x%02X", c);
+			if (c == 0xc2)
+				fprintf(f, "\\x%02X", (unsigned char)*++s);
+		} else {
 			fputc(*s, f);
+		}
 	}
 }
 

@@ -19,6 +19,7 @@
 
 #include "compile.h"
 #include "log.h"
+#include "untampered.h"
 
 const char *implicit_cache_dir;
 
@@ -561,20 +562,30 @@ static void deps_free(struct implicit_set *s)
 size_t venv_home_pythons(const char *interp, char (*out)[PATH_MAX], size_t max)
 {
 	char dir[PATH_MAX], cfg[PATH_MAX + 16], home[PATH_MAX] = "", ver[16] = "", own[PATH_MAX];
-	char *line = NULL;
-	size_t lcap = 0, n = 0;
+	char line[PATH_MAX + 64];
+	size_t n = 0;
 	FILE *f = NULL;
 
 	snprintf(dir, sizeof(dir), "%s", interp);
 	dirname(dir);
+	/* A regular file only, named through no link at its end, and its first 1,024 lines (4 MiB at most): the
+	 * venv lies in the project, and a sandbox that may write it made pyvenv.cfg a FIFO
+	 * (the next run's or check's compile, as root, hung in the open; the daemon's reload
+	 * too), a link to /dev/zero (read until memory ran out) or to a device (found by an
+	 * adversary, round 29). Python itself reads it in the sandbox. */
 	for (int up = 0; up < 2 && !f; up++) {
+		int fd;
+
 		snprintf(cfg, sizeof(cfg), "%s/pyvenv.cfg", dir);
-		f = fopen(cfg, "re");
+		fd = open_regular(cfg, true);
+		f = fd >= 0 ? fdopen(fd, "re") : NULL;
+		if (fd >= 0 && !f)
+			close(fd);
 		dirname(dir);
 	}
 	if (!f)
 		return 0;
-	while (getline(&line, &lcap, f) > 0) {
+	for (int i = 0; i < 1024 && fgets(line, sizeof(line), f); i++) {
 		char k[32], v[PATH_MAX];
 		int maj, min;
 
@@ -587,7 +598,6 @@ size_t venv_home_pythons(const char *interp, char (*out)[PATH_MAX], size_t max)
 		else if (!strcmp(k, "version") && sscanf(v, "%d.%d", &maj, &min) == 2)
 			snprintf(ver, sizeof(ver), "python%d.%d", maj, min);
 	}
-	free(line);
 	fclose(f);
 	snprintf(own, sizeof(own), "%s", interp);
 	const char *names[] = { basename(own), "python3", ver };

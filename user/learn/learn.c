@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 
 #include "learn_int.h"
+#include "utf8.h"
 
 /* ---------------- small helpers */
 
@@ -223,9 +224,14 @@ static int add_net(struct learn_set *s, const json_t *rec, const char *op)
 	bool in = !strcmp(op, "bind") || !strcmp(op, "listen");
 	const char *var;
 	char line[256], ports[160];
+	unsigned char bin[16];
 
-	if (!addr || !proto)
+	/* an address, nothing else: a record from a file a program wrote held "\n" and a rule */
+	if (!addr || !proto ||
+	    (inet_pton(AF_INET, addr, bin) != 1 && inet_pton(AF_INET6, addr, bin) != 1)) {
+		s->unlearned++;
 		return 0;
+	}
 	if (!strncmp(addr, "::ffff:", 7) && strchr(addr + 7, '.'))
 		addr += 7; /* IPv4-mapped: judged by the IPv4 rules */
 	/* OUT to the wildcard is judged as loopback (docs/network.md): a rule naming 0.0.0.0
@@ -260,6 +266,10 @@ static int add_family(struct learn_set *s, const json_t *rec)
 			f = "raw";
 		else if (proto == 1 || proto == 58)
 			f = "icmp";
+	}
+	if (f && (!*f || strspn(f, "abcdefghijklmnopqrstuvwxyz0123456789_-") != strlen(f))) {
+		s->unlearned++; /* a family's name, nothing else (as a capability's, above) */
+		return 0;
 	}
 	if (f)
 		snprintf(line, sizeof(line), "bpf.socket-family=%s", f);
@@ -317,11 +327,24 @@ static bool bytecode_cache_write(struct learn_set *s, const char *kind, uint32_t
 	return true;
 }
 
+/* A control character, C1 ones too (U+0080 to U+009F: 8-bit CSI and OSC, which terminals
+ * run), or a byte that is not UTF-8 (a raw 0x9b is CSI to an 8-bit terminal). The rule
+ * would be printed for review on the user's terminal (found by an adversary, round 29: a
+ * directory named with U+009B and "1A", "2K" erases the review's lines above it, an
+ * expose-rw= among them). */
 static bool has_control(const char *s)
 {
-	for (; *s; s++)
-		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+	size_t left = strlen(s);
+
+	while (*s) {
+		const unsigned char *u = (const unsigned char *)s;
+		size_t n = *u < 0x80 ? 1 : utf8_seq(s, left);
+
+		if (!n || *u < 0x20 || *u == 0x7f || (*u == 0xc2 && u[1] < 0xa0))
 			return true;
+		s += n;
+		left -= n;
+	}
 	return false;
 }
 
@@ -331,7 +354,12 @@ static int add_cap_record(struct learn_set *s, const json_t *rec)
 	const char *cap = json_string_value(json_object_get(rec, "capability"));
 	char line[96];
 
-	if (!cap) {
+	/* A name as the kernel's ("CAP_", capitals, digits, '_'), nothing else: the record may
+	 * come from a file a program wrote (`learn --from`), and a name with "\nexpose-rw=/etc"
+	 * was written as two lines, the second one a rule no path learned could give (found
+	 * by an adversary, round 29). */
+	if (!cap || strncmp(cap, "CAP_", 4) || strlen(cap) > 32 || !cap[4] ||
+	    strspn(cap + 4, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != strlen(cap + 4)) {
 		s->unlearned++;
 		return 0;
 	}

@@ -73,7 +73,8 @@ int diag_add(struct diag_list *l, enum diag_severity sev, struct diag_at at, con
 	return ret;
 }
 
-void diag_print_one(FILE *f, enum diag_severity sev, const struct diag *d)
+/* One diagnostic, as diag_print_one says it, its text unfiltered. */
+static void print_one(FILE *f, enum diag_severity sev, const struct diag *d)
 {
 	const char *kind = sev == DIAG_ERROR ? "error" : "warning";
 
@@ -98,6 +99,32 @@ void diag_print_one(FILE *f, enum diag_severity sev, const struct diag *d)
 	fputc('\n', f);
 	if (d->text && d->text[0])
 		fprintf(f, "    %s\n", d->text);
+}
+
+/* Its text through log_printable(): messages name files a program could have named (a
+ * script's link target: found by an adversary, round 29, an escape sequence in it ran the
+ * user's terminal), and the policy line shown is the file's. */
+void diag_print_one(FILE *f, enum diag_severity sev, const struct diag *d)
+{
+	struct diag safe = *d;
+	char *msg = d->msg ? log_printable(d->msg) : NULL;
+	char *file = d->file ? log_printable(d->file) : NULL;
+	char *hint = d->hint ? log_printable(d->hint) : NULL;
+	char *text = d->text ? log_printable(d->text) : NULL;
+
+	if ((d->msg && !msg) || (d->file && !file) || (d->hint && !hint) || (d->text && !text)) {
+		safe.msg = NULL; /* said as out of memory */
+	} else {
+		safe.msg = msg;
+		safe.file = file;
+		safe.hint = hint;
+		safe.text = text;
+	}
+	print_one(f, sev, &safe);
+	free(msg);
+	free(file);
+	free(hint);
+	free(text);
 }
 
 void diag_print(FILE *f, const struct diag_list *l)

@@ -50,6 +50,50 @@ int log_to_journal(void)
 	return cached;
 }
 
+/* Length of the valid UTF-8 sequence at s that is not a C1 control (U+0080 to U+009F), 0
+ * if there is none. */
+static size_t printable_seq(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
+
+	if (s[0] < 0xc2 || s[0] > 0xf4 || (s[0] == 0xc2 && s[1] < 0xa0))
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/*
+ * log.h. msg with each control character but a tab (C1 ones too), and each byte that is
+ * not UTF-8, written \xNN (malloc'd; NULL: out of memory). Messages quote names and text a
+ * sandboxed program could choose (a shim's tool in a script it rewrote, file names,
+ * cgroups'): an escape sequence there ran the user's terminal, and a newline forged a
+ * line, in the journal one with its own priority (found by an adversary, round 29).
+ */
+char *log_printable(const char *msg)
+{
+	size_t len = strlen(msg);
+	char *out = malloc(4 * len + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (const unsigned char *u = (const unsigned char *)msg; *u;) {
+		size_t n = *u >= 0x80 ? printable_seq(u) : 1;
+
+		if (!n || (*u < 0x20 && *u != '\t') || *u == 0x7f) {
+			o += sprintf(o, "\\x%02x", *u);
+			u++;
+			continue;
+		}
+		memcpy(o, u, n);
+		o += n;
+		u += n;
+	}
+	*o = '\0';
+	return out;
+}
+
 /*
  * A line is written whole, by one fprintf on the unbuffered stderr (glibc then makes it
  * one write): run's set-up thread logs while the main thread does, and the program shares
@@ -62,6 +106,12 @@ static void vlog(int prio, const char *tag, const char *fmt, va_list ap)
 
 	if (vasprintf(&msg, fmt, ap) < 0)
 		msg = NULL;
+	if (msg) {
+		char *safe = log_printable(msg);
+
+		free(msg);
+		msg = safe;
+	}
 	if (log_to_journal())
 		snprintf(jprio, sizeof(jprio), "<%d>", prio);
 	fprintf(stderr, "%spysb-bpf: %s%s\n", jprio, tag, msg ? msg : fmt);

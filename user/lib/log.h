@@ -21,6 +21,11 @@ void log_init_from_env(void);
  * each message then starts with its syslog priority, "<3>" for an error. */
 int log_to_journal(void);
 
+/* s with control characters but a tab, C1 controls and bytes that are not UTF-8 written
+ * \xNN: text a program could choose, for the user's terminal (malloc'd; NULL: out of
+ * memory). Every pr_* message goes through it. */
+char *log_printable(const char *s);
+
 void pr_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
