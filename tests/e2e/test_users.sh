@@ -740,3 +740,34 @@ test_users_pip_user_site_says_its_way_out() {
 	rmdir -p "$(dirname "$site")" 2>/dev/null
 	trap - EXIT
 }
+
+# `import requests` (and pip, and anything on urllib3) binds a TCP socket to port 0 of ::1
+# at import, urllib3's test of whether IPv6 works (util/connection.py, _has_ipv6). Denied
+# by default, as every bind; the deny line at every run named no rule and no cause
+# (found by a user of requests). It now says what made it and the rule py-sandboxes'
+# learning writes for it; that rule then lets the bind through, for ::1 and 127.0.0.1,
+# and a bind to another port of ::1 stays denied. The probe is urllib3's own code,
+# copied: python3-urllib3 is not among the test packages.
+test_users_urllib3_ipv6_probe_deny_line_says_what_to_write() {
+	once_per_matrix "the deny line's text: the bind's denial itself is net_rules' test"
+	users_setup
+	probe_py "$T/app.py" \
+		"attempt('probe6', lambda: socket.socket(socket.AF_INET6).bind(('::1', 0)))" \
+		"attempt('probe4', lambda: socket.socket().bind(('127.0.0.1', 0)))" \
+		"attempt('port6', lambda: socket.socket(socket.AF_INET6).bind(('::1', 20031)))"
+	run_sb "$T/policy" python3 "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "probe6 EPERM"
+	expect_line "$T/out" "probe4 EPERM"
+	expect_grep "$T/err" "^pysb-bpf: deny net bind tcp \[::1\]:0 \(IN\) no net= rule allows it \(a bind to a free port of the loopback: urllib3, in requests and pip, makes one at import to learn whether IPv6 works; net=ALLOW\|TCP\|ip6-localhost\|0\|IN allows it\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny net bind tcp 127\.0\.0\.1:0 \(IN\) no net= rule allows it \(a bind .*net=ALLOW\|TCP\|localhost\|0\|IN allows it\) pid="
+	# a port of its own is no probe: the line says no more than before
+	expect_grep "$T/err" "^pysb-bpf: deny net bind tcp \[::1\]:20031 \(IN\) no net= rule allows it pid="
+	printf 'net=ALLOW|TCP|ip6-localhost|0|IN\nnet=ALLOW|TCP|localhost|0|IN\n' >>"$T/policy"
+	run_sb "$T/policy" python3 "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "probe6 ok"
+	expect_line "$T/out" "probe4 ok"
+	expect_line "$T/out" "port6 EPERM"
+	expect_no_grep "$T/err" "deny net bind tcp .*:0 "
+}

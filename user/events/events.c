@@ -145,6 +145,21 @@ static void print_sockaddr(FILE *f, const struct pysb_net_event *n)
 	fprintf(f, n->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, n->port);
 }
 
+/* A bind to port 0 of ::1 or 127.0.0.0/8: what urllib3's _has_ipv6 (requests, pip) does
+ * at import; denied, it only takes IPv6 for absent, and the line says what to write
+ * (found by a user: a deny line at every run of a program using requests). */
+static bool loopback_probe(const struct pysb_event *e)
+{
+	static const uint8_t ip6_loopback[16] = { [15] = 1 };
+	const struct pysb_net_event *n = &e->net;
+
+	if (e->op != PYSB_OP_BIND || n->dir != PYSB_NET_IN || n->port)
+		return false;
+	if (n->family == AF_INET6)
+		return !memcmp(n->addr, ip6_loopback, sizeof(ip6_loopback));
+	return n->family == AF_INET && n->addr[0] == 127;
+}
+
 static void print_net_detail(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	const struct pysb_net_event *n = &e->net;
@@ -186,6 +201,13 @@ static void print_net_detail(FILE *f, const struct pysb_event *e, const struct c
 		fprintf(f, " denied by net=%s at %s:%u", r->text, r->src.file, r->src.line);
 	else
 		fputs(" no net= rule allows it", f);
+	if (!r && loopback_probe(e))
+		fprintf(f,
+			" (a bind to a free port of the loopback: urllib3, in requests and pip, "
+			"makes one at import to learn whether IPv6 works; "
+			"net=ALLOW|%s|%s|0|IN allows it)",
+			n->protocol == IPPROTO_UDP ? "UDP" : "TCP",
+			n->family == AF_INET6 ? "ip6-localhost" : "localhost");
 }
 
 /* Unix names may hold any byte; an abstract one starts with NUL, shown as '@'. */
