@@ -771,3 +771,35 @@ test_users_urllib3_ipv6_probe_deny_line_says_what_to_write() {
 	expect_line "$T/out" "port6 EPERM"
 	expect_no_grep "$T/err" "deny net bind tcp .*:0 "
 }
+
+# `cd sub; pysb-bpf run ../app.py`, or a run from the project's tests/: the default policy
+# is ./.py-sandboxes of the working directory, as for python-sb, and is not there. The
+# error named "./.py-sandboxes" alone (found by a user, who had one beside the program).
+# It now names the working directory, and the policy beside the program (else the
+# nearest above), with both ways to use it; each then runs the program.
+test_users_missing_policy_names_the_one_beside_the_program() {
+	once_per_matrix "pysb-bpf's own message, before any sandbox exists"
+	mkdir -p "$T/proj/sub" "$T/proj/tests"
+	printf 'expose-ro=.\n' >"$T/proj/.py-sandboxes"
+	printf 'print("app ran")\n' >"$T/proj/app.py"
+	(cd "$T/proj/sub" && "$PYSB" run ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "^\./\.py-sandboxes: error: policy file not found"
+	expect_line "$T/err" "pysb-bpf: error: no .py-sandboxes in the working directory $T/proj/sub, but there is $T/proj/.py-sandboxes: run from $T/proj (cd $T/proj: its relative paths, such as expose-ro=., are read from the working directory, as python-sb reads them), or name it with --policy $T/proj/.py-sandboxes"
+	[ ! -s "$T/out" ] || fail "the program ran: $(cat "$T/out")"
+	# no program path: the nearest directory above
+	(cd "$T/proj/tests" && "$PYSB" run python3 -c 'print(1)' >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "^pysb-bpf: error: no \.py-sandboxes in the working directory $T/proj/tests, but there is $T/proj/\.py-sandboxes: "
+	# both ways out
+	(cd "$T/proj" && "$PYSB" run app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "app ran"
+	(cd "$T/proj/sub" && "$PYSB" run --policy "$T/proj/.py-sandboxes" -- python3 ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "app ran"
+}
