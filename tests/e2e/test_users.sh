@@ -803,3 +803,32 @@ test_users_missing_policy_names_the_one_beside_the_program() {
 	expect_rc 0
 	expect_line "$T/out" "app ran"
 }
+
+# `expose-rw=${TMPDIR}` with TMPDIR set: the program starts with only what env= passes,
+# so it has no TMPDIR, and Python's tempfile tried /tmp, /var/tmp and the working
+# directory, each denied, then "No usable temporary directory found in ['/tmp', ...]",
+# naming no variable (found by a user). run now warns before the start that the rule is
+# the user's TMPDIR and no env= line passes it; with env=TMPDIR=${TMPDIR} the program's
+# temporary files go there.
+test_users_tmpdir_exposed_but_not_passed_says_so() {
+	once_per_matrix "a warning of the supervisor's, before the start; the denials are the walk's"
+	local prog='import tempfile; d = tempfile.mkdtemp(); print("tmp", d)'
+	mkdir -p "$T/mytmp"
+	printf 'expose-rw=${TMPDIR}\n' >"$T/policy"
+	TMPDIR=$T/mytmp run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 1
+	expect_grep "$T/err" "No usable temporary directory"
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) /tmp/[^/ ]+ "
+	expect_line "$T/err" "pysb-bpf: warning: $T/policy:1: expose-rw=$T/mytmp is your TMPDIR, but no env= line passes TMPDIR to the program: Python's tempfile, and most programs, then write in /tmp; add env=TMPDIR=\${TMPDIR}"
+	printf 'env=TMPDIR=${TMPDIR}\n' >>"$T/policy"
+	TMPDIR=$T/mytmp run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 0
+	expect_grep "$T/out" "^tmp $T/mytmp/tmp[^/]+$"
+	expect_no_grep "$T/err" "warning|deny"
+	# without TMPDIR set, nothing to say
+	printf 'expose-rw=%s\n' "$T/mytmp" >"$T/policy"
+	env -u TMPDIR "$PYSB" run --policy "$T/policy" -- python3 -c 'print("ran")' >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_no_grep "$T/err" "warning"
+}
