@@ -832,3 +832,33 @@ test_users_tmpdir_exposed_but_not_passed_says_so() {
 	expect_rc 0
 	expect_no_grep "$T/err" "warning"
 }
+
+# tempfile under a policy with no temporary directory: three deny lines (/tmp, /var/tmp,
+# the working directory), then "No usable temporary directory", and nothing said what to
+# write (found by a user). A deny line of a file or directory made right in /tmp or
+# /var/tmp now names the rules; with them the program's temporary directory works. A
+# file deeper (the test's own $T) gets no such words.
+test_users_tempfile_deny_line_names_the_temporary_directory_rules() {
+	once_per_matrix "the deny line's text: the denials themselves are the walk's"
+	local prog='import tempfile, os; d = tempfile.mkdtemp(); print("tmp", os.path.dirname(d)); os.rmdir(d)'
+	mkdir -p "$T/other" "$T/lib"
+	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
+	env -u TMPDIR "$PYSB" run --policy "$T/policy" -- python3 -c "
+try: open('$T/other/x', 'w')
+except PermissionError: print('deeper EACCES')
+$prog" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_line "$T/out" "deeper EACCES"
+	expect_grep "$T/err" "No usable temporary directory"
+	local hint=" \(the temporary directory: Python's tempfile, and most programs, write in \\\$TMPDIR, else /tmp; expose-rw=\\\$\{TMPDIR:-/tmp\} with env=TMPDIR=\\\$\{TMPDIR:-/tmp\} allows it\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) /tmp/[^/ ]+$hint"
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) /var/tmp/[^/ ]+$hint"
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) $T/other/x pid="
+	printf 'expose-rw=${TMPDIR:-/tmp}\nenv=TMPDIR=${TMPDIR:-/tmp}\n' >>"$T/policy"
+	env -u TMPDIR "$PYSB" run --policy "$T/policy" -- python3 -c "$prog" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "tmp /tmp"
+	expect_no_grep "$T/err" "deny"
+}

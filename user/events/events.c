@@ -325,6 +325,18 @@ static void print_user_site_hint(FILE *f, const char *path)
 	      f);
 }
 
+/* A file or directory made right in /tmp or /var/tmp: a temporary file, as tempfile
+ * makes them (found by a user: three deny lines, /tmp, /var/tmp and the working
+ * directory, then "No usable temporary directory", and nothing said what to write). */
+static bool temp_entry(const char *path)
+{
+	const char *name = !strncmp(path, "/tmp/", 5)	    ? path + 5
+			   : !strncmp(path, "/var/tmp/", 9) ? path + 9
+							    : NULL;
+
+	return name && *name && !strchr(name, '/');
+}
+
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	char acc[32];
@@ -366,6 +378,12 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 	if (e->kind == PYSB_KIND_FILE && path && !strncmp(path, "/dev/shm/", 9))
 		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
 		      "pools need expose-rw=/dev/shm)",
+		      f);
+	if (e->kind == PYSB_KIND_FILE && path &&
+	    (e->op == PYSB_OP_CREATE || e->op == PYSB_OP_MKDIR) && temp_entry(path))
+		fputs(" (the temporary directory: Python's tempfile, and most programs, write in "
+		      "$TMPDIR, else /tmp; expose-rw=${TMPDIR:-/tmp} with "
+		      "env=TMPDIR=${TMPDIR:-/tmp} allows it)",
 		      f);
 	/* reads only: a write there (its __pycache__) is denied under expose-ro= too */
 	if (e->kind == PYSB_KIND_FILE && path && !(e->flags & PYSB_EV_PATH_TRUNC) &&
