@@ -862,3 +862,19 @@ $prog" >"$T/out" 2>"$T/err"
 	expect_line "$T/out" "tmp /tmp"
 	expect_no_grep "$T/err" "deny"
 }
+
+# `pysb-bpf --policy FILE run app.py`, typed as git -C or docker --config are: the error
+# said "unknown option '--policy' before the command" though run knows it (found by a
+# user). It now names the command it belongs after and the order to type; that order runs.
+test_users_option_before_the_command_says_where_it_goes() {
+	once_per_matrix "command-line parsing, before any sandbox exists"
+	users_setup
+	printf 'print("ran")\n' >"$T/app.py"
+	run_plain "$PYSB" --policy "$T/policy" run "$T/app.py"
+	expect_rc 125
+	expect_line "$T/err" "pysb-bpf: error: option '--policy' before the command run: options go after it (pysb-bpf run --policy ...); see 'pysb-bpf run --help'"
+	[ ! -s "$T/out" ] || fail "the program ran: $(cat "$T/out")"
+	run_plain "$PYSB" run --policy "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "ran"
+}
