@@ -740,3 +740,141 @@ test_users_pip_user_site_says_its_way_out() {
 	rmdir -p "$(dirname "$site")" 2>/dev/null
 	trap - EXIT
 }
+
+# `import requests` (and pip, and anything on urllib3) binds a TCP socket to port 0 of ::1
+# at import, urllib3's test of whether IPv6 works (util/connection.py, _has_ipv6). Denied
+# by default, as every bind; the deny line at every run named no rule and no cause
+# (found by a user of requests). It now says what made it and the rule py-sandboxes'
+# learning writes for it; that rule then lets the bind through, for ::1 and 127.0.0.1,
+# and a bind to another port of ::1 stays denied. The probe is urllib3's own code,
+# copied: python3-urllib3 is not among the test packages.
+test_users_urllib3_ipv6_probe_deny_line_says_what_to_write() {
+	once_per_matrix "the deny line's text: the bind's denial itself is net_rules' test"
+	users_setup
+	probe_py "$T/app.py" \
+		"attempt('probe6', lambda: socket.socket(socket.AF_INET6).bind(('::1', 0)))" \
+		"attempt('probe4', lambda: socket.socket().bind(('127.0.0.1', 0)))" \
+		"attempt('port6', lambda: socket.socket(socket.AF_INET6).bind(('::1', 20031)))"
+	run_sb "$T/policy" python3 "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "probe6 EPERM"
+	expect_line "$T/out" "probe4 EPERM"
+	expect_grep "$T/err" "^pysb-bpf: deny net bind tcp \[::1\]:0 \(IN\) no net= rule allows it \(a bind to a free port of the loopback: urllib3, in requests and pip, makes one at import to learn whether IPv6 works; net=ALLOW\|TCP\|ip6-localhost\|0\|IN allows it\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny net bind tcp 127\.0\.0\.1:0 \(IN\) no net= rule allows it \(a bind .*net=ALLOW\|TCP\|localhost\|0\|IN allows it\) pid="
+	# a port of its own is no probe: the line says no more than before
+	expect_grep "$T/err" "^pysb-bpf: deny net bind tcp \[::1\]:20031 \(IN\) no net= rule allows it pid="
+	printf 'net=ALLOW|TCP|ip6-localhost|0|IN\nnet=ALLOW|TCP|localhost|0|IN\n' >>"$T/policy"
+	run_sb "$T/policy" python3 "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "probe6 ok"
+	expect_line "$T/out" "probe4 ok"
+	expect_line "$T/out" "port6 EPERM"
+	expect_no_grep "$T/err" "deny net bind tcp .*:0 "
+}
+
+# `cd sub; pysb-bpf run ../app.py`, or a run from the project's tests/: the default policy
+# is ./.py-sandboxes of the working directory, as for python-sb, and is not there. The
+# error named "./.py-sandboxes" alone (found by a user, who had one beside the program).
+# It now names the working directory, and the policy beside the program (else the
+# nearest above), with both ways to use it; each then runs the program.
+test_users_missing_policy_names_the_one_beside_the_program() {
+	once_per_matrix "pysb-bpf's own message, before any sandbox exists"
+	mkdir -p "$T/proj/sub" "$T/proj/tests"
+	printf 'expose-ro=.\n' >"$T/proj/.py-sandboxes"
+	printf 'print("app ran")\n' >"$T/proj/app.py"
+	(cd "$T/proj/sub" && "$PYSB" run ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "^\./\.py-sandboxes: error: policy file not found"
+	expect_line "$T/err" "pysb-bpf: error: no .py-sandboxes in the working directory $T/proj/sub, but there is $T/proj/.py-sandboxes: run from $T/proj (cd $T/proj: its relative paths, such as expose-ro=., are read from the working directory, as python-sb reads them), or name it with --policy $T/proj/.py-sandboxes"
+	[ ! -s "$T/out" ] || fail "the program ran: $(cat "$T/out")"
+	# no program path: the nearest directory above
+	(cd "$T/proj/tests" && "$PYSB" run python3 -c 'print(1)' >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 125
+	expect_grep "$T/err" "^pysb-bpf: error: no \.py-sandboxes in the working directory $T/proj/tests, but there is $T/proj/\.py-sandboxes: "
+	# both ways out
+	(cd "$T/proj" && "$PYSB" run app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "app ran"
+	(cd "$T/proj/sub" && "$PYSB" run --policy "$T/proj/.py-sandboxes" -- python3 ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "app ran"
+}
+
+# `expose-rw=${TMPDIR}` with TMPDIR set: the program starts with only what env= passes,
+# so it has no TMPDIR, and Python's tempfile tried /tmp, /var/tmp and the working
+# directory, each denied, then "No usable temporary directory found in ['/tmp', ...]",
+# naming no variable (found by a user). run now warns before the start that the rule is
+# the user's TMPDIR and no env= line passes it; with env=TMPDIR=${TMPDIR} the program's
+# temporary files go there.
+test_users_tmpdir_exposed_but_not_passed_says_so() {
+	once_per_matrix "a warning of the supervisor's, before the start; the denials are the walk's"
+	local prog='import tempfile; d = tempfile.mkdtemp(); print("tmp", d)'
+	mkdir -p "$T/mytmp"
+	printf 'expose-rw=${TMPDIR}\n' >"$T/policy"
+	TMPDIR=$T/mytmp run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 1
+	expect_grep "$T/err" "No usable temporary directory"
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) /tmp/[^/ ]+ "
+	expect_line "$T/err" "pysb-bpf: warning: $T/policy:1: expose-rw=$T/mytmp is your TMPDIR, but no env= line passes TMPDIR to the program: Python's tempfile, and most programs, then write in /tmp; add env=TMPDIR=\${TMPDIR}"
+	printf 'env=TMPDIR=${TMPDIR}\n' >>"$T/policy"
+	TMPDIR=$T/mytmp run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 0
+	expect_grep "$T/out" "^tmp $T/mytmp/tmp[^/]+$"
+	expect_no_grep "$T/err" "warning|deny"
+	# without TMPDIR set, nothing to say
+	printf 'expose-rw=%s\n' "$T/mytmp" >"$T/policy"
+	env -u TMPDIR "$PYSB" run --policy "$T/policy" -- python3 -c 'print("ran")' >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_no_grep "$T/err" "warning"
+}
+
+# tempfile under a policy with no temporary directory: three deny lines (/tmp, /var/tmp,
+# the working directory), then "No usable temporary directory", and nothing said what to
+# write (found by a user). A deny line of a file or directory made right in /tmp or
+# /var/tmp now names the rules; with them the program's temporary directory works. A
+# file deeper (the test's own $T) gets no such words.
+test_users_tempfile_deny_line_names_the_temporary_directory_rules() {
+	once_per_matrix "the deny line's text: the denials themselves are the walk's"
+	local prog='import tempfile, os; d = tempfile.mkdtemp(); print("tmp", os.path.dirname(d)); os.rmdir(d)'
+	mkdir -p "$T/other" "$T/lib"
+	printf 'expose-ro=%s\n' "$T/lib" >"$T/policy"
+	env -u TMPDIR "$PYSB" run --policy "$T/policy" -- python3 -c "
+try: open('$T/other/x', 'w')
+except PermissionError: print('deeper EACCES')
+$prog" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 1
+	expect_line "$T/out" "deeper EACCES"
+	expect_grep "$T/err" "No usable temporary directory"
+	local hint=" \(the temporary directory: Python's tempfile, and most programs, write in \\\$TMPDIR, else /tmp; expose-rw=\\\$\{TMPDIR:-/tmp\} with env=TMPDIR=\\\$\{TMPDIR:-/tmp\} allows it\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) /tmp/[^/ ]+$hint"
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) /var/tmp/[^/ ]+$hint"
+	expect_grep "$T/err" "^pysb-bpf: deny file create\(write\) $T/other/x pid="
+	printf 'expose-rw=${TMPDIR:-/tmp}\nenv=TMPDIR=${TMPDIR:-/tmp}\n' >>"$T/policy"
+	env -u TMPDIR "$PYSB" run --policy "$T/policy" -- python3 -c "$prog" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "tmp /tmp"
+	expect_no_grep "$T/err" "deny"
+}
+
+# `pysb-bpf --policy FILE run app.py`, typed as git -C or docker --config are: the error
+# said "unknown option '--policy' before the command" though run knows it (found by a
+# user). It now names the command it belongs after and the order to type; that order runs.
+test_users_option_before_the_command_says_where_it_goes() {
+	once_per_matrix "command-line parsing, before any sandbox exists"
+	users_setup
+	printf 'print("ran")\n' >"$T/app.py"
+	run_plain "$PYSB" --policy "$T/policy" run "$T/app.py"
+	expect_rc 125
+	expect_line "$T/err" "pysb-bpf: error: option '--policy' before the command run: options go after it (pysb-bpf run --policy ...); see 'pysb-bpf run --help'"
+	[ ! -s "$T/out" ] || fail "the program ran: $(cat "$T/out")"
+	run_plain "$PYSB" run --policy "$T/policy" "$T/app.py"
+	expect_rc 0
+	expect_line "$T/out" "ran"
+}

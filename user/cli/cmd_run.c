@@ -102,6 +102,35 @@ static int ready_to_run(const struct cli *c, const struct program *prog,
 	return 0;
 }
 
+/* The policy lets the program write in your TMPDIR but passes it no TMPDIR: Python's
+ * tempfile (and most programs) then write in /tmp, denied unless a rule allows it, and
+ * its error names no variable (found by a user: expose-rw=${TMPDIR} with TMPDIR set, and
+ * "No usable temporary directory found in ['/tmp', '/var/tmp', ...]"). */
+static void tmpdir_hint(const struct policy *p, char *const *envp)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *real;
+
+	if (!tmp || !*tmp)
+		return;
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "TMPDIR=", 7))
+			return;
+	real = realpath(tmp, NULL);
+	for (size_t i = 0; real && i < p->n_paths; i++) {
+		const struct policy_path *r = &p->paths[i];
+
+		if (r->access != POLICY_RW || !r->path || strcmp(r->path, real))
+			continue;
+		pr_warn("%s:%u: expose-rw=%s is your TMPDIR, but no env= line passes TMPDIR to "
+			"the program: Python's tempfile, and most programs, then write in /tmp; "
+			"add env=TMPDIR=${TMPDIR}",
+			r->src.file, r->src.line, r->spelled ? r->spelled : r->path);
+		break;
+	}
+	free(real);
+}
+
 /* The program's environment (and argv[0] for it), the --events stream (opened, with its
  * notice of os-sandbox=none), the text learning will merge into as the run begins (one the
  * program changes is not merged into). 0, or -1 after saying why. */
@@ -116,6 +145,7 @@ static int program_io(const struct cli *c, const struct policy *p, const struct 
 		pr_err("cannot build the program's environment");
 		return -1;
 	}
+	tmpdir_hint(p, *envp);
 	program_writer(w, id, compiled);
 	if (open_events(c, audit, compiled, w, ev, ev_out) ||
 	    (c->learn && !(*before = learn_read_target(c->learn_file ?: c->policy, w))))

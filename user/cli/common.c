@@ -10,6 +10,61 @@
 
 /* ---------------- policy, program, identity, events: what the commands share */
 
+/* DIR/.py-sandboxes is a file: its path in out. */
+static bool policy_in(const char *dir, char *out, size_t size)
+{
+	struct stat st;
+	int n = snprintf(out, size, "%s/.py-sandboxes", strcmp(dir, "/") ? dir : "");
+
+	return n > 0 && (size_t)n < size && !stat(out, &st) && S_ISREG(st.st_mode);
+}
+
+/* The default policy is missing from the working directory: where is the one the user
+ * meant? Beside the program or the script it names (`pysb-bpf run ../app.py` from a
+ * subdirectory, `python3 src/app.py`), else in the nearest directory above (a run from
+ * the project's tests/ or src/). The working directory is never searched further: as
+ * for python-sb, the default is ./.py-sandboxes, and its relative paths (expose-ro=.)
+ * are read from there (found by a user: the error named no directory and no file). */
+static void hint_missing_default(const struct cli *c)
+{
+	char cwd[PATH_MAX], dir[PATH_MAX], found[PATH_MAX + 16], *slash;
+
+	if (strcmp(c->policy, DEFAULT_POLICY) || !access(DEFAULT_POLICY, F_OK) || errno != ENOENT ||
+	    !getcwd(cwd, sizeof(cwd)))
+		return;
+	found[0] = '\0';
+	for (int i = 0; i < c->n_rest && i < 8 && !found[0]; i++) {
+		struct stat st;
+		char *real;
+
+		if (!strchr(c->rest[i], '/') || stat(c->rest[i], &st) || !S_ISREG(st.st_mode) ||
+		    !(real = realpath(c->rest[i], NULL)))
+			continue;
+		snprintf(dir, sizeof(dir), "%s", real);
+		free(real);
+		slash = strrchr(dir, '/');
+		slash == dir ? (void)(dir[1] = '\0') : (void)(*slash = '\0');
+		if (strcmp(dir, cwd) && !policy_in(dir, found, sizeof(found)))
+			found[0] = '\0';
+	}
+	snprintf(dir, sizeof(dir), "%s", cwd);
+	while (!found[0] && strcmp(dir, "/")) {
+		slash = strrchr(dir, '/');
+		slash == dir ? (void)(dir[1] = '\0') : (void)(*slash = '\0');
+		if (!policy_in(dir, found, sizeof(found)))
+			found[0] = '\0';
+	}
+	if (!found[0]) {
+		pr_err("no .py-sandboxes in the working directory %s", cwd);
+		return;
+	}
+	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(found, '/') - found), found);
+	pr_err("no .py-sandboxes in the working directory %s, but there is %s: run from %s "
+	       "(cd %s: its relative paths, such as expose-ro=., are read from the working "
+	       "directory, as python-sb reads them), or name it with --policy %s",
+	       cwd, found, dir[0] ? dir : "/", dir[0] ? dir : "/", found);
+}
+
 struct policy *load_policy(const struct cli *c)
 {
 	struct diag_list diag = { 0 };
@@ -20,6 +75,8 @@ struct policy *load_policy(const struct cli *c)
 		p = NULL;
 	diag_print(stderr, &diag);
 	diag_free(&diag);
+	if (!p)
+		hint_missing_default(c);
 	stopwatch("policy parsed");
 	return p;
 }

@@ -172,7 +172,18 @@ int main(int argc, char **argv)
 		argv[1] = "version";
 	cmd = cli_find(argv[1]);
 	if (!cmd) {
-		if (argv[1][0] == '-')
+		const struct cli_command *later = NULL;
+		int at = 2;
+
+		/* `pysb-bpf --policy p run app.py`, as git -C and docker --config are typed
+		 * (found by a user): the command's options go after its name */
+		for (; argv[1][0] == '-' && at < argc && !later; at++)
+			later = cli_find(argv[at]);
+		if (later)
+			pr_err("option '%s' before the command %s: options go after it "
+			       "(pysb-bpf %s %s ...); see 'pysb-bpf %s --help'",
+			       argv[1], argv[at - 1], argv[at - 1], argv[1], argv[at - 1]);
+		else if (argv[1][0] == '-')
 			pr_err("unknown option '%s' before the command; see 'pysb-bpf --help'",
 			       argv[1]);
 		else

@@ -145,6 +145,21 @@ static void print_sockaddr(FILE *f, const struct pysb_net_event *n)
 	fprintf(f, n->family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, n->port);
 }
 
+/* A bind to port 0 of ::1 or 127.0.0.0/8: what urllib3's _has_ipv6 (requests, pip) does
+ * at import; denied, it only takes IPv6 for absent, and the line says what to write
+ * (found by a user: a deny line at every run of a program using requests). */
+static bool loopback_probe(const struct pysb_event *e)
+{
+	static const uint8_t ip6_loopback[16] = { [15] = 1 };
+	const struct pysb_net_event *n = &e->net;
+
+	if (e->op != PYSB_OP_BIND || n->dir != PYSB_NET_IN || n->port)
+		return false;
+	if (n->family == AF_INET6)
+		return !memcmp(n->addr, ip6_loopback, sizeof(ip6_loopback));
+	return n->family == AF_INET && n->addr[0] == 127;
+}
+
 static void print_net_detail(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	const struct pysb_net_event *n = &e->net;
@@ -186,6 +201,13 @@ static void print_net_detail(FILE *f, const struct pysb_event *e, const struct c
 		fprintf(f, " denied by net=%s at %s:%u", r->text, r->src.file, r->src.line);
 	else
 		fputs(" no net= rule allows it", f);
+	if (!r && loopback_probe(e))
+		fprintf(f,
+			" (a bind to a free port of the loopback: urllib3, in requests and pip, "
+			"makes one at import to learn whether IPv6 works; "
+			"net=ALLOW|%s|%s|0|IN allows it)",
+			n->protocol == IPPROTO_UDP ? "UDP" : "TCP",
+			n->family == AF_INET6 ? "ip6-localhost" : "localhost");
 }
 
 /* Unix names may hold any byte; an abstract one starts with NUL, shown as '@'. */
@@ -303,6 +325,18 @@ static void print_user_site_hint(FILE *f, const char *path)
 	      f);
 }
 
+/* A file or directory made right in /tmp or /var/tmp: a temporary file, as tempfile
+ * makes them (found by a user: three deny lines, /tmp, /var/tmp and the working
+ * directory, then "No usable temporary directory", and nothing said what to write). */
+static bool temp_entry(const char *path)
+{
+	const char *name = !strncmp(path, "/tmp/", 5)	    ? path + 5
+			   : !strncmp(path, "/var/tmp/", 9) ? path + 9
+							    : NULL;
+
+	return name && *name && !strchr(name, '/');
+}
+
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	char acc[32];
@@ -344,6 +378,12 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 	if (e->kind == PYSB_KIND_FILE && path && !strncmp(path, "/dev/shm/", 9))
 		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
 		      "pools need expose-rw=/dev/shm)",
+		      f);
+	if (e->kind == PYSB_KIND_FILE && path &&
+	    (e->op == PYSB_OP_CREATE || e->op == PYSB_OP_MKDIR) && temp_entry(path))
+		fputs(" (the temporary directory: Python's tempfile, and most programs, write in "
+		      "$TMPDIR, else /tmp; expose-rw=${TMPDIR:-/tmp} with "
+		      "env=TMPDIR=${TMPDIR:-/tmp} allows it)",
 		      f);
 	/* reads only: a write there (its __pycache__) is denied under expose-ro= too */
 	if (e->kind == PYSB_KIND_FILE && path && !(e->flags & PYSB_EV_PATH_TRUNC) &&
