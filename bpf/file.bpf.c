@@ -499,6 +499,18 @@ static __always_inline bool char_device_outside_rules(const struct walk_ctx *c, 
 	return (inode->i_mode & S_IFMT) == S_IFCHR && !(c->granted & PYSB_ACC_DEVICES);
 }
 
+/* The kernel's open of a program to run it (execve, the ELF interpreter: __FMODE_EXEC in
+ * its flags; 6.1 puts no FMODE_EXEC in its mode yet, so its check is a read's) in a
+ * sandbox that allows no exec after its start: its deny line says so (found by a user:
+ * `run -- timeout 3 python3 ...` said `open(read) /usr/bin/python3.11` alone). */
+static __always_inline __u32 exec_open_unallowed(const struct pysb_sandbox_cfg *cfg,
+						 struct file *file, __u16 op)
+{
+	return op == PYSB_OP_OPEN && (file->f_flags & FMODE_EXEC) && !(cfg->flags & PYSB_SB_EXEC)
+		       ? PYSB_EV_EXEC_POLICY
+		       : 0;
+}
+
 static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
 				      struct file *file, __u32 want)
 {
@@ -533,7 +545,8 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 		return pidfd;
 	return file_denied_as(
 		cfg, cgid, PYSB_KIND_FILE, op, want, &c, d, mnt,
-		c.found && !c.ignored && (c.granted & want) == want ? PYSB_EV_CHAR_DEVICE : 0);
+		(c.found && !c.ignored && (c.granted & want) == want ? PYSB_EV_CHAR_DEVICE : 0) |
+			exec_open_unallowed(cfg, file, op));
 }
 
 #define S_IFMT	00170000

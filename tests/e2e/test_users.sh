@@ -504,6 +504,21 @@ print('exe', sys.executable)"
 
 # A shell-script program needs a second exec for each command: said before the start,
 # and it works once the policy allows exec.
+# A program that runs another (`timeout 3 python3 ...`, `nice`, `env`): the kernel opens
+# the second one before any exec check, and that open is what the policy denies first.
+# Its deny line says it was an exec and what allows it (found by a user: it said
+# `open(read) /usr/bin/python3.11` alone); a read of the same file is not an exec's.
+test_users_exec_after_start_deny_line_names_process_exec() {
+	users_setup
+	run_sb "$T/policy" timeout 30 python3 -c pass
+	expect_rc 126
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /usr/bin/python3[.0-9]* \(the kernel's open of a program to run: the policy allows no exec after the program's start; python-api=ALLOW:process-exec and an expose-ro= of its directory allow it\) pid="
+	run_sb "$T/policy" python3 -c "open('/usr/bin/timeout', 'rb')"
+	expect_rc 1
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /usr/bin/timeout pid="
+	expect_no_grep "$T/err" "program to run"
+}
+
 test_users_shell_script_says_what_to_write() {
 	users_setup
 	printf '#!/bin/sh\nls %s\n' "$T/ro" >"$T/list.sh"

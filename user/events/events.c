@@ -371,7 +371,12 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		fprintf(f, "target-pid=%u", e->target_pid);
 	else
 		fputs("-", f);
-	if (e->flags & PYSB_EV_EXEC_POLICY)
+	if ((e->flags & PYSB_EV_EXEC_POLICY) && e->kind == PYSB_KIND_FILE)
+		fputs(" (the kernel's open of a program to run: the policy allows no exec after "
+		      "the program's start; python-api=ALLOW:process-exec and an expose-ro= of "
+		      "its directory allow it)",
+		      f);
+	else if (e->flags & PYSB_EV_EXEC_POLICY)
 		fputs(" (process-exec not allowed by the policy; python-api=ALLOW:process-exec allows "
 		      "it)",
 		      f);
