@@ -44,7 +44,8 @@
  *                          through a descriptor of any mode (an I2C bus's transfers, a HID
  *                          device's reports, an input device's grab, key map and settings,
  *                          an RTC's alarm, a sound card's mixer and playback, a tun
- *                          interface's settings): as an open for writing
+ *                          interface's settings, a watchdog's settings): as an open for
+ *                          writing
  *                          (check_device_ioctl).
  *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
@@ -1011,6 +1012,27 @@ static __always_inline int check_attrs_ioctl(struct file *file, unsigned int cmd
 #define I2C_MAJOR	 89u  /* /dev/i2c-N: the machine's buses, raw */
 #define MSR_MAJOR	 202u /* /dev/cpu/N/msr: wrmsr, CAP_SYS_RAWIO at open only */
 
+/*
+ * A watchdog held from before the sandbox (found by an adversary, round 30): opened for
+ * writing before `attach`, its writes (a keepalive, the magic close) and its setting
+ * ioctls (WDIOC_SETOPTIONS, WDIOC_KEEPALIVE, WDIOC_SETTIMEOUT, WDIOC_SETPRETIMEOUT, which
+ * look at no descriptor mode) drove the machine's watchdog: kept it from firing, or made
+ * it fire. A kernel_knob() (writes judged as an open for writing) and a device setting
+ * (check_device_ioctl). /dev/watchdog is 10:130; /dev/watchdogN has a dynamic major
+ * (254 down to 234, then 511 down to 384), named by its cdev's parent, "watchdogN".
+ */
+static __always_inline bool watchdog_cdev(struct inode *inode)
+{
+	__u32 major = inode->i_rdev >> 20;
+
+	if (inode->i_rdev == WATCHDOG_DEV)
+		return true;
+	if (!((major >= 234 && major <= 254) || (major >= 384 && major <= 511)))
+		return false;
+	return watchdog_name(
+		(const unsigned char *)BPF_CORE_READ(inode, i_cdev, kobj.parent, name));
+}
+
 static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic)
 {
 	umode_t fmt;
@@ -1036,7 +1058,7 @@ static __always_inline bool kernel_knob(struct inode *inode, unsigned long magic
 	return fmt == S_IFCHR &&
 	       (rdev == MEM_DEV || rdev == KMEM_DEV || rdev == PORT_DEV || rdev == TUN_DEV ||
 		rdev == UINPUT_DEV || rdev >> 20 == INPUT_MAJOR || rdev >> 20 == I2C_MAJOR ||
-		rdev >> 20 == MSR_MAJOR);
+		rdev >> 20 == MSR_MAJOR || watchdog_cdev(inode));
 }
 
 /* The file judged as an open for writing would be now, in a sandbox (only in one confined
@@ -1445,12 +1467,26 @@ static __always_inline bool tun_setting(struct file *file, unsigned int cmd)
 	return (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev == TUN_DEV;
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the six above):
- * judged as an open for writing of the device, once for all six. */
+/* A watchdog's settings (watchdog_cdev): type 'W', numbers 4 (SETOPTIONS), 5 (KEEPALIVE),
+ * 6 (SETTIMEOUT) and 8 (SETPRETIMEOUT); its queries stay free. */
+#define WDIOC_TYPE 'W'
+
+static __always_inline bool watchdog_setting(struct file *file, unsigned int cmd)
+{
+	__u32 nr = cmd & 0xff;
+
+	if (((cmd >> 8) & 0xff) != WDIOC_TYPE || (nr != 4 && nr != 5 && nr != 6 && nr != 8))
+		return false;
+	return (file->f_inode->i_mode & S_IFMT) == S_IFCHR && watchdog_cdev(file->f_inode);
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the seven above):
+ * judged as an open for writing of the device, once for all seven. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
-	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd))
+	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
+	    !watchdog_setting(file, cmd))
 		return 0;
 	return judged_as_write_open(file, false);
 }

@@ -17,7 +17,8 @@
  *
  * The cgroup/ programs are attached to the sandbox cgroup only (loader_attach_cgroup), so
  * they judge the sockets created inside the sandbox and cost nothing elsewhere (a kernel
- * thread acting on such a socket, MPTCP's subflows, is refused: kernel_thread()); a socket
+ * thread acting on such a socket, MPTCP's subflows, is refused: kernel_thread(); a task
+ * outside acting on one is judged by the socket's sandbox: socket_sandbox()); a socket
  * made outside keeps what it was connected to, like an open file, and a new destination
  * given to it is judged by bpf/socket.bpf.c (foreign_socket). The lsm/ programs
  * are global and act only on sandboxed tasks (current_sandbox()).
@@ -58,13 +59,37 @@
  * announces another address (ADD_ADDR, port included), it joins a subflow to it, which
  * then carries the program's data to a host no rule allows (found by an adversary, round
  * 27). Refused: no rule can be looked up for it, so MPTCP keeps the one path its connect
- * was judged for. A task outside using a socket it was handed keeps its own judgement.
+ * was judged for. A task outside acting on a sandbox's socket: socket_sandbox() below.
  */
 static __always_inline bool kernel_thread(void)
 {
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
 
 	return BPF_CORE_READ(t, flags) & PF_KTHREAD;
+}
+
+/*
+ * A task outside every sandbox binding or connecting a socket a sandbox made: these
+ * programs run for it because the socket's cgroup is the sandbox's. MPTCP's user-space
+ * path manager does this (net.mptcp.pm_type=1: mptcpd, or any root process speaking the
+ * mptcp_pm generic netlink family): MPTCP_PM_CMD_SUBFLOW_CREATE joins a subflow of the
+ * program's connection to any address, in the context of the daemon, which the walk
+ * above finds in no sandbox (found by an adversary, round 30). The socket belongs to the
+ * sandbox, so its rules apply whoever binds or connects it: the sandbox is looked up from
+ * the socket's cgroup (bpf_sock_addr_kern.sk, read as the kernel's struct sock, since
+ * sock_addr programs have no bpf_sk_cgroup_id). A socket made outside is never seen here
+ * (the programs are attached to sandbox cgroups only) and keeps its own judgement
+ * (bpf/socket.bpf.c); a sandbox's socket handed to a task outside is judged by the
+ * sandbox's rules when that task binds or connects it.
+ */
+static __always_inline struct pysb_sandbox_cfg *socket_sandbox(struct bpf_sock_addr *ctx,
+							       __u64 *cgid)
+{
+	struct bpf_sock_addr_kern *k = (struct bpf_sock_addr_kern *)ctx;
+	struct sock *sk = BPF_CORE_READ(k, sk);
+	struct cgroup *cg = sk ? BPF_CORE_READ(sk, sk_cgrp_data.cgroup) : NULL;
+
+	return cg ? pysb_nearest_of(cg, cgid) : NULL;
 }
 
 /* Shared by the six cgroup/ programs; `v6` and `dir` are constants at each call site. */
@@ -77,8 +102,12 @@ static __always_inline int check_sock_addr(struct bpf_sock_addr *ctx, bool v6, _
 	int slot;
 
 	cfg = current_sandbox_walk(&cgid);
+	if (!cfg && kernel_thread())
+		return SOCK_ADDR_DENY;
 	if (!cfg)
-		return kernel_thread() ? SOCK_ADDR_DENY : SOCK_ADDR_ALLOW;
+		cfg = socket_sandbox(ctx, &cgid);
+	if (!cfg)
+		return SOCK_ADDR_ALLOW;
 	/* Other kinds (ping, SCTP, raw) were admitted, or not, by socket_create. */
 	slot = proto_slot(ctx->type, ctx->protocol, dir);
 	if (slot < 0)

@@ -2323,6 +2323,110 @@ PY
 		fail "confined, a subflow joined 127.0.0.2 ($(cat "$T/joins-confined"))"
 }
 
+# MPTCP's user-space path manager (net.mptcp.pm_type=1): a daemon outside the sandbox
+# (mptcpd, or any root process speaking the mptcp_pm generic netlink family) creates a
+# subflow of the program's connection with MPTCP_PM_CMD_SUBFLOW_CREATE. The cgroup
+# programs ran for the sandbox's socket but in the daemon's context, looked the sandbox
+# up by the daemon's cgroup, found none, and let the subflow go to a host no rule allows,
+# carrying the program's data (found by an adversary, round 30). Now the sandbox is also
+# looked up by the socket's cgroup: its rules judge whoever binds or connects its socket.
+test_escape_mptcp_userspace_pm_subflow_refused() {
+	local port=20301 pm
+	if ! command -v ip >/dev/null || ! ip mptcp limits show >/dev/null 2>&1 ||
+		[ ! -f /proc/sys/net/mptcp/pm_type ]; then
+		skip "no MPTCP user-space path manager here"
+	fi
+	pm=$(cat /proc/sys/net/mptcp/pm_type)
+	# shellcheck disable=SC2064 # the value read now
+	trap "echo $pm >/proc/sys/net/mptcp/pm_type; [ -z \"\${MPTCP_SERVER:-}\" ] || kill \"\$MPTCP_SERVER\"" EXIT
+	echo 1 >/proc/sys/net/mptcp/pm_type || fail "cannot set net.mptcp.pm_type"
+	mkdir -p "$T/mp"
+	write_file "$T/mp/server.py" <<'PY'
+import socket, sys, threading
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)  # IPPROTO_MPTCP
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(8)
+print("listening", flush=True)
+def serve(c):
+    while c.recv(100):
+        pass
+    c.close()
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
+PY
+	write_file "$T/mp/client.py" <<PY
+import os, socket, struct, time
+c = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
+c.connect(("127.0.0.1", $port))
+c.send(b"data for the peer")
+info = c.getsockopt(284, 1, 64)  # SOL_MPTCP, MPTCP_INFO: struct mptcp_info
+print("token %d" % struct.unpack_from("I", info, 12)[0], flush=True)
+while not os.path.exists("$T/mp/go"):
+    time.sleep(0.05)
+c.send(b"more data")
+c.close()
+PY
+	# pm.py TOKEN HOST: what mptcpd does, a subflow from 127.0.0.1 to HOST:port
+	write_file "$T/mp/pm.py" <<PY
+import socket, struct, sys
+token, host = int(sys.argv[1]), sys.argv[2]
+def attr(t, data):
+    a = struct.pack("HH", 4 + len(data), t) + data
+    return a + b"\0" * (-len(a) % 4)
+def request(s, family, cmd, attrs, flags=5):  # REQUEST|ACK
+    body = struct.pack("BBH", cmd, 1, 0) + attrs
+    s.send(struct.pack("IHHII", 16 + len(body), family, flags, 1, 0) + body)
+    reply = s.recv(65536)
+    length, kind = struct.unpack_from("IH", reply)
+    if kind == 2:  # NLMSG_ERROR
+        return struct.unpack_from("i", reply, 16)[0], reply
+    return 0, reply
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 16)  # NETLINK_GENERIC
+err, reply = request(s, 0x10, 3, attr(2, b"mptcp_pm\0"), 1)  # CTRL_CMD_GETFAMILY
+off, family = 20, None
+while off + 4 <= len(reply):
+    alen, atype = struct.unpack_from("HH", reply, off)
+    if atype == 1:  # CTRL_ATTR_FAMILY_ID
+        family = struct.unpack_from("H", reply, off + 4)[0]
+    off += (alen + 3) & ~3
+def addr(ip, port=None):
+    a = attr(1, struct.pack("H", socket.AF_INET)) + attr(3, socket.inet_aton(ip))
+    return a + (attr(5, struct.pack("H", port)) if port else b"")
+err, _ = request(s, family, 10, attr(4, struct.pack("I", token)) +  # SUBFLOW_CREATE
+                 attr(1 | 0x8000, addr("127.0.0.1")) + attr(6 | 0x8000, addr(host, $port)))
+print("subflow %s %s" % (host, "ok" if err == 0 else "errno=%d" % -err), flush=True)
+PY
+	printf 'expose-ro=%s\nnet=ALLOW|tcp|127.0.0.1/32|%s|OUT\nnet=ALLOW|tcp|127.0.0.1/32|0|IN\n' \
+		"$T/mp" "$port" >"$T/policy"
+	python3 "$T/mp/server.py" "$port" >"$T/server.out" 2>&1 &
+	MPTCP_SERVER=$!
+	wait_line "$T/server.out" "^listening" 600 0.05 || fail "no server: $(cat "$T/server.out")"
+	local tag token
+	for tag in plain confined; do
+		rm -f "$T/mp/go"
+		if [ "$tag" = plain ]; then
+			python3 "$T/mp/client.py" >"$T/$tag.out" 2>"$T/$tag.err" &
+		else
+			"$PYSB" run --policy "$T/policy" -- python3 "$T/mp/client.py" >"$T/$tag.out" \
+				2>"$T/$tag.err" &
+		fi
+		wait_line "$T/$tag.out" "^token " 600 0.05 || fail "no client: $(cat "$T/$tag.err")"
+		token=$(sed -n 's/^token //p' "$T/$tag.out")
+		# the daemon, outside any sandbox: a subflow to the peer the rules allow, then one
+		# to 127.0.0.2 (the peer's other address, which no rule allows)
+		python3 "$T/mp/pm.py" "$token" 127.0.0.1 >"$T/pm-$tag.out" 2>&1
+		python3 "$T/mp/pm.py" "$token" 127.0.0.2 >>"$T/pm-$tag.out" 2>&1
+		touch "$T/mp/go"
+		wait $! || fail "$tag client failed: $(cat "$T/$tag.err")"
+	done
+	expect_line "$T/pm-plain.out" "subflow 127.0.0.1 ok"
+	expect_line "$T/pm-plain.out" "subflow 127.0.0.2 ok"
+	expect_line "$T/pm-confined.out" "subflow 127.0.0.1 ok"
+	expect_line "$T/pm-confined.out" "subflow 127.0.0.2 errno=1"
+	expect_grep "$T/confined.err" "deny net connect tcp 127\.0\.0\.2:$port \(OUT\)"
+}
+
 # An I2C bus written through a descriptor open for reading (found by an adversary, round
 # 28): i2c-dev's I2C_SMBUS and I2C_RDWR ioctls put bytes on the bus whatever the
 # descriptor's mode, where write(2) needs one open for writing. Under a rule that only

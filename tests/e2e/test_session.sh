@@ -1706,3 +1706,73 @@ PY
 	expect_rc 0
 	expect_line "$T/out" "write 9"
 }
+
+# A watchdog held from before the attach (found by an adversary, round 30): opened for
+# writing before, its keepalives and its settings (WDIOC_SETTIMEOUT, WDIOC_SETOPTIONS,
+# WDIOC_KEEPALIVE, which look at no descriptor mode) drove the machine's watchdog once
+# confined (softdog here, told not to reboot). Judged as an open for writing of the device
+# now; a policy that lets the program write it keeps them.
+test_session_held_watchdog_judged_by_the_rules() {
+	once_per_matrix "the device and the ioctls are told apart the same way on every kernel"
+	local dir=/run/pysb-vm-modules m n wd='' holder tag
+	[ -f "$dir/softdog.order" ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	[ ! -d /sys/module/softdog ] || skip "softdog loaded before, perhaps without soft_noboot=1"
+	session_setup
+	while read -r m; do
+		[ -d "/sys/module/$m" ] && continue
+		if [ "$m" = softdog ]; then
+			insmod "$dir/$m.ko.xz" soft_noboot=1 || fail "cannot load softdog"
+		else
+			insmod "$dir/$m.ko.xz" || fail "cannot load $m"
+		fi
+	done <"$dir/softdog.order"
+	trap 'rmmod softdog 2>/dev/null' EXIT
+	for n in /sys/class/watchdog/watchdog*; do
+		grep -q "Software Watchdog" "$n/identity" 2>/dev/null && wd=${n##*/}
+	done
+	[ -n "$wd" ] || fail "no watchdog of softdog's"
+	[ -c "/dev/$wd" ] || fail "no /dev/$wd for softdog"
+	write_file "$T/wd.py" <<'PY'
+import fcntl, os, struct, sys, time
+dev, what, ready, go = sys.argv[1:5]
+if what == "stop":  # WDIOC_SETOPTIONS, WDIOS_DISABLECARD
+    fcntl.ioctl(os.open(dev, os.O_RDONLY), 0x80045704, struct.pack("i", 1))
+    sys.exit(0)
+fd = os.open(dev, os.O_WRONLY)
+open(ready, "w").close()
+while not os.path.exists(go):
+    time.sleep(0.05)
+def attempt(name, f):
+    try:
+        f()
+        print(name + " ok", flush=True)
+    except OSError as e:
+        print("%s errno=%d" % (name, e.errno), flush=True)
+attempt("settimeout", lambda: fcntl.ioctl(fd, 0xc0045706, struct.pack("i", int(what))))
+attempt("keepalive", lambda: fcntl.ioctl(fd, 0x80045705, struct.pack("i", 0)))
+attempt("write", lambda: os.write(fd, b"k"))
+attempt("magic-close", lambda: os.write(fd, b"V"))
+PY
+	printf 'expose-ro=%s\nexpose-rw=/dev/tty\nexpose-rw=/dev/%s\n' "$T" "$wd" >"$T/policy-rw"
+	for tag in plain held allowed; do
+		python3 "$T/wd.py" "/dev/$wd" stop x x
+		python3 "$T/wd.py" "/dev/$wd" 60 "$T/r-$tag" "$T/go-$tag" >"$T/$tag.out" 2>&1 &
+		holder=$!
+		wait_file "$T/r-$tag" "the holder is not ready: $(cat "$T/$tag.out")"
+		case $tag in
+		plain) touch "$T/go-$tag" && wait "$holder" ;;
+		held) attach_go "$holder" "$T/policy" "$T/go-$tag" "$T/$tag.err" ;;
+		allowed) attach_go "$holder" "$T/policy-rw" "$T/go-$tag" "$T/$tag.err" ;;
+		esac
+	done
+	python3 "$T/wd.py" "/dev/$wd" stop x x
+	for tag in plain allowed; do
+		expect_line "$T/$tag.out" "settimeout ok"
+		expect_line "$T/$tag.out" "keepalive ok"
+		expect_line "$T/$tag.out" "write ok"
+	done
+	expect_line "$T/held.out" "settimeout errno=13"
+	expect_line "$T/held.out" "keepalive errno=13"
+	expect_line "$T/held.out" "write errno=13"
+	expect_grep "$T/held.err" "deny file open\(write\) /dev/$wd "
+}
