@@ -69,10 +69,26 @@ static void test_lines_of_two_threads_never_mixed(void **state)
 	free(out);
 }
 
+/* A message quoting what a sandboxed program chose: C0 controls but a tab, DEL, C1
+ * controls (U+009B, 8-bit CSI), a raw 0x9b, an overlong form and a cut sequence are
+ * written \xNN; other UTF-8 (U+00A0, the euro sign) stays as it is (utf8_printable). */
+static void test_printable_escapes_what_a_terminal_would_run(void **state)
+{
+	char *out = log_printable("a\tb\x1b[2J\x7f\xc2\x9b"
+				  "1A\x9b\xc0\xaf\xc2\xa0\xe2\x82\xac\xe2\x82");
+
+	(void)state;
+	assert_non_null(out);
+	assert_string_equal(out, "a\tb\\x1b[2J\\x7f\\xc2\\x9b"
+				 "1A\\x9b\\xc0\\xaf\xc2\xa0\xe2\x82\xac\\xe2\\x82");
+	free(out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lines_of_two_threads_never_mixed),
+		cmocka_unit_test(test_printable_escapes_what_a_terminal_would_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,6 +12,7 @@
 #include "caps.h"
 #include "compile.h"
 #include "events.h"
+#include "utf8.h"
 
 const char *event_path(const struct pysb_event *e)
 {
@@ -103,28 +104,15 @@ void events_resolve_path(struct pysb_event *e)
 /* Paths may hold any byte. Control characters would forge lines on a terminal, and C1
  * controls (8-bit CSI, OSC: U+0080 to U+009F in UTF-8, or raw bytes) run its commands
  * (found by an adversary): those, and bytes that are not UTF-8, are written \xNN. */
-/* Length of the valid UTF-8 sequence at s that is not a C1 control (U+0080 to U+009F:
- * 8-bit CSI and OSC, which terminals run), 0 if there is none. */
-static size_t utf8_printable(const unsigned char *s)
-{
-	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4 || (s[0] == 0xc2 && s[1] < 0xa0))
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 static void print_escaped(FILE *f, const char *s)
 {
-	while (*s) {
-		const unsigned char *u = (const unsigned char *)s;
-		size_t n = *u >= 0x80 ? utf8_printable(u) : 1;
+	const char *end = s + strlen(s);
 
-		if (!n || *u < 0x20 || *u == 0x7f || *u == '\\') {
-			fprintf(f, "\\x%02x", *u);
+	while (*s) {
+		size_t n = *s == '\\' ? 0 : utf8_printable(s, (size_t)(end - s));
+
+		if (!n) {
+			fprintf(f, "\\x%02x", (unsigned char)*s);
 			s++;
 			continue;
 		}

@@ -334,16 +334,12 @@ static bool bytecode_cache_write(struct learn_set *s, const char *kind, uint32_t
  * expose-rw= among them). */
 static bool has_control(const char *s)
 {
-	size_t left = strlen(s);
+	for (const char *end = s + strlen(s); *s;) {
+		size_t n = utf8_printable(s, (size_t)(end - s));
 
-	while (*s) {
-		const unsigned char *u = (const unsigned char *)s;
-		size_t n = *u < 0x80 ? 1 : utf8_seq(s, left);
-
-		if (!n || *u < 0x20 || *u == 0x7f || (*u == 0xc2 && u[1] < 0xa0))
+		if (!n)
 			return true;
 		s += n;
-		left -= n;
 	}
 	return false;
 }

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "log.h"
+#include "utf8.h"
 
 int log_level = LOG_NORMAL;
 
@@ -50,20 +51,6 @@ int log_to_journal(void)
 	return cached;
 }
 
-/* Length of the valid UTF-8 sequence at s that is not a C1 control (U+0080 to U+009F), 0
- * if there is none. */
-static size_t printable_seq(const unsigned char *s)
-{
-	size_t n = s[0] >= 0xf0 ? 4 : s[0] >= 0xe0 ? 3 : 2;
-
-	if (s[0] < 0xc2 || s[0] > 0xf4 || (s[0] == 0xc2 && s[1] < 0xa0))
-		return 0;
-	for (size_t i = 1; i < n; i++)
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-	return n;
-}
-
 /*
  * log.h. msg with each control character but a tab (C1 ones too), and each byte that is
  * not UTF-8, written \xNN (malloc'd; NULL: out of memory). Messages quote names and text a
@@ -78,17 +65,17 @@ char *log_printable(const char *msg)
 
 	if (!out)
 		return NULL;
-	for (const unsigned char *u = (const unsigned char *)msg; *u;) {
-		size_t n = *u >= 0x80 ? printable_seq(u) : 1;
+	for (const char *s = msg, *end = msg + len; *s;) {
+		size_t n = *s == '\t' ? 1 : utf8_printable(s, (size_t)(end - s));
 
-		if (!n || (*u < 0x20 && *u != '\t') || *u == 0x7f) {
-			o += sprintf(o, "\\x%02x", *u);
-			u++;
+		if (!n) {
+			o += sprintf(o, "\\x%02x", (unsigned char)*s);
+			s++;
 			continue;
 		}
-		memcpy(o, u, n);
+		memcpy(o, s, n);
 		o += n;
-		u += n;
+		s += n;
 	}
 	*o = '\0';
 	return out;

@@ -34,6 +34,18 @@ size_t utf8_seq(const char *str, size_t n)
 	return len;
 }
 
+size_t utf8_printable(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t len = utf8_seq(str, n);
+
+	if (len == 1 && (s[0] < 0x20 || s[0] == 0x7f))
+		return 0;
+	if (len == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return 0; /* U+0080 to U+009F */
+	return len;
+}
+
 size_t utf8_invalid_at(const char *s, size_t n)
 {
 	size_t i = 0, l;
