@@ -4,7 +4,7 @@
  *
  * Checked by the one program of lsm/file_ioctl and of lsm/file_ioctl_compat (6.8+ and
  * Debian's 6.1, optional), bpf/file.bpf.c (the command's type byte is compared first, so
- * the machine's other ioctls cost one comparison):
+ * the machine's other ioctls cost a few comparisons):
  *     TIOCSTI   pushes input into the terminal: commands for the shell that ran the program
  *     TIOCLINUX console selection and paste (the same, on a virtual console)
  *     TIOCSETD  changes the line discipline: kernel code most programs never reach
@@ -25,6 +25,8 @@
  *               (these two first, by a global function, bpf/tty.bpf.c
  *               pysb_master_ioctl: inlined among the others, they made 7.2's verifier
  *               pass its million instructions on file_ioctl)
+ *     KD*, PIO_*, VT_* (a virtual console: sets_console) its keyboard and display modes,
+ *               fonts, maps, LEDs, sound, switching (found by an adversary, round 30)
  *     -> -EPERM, the same event. Allowed: a terminal whose session the sandbox leads
  *     (`run`'s pty, a pty it made and gave a session), one that no session uses
  *     (the kernel's own job control then), and reading any of it.
@@ -83,6 +85,56 @@ static __always_inline bool sets_terminal(unsigned int cmd)
 		return true;
 	}
 	return false;
+}
+
+/*
+ * A virtual console's commands (drivers/tty/vt/vt_ioctl.c: type 'K' and 'V', plain
+ * numbers) that change it for whoever sits at it: its keyboard mode (KDSKBMODE: raw or
+ * off, the console's keyboard dead), its display mode (KDSETMODE: graphics, the text gone),
+ * its LEDs, sound and bell (KDSETLED, KIOCSOUND, KDMKTONE), its fonts and colour and
+ * screen maps (PIO_*, KDFONTOP: shared by every console), its switching (VT_SETMODE with
+ * VT_PROCESS: the user cannot switch away; VT_ACTIVATE: the screen and the keyboard to
+ * another console), and the rest of the setters. The kernel lets a task whose
+ * controlling terminal the console is use them without a capability (found by an
+ * adversary, round 30: an attached process in the session of a console's login shell).
+ * Reads and waits stay free: every KD get and GIO_* map, VT_OPENQRY, VT_GETMODE,
+ * VT_GETSTATE, VT_GETHIFONTMASK, VT_WAITACTIVE, VT_WAITEVENT.
+ */
+#define KD_TYPE 0x4B
+#define VT_TYPE 0x56
+
+static __always_inline bool sets_console(unsigned int cmd)
+{
+	__u32 type = (cmd >> 8) & 0xff, nr = cmd & 0xff;
+
+	if (cmd >> 16)
+		return false;
+	if (type == VT_TYPE)
+		return nr != 0x00 && nr != 0x01 && nr != 0x03 && nr != 0x07 && nr != 0x0D &&
+		       nr != 0x0E;
+	if (type != KD_TYPE)
+		return false;
+	switch (nr) {
+	case 0x31: /* KDGETLED */
+	case 0x33: /* KDGKBTYPE */
+	case 0x3B: /* KDGETMODE */
+	case 0x40: /* GIO_SCRNMAP */
+	case 0x44: /* KDGKBMODE */
+	case 0x46: /* KDGKBENT */
+	case 0x48: /* KDGKBSENT */
+	case 0x4A: /* KDGKBDIACR */
+	case 0x4C: /* KDGETKEYCODE */
+	case 0x60: /* GIO_FONT */
+	case 0x62: /* KDGKBMETA */
+	case 0x64: /* KDGKBLED */
+	case 0x66: /* GIO_UNIMAP */
+	case 0x69: /* GIO_UNISCRNMAP */
+	case 0x6B: /* GIO_FONTX */
+	case 0x70: /* GIO_CMAP */
+	case 0xFA: /* KDGKBDIACRUC */
+		return false;
+	}
+	return true;
 }
 
 /* The terminal of `file`, or NULL: a character device whose private data is the tty
@@ -154,11 +206,15 @@ static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
 		return sigio_owner_reserve(file);
-	if (((cmd >> 8) & 0xff) != TIOC_TYPE)
+	if (((cmd >> 8) & 0xff) == TIOC_TYPE) {
+		any_file = cmd == TIOCSTI || cmd == TIOCLINUX || cmd == TIOCSETD;
+		if (!any_file && !sets_terminal(cmd))
+			return 0;
+	} else if (sets_console(cmd)) {
+		any_file = false;
+	} else {
 		return 0;
-	any_file = cmd == TIOCSTI || cmd == TIOCLINUX || cmd == TIOCSETD;
-	if (!any_file && !sets_terminal(cmd))
-		return 0;
+	}
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;

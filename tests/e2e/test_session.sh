@@ -1776,3 +1776,61 @@ PY
 	expect_line "$T/held.out" "write errno=13"
 	expect_grep "$T/held.err" "deny file open\(write\) /dev/$wd "
 }
+
+# A virtual console whose session is led outside: a login shell's on /dev/tty5, and a
+# process of that session (a job of it) attached. The kernel lets a task whose
+# controlling terminal the console is change it without a capability: unconfined, the
+# job sets the LEDs, the display and keyboard modes (KDSKBMODE: raw or off leaves the
+# user without a keyboard), the switching (VT_SETMODE), and switches consoles
+# (VT_ACTIVATE). Confined in place, each is refused in the kernel (found by an
+# adversary, round 30); reading the console's state still works.
+test_session_attached_job_cannot_drive_the_consoles_of_outside_sessions() {
+	[ -c /dev/tty5 ] || skip "no virtual console /dev/tty5 here"
+	mkdir -p "$T/rw"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$T/rw" >"$T/policy"
+	write_file "$T/vt.py" <<'PY'
+import errno, fcntl, os, struct, sys, time
+ready, go, out = sys.argv[1:4]
+os.setsid()  # the session leader, outside: /dev/tty5 becomes its controlling terminal
+fd = os.open("/dev/tty5", os.O_RDWR)
+pid = os.fork()
+if pid == 0:  # a job of its session, holding the console
+    open(ready + ".tmp", "w").write("%d\n" % os.getpid())
+    os.rename(ready + ".tmp", ready)
+    while not os.path.exists(go):
+        time.sleep(0.05)
+    def t(name, cmd, arg=0):
+        try:
+            fcntl.ioctl(fd, cmd, arg)
+            return name + " ok"
+        except OSError as e:
+            return name + " " + errno.errorcode[e.errno]
+    mode = struct.unpack("i", fcntl.ioctl(fd, 0x4B44, b"\0" * 4))[0]  # KDGKBMODE
+    vt = struct.unpack("HHH", fcntl.ioctl(fd, 0x5603, b"\0" * 6))[0]  # VT_GETSTATE
+    res = [t("setled", 0x4B32, 0), t("setmode", 0x4B3A, 0), t("skbmode", 0x4B45, mode),
+           t("vtsetmode", 0x5602, struct.pack("bbhhh", 0, 0, 0, 0, 0)),
+           t("activate", 0x5606, 5), t("activate-back", 0x5606, vt),
+           t("getled", 0x4B31, b"\0"), t("getstate", 0x5603, b"\0" * 6)]
+    open(out, "w").write("\n".join(res) + "\n")
+    os._exit(0)
+os.waitpid(pid, 0)
+PY
+	python3 "$T/vt.py" "$T/ready0" "$T/ready0" "$T/plain.txt"
+	for op in setled setmode skbmode vtsetmode activate activate-back getled getstate; do
+		expect_line "$T/plain.txt" "$op ok"
+	done
+	python3 "$T/vt.py" "$T/ready" "$T/go" "$T/rw/att.txt" &
+	local leader=$!
+	wait_file "$T/ready"
+	attach_start "$(cat "$T/ready")" "$T/policy" "$T/att.err"
+	touch "$T/go"
+	attach_end "$leader"
+	wait_file "$T/rw/att.txt"
+	for op in setled setmode skbmode vtsetmode activate; do
+		expect_line "$T/rw/att.txt" "$op EPERM"
+	done
+	for op in getled getstate; do
+		expect_line "$T/rw/att.txt" "$op ok"
+	done
+	expect_grep "$T/att.err" "deny self tty-ioctl /dev/tty5 "
+}
