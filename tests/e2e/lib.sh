@@ -111,6 +111,31 @@ vm_module() {
 	done
 }
 
+# softdog_load: the software watchdog, loaded here with soft_noboot=1 (a watchdog left
+# running never reboots the VM) and removed at the test's end; its device's name
+# (watchdogN) in SOFTDOG. Skips outside the VM, and where softdog was loaded before (its
+# soft_noboot is not in sysfs: only one loaded here is known not to reboot).
+softdog_load() {
+	local dir=/run/pysb-vm-modules m n
+	[ -f "$dir/softdog.order" ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	[ ! -d /sys/module/softdog ] || skip "softdog loaded before, perhaps without soft_noboot=1"
+	while read -r m; do
+		[ -d "/sys/module/$m" ] && continue
+		if [ "$m" = softdog ]; then
+			insmod "$dir/$m.ko.xz" soft_noboot=1 || fail "cannot load softdog"
+		else
+			insmod "$dir/$m.ko.xz" || fail "cannot load $m"
+		fi
+	done <"$dir/softdog.order"
+	trap 'rmmod softdog 2>/dev/null' EXIT
+	SOFTDOG=
+	for n in /sys/class/watchdog/watchdog*; do
+		grep -q "Software Watchdog" "$n/identity" 2>/dev/null && SOFTDOG=${n##*/}
+	done
+	[ -n "$SOFTDOG" ] || fail "no watchdog of softdog's"
+	[ -c "/dev/$SOFTDOG" ] || fail "no /dev/$SOFTDOG for softdog"
+}
+
 # run_sb POLICY_FILE PROGRAM [ARGS...]: runs under pysb-bpf, output in $T/out and $T/err,
 # status in $RC.
 run_sb() {

@@ -2232,6 +2232,29 @@ mptcp_restore() {
 	[ -z "${MPTCP_SERVER:-}" ] || kill "$MPTCP_SERVER" 2>/dev/null
 }
 
+# mptcp_server PORT: an MPTCP server outside any sandbox on PORT of every address (it
+# reads and drops what it is sent), its pid in MPTCP_SERVER, once it listens.
+mptcp_server() {
+	mkdir -p "$T/mp"
+	write_file "$T/mp/server.py" <<'PY'
+import socket, sys, threading
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)  # IPPROTO_MPTCP
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("0.0.0.0", int(sys.argv[1])))
+s.listen(8)
+print("listening", flush=True)
+def serve(c):
+    while c.recv(100):
+        pass
+    c.close()
+while True:
+    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
+PY
+	python3 "$T/mp/server.py" "$1" >"$T/server.out" 2>&1 &
+	MPTCP_SERVER=$!
+	wait_line "$T/server.out" "^listening" 600 0.05 || fail "no server: $(cat "$T/server.out")"
+}
+
 # mptcp_client TAG HOST...: the client to each HOST in turn (outside any sandbox for TAG
 # plain), held until the server's announced address is joined (2 s at most); the joins it
 # made in $T/joins-TAG.
@@ -2276,20 +2299,6 @@ test_escape_mptcp_subflow_to_an_announced_address_refused() {
 	ip mptcp limits set subflows 2 add_addr_accepted 2 || fail "ip mptcp limits"
 	ip mptcp endpoint add 127.0.0.2 signal || fail "ip mptcp endpoint"
 	mkdir -p "$T/mp"
-	write_file "$T/mp/server.py" <<'PY'
-import socket, sys, threading
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)  # IPPROTO_MPTCP
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
-s.listen(8)
-print("listening", flush=True)
-def serve(c):
-    while c.recv(100):
-        pass
-    c.close()
-while True:
-    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
-PY
 	write_file "$T/mp/client.py" <<PY
 import os, socket, sys, time
 for host in sys.argv[1:]:
@@ -2307,9 +2316,7 @@ c.send(b"more data")
 c.close()
 PY
 	printf 'expose-ro=%s\nnet=ALLOW|tcp|127.0.0.1/32|%s|OUT\n' "$T/mp" "$port" >"$T/policy"
-	python3 "$T/mp/server.py" "$port" >"$T/server.out" 2>&1 &
-	MPTCP_SERVER=$!
-	wait_line "$T/server.out" "^listening" 600 0.05 || fail "no server: $(cat "$T/server.out")"
+	mptcp_server "$port"
 	# unconfined: the client joins the announced 127.0.0.2
 	mptcp_client plain 127.0.0.1
 	expect_line "$T/plain.out" "connect 127.0.0.1 ok"
@@ -2341,20 +2348,6 @@ test_escape_mptcp_userspace_pm_subflow_refused() {
 	trap "echo $pm >/proc/sys/net/mptcp/pm_type; [ -z \"\${MPTCP_SERVER:-}\" ] || kill \"\$MPTCP_SERVER\"" EXIT
 	echo 1 >/proc/sys/net/mptcp/pm_type || fail "cannot set net.mptcp.pm_type"
 	mkdir -p "$T/mp"
-	write_file "$T/mp/server.py" <<'PY'
-import socket, sys, threading
-s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)  # IPPROTO_MPTCP
-s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("0.0.0.0", int(sys.argv[1])))
-s.listen(8)
-print("listening", flush=True)
-def serve(c):
-    while c.recv(100):
-        pass
-    c.close()
-while True:
-    threading.Thread(target=serve, args=(s.accept()[0],), daemon=True).start()
-PY
 	write_file "$T/mp/client.py" <<PY
 import os, socket, struct, time
 c = socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262)
@@ -2399,9 +2392,7 @@ print("subflow %s %s" % (host, "ok" if err == 0 else "errno=%d" % -err), flush=T
 PY
 	printf 'expose-ro=%s\nnet=ALLOW|tcp|127.0.0.1/32|%s|OUT\nnet=ALLOW|tcp|127.0.0.1/32|0|IN\n' \
 		"$T/mp" "$port" >"$T/policy"
-	python3 "$T/mp/server.py" "$port" >"$T/server.out" 2>&1 &
-	MPTCP_SERVER=$!
-	wait_line "$T/server.out" "^listening" 600 0.05 || fail "no server: $(cat "$T/server.out")"
+	mptcp_server "$port"
 	local tag token
 	for tag in plain confined; do
 		rm -f "$T/mp/go"
@@ -2874,24 +2865,9 @@ PY
 # for writing, /dev/watchdog and /dev/watchdogN alike; a rule granting WRITE lets it open.
 test_escape_watchdog_not_started_by_an_open_for_reading() {
 	once_per_matrix "the open and the devices are told apart the same way on every kernel; the watchdog core's open has not changed"
-	local dir=/run/pysb-vm-modules m n wd='' dev
-	[ -f "$dir/softdog.order" ] || skip "no on-demand kernel modules here (the test VM ships them)"
-	# soft_noboot is not in sysfs: only a softdog loaded here is known not to reboot
-	[ ! -d /sys/module/softdog ] || skip "softdog loaded before, perhaps without soft_noboot=1"
-	while read -r m; do
-		[ -d "/sys/module/$m" ] && continue
-		if [ "$m" = softdog ]; then
-			insmod "$dir/$m.ko.xz" soft_noboot=1 || fail "cannot load softdog"
-		else
-			insmod "$dir/$m.ko.xz" || fail "cannot load $m"
-		fi
-	done <"$dir/softdog.order"
-	trap 'rmmod softdog 2>/dev/null' EXIT
-	for n in /sys/class/watchdog/watchdog*; do
-		grep -q "Software Watchdog" "$n/identity" 2>/dev/null && wd=${n##*/}
-	done
-	[ -n "$wd" ] || fail "no watchdog of softdog's"
-	[ -c "/dev/$wd" ] || fail "no /dev/$wd for softdog"
+	local wd dev
+	softdog_load
+	wd=$SOFTDOG
 	write_probe_lib
 	write_file "$T/wd.py" <<PY
 import fcntl, os, struct, sys

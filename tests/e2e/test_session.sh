@@ -1714,24 +1714,10 @@ PY
 # now; a policy that lets the program write it keeps them.
 test_session_held_watchdog_judged_by_the_rules() {
 	once_per_matrix "the device and the ioctls are told apart the same way on every kernel"
-	local dir=/run/pysb-vm-modules m n wd='' holder tag
-	[ -f "$dir/softdog.order" ] || skip "no on-demand kernel modules here (the test VM ships them)"
-	[ ! -d /sys/module/softdog ] || skip "softdog loaded before, perhaps without soft_noboot=1"
+	local wd holder tag
 	session_setup
-	while read -r m; do
-		[ -d "/sys/module/$m" ] && continue
-		if [ "$m" = softdog ]; then
-			insmod "$dir/$m.ko.xz" soft_noboot=1 || fail "cannot load softdog"
-		else
-			insmod "$dir/$m.ko.xz" || fail "cannot load $m"
-		fi
-	done <"$dir/softdog.order"
-	trap 'rmmod softdog 2>/dev/null' EXIT
-	for n in /sys/class/watchdog/watchdog*; do
-		grep -q "Software Watchdog" "$n/identity" 2>/dev/null && wd=${n##*/}
-	done
-	[ -n "$wd" ] || fail "no watchdog of softdog's"
-	[ -c "/dev/$wd" ] || fail "no /dev/$wd for softdog"
+	softdog_load
+	wd=$SOFTDOG
 	write_file "$T/wd.py" <<'PY'
 import fcntl, os, struct, sys, time
 dev, what, ready, go = sys.argv[1:5]
