@@ -3,6 +3,7 @@
  * `pysb-bpf check`: the text form, rendered from the JSON document. See check.c.
  */
 #include "check_int.h"
+#include "utf8.h"
 
 /* ---------------- text, rendered from the document */
 
@@ -15,21 +16,20 @@ static const char *jstr(const json_t *o, const char *key)
 
 /* Control characters as \xNN, so one entry stays on one line; C1 ones too (U+0080 to
  * U+009F, 8-bit CSI and OSC, which terminals run: a link on the interpreter's way that a
- * program re-pointed in its rw tree is listed by name, found by an adversary, round 29).
- * Bytes that are not UTF-8 came as \xNN already (json_bytes.h's display form). */
+ * program re-pointed in its rw tree is listed by name, found by an adversary, round 29):
+ * what utf8_printable() does not pass. Bytes that are not UTF-8 came as \xNN already
+ * (json_bytes.h's display form). */
 static void put_text(FILE *f, const char *s)
 {
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
+	for (const char *end = s + strlen(s); *s;) {
+		size_t n = utf8_printable(s, (size_t)(end - s));
 
-		if (c < 0x20 || c == 0x7f ||
-		    (c == 0xc2 && (unsigned char)s[1] >= 0x80 && (unsigned char)s[1] < 0xa0)) {
-			fprintf(f, "\\x%02X", c);
-			if (c == 0xc2)
-				fprintf(f, "\\x%02X", (unsigned char)*++s);
-		} else {
-			fputc(*s, f);
+		if (!n) {
+			fprintf(f, "\\x%02X", (unsigned char)*s++);
+			continue;
 		}
+		fwrite(s, 1, n, f);
+		s += n;
 	}
 }
 
