@@ -167,23 +167,6 @@ static __always_inline int check_path(__u16 op, __u32 want, const struct path *p
 	return check(cfg, cgid, op, want, path->dentry, path->mnt);
 }
 
-/* The rule of sandbox `sandbox` on the inode at `inode` itself (the object a rule names),
- * or NULL: one lookup in inode_labels, a miss for almost every file. `low`: the address's
- * low 32 bits, for label_filter. */
-static __always_inline struct pysb_file_rule *own_rule_of(__u64 inode, __u32 low, __u32 sandbox)
-{
-	struct pysb_file_key key = { .sandbox = sandbox };
-	__u64 *label;
-
-	if (!inode || !maybe_labelled(low))
-		return NULL;
-	label = bpf_map_lookup_elem(&inode_labels, &inode);
-	if (!label)
-		return NULL;
-	key.label = *label;
-	return bpf_map_lookup_elem(&file_rules, &key);
-}
-
 static __always_inline struct pysb_file_rule *own_rule(struct dentry *d, __u32 sandbox)
 {
 	__u64 inode = (__u64)BPF_CORE_READ(d, d_inode);

@@ -155,6 +155,23 @@ static __always_inline __u32 exact_rule_access(struct dentry *d, __u32 sandbox, 
 	return r->access;
 }
 
+/* The rule of sandbox `sandbox` on the inode at `inode` itself (the object a rule names),
+ * or NULL: one lookup in inode_labels, a miss for almost every file. `low`: the address's
+ * low 32 bits, for label_filter. */
+static __always_inline struct pysb_file_rule *own_rule_of(__u64 inode, __u32 low, __u32 sandbox)
+{
+	struct pysb_file_key key = { .sandbox = sandbox };
+	__u64 *label;
+
+	if (!inode || !maybe_labelled(low))
+		return NULL;
+	label = bpf_map_lookup_elem(&inode_labels, &inode);
+	if (!label)
+		return NULL;
+	key.label = *label;
+	return bpf_map_lookup_elem(&file_rules, &key);
+}
+
 /*
  * The first of the two slots of a task's directory cache that may hold the answer for
  * directory `dir` (its set; the other is the next). Two ways: the directory of a new file
@@ -209,6 +226,23 @@ static __noinline __attribute__((unused)) bool walk_cached(struct walk_ctx *c, s
 	__u64 *sgp, *gp, gen, sgen, dir_inode, mnt_root;
 	__u32 zero = 0;
 
+	/* A file with a label (a rule's own object: the rule directory a create or an unlink
+	 * at depth 1 starts from): the walk's first level decides, before any name or mount
+	 * (pysb_walk, walk_level_of with the filter), by the same two lookups; no directory
+	 * answer is asked. Only where the walk would note nothing first (note_overlay: an
+	 * overlay's creator cred), and only when that rule is the sandbox's (a label of
+	 * another sandbox's rule: the walk goes on above). */
+	if (inode && maybe_labelled(pysb_low_half(inode)) &&
+	    d->d_sb->s_magic != OVERLAYFS_SUPER_MAGIC) {
+		struct pysb_file_rule *r = own_rule_of((__u64)inode, pysb_low_half(inode), cfg->id);
+
+		if (!r)
+			return false;
+		c->granted = r->access;
+		c->rule = r->rule;
+		c->found = 1;
+		return true;
+	}
 	if (!mnt || !dir || dir == d || (cfg->flags & PYSB_SB_IGNORES))
 		return false;
 	mnt_root = (__u64)mnt->mnt_root;

@@ -198,6 +198,58 @@ PY
 	expect_line "$T/work/policy" "expose-rw=$T/work"
 }
 
+# A create or an unlink right in a rule's directory starts the walk at that labelled
+# directory, which the hooks now judge by its own rule without the walk (bpf/path.bpf.h
+# walk_cached): it must be the sandbox's own rule. Sandbox A holds a read-only rule on
+# $T/top/sub (the directory labelled while A runs); sandbox B's only rule is read-write on
+# $T/top. B creates and removes files in $T/top (its rule's directory: the shortcut) and in
+# $T/top/sub (labelled, but by A's rule: B's walk goes on to $T/top and allows), and a
+# read-only sandbox C is refused both in its rule's directory (EACCES in the kernel, where
+# unconfined both work).
+test_dircache_rule_directory_answers_for_its_own_sandbox_only() {
+	mkdir -p "$T/top/sub" "$T/a-svc" "$T/lib"
+	echo old >"$T/top/sub/gone"
+	echo old >"$T/top/gone"
+	write_file "$T/lib/churn.py" <<'PY'
+import errno, os, sys
+def attempt(f):
+    try:
+        f()
+        return "ok"
+    except OSError as e:
+        return errno.errorcode[e.errno]
+out = []
+for d in sys.argv[1:]:
+    out.append(attempt(lambda: open(d + "/new", "w").close()))
+    out.append(attempt(lambda: os.unlink(d + "/gone")))
+print(" ".join(out))
+PY
+	python3 - "$T/top" <<'PY' || fail "unconfined, creating and removing in $T/top failed"
+import os, sys
+open(sys.argv[1] + "/probe", "w").close()
+os.unlink(sys.argv[1] + "/probe")
+PY
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/top/sub" "$T/a-svc" >"$T/policy-a"
+	"$PYSB" run --policy "$T/policy-a" -- python3 -c '
+import sys, time
+open(sys.argv[1] + "/ready", "w").close()
+time.sleep(60)' "$T/a-svc" >"$T/a.out" 2>&1 &
+	local a=$!
+	wait_file "$T/a-svc/ready" "sandbox A never started: $(cat "$T/a.out")"
+	printf 'expose-rw=%s\nexpose-ro=%s\n' "$T/top" "$T/lib" >"$T/policy-b"
+	run_sb "$T/policy-b" python3 "$T/lib/churn.py" "$T/top" "$T/top/sub"
+	kill "$a" 2>/dev/null
+	wait "$a" 2>/dev/null
+	expect_rc 0
+	expect_line "$T/out" "ok ok ok ok"
+	echo old >"$T/top/gone"
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/top" "$T/lib" >"$T/policy-c"
+	run_sb "$T/policy-c" python3 "$T/lib/churn.py" "$T/top"
+	expect_rc 0
+	expect_line "$T/out" "EACCES EACCES"
+	[ -e "$T/top/gone" ] || fail "the read-only sandbox removed $T/top/gone"
+}
+
 # fs_gen, the count that makes every cached answer stale (the pinned map of this build's
 # instance: a little-endian u64).
 dc_fs_gen() {
