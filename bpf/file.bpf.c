@@ -249,7 +249,8 @@ deny:
 /* `op` of `entry` in `dir` by the task of sandbox `cfg`: WRITE on `dir`, and a name kept
  * (KEEP_NAME) stays. */
 static __always_inline int check_dir_entry_of(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
-					      const struct path *dir, struct dentry *entry)
+					      const struct path *dir, struct dentry *entry,
+					      struct pysb_dir_cache *dc)
 {
 	struct vfsmount *mnt = dir->mnt;
 	struct walk_ctx c;
@@ -259,7 +260,7 @@ static __always_inline int check_dir_entry_of(struct pysb_sandbox_cfg *cfg, __u6
 		walk_from(&c, entry, mnt, cfg);
 		return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
 	}
-	if (walk_from_btf(&c, dir->dentry, mnt, cfg) & PYSB_ACC_WRITE)
+	if (walk_from_btf(&c, dir->dentry, mnt, cfg, dc) & PYSB_ACC_WRITE)
 		return 0;
 	return file_denied(cfg, cgid, PYSB_KIND_FILE, op, PYSB_ACC_WRITE, &c, entry, mnt);
 }
@@ -267,12 +268,13 @@ static __always_inline int check_dir_entry_of(struct pysb_sandbox_cfg *cfg, __u6
 static __always_inline int check_dir_entry(__u16 op, const struct path *dir, struct dentry *entry)
 {
 	struct pysb_sandbox_cfg *cfg;
+	struct pysb_dir_cache *dc;
 	__u64 cgid;
 
-	cfg = current_sandbox(&cgid);
+	cfg = file_sandbox(&cgid, &dc);
 	if (!cfg)
 		return 0;
-	return check_dir_entry_of(cfg, cgid, op, dir, entry);
+	return check_dir_entry_of(cfg, cgid, op, dir, entry, dc);
 }
 
 static __always_inline __u32 open_access(__u32 mode, __u32 flags)
@@ -496,7 +498,7 @@ static __always_inline __u32 exec_open_unallowed(const struct pysb_sandbox_cfg *
 }
 
 static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, __u16 op,
-				      struct file *file, __u32 want)
+				      struct file *file, __u32 want, struct pysb_dir_cache *dc)
 {
 	int pidfd;
 	struct dentry *d = file->f_path.dentry;
@@ -509,7 +511,7 @@ static __always_inline int check_file(struct pysb_sandbox_cfg *cfg, __u64 cgid, 
 	/* a character device the rules grant only from above /dev: the program's own
 	 * terminal still passes below, others are refused as devices; another session's
 	 * terminal never, whatever the rules (bpf/tty.bpf.h foreign_terminal) */
-	if ((walk_from_btf(&c, d, mnt, cfg) & want) == want &&
+	if ((walk_from_btf(&c, d, mnt, cfg, dc) & want) == want &&
 	    !char_device_outside_rules(&c, inode) && !foreign_terminal(file, inode, cgid))
 		return block_device_verdict(cfg, cgid, op, want, &c, d, mnt, inode);
 	if (kernel_internal_open(&file->f_path) || overlay_fake_path_open(file) ||
@@ -593,10 +595,11 @@ SEC("lsm/file_open")
 int BPF_PROG(pysb_file_open, struct file *file)
 {
 	struct pysb_sandbox_cfg *cfg;
+	struct pysb_dir_cache *dc;
 	__u32 want;
 	__u64 cgid;
 
-	cfg = current_sandbox(&cgid);
+	cfg = file_sandbox(&cgid, &dc);
 	if (!cfg)
 		return 0;
 	/* O_TMPFILE creates without path_mknod: its mode is judged here, as mknod's is
@@ -606,7 +609,7 @@ int BPF_PROG(pysb_file_open, struct file *file)
 	want = open_access(file->f_mode, file->f_flags);
 	if (!(want & PYSB_ACC_WRITE) && watchdog_device(file))
 		want |= PYSB_ACC_WRITE;
-	return check_file(cfg, cgid, PYSB_OP_OPEN, file, want);
+	return check_file(cfg, cgid, PYSB_OP_OPEN, file, want, dc);
 }
 
 SEC("lsm/file_receive")
@@ -622,7 +625,7 @@ int BPF_PROG(pysb_file_receive, struct file *file)
 	if (on_internal_mount(&file->f_path))
 		return 0;
 	return check_file(cfg, cgid, PYSB_OP_RECEIVE_FD, file,
-			  open_access(file->f_mode, 0) & ~PYSB_ACC_EXEC);
+			  open_access(file->f_mode, 0) & ~PYSB_ACC_EXEC, NULL);
 }
 
 SEC("lsm/path_mknod")
@@ -630,11 +633,12 @@ int BPF_PROG(pysb_path_mknod, const struct path *dir, struct dentry *dentry, umo
 	     unsigned int dev)
 {
 	struct pysb_sandbox_cfg *cfg;
+	struct pysb_dir_cache *dc;
 	__u64 cgid;
 
 	/* every create of the machine comes here: the sandbox first, which answers for
 	 * the tasks in none */
-	cfg = current_sandbox(&cgid);
+	cfg = file_sandbox(&cgid, &dc);
 	if (!cfg)
 		return 0;
 	/* open(O_CREAT) of /proc/self/fd/N (/dev/stdout, a shell's >/dev/stderr) comes here
@@ -646,7 +650,7 @@ int BPF_PROG(pysb_path_mknod, const struct path *dir, struct dentry *dentry, umo
 	/* open(O_CREAT) comes here too (may_o_create), with S_IFREG in mode */
 	if (setid_mode(mode | S_IFREG))
 		return deny_setid(cfg, cgid, dentry, dir->mnt);
-	return check_dir_entry_of(cfg, cgid, PYSB_OP_CREATE, dir, dentry);
+	return check_dir_entry_of(cfg, cgid, PYSB_OP_CREATE, dir, dentry, dc);
 }
 
 SEC("lsm/path_mkdir")

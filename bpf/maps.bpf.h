@@ -463,6 +463,11 @@ struct pysb_dir_slot {
 struct pysb_dir_cache {
 	struct pysb_dir_slot slot[PYSB_DIR_SLOTS];
 	__u64 addr[2]; /* scratch of walk_cached (bpf/path.bpf.h): pointers read back as numbers */
+	/* A copy of the task's sandbox entry, kept by file_sandbox (bpf/path.bpf.h): valid
+	 * while the task is in cgroup `sb_own`, which is that sandbox's own cgroup, and
+	 * `sandboxes` is at generation `sb_gen`. sb_own 0: none, or being written. */
+	__u64 sb_own, sb_gen;
+	struct pysb_sandbox_cfg sb_cfg;
 };
 
 PYSB_MAP struct {

@@ -216,13 +216,13 @@ static __always_inline bool dir_slot_is(const struct pysb_dir_slot *s, __u64 dir
  */
 static __noinline __attribute__((unused)) bool walk_cached(struct walk_ctx *c, struct dentry *d,
 							   struct vfsmount *mnt,
-							   const struct pysb_sandbox_cfg *cfg)
+							   const struct pysb_sandbox_cfg *cfg,
+							   struct pysb_dir_cache *dc)
 {
 	struct dentry *dir = d->d_parent;
 	struct inode *inode = d->d_inode;
 	volatile __u64 *addr;
 	struct pysb_dir_slot *s;
-	struct pysb_dir_cache *dc;
 	__u64 *sgp, *gp, gen, sgen, dir_inode, mnt_root;
 	__u32 zero = 0;
 
@@ -256,7 +256,8 @@ static __noinline __attribute__((unused)) bool walk_cached(struct walk_ctx *c, s
 	if (gen >> PYSB_FS_BUSY_SHIFT)
 		return false;
 	sgen = *(volatile __u64 *)sgp;
-	dc = bpf_task_storage_get(&dir_cache, bpf_get_current_task_btf(), 0, 0);
+	if (!dc)
+		dc = bpf_task_storage_get(&dir_cache, bpf_get_current_task_btf(), 0, 0);
 	if (!dc)
 		return false;
 	/* The two addresses the hashes multiply, as numbers: the verifier allows no product
@@ -309,12 +310,68 @@ static __always_inline __u32 walk_from(struct walk_ctx *c, struct dentry *d, str
  * cacheable file systems only (cacheable_magic), never an overlay, and the walk that
  * stored the answer noted the file system. */
 static __always_inline __u32 walk_from_btf(struct walk_ctx *c, struct dentry *d,
-					   struct vfsmount *mnt, const struct pysb_sandbox_cfg *cfg)
+					   struct vfsmount *mnt, const struct pysb_sandbox_cfg *cfg,
+					   struct pysb_dir_cache *dc)
 {
 	__builtin_memset(c, 0, sizeof(*c));
-	if (walk_cached(c, d, mnt, cfg))
+	if (walk_cached(c, d, mnt, cfg, dc))
 		return !c->ignored ? c->granted : 0;
 	return walk_from(c, d, mnt, cfg);
+}
+
+/*
+ * current_sandbox() for the file hooks, which read the task's directory cache anyway
+ * (walk_cached): the task's storage also keeps a copy of its sandbox's entry, so a task
+ * whose own cgroup is its sandbox (a run's tasks, a bound service's main process: the
+ * shared table says so) needs no lookup in `sandboxes` for it. *dcp: the task's
+ * directory cache, for walk_from_btf (NULL: ask it there).
+ * The copy is the entry as it was at generation sb_gen of `sandboxes`: it is taken after
+ * an ordered read of the generation, and every change of an entry is followed by a bump
+ * (user space: loader_bump_sandbox_gen after each update). The kernel's own change of an
+ * entry in place, PYSB_SB_HOLD cleared at a held cgroup's first execve
+ * (bpf/born_exec.bpf.h), needs none: a held entry is never copied (current_sandbox
+ * answers "none" for it, as here), and a hold is only ever set again by user space.
+ * Tasks in no sandbox keep the table's fast answer; every other case asks
+ * current_sandbox().
+ */
+static __always_inline struct pysb_sandbox_cfg *file_sandbox(__u64 *cgid,
+							     struct pysb_dir_cache **dcp)
+{
+	__u64 own = PYSB_CACHE_CGROUP_ID(), *genp = pysb_gen_ptr(), gen;
+	struct pysb_sandbox_cfg *cfg;
+	struct pysb_dir_cache *dc;
+
+	*dcp = NULL;
+	switch (pysb_table_says(own)) {
+	case PYSB_TABLE_NONE:
+		return NULL;
+	case PYSB_TABLE_OWN:
+		break;
+	default:
+		return current_sandbox(cgid);
+	}
+	dc = bpf_task_storage_get(&dir_cache, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!dc || !genp)
+		return current_sandbox(cgid);
+	*dcp = dc;
+	if (dc->sb_own == own && dc->sb_gen == *(volatile __u64 *)genp) {
+		*cgid = own;
+		return &dc->sb_cfg;
+	}
+	gen = PYSB_GEN_READ_ORDERED(genp);
+	cfg = bpf_map_lookup_elem(&sandboxes, &own);
+	if (!cfg)
+		return current_sandbox(cgid); /* unbound since: the walk decides */
+	if (cfg->flags & PYSB_SB_HOLD)
+		return NULL;
+	/* Only this task's file hooks write it, and they do not nest: marked all the same. */
+	dc->sb_own = 0;
+	dc->sb_cfg = *cfg;
+	dc->sb_gen = gen;
+	dc->sb_own = own;
+	*cgid = own;
+	return cfg;
 }
 
 /*

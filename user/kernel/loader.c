@@ -601,6 +601,7 @@ void loader_stop(struct loader *l)
 	stopwatch("stop: pool released");
 	/* Destroying the skeleton drops this process's references only: the pins keep the
 	 * shared instance attached. */
+	loader_unmap_sandbox_gen(l);
 	if (l->started)
 		loader_maps_close(&l->fd);
 	l->started = false;

@@ -60,6 +60,10 @@ struct loader {
 	bool pooled, pool_freed;
 	int pool_fd;
 	uint32_t pool_map_id;
+	/* sandbox_gen mapped at its first bump and kept (loader_bump_sandbox_gen): a later
+	 * bump cannot fail, and the kernel's copies of an entry (bpf/path.bpf.h
+	 * file_sandbox) rely on a bump after every change */
+	uint64_t *gen_map;
 };
 
 /*
@@ -232,6 +236,8 @@ int loader_sandbox_next(const struct loader *l, const uint64_t *prev, uint64_t *
  * confined or its program starts: the kernel's per-task cache of "which sandbox am I in"
  * is valid for one generation only (bpf/nearest.h, docs/design.md). 0 or -errno. */
 int loader_bump_sandbox_gen(struct loader *l);
+/* Releases the mapping loader_bump_sandbox_gen keeps (loader_stop calls it). */
+void loader_unmap_sandbox_gen(struct loader *l);
 /* Marks (add) or unmarks the process whose next execve is its own start. */
 int loader_exec_pending(struct loader *l, uint32_t tgid, bool add);
 

@@ -43,28 +43,37 @@ static int clear_cgroup_table(struct loader *l)
 	return err;
 }
 
-int loader_bump_sandbox_gen(struct loader *l)
+static size_t gen_map_len(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	uint64_t *gen, now;
+
+	return page > 0 ? (size_t)page : 4096;
+}
+
+int loader_bump_sandbox_gen(struct loader *l)
+{
+	uint64_t now;
 	int err = 0;
 
 	/* Through a shared mapping, one atomic add: an update through the bpf() syscall is
 	 * a copy that a hook could read torn, and two bumpers could both write the same
 	 * value. Seq-cst: the change of `sandboxes` before it is visible to whoever reads
-	 * the new value. */
-	gen = mmap(NULL, page > 0 ? page : 4096, PROT_READ | PROT_WRITE, MAP_SHARED,
-		   l->fd.sandbox_gen, 0);
-	if (gen == MAP_FAILED) {
-		int err = -errno;
+	 * the new value. Mapped once: no later bump can fail (a reload's change of an entry
+	 * in place must be followed by one). */
+	if (!l->gen_map) {
+		void *gen = mmap(NULL, gen_map_len(), PROT_READ | PROT_WRITE, MAP_SHARED,
+				 l->fd.sandbox_gen, 0);
 
-		pr_err("cannot map the sandbox generation counter (map sandbox_gen): %s; "
-		       "processes could keep a cached \"not sandboxed\"",
-		       strerror(-err));
-		return err;
+		if (gen == MAP_FAILED) {
+			err = -errno;
+			pr_err("cannot map the sandbox generation counter (map sandbox_gen): %s; "
+			       "processes could keep a cached \"not sandboxed\"",
+			       strerror(-err));
+			return err;
+		}
+		l->gen_map = gen;
 	}
-	now = __atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
-	munmap(gen, page > 0 ? page : 4096);
+	now = __atomic_add_fetch(l->gen_map, 1, __ATOMIC_SEQ_CST);
 	if (!(now % PYSB_CGROUP_TABLE_CLEAR_EVERY))
 		err = clear_cgroup_table(l);
 	return err;
@@ -74,8 +83,15 @@ int loader_switch_sandbox(struct loader *l, uint64_t cgid, const struct pysb_san
 {
 	if (bpf_map_update_elem(l->fd.sandboxes, &cgid, cfg, BPF_ANY))
 		return -errno;
-	loader_bump_sandbox_gen(l); /* the key stays: a stale cache names the same entry */
-	return 0;
+	/* the key stays, but the file hooks keep copies of entries (file_sandbox) */
+	return loader_bump_sandbox_gen(l);
+}
+
+void loader_unmap_sandbox_gen(struct loader *l)
+{
+	if (l->gen_map)
+		munmap(l->gen_map, gen_map_len());
+	l->gen_map = NULL;
 }
 
 int loader_remove_sandbox(struct loader *l, uint64_t cgid)
