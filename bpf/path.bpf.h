@@ -337,7 +337,9 @@ static __always_inline __u32 walk_from_btf(struct walk_ctx *c, struct dentry *d,
 static __always_inline struct pysb_sandbox_cfg *file_sandbox(__u64 *cgid,
 							     struct pysb_dir_cache **dcp)
 {
-	__u64 own = PYSB_CACHE_CGROUP_ID(), *genp = pysb_gen_ptr(), gen;
+	/* one helper call for the task, for its cgroup and its storage */
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 own = task->cgroups->dfl_cgrp->kn->id, *genp = pysb_gen_ptr(), gen;
 	struct pysb_sandbox_cfg *cfg;
 	struct pysb_dir_cache *dc;
 
@@ -350,8 +352,7 @@ static __always_inline struct pysb_sandbox_cfg *file_sandbox(__u64 *cgid,
 	default:
 		return current_sandbox(cgid);
 	}
-	dc = bpf_task_storage_get(&dir_cache, bpf_get_current_task_btf(), 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	dc = bpf_task_storage_get(&dir_cache, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!dc || !genp)
 		return current_sandbox(cgid);
 	*dcp = dc;
