@@ -54,8 +54,10 @@ def section_targets(r, rep):
 def why_overhead(r, rep):
     out = []
     reasons = {
-        "open": "every open runs `pysb_file_open`: the cgroup-to-sandbox lookup (cached per "
-                "task), the file's own label, then the task's cached answer for the file's "
+        "open": "every open runs `pysb_file_open`: the task's sandbox (a copy of its entry "
+                "kept in the task's storage, beside its directory cache: docs/design.md, \"A "
+                "copy of the entry for the file hooks\"), the file's own label, then the "
+                "task's cached answer for the file's "
                 "directory, or on a miss a walk from there up to the nearest rule, one probe "
                 "read and one `inode_labels` lookup per level (docs/design.md, \"The cost of "
                 "the walk\" and \"The directory verdict cache\"). The benchmark's file "
