@@ -366,10 +366,13 @@ static __always_inline struct pysb_sandbox_cfg *file_sandbox(__u64 *cgid,
 		return current_sandbox(cgid); /* unbound since: the walk decides */
 	if (cfg->flags & PYSB_SB_HOLD)
 		return NULL;
-	/* Only this task's file hooks write it, and they do not nest: marked all the same. */
+	/* Only this task's file hooks write it, and they do not nest: marked all the same,
+	 * in this order (the compiler barriers keep the first store and the last one last). */
 	dc->sb_own = 0;
+	barrier();
 	dc->sb_cfg = *cfg;
 	dc->sb_gen = gen;
+	barrier();
 	dc->sb_own = own;
 	*cgid = own;
 	return cfg;
