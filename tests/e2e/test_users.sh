@@ -878,6 +878,64 @@ $prog" >"$T/out" 2>"$T/err"
 	expect_no_grep "$T/err" "deny"
 }
 
+# `pysb-bpf check` from a subdirectory, and with expose-rw=${TMPDIR} (the README's step 2,
+# before the first run): run named the policy beside the program and warned that TMPDIR
+# was not passed, check said "policy file not found" alone and "warnings (0)" (found by a
+# user: check is where a policy is read before it is used). check now gives run's words,
+# from the same code, in its text and in --json; what they say to do then checks clean
+# and runs the program.
+test_users_check_gives_the_hints_run_gives() {
+	once_per_matrix "check's report: no sandbox"
+	local hint
+	mkdir -p "$T/proj/sub" "$T/mytmp"
+	printf 'expose-ro=.\n' >"$T/proj/.py-sandboxes"
+	printf 'print("app ran")\n' >"$T/proj/app.py"
+	hint="pysb-bpf: error: no .py-sandboxes in the working directory $T/proj/sub, but there is $T/proj/.py-sandboxes: run from $T/proj (cd $T/proj: its relative paths, such as expose-ro=., are read from the working directory, as python-sb reads them), or name it with --policy $T/proj/.py-sandboxes"
+	(cd "$T/proj/sub" && "$PYSB" check ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 1
+	expect_grep "$T/err" "^\./\.py-sandboxes: error: policy file not found"
+	expect_line "$T/err" "$hint"
+	(cd "$T/proj/sub" && "$PYSB" run ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 125
+	expect_line "$T/err" "$hint"
+	(cd "$T/proj/sub" && "$PYSB" check --json ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 1
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not any(e["message"].startswith("no .py-sandboxes in the working directory " + sys.argv[2] + ", but there is ") for e in d["errors"]))' "$T/out" "$T/proj/sub" ||
+		fail "no hint among check --json's errors: $(cat "$T/out")"
+	(cd "$T/proj/sub" && "$PYSB" check --policy "$T/proj/.py-sandboxes" ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	# the TMPDIR warning, where run gives it
+	printf 'expose-ro=.\nexpose-rw=${TMPDIR}\n' >"$T/proj/.py-sandboxes"
+	(cd "$T/proj" && TMPDIR=$T/mytmp "$PYSB" check app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "== warnings (1)"
+	expect_line "$T/out" "warning: ./.py-sandboxes:2:11: expose-rw=$T/mytmp is your TMPDIR, but no env= line passes TMPDIR to the program: Python's tempfile, and most programs, then write in /tmp; add env=TMPDIR=\${TMPDIR}"
+	(cd "$T/proj" && TMPDIR=$T/mytmp "$PYSB" check --json app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not [w for w in d["warnings"] if w["message"].startswith("expose-rw=" + sys.argv[2] + " is your TMPDIR") and w["line"] == 2])' "$T/out" "$T/mytmp" ||
+		fail "no TMPDIR warning in check --json: $(cat "$T/out")"
+	printf 'env=TMPDIR=${TMPDIR}\n' >>"$T/proj/.py-sandboxes"
+	(cd "$T/proj" && TMPDIR=$T/mytmp "$PYSB" check app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "== warnings (0)"
+	(cd "$T/proj" && TMPDIR=$T/mytmp "$PYSB" run app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "app ran"
+	expect_no_grep "$T/err" "warning"
+}
+
 # `pysb-bpf --policy FILE run app.py`, typed as git -C or docker --config are: the error
 # said "unknown option '--policy' before the command" though run knows it (found by a
 # user). It now names the command it belongs after and the order to type; that order runs.
