@@ -666,6 +666,40 @@ sys.exit(not (len(deny) == 1 and len(before) == 40 and before[-1] < deny[0] and
 		fail "deny line not after the program's 40 whole lines: $(grep -a -n -B1 -A1 deny "$T/out" | od -c | head -20)"
 }
 
+# `pysb-bpf run app.py 2>&1 | cat`, the program writing a progress text with no newline
+# when it is denied: through a pipe, pysb-bpf cannot know where the program's line ends
+# (its bytes go to the pipe, not through pysb-bpf, as they do on a terminal), so the deny
+# line may start after "progress ... " on the same line. What holds (tested here): the deny
+# line is one write, whole, ending in its own newline, and removing it gives back the
+# program's bytes exactly, stdout's and stderr's in the order written.
+test_users_deny_line_through_a_pipe_leaves_the_programs_bytes_whole() {
+	once_per_matrix "the supervisor's writes to a shared pipe: no hook of its own"
+	users_setup
+	write_file "$T/ro/progress_app.py" <<EOF2
+import sys
+sys.stderr.write('progress 10%...'); sys.stderr.flush()
+try:
+    open('$T/other/secret.txt')
+except PermissionError:
+    pass
+sys.stderr.write('done\\n'); sys.stderr.flush()
+sys.stdout.write('result='); sys.stdout.flush()
+try:
+    open('$T/other/secret.txt', 'rb')
+except PermissionError:
+    pass
+print('42')
+EOF2
+	"$PYSB" run --policy "$T/policy" -- python3 "$T/ro/progress_app.py" 2>&1 | cat >"$T/out"
+	RC=${PIPESTATUS[0]}
+	expect_rc 0
+	[ "$(grep -c 'pysb-bpf: deny file open(read) '"$T"'/other/secret.txt pid=[0-9]* tid=[0-9]* comm=python3$' "$T/out")" = 1 ] ||
+		fail "not one whole deny line ending the output's line: $(od -c "$T/out" | head -20)"
+	program_err "$T/out" >"$T/prog"
+	printf 'progress 10%%...done\nresult=42\n' >"$T/want"
+	cmp -s "$T/prog" "$T/want" || fail "the program's bytes not whole: $(od -c "$T/prog" | head)"
+}
+
 # `sudo pysb-bpf attach --pid PID`: the policy's ~ is the confined process's user's, not
 # root's (found by a user: attach read ~ from its own environment, so expose-ro=~/data
 # named /root/data); and `sudo pysb-bpf learn --from` spells ~ as the program's user's, as
@@ -934,6 +968,84 @@ sys.exit(not [w for w in d["warnings"] if w["message"].startswith("expose-rw=" +
 	expect_rc 0
 	expect_line "$T/out" "app ran"
 	expect_no_grep "$T/err" "warning"
+}
+
+# sqlite3 on a database under expose-ro=: Python's sqlite3 opens it for reading and
+# writing, is refused (EACCES), and goes on read-only: the program read its rows, and the
+# one deny line at every start named no rule, as if the access had failed (found by a
+# user). The line now says the file may be read and that sqlite3 does; the write is still
+# refused in the kernel, and expose-rw= lets it through.
+test_users_sqlite_read_only_database_says_it_reads() {
+	once_per_matrix "the deny line's text: the open's denial itself is the file rules' test"
+	local db="$T/data/app.db"
+	mkdir -p "$T/data" "$T/lib"
+	write_probe_lib
+	python3 -c "import sqlite3; c = sqlite3.connect('$db'); c.execute('create table t(x)'); c.execute('insert into t values (1)'); c.commit()" ||
+		fail "sqlite3 natively"
+	probe_py "$T/lib/q.py" "import sqlite3" \
+		"attempt('rdwr', lambda: os.close(os.open('$db', os.O_RDWR)))" \
+		"c = sqlite3.connect('$db')" \
+		"print('rows', c.execute('select x from t').fetchall(), flush=True)" \
+		"try:" \
+		"    c.execute('insert into t values (2)'); c.commit(); print('insert ok')" \
+		"except sqlite3.OperationalError as e:" \
+		"    print('insert', e)"
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/data" "$T/lib" >"$T/policy"
+	run_sb "$T/policy" python3 "$T/lib/q.py"
+	expect_rc 0
+	expect_line "$T/out" "rdwr EACCES"
+	expect_line "$T/out" "rows [(1,)]"
+	expect_line "$T/out" "insert attempt to write a readonly database"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read,write\) $db \(read-only: $T/policy:1 lets $T/data be read, not written; a program that then opens it for reading alone, as sqlite3 does, reads it; expose-rw= lets it write\) pid="
+	printf 'expose-rw=%s\nexpose-ro=%s\n' "$T/data" "$T/lib" >"$T/policy"
+	run_sb "$T/policy" python3 "$T/lib/q.py"
+	expect_rc 0
+	expect_line "$T/out" "rdwr ok"
+	expect_line "$T/out" "insert ok"
+	expect_no_grep "$T/err" "deny file [^ ]+ $T/data"
+	[ "$(python3 -c "import sqlite3; print(sqlite3.connect('$db').execute('select count(*) from t').fetchone()[0])")" = 2 ] ||
+		fail "the insert is not in the database"
+}
+
+# `pysb-bpf run -- git log` in a repository under expose-ro=, HOME passed: git reads its
+# configuration files (/etc/gitconfig, ~/.gitconfig), is refused, warns "unable to access"
+# and stops with "fatal: unknown error occurred while reading the configuration files";
+# the deny lines named no way out (found by a user). They now say which configuration it
+# is and the two ways: expose-ro= of the file (git then reads it: its user.name is shown),
+# or env= lines that make git skip it (git log then runs).
+test_users_git_config_deny_lines_say_the_ways_out() {
+	once_per_matrix "the deny line's text: the open's denial itself is the file rules' test"
+	command -v git >/dev/null || skip "git not installed"
+	local sys=""
+	mkdir -p "$T/repo" "$T/home"
+	printf '[user]\n\tname = Round Thirtyone\n' >"$T/home/.gitconfig"
+	(cd "$T/repo" && git init -q . && echo hi >f && git add f &&
+		HOME=$T/home git -c user.email=u@example.org commit -qm first) || fail "git natively"
+	[ -e /etc/gitconfig ] && sys=1
+	cd "$T/repo" || fail "cd"
+	printf 'expose-ro=%s\nenv=HOME=%s\n' "$T/repo" "$T/home" >"$T/policy"
+	run_sb "$T/policy" git log --format=%s
+	expect_rc 128
+	program_err "$T/err" >"$T/perr"
+	expect_grep "$T/perr" "unable to access '$T/home/.gitconfig': Permission denied"
+	expect_line "$T/perr" "fatal: unknown error occurred while reading the configuration files"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/home/.gitconfig \(git's global configuration: git stops when it cannot read it; expose-ro=$T/home/.gitconfig lets it read it, env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it\) pid="
+	if [ -n "$sys" ]; then
+		expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /etc/gitconfig \(git's system configuration: git stops when it cannot read it; expose-ro=/etc/gitconfig lets it read it, env=GIT_CONFIG_NOSYSTEM=1 makes git skip it\) pid="
+	fi
+	# skipped: git log runs
+	printf 'env=GIT_CONFIG_GLOBAL=/dev/null\nenv=GIT_CONFIG_NOSYSTEM=1\n' >>"$T/policy"
+	run_sb "$T/policy" git log --format=%s
+	expect_rc 0
+	expect_line "$T/out" "first"
+	expect_no_grep "$T/err" "gitconfig"
+	# read: git sees the user's configuration
+	printf 'expose-ro=%s\nenv=HOME=%s\nexpose-ro=%s/.gitconfig\n' "$T/repo" "$T/home" "$T/home" >"$T/policy"
+	[ -z "$sys" ] || echo 'expose-ro=/etc/gitconfig' >>"$T/policy"
+	run_sb "$T/policy" git config user.name
+	expect_rc 0
+	expect_line "$T/out" "Round Thirtyone"
+	expect_no_grep "$T/err" "deny"
 }
 
 # `pysb-bpf --policy FILE run app.py`, typed as git -C or docker --config are: the error

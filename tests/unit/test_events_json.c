@@ -370,6 +370,90 @@ static void test_line_user_site_packages_says_what_it_is(void **state)
 	}
 }
 
+/* An open for reading and writing denied under a rule that lets the file be read says
+ * so, with the rule: sqlite3 then reads the database (found by a user, round 31). Not for
+ * a write alone, an audit, a rule granting writes, nor an implicit one. */
+static void test_line_read_write_under_a_read_rule_says_it_reads(void **state)
+{
+	struct compiled_file files[2] = {
+		{ .path = "/srv/data",
+		  .access = PYSB_ACC_RO,
+		  .src = { .file = "app/.py-sandboxes", .line = 3 } },
+		{ .path = "/usr/lib", .access = PYSB_ACC_RO, .implicit = true, .why = "libs" },
+	};
+	struct compiled c = { .files = files, .n_files = 2 };
+	static const char want[] =
+		" (read-only: app/.py-sandboxes:3 lets /srv/data be read, not written; a program "
+		"that then opens it for reading alone, as sqlite3 does, reads it; expose-rw= lets "
+		"it write) pid=";
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	for (int i = 0; i < 6; i++) {
+		file_event("/srv/data/app.db");
+		e.decision = i == 2 ? PYSB_AUDIT : PYSB_DENY;
+		e.rule = i == 4 ? 2 : 1;
+		if (i == 1)
+			e.access = PYSB_ACC_WRITE;
+		files[0].access = i == 3 ? PYSB_ACC_RW : PYSB_ACC_RO;
+		memset(line, 0, sizeof(line));
+		f = fmemopen(line, sizeof(line) - 1, "w");
+		assert_non_null(f);
+		event_print_line(f, &e, i == 5 ? NULL : &c);
+		fclose(f);
+		if (i == 0)
+			assert_non_null(
+				strstr(line, "open(read,write) /srv/data/app.db (read-only"));
+		if (i == 0)
+			assert_non_null(strstr(line, want));
+		else
+			assert_null(strstr(line, "read-only"));
+	}
+}
+
+/* git's configuration files, read and denied, say what they are and the two ways out
+ * (found by a user, round 31: `run -- git log` stopped at once); other files do not. */
+static void test_line_git_config_says_its_ways_out(void **state)
+{
+	static const struct {
+		const char *path, *want; /* want NULL: no hint */
+	} cases[] = {
+		{ "/etc/gitconfig", " (git's system configuration: git stops when it cannot read "
+				    "it; expose-ro=/etc/gitconfig lets it read it, "
+				    "env=GIT_CONFIG_NOSYSTEM=1 makes git skip it) pid=" },
+		{ "/home/u/.gitconfig", " (git's global configuration: git stops when it cannot "
+					"read it; expose-ro=/home/u/.gitconfig lets it read it, "
+					"env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it) pid=" },
+		{ "/home/u/.config/git/config",
+		  " (git's global configuration: git stops when it "
+		  "cannot read it; expose-ro=/home/u/.config/git/"
+		  "config lets it read it, env=GIT_CONFIG_GLOBAL=/dev/"
+		  "null makes git skip it) pid=" },
+		{ "/etc/gitconfig.d", NULL },
+		{ "/home/u/x.gitconfig", NULL },
+		{ "/srv/repo/.git/config", NULL },
+	};
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		file_event(cases[i].path);
+		e.decision = PYSB_DENY;
+		e.access = PYSB_ACC_READ;
+		memset(line, 0, sizeof(line));
+		f = fmemopen(line, sizeof(line) - 1, "w");
+		assert_non_null(f);
+		event_print_line(f, &e, NULL);
+		fclose(f);
+		if (cases[i].want)
+			assert_non_null(strstr(line, cases[i].want));
+		else
+			assert_null(strstr(line, "git's"));
+	}
+}
+
 /* The line of a record standing for several denials says so (found by a user: the
  * sweep's count of a repeated denial printed as an identical second line). */
 static void test_line_says_its_repeats(void **state)
@@ -457,6 +541,8 @@ int main(void)
 		cmocka_unit_test(test_identical_events_and_repeats_add_up),
 		cmocka_unit_test(test_direct_mode_holds_nothing),
 		cmocka_unit_test(test_tty_bounded),
+		cmocka_unit_test(test_line_read_write_under_a_read_rule_says_it_reads),
+		cmocka_unit_test(test_line_git_config_says_its_ways_out),
 		cmocka_unit_test(test_line_says_its_repeats),
 		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),
 		cmocka_unit_test(test_line_user_site_packages_says_what_it_is),

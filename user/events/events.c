@@ -325,6 +325,57 @@ static bool temp_entry(const char *path)
 	return name && *name && !strchr(name, '/');
 }
 
+/* git's configuration files: git stops ("fatal: unknown error occurred while reading the
+ * configuration files") on one it cannot read, and its warning names no rule (found by a
+ * user, round 31: `pysb-bpf run -- git log` failed at once). The line says which file it
+ * is and the two ways out: read it, or have git skip it. */
+static void print_git_config_hint(FILE *f, const char *path)
+{
+	static const char *const global[] = { "/.gitconfig", "/.config/git/config" };
+	size_t n = strlen(path);
+	bool is_global = false;
+
+	for (size_t i = 0; i < sizeof(global) / sizeof(global[0]); i++)
+		if (n > strlen(global[i]) && !strcmp(path + n - strlen(global[i]), global[i]))
+			is_global = true;
+	if (!strcmp(path, "/etc/gitconfig"))
+		fputs(" (git's system configuration: git stops when it cannot read it; "
+		      "expose-ro=/etc/gitconfig lets it read it, env=GIT_CONFIG_NOSYSTEM=1 makes "
+		      "git skip it)",
+		      f);
+	else if (is_global) {
+		fputs(" (git's global configuration: git stops when it cannot read it; expose-ro=",
+		      f);
+		print_escaped(f, path);
+		fputs(" lets it read it, env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it)", f);
+	}
+}
+
+/* An open for reading and writing denied where a policy line lets the file be read: the
+ * program may well go on reading it, as sqlite3 does (it retries read-only), so the line
+ * says what was refused and what still works (found by a user, round 31: a deny line at
+ * every start for a database the program then read, naming no rule). */
+static void print_read_only_hint(FILE *f, const struct pysb_event *e, const struct compiled *policy)
+{
+	const struct compiled_file *r;
+
+	if (!policy || e->decision != PYSB_DENY || e->op != PYSB_OP_OPEN ||
+	    (e->access & (PYSB_ACC_READ | PYSB_ACC_WRITE)) != (PYSB_ACC_READ | PYSB_ACC_WRITE) ||
+	    !e->rule || e->rule > policy->n_files)
+		return;
+	r = &policy->files[e->rule - 1];
+	if (r->implicit || !r->src.file || !(r->access & PYSB_ACC_READ) ||
+	    (r->access & PYSB_ACC_WRITE))
+		return;
+	fputs(" (read-only: ", f);
+	print_escaped(f, r->src.file);
+	fprintf(f, ":%u lets ", r->src.line);
+	print_escaped(f, r->path);
+	fputs(" be read, not written; a program that then opens it for reading alone, as "
+	      "sqlite3 does, reads it; expose-rw= lets it write)",
+	      f);
+}
+
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	char acc[32];
@@ -382,6 +433,11 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 	if (e->kind == PYSB_KIND_FILE && path && !(e->flags & PYSB_EV_PATH_TRUNC) &&
 	    !(e->access & PYSB_ACC_WRITE))
 		print_user_site_hint(f, path);
+	if (e->kind == PYSB_KIND_FILE && path)
+		print_read_only_hint(f, e, policy);
+	if (e->kind == PYSB_KIND_FILE && path && e->op == PYSB_OP_OPEN &&
+	    e->access == PYSB_ACC_READ && !(e->flags & PYSB_EV_PATH_TRUNC))
+		print_git_config_hint(f, path);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
 	if (e->flags & PYSB_EV_BLOCK_DEVICE)
