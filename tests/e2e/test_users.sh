@@ -1048,6 +1048,44 @@ test_users_git_config_deny_lines_say_the_ways_out() {
 	expect_no_grep "$T/err" "deny"
 }
 
+# `pip install` into a venv under expose-rw=, offline from Debian's wheels: it installs.
+# pip's configuration file, with HOME passed, is read and denied: pip went on without its
+# settings (an index, a proxy, a CA bundle), and the deny line named no way out (found by
+# a user: a corporate CA in pip.conf unused). The line now says what the file is and the
+# two ways out; expose-ro= of it applies its settings (`pip config list` shows them),
+# env=PIP_CONFIG_FILE=/dev/null makes pip skip it (no line).
+test_users_pip_in_a_venv_config_deny_line_says_the_ways_out() {
+	once_per_matrix "pip's own start and the deny line's text: no hook of its own"
+	local whl conf="$T/home/.config/pip/pip.conf"
+	whl=$(ls /usr/share/python-wheels/setuptools-*.whl 2>/dev/null | head -1)
+	[ -n "$whl" ] || skip "no setuptools wheel in /usr/share/python-wheels"
+	mkdir -p "$T/proj" "$(dirname "$conf")"
+	printf '[global]\ntimeout = 31\n' >"$conf"
+	python3 -m venv "$T/proj/.venv" >"$T/venv.log" 2>&1 || fail "venv natively: $(cat "$T/venv.log")"
+	cd "$T/proj" || fail "cd"
+	printf 'expose-rw=%s\nexpose-ro=/usr/share/python-wheels\nenv=HOME=%s\n' "$T/proj" "$T/home" >"$T/policy"
+	run_sb "$T/policy" .venv/bin/python -m pip config list
+	expect_rc 0
+	expect_no_grep "$T/out" "timeout"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $conf \(pip's configuration: pip goes on without its settings \(index, proxy, certificates\); expose-ro=$conf lets it read it, env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files\) pid="
+	run_sb "$T/policy" .venv/bin/python -m pip install --no-index --find-links /usr/share/python-wheels \
+		--force-reinstall --no-deps setuptools
+	expect_rc 0
+	expect_grep "$T/out" "^Successfully installed setuptools-"
+	ls "$T"/proj/.venv/lib/python3*/site-packages/setuptools/__init__.py >/dev/null 2>&1 ||
+		fail "setuptools not in the venv"
+	echo "expose-ro=$conf" >>"$T/policy"
+	run_sb "$T/policy" .venv/bin/python -m pip config list
+	expect_rc 0
+	expect_grep "$T/out" "^global\.timeout='31'$"
+	expect_no_grep "$T/err" "deny file open\(read\) $conf"
+	printf 'expose-rw=%s\nenv=HOME=%s\nenv=PIP_CONFIG_FILE=/dev/null\n' "$T/proj" "$T/home" >"$T/policy"
+	run_sb "$T/policy" .venv/bin/python -m pip config list
+	expect_rc 0
+	expect_no_grep "$T/out" "timeout"
+	expect_no_grep "$T/err" "pip\.conf"
+}
+
 # `pysb-bpf --policy FILE run app.py`, typed as git -C or docker --config are: the error
 # said "unknown option '--policy' before the command" though run knows it (found by a
 # user). It now names the command it belongs after and the order to type; that order runs.

@@ -412,9 +412,10 @@ static void test_line_read_write_under_a_read_rule_says_it_reads(void **state)
 	}
 }
 
-/* git's configuration files, read and denied, say what they are and the two ways out
- * (found by a user, round 31: `run -- git log` stopped at once); other files do not. */
-static void test_line_git_config_says_its_ways_out(void **state)
+/* git's and pip's configuration files, read and denied, say what they are and the two
+ * ways out (found by a user, round 31: `run -- git log` stopped at once, pip went on
+ * without /etc/pip.conf's settings); other files do not. */
+static void test_line_git_and_pip_config_say_their_ways_out(void **state)
 {
 	static const struct {
 		const char *path, *want; /* want NULL: no hint */
@@ -430,6 +431,15 @@ static void test_line_git_config_says_its_ways_out(void **state)
 		  "cannot read it; expose-ro=/home/u/.config/git/"
 		  "config lets it read it, env=GIT_CONFIG_GLOBAL=/dev/"
 		  "null makes git skip it) pid=" },
+		{ "/etc/pip.conf", " (pip's configuration: pip goes on without its settings "
+				   "(index, proxy, certificates); expose-ro=/etc/pip.conf lets it "
+				   "read it, env=PIP_CONFIG_FILE=/dev/null makes pip skip its "
+				   "configuration files) pid=" },
+		{ "/home/u/.config/pip/pip.conf", "expose-ro=/home/u/.config/pip/pip.conf lets it "
+						  "read it, env=PIP_CONFIG_FILE=/dev/null" },
+		{ "/home/u/.pip/pip.conf", "expose-ro=/home/u/.pip/pip.conf lets it read it, "
+					   "env=PIP_CONFIG_FILE=/dev/null" },
+		{ "/srv/pip.conf", NULL },
 		{ "/etc/gitconfig.d", NULL },
 		{ "/home/u/x.gitconfig", NULL },
 		{ "/srv/repo/.git/config", NULL },
@@ -450,7 +460,7 @@ static void test_line_git_config_says_its_ways_out(void **state)
 		if (cases[i].want)
 			assert_non_null(strstr(line, cases[i].want));
 		else
-			assert_null(strstr(line, "git's"));
+			assert_null(strstr(line, "configuration"));
 	}
 }
 
@@ -542,7 +552,7 @@ int main(void)
 		cmocka_unit_test(test_direct_mode_holds_nothing),
 		cmocka_unit_test(test_tty_bounded),
 		cmocka_unit_test(test_line_read_write_under_a_read_rule_says_it_reads),
-		cmocka_unit_test(test_line_git_config_says_its_ways_out),
+		cmocka_unit_test(test_line_git_and_pip_config_say_their_ways_out),
 		cmocka_unit_test(test_line_says_its_repeats),
 		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),
 		cmocka_unit_test(test_line_user_site_packages_says_what_it_is),

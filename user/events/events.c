@@ -325,29 +325,55 @@ static bool temp_entry(const char *path)
 	return name && *name && !strchr(name, '/');
 }
 
-/* git's configuration files: git stops ("fatal: unknown error occurred while reading the
- * configuration files") on one it cannot read, and its warning names no rule (found by a
- * user, round 31: `pysb-bpf run -- git log` failed at once). The line says which file it
- * is and the two ways out: read it, or have git skip it. */
-static void print_git_config_hint(FILE *f, const char *path)
+/* Configuration files of the tools Python programs run, read and denied: git stops
+ * ("fatal: unknown error occurred while reading the configuration files") on one it
+ * cannot read, pip goes on without its settings (an index, a proxy, a CA bundle), and
+ * neither's message names a rule (found by a user, round 31: `run -- git log` failed at
+ * once, a `pip install` left its /etc/pip.conf unread). The line says which file it is
+ * and the two ways out: read it, or have the tool skip it. */
+static void print_config_hint(FILE *f, const char *path)
 {
-	static const char *const global[] = { "/.gitconfig", "/.config/git/config" };
+	static const struct {
+		const char *name; /* the path, or its end when it starts with "/." */
+		const char *what, *skip;
+	} tools[] = {
+		{ "/etc/gitconfig", "git's system configuration: git stops when it cannot read it",
+		  "env=GIT_CONFIG_NOSYSTEM=1 makes git skip it" },
+		{ "/.gitconfig", "git's global configuration: git stops when it cannot read it",
+		  "env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it" },
+		{ "/.config/git/config",
+		  "git's global configuration: git stops when it cannot read it",
+		  "env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it" },
+		{ "/etc/pip.conf",
+		  "pip's configuration: pip goes on without its settings (index, "
+		  "proxy, certificates)",
+		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+		{ "/etc/xdg/pip/pip.conf",
+		  "pip's configuration: pip goes on without its settings "
+		  "(index, proxy, certificates)",
+		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+		{ "/.config/pip/pip.conf",
+		  "pip's configuration: pip goes on without its settings "
+		  "(index, proxy, certificates)",
+		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+		{ "/.pip/pip.conf",
+		  "pip's configuration: pip goes on without its settings (index, "
+		  "proxy, certificates)",
+		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+	};
 	size_t n = strlen(path);
-	bool is_global = false;
 
-	for (size_t i = 0; i < sizeof(global) / sizeof(global[0]); i++)
-		if (n > strlen(global[i]) && !strcmp(path + n - strlen(global[i]), global[i]))
-			is_global = true;
-	if (!strcmp(path, "/etc/gitconfig"))
-		fputs(" (git's system configuration: git stops when it cannot read it; "
-		      "expose-ro=/etc/gitconfig lets it read it, env=GIT_CONFIG_NOSYSTEM=1 makes "
-		      "git skip it)",
-		      f);
-	else if (is_global) {
-		fputs(" (git's global configuration: git stops when it cannot read it; expose-ro=",
-		      f);
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		size_t l = strlen(tools[i].name);
+		bool end = !strncmp(tools[i].name, "/.", 2);
+
+		if (end ? n <= l || strcmp(path + n - l, tools[i].name)
+			: strcmp(path, tools[i].name))
+			continue;
+		fprintf(f, " (%s; expose-ro=", tools[i].what);
 		print_escaped(f, path);
-		fputs(" lets it read it, env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it)", f);
+		fprintf(f, " lets it read it, %s)", tools[i].skip);
+		return;
 	}
 }
 
@@ -437,7 +463,7 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		print_read_only_hint(f, e, policy);
 	if (e->kind == PYSB_KIND_FILE && path && e->op == PYSB_OP_OPEN &&
 	    e->access == PYSB_ACC_READ && !(e->flags & PYSB_EV_PATH_TRUNC))
-		print_git_config_hint(f, path);
+		print_config_hint(f, path);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
 	if (e->flags & PYSB_EV_BLOCK_DEVICE)
