@@ -1086,6 +1086,37 @@ test_users_pip_in_a_venv_config_deny_line_says_the_ways_out() {
 	expect_no_grep "$T/err" "pip\.conf"
 }
 
+# `python3 -m http.server 18031` (no --bind: every address) with the rule a user writes
+# first, net=ALLOW|TCP|localhost|18031|IN: the bind to [::] is refused (PermissionError,
+# the server does not start), after two UDP connects to [::] and 0.0.0.0 from glibc's
+# address sorting; the three lines named no cause and no rule (found by a user). They now
+# say what each is; the bind's names the rule for every address, which then serves a file.
+test_users_http_server_with_no_host_deny_lines_say_the_rule() {
+	once_per_matrix "the deny line's text: the bind's denial itself is net_rules' test"
+	users_setup
+	local pid i
+	printf 'expose-ro=%s\nnet=ALLOW|TCP|localhost|18031|IN\n' "$T/ro" >"$T/policy"
+	run_sb "$T/policy" python3 -m http.server 18031 --directory "$T/ro"
+	expect_rc 1
+	expect_grep "$T/err" "^PermissionError: \[Errno 1\] Operation not permitted"
+	expect_grep "$T/err" "^pysb-bpf: deny net bind tcp \[::\]:18031 \(IN\) no net= rule allows it \(a bind to every address of the machine, as a server started with no host makes: net=ALLOW\|TCP\|\*\|18031\|IN allows it; net=ALLOW\|TCP\|localhost\|18031\|IN allows a bind to 127\.0\.0\.1 alone\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny net connect udp (\[::\]|0\.0\.0\.0):18031 \(OUT\) no net= rule allows it \(a UDP connect that sends nothing: glibc's getaddrinfo makes one to each address of a server started with no host, to sort them; denied, it sorts without it\) pid="
+	printf 'expose-ro=%s\nnet=ALLOW|TCP|*|18031|IN\n' "$T/ro" >"$T/policy"
+	"$PYSB" run --policy "$T/policy" -- python3 -m http.server 18031 --directory "$T/ro" \
+		>"$T/out" 2>"$T/err" &
+	pid=$!
+	python3 -c 'import sys, time, urllib.request
+for i in range(150):
+    try:
+        print(urllib.request.urlopen("http://127.0.0.1:18031/data.txt", timeout=2).read().decode().strip()); break
+    except OSError:
+        time.sleep(0.2)' >"$T/got"
+	kill -TERM "$pid"
+	wait "$pid"
+	expect_line "$T/got" "public"
+	expect_no_grep "$T/err" "deny net bind"
+}
+
 # `pysb-bpf --policy FILE run app.py`, typed as git -C or docker --config are: the error
 # said "unknown option '--policy' before the command" though run knows it (found by a
 # user). It now names the command it belongs after and the order to type; that order runs.

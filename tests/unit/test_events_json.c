@@ -464,6 +464,60 @@ static void test_line_git_and_pip_config_say_their_ways_out(void **state)
 	}
 }
 
+/* A server started with no host: glibc's UDP connect to the wildcard (sorting it) and the
+ * bind to every address say what they are, the bind with the rule for each intent (found
+ * by a user, round 31); a bind to a named address, or to port 0, does not. */
+static void test_line_server_with_no_host_says_what_it_did(void **state)
+{
+	static const struct {
+		int family, protocol, op, dir, port;
+		const char *addr, *want; /* want NULL: no hint */
+	} cases[] = {
+		{ AF_INET6, IPPROTO_UDP, PYSB_OP_CONNECT, PYSB_NET_OUT, 8765, "::",
+		  "udp [::]:8765 (OUT) no net= rule allows it (a UDP connect that sends nothing: "
+		  "glibc's getaddrinfo makes one to each address of a server started with no host, "
+		  "to sort them; denied, it sorts without it) pid=" },
+		{ AF_INET, IPPROTO_UDP, PYSB_OP_CONNECT, PYSB_NET_OUT, 8765, "0.0.0.0",
+		  "(a UDP connect that sends nothing" },
+		{ AF_INET6, IPPROTO_TCP, PYSB_OP_BIND, PYSB_NET_IN, 8765, "::",
+		  "tcp [::]:8765 (IN) no net= rule allows it (a bind to every address of the "
+		  "machine, as a server started with no host makes: net=ALLOW|TCP|*|8765|IN allows "
+		  "it; net=ALLOW|TCP|localhost|8765|IN allows a bind to 127.0.0.1 alone) pid=" },
+		{ AF_INET, IPPROTO_UDP, PYSB_OP_BIND, PYSB_NET_IN, 5353, "0.0.0.0",
+		  "net=ALLOW|UDP|*|5353|IN allows it" },
+		{ AF_INET, IPPROTO_TCP, PYSB_OP_BIND, PYSB_NET_IN, 8765, "127.0.0.1", NULL },
+		{ AF_INET, IPPROTO_TCP, PYSB_OP_BIND, PYSB_NET_IN, 0, "0.0.0.0", NULL },
+		{ AF_INET, IPPROTO_UDP, PYSB_OP_CONNECT, PYSB_NET_OUT, 53, "10.0.0.1", NULL },
+		{ AF_INET, IPPROTO_TCP, PYSB_OP_CONNECT, PYSB_NET_OUT, 8765, "0.0.0.0", NULL },
+	};
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		file_event("");
+		e.path_len = 0;
+		e.decision = PYSB_DENY;
+		e.kind = PYSB_KIND_NET;
+		e.op = (uint16_t)cases[i].op;
+		e.net.family = (uint16_t)cases[i].family;
+		e.net.protocol = (uint16_t)cases[i].protocol;
+		e.net.dir = (uint16_t)cases[i].dir;
+		e.net.port = (uint16_t)cases[i].port;
+		memset(e.net.addr, 0, sizeof(e.net.addr));
+		inet_pton(cases[i].family, cases[i].addr, e.net.addr);
+		memset(line, 0, sizeof(line));
+		f = fmemopen(line, sizeof(line) - 1, "w");
+		assert_non_null(f);
+		event_print_line(f, &e, NULL);
+		fclose(f);
+		if (cases[i].want)
+			assert_non_null(strstr(line, cases[i].want));
+		else
+			assert_null(strstr(line, "no host"));
+	}
+}
+
 /* The line of a record standing for several denials says so (found by a user: the
  * sweep's count of a repeated denial printed as an identical second line). */
 static void test_line_says_its_repeats(void **state)
@@ -553,6 +607,7 @@ int main(void)
 		cmocka_unit_test(test_tty_bounded),
 		cmocka_unit_test(test_line_read_write_under_a_read_rule_says_it_reads),
 		cmocka_unit_test(test_line_git_and_pip_config_say_their_ways_out),
+		cmocka_unit_test(test_line_server_with_no_host_says_what_it_did),
 		cmocka_unit_test(test_line_says_its_repeats),
 		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),
 		cmocka_unit_test(test_line_user_site_packages_says_what_it_is),

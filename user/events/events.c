@@ -148,6 +148,40 @@ static bool loopback_probe(const struct pysb_event *e)
 	return n->family == AF_INET && n->addr[0] == 127;
 }
 
+/* The address as the program gave it is the wildcard, 0.0.0.0 or ::. */
+static bool any_address(const struct pysb_net_event *n)
+{
+	static const uint8_t zero[16];
+
+	return (n->family == AF_INET6 && !memcmp(n->addr, zero, 16)) ||
+	       (n->family == AF_INET && !memcmp(n->addr, zero, 4));
+}
+
+/* What a server started with no host does (`python3 -m http.server 8000`, socketserver,
+ * most frameworks' 0.0.0.0): glibc's getaddrinfo sorts the wildcard addresses by a UDP
+ * connect to each, then the server binds every address of the machine. Both lines named
+ * no cause, and a rule on localhost for the port looked as if it should do (found by a
+ * user, round 31). Said on the line, with the rule for each intent. */
+static void print_server_hint(FILE *f, const struct pysb_event *e)
+{
+	const struct pysb_net_event *n = &e->net;
+
+	if (!any_address(n))
+		return;
+	if (e->op == PYSB_OP_CONNECT && n->protocol == IPPROTO_UDP && n->dir == PYSB_NET_OUT)
+		fputs(" (a UDP connect that sends nothing: glibc's getaddrinfo makes one to each "
+		      "address of a server started with no host, to sort them; denied, it sorts "
+		      "without it)",
+		      f);
+	else if (e->op == PYSB_OP_BIND && n->dir == PYSB_NET_IN && n->port)
+		fprintf(f,
+			" (a bind to every address of the machine, as a server started with no "
+			"host makes: net=ALLOW|%s|*|%u|IN allows it; net=ALLOW|%s|localhost|%u|IN "
+			"allows a bind to 127.0.0.1 alone)",
+			n->protocol == IPPROTO_UDP ? "UDP" : "TCP", n->port,
+			n->protocol == IPPROTO_UDP ? "UDP" : "TCP", n->port);
+}
+
 static void print_net_detail(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	const struct pysb_net_event *n = &e->net;
@@ -196,6 +230,8 @@ static void print_net_detail(FILE *f, const struct pysb_event *e, const struct c
 			"net=ALLOW|%s|%s|0|IN allows it)",
 			n->protocol == IPPROTO_UDP ? "UDP" : "TCP",
 			n->family == AF_INET6 ? "ip6-localhost" : "localhost");
+	if (!r)
+		print_server_hint(f, e);
 }
 
 /* Unix names may hold any byte; an abstract one starts with NUL, shown as '@'. */
