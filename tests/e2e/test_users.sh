@@ -1046,6 +1046,16 @@ test_users_git_config_deny_lines_say_the_ways_out() {
 	expect_rc 0
 	expect_line "$T/out" "Round Thirtyone"
 	expect_no_grep "$T/err" "deny"
+	# a repository another user owns: safe.directory from the policy (the FAQ's lines)
+	chown -R nobody "$T/repo"
+	printf 'expose-ro=%s\nenv=GIT_CONFIG_GLOBAL=/dev/null\nenv=GIT_CONFIG_NOSYSTEM=1\n' "$T/repo" >"$T/policy"
+	run_sb "$T/policy" git log --format=%s
+	expect_rc 128
+	expect_grep "$T/err" "^fatal: detected dubious ownership in repository at '$T/repo'"
+	printf 'env=GIT_CONFIG_COUNT=1\nenv=GIT_CONFIG_KEY_0=safe.directory\nenv=GIT_CONFIG_VALUE_0=%s\n' "$T/repo" >>"$T/policy"
+	run_sb "$T/policy" git log --format=%s
+	expect_rc 0
+	expect_line "$T/out" "first"
 }
 
 # `pip install` into a venv under expose-rw=, offline from Debian's wheels: it installs.
