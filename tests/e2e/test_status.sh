@@ -192,6 +192,34 @@ test_status_run_with_killed_supervisor_listed_as_gone() {
 	[ ! -e "/run/pysb-bpf/sandboxes/${r[0]}.json" ] || fail "its record is left after the gc"
 }
 
+# A run started in a project whose directory name holds an ESC (a name a user made, or an
+# archive unpacked): `status` wrote its policy path raw, and the terminal ran the escape
+# (found by a user, round 31: the rest of the table turned red). It is now written \x1b,
+# as the deny lines write paths; --json keeps the name as it is.
+test_status_escapes_terminal_controls_in_paths() {
+	once_per_matrix "status reads pysb-bpf's own records; alike on every kernel"
+	local p dir i
+	dir="$T/pol$(printf '\033')[31mred"
+	mkdir -p "$dir" "$T/w"
+	printf 'expose-ro=%s\n' "$T/w" >"$dir/.py-sandboxes"
+	(cd "$dir" && exec "$PYSB" run -- /bin/sleep 600 >/dev/null 2>&1) &
+	p=$!
+	for ((i = 0; i < 300; i++)); do
+		status_json
+		[ "$(status_of "$p")" != none ] && break
+		sleep 0.1
+	done
+	"$PYSB" status >"$T/status.txt"
+	kill "$p"
+	wait "$p" 2>/dev/null
+	expect_grep "$T/status.txt" " run $p +enforce .* $T/pol\\\\x1b\\[31mred/\\.py-sandboxes\$"
+	! grep -q "$(printf '\033')" "$T/status.txt" || fail "an ESC reached the table: $(od -c "$T/status.txt" | head)"
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not [s for s in d["sandboxes"] if s["policy"] == sys.argv[2]])' "$T/status.json" "$dir/.py-sandboxes" ||
+		fail "--json does not keep the name: $(cat "$T/status.json")"
+}
+
 # Reading the pinned state needs root: a user is told so, with exit 1, not "nothing".
 test_status_as_nobody_says_run_as_root() {
 	setpriv --reuid nobody --regid nogroup --clear-groups "$PYSB" status >"$T/out" 2>"$T/err"

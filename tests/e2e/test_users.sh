@@ -666,6 +666,40 @@ sys.exit(not (len(deny) == 1 and len(before) == 40 and before[-1] < deny[0] and
 		fail "deny line not after the program's 40 whole lines: $(grep -a -n -B1 -A1 deny "$T/out" | od -c | head -20)"
 }
 
+# `pysb-bpf run app.py 2>&1 | cat`, the program writing a progress text with no newline
+# when it is denied: through a pipe, pysb-bpf cannot know where the program's line ends
+# (its bytes go to the pipe, not through pysb-bpf, as they do on a terminal), so the deny
+# line may start after "progress ... " on the same line. What holds (tested here): the deny
+# line is one write, whole, ending in its own newline, and removing it gives back the
+# program's bytes exactly, stdout's and stderr's in the order written.
+test_users_deny_line_through_a_pipe_leaves_the_programs_bytes_whole() {
+	once_per_matrix "the supervisor's writes to a shared pipe: no hook of its own"
+	users_setup
+	write_file "$T/ro/progress_app.py" <<EOF2
+import sys
+sys.stderr.write('progress 10%...'); sys.stderr.flush()
+try:
+    open('$T/other/secret.txt')
+except PermissionError:
+    pass
+sys.stderr.write('done\\n'); sys.stderr.flush()
+sys.stdout.write('result='); sys.stdout.flush()
+try:
+    open('$T/other/secret.txt', 'rb')
+except PermissionError:
+    pass
+print('42')
+EOF2
+	"$PYSB" run --policy "$T/policy" -- python3 "$T/ro/progress_app.py" 2>&1 | cat >"$T/out"
+	RC=${PIPESTATUS[0]}
+	expect_rc 0
+	[ "$(grep -c 'pysb-bpf: deny file open(read) '"$T"'/other/secret.txt pid=[0-9]* tid=[0-9]* comm=python3$' "$T/out")" = 1 ] ||
+		fail "not one whole deny line ending the output's line: $(od -c "$T/out" | head -20)"
+	program_err "$T/out" >"$T/prog"
+	printf 'progress 10%%...done\nresult=42\n' >"$T/want"
+	cmp -s "$T/prog" "$T/want" || fail "the program's bytes not whole: $(od -c "$T/prog" | head)"
+}
+
 # `sudo pysb-bpf attach --pid PID`: the policy's ~ is the confined process's user's, not
 # root's (found by a user: attach read ~ from its own environment, so expose-ro=~/data
 # named /root/data); and `sudo pysb-bpf learn --from` spells ~ as the program's user's, as
@@ -876,6 +910,221 @@ $prog" >"$T/out" 2>"$T/err"
 	expect_rc 0
 	expect_line "$T/out" "tmp /tmp"
 	expect_no_grep "$T/err" "deny"
+}
+
+# `pysb-bpf check` from a subdirectory, and with expose-rw=${TMPDIR} (the README's step 2,
+# before the first run): run named the policy beside the program and warned that TMPDIR
+# was not passed, check said "policy file not found" alone and "warnings (0)" (found by a
+# user: check is where a policy is read before it is used). check now gives run's words,
+# from the same code, in its text and in --json; what they say to do then checks clean
+# and runs the program.
+test_users_check_gives_the_hints_run_gives() {
+	once_per_matrix "check's report: no sandbox"
+	local hint
+	mkdir -p "$T/proj/sub" "$T/mytmp"
+	printf 'expose-ro=.\n' >"$T/proj/.py-sandboxes"
+	printf 'print("app ran")\n' >"$T/proj/app.py"
+	hint="pysb-bpf: error: no .py-sandboxes in the working directory $T/proj/sub, but there is $T/proj/.py-sandboxes: run from $T/proj (cd $T/proj: its relative paths, such as expose-ro=., are read from the working directory, as python-sb reads them), or name it with --policy $T/proj/.py-sandboxes"
+	(cd "$T/proj/sub" && "$PYSB" check ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 1
+	expect_grep "$T/err" "^\./\.py-sandboxes: error: policy file not found"
+	expect_line "$T/err" "$hint"
+	(cd "$T/proj/sub" && "$PYSB" run ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 125
+	expect_line "$T/err" "$hint"
+	(cd "$T/proj/sub" && "$PYSB" check --json ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 1
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not any(e["message"].startswith("no .py-sandboxes in the working directory " + sys.argv[2] + ", but there is ") for e in d["errors"]))' "$T/out" "$T/proj/sub" ||
+		fail "no hint among check --json's errors: $(cat "$T/out")"
+	(cd "$T/proj/sub" && "$PYSB" check --policy "$T/proj/.py-sandboxes" ../app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	# the TMPDIR warning, where run gives it
+	printf 'expose-ro=.\nexpose-rw=${TMPDIR}\n' >"$T/proj/.py-sandboxes"
+	(cd "$T/proj" && TMPDIR=$T/mytmp "$PYSB" check app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "== warnings (1)"
+	expect_line "$T/out" "warning: ./.py-sandboxes:2:11: expose-rw=$T/mytmp is your TMPDIR, but no env= line passes TMPDIR to the program: Python's tempfile, and most programs, then write in /tmp; add env=TMPDIR=\${TMPDIR}"
+	(cd "$T/proj" && TMPDIR=$T/mytmp "$PYSB" check --json app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+sys.exit(not [w for w in d["warnings"] if w["message"].startswith("expose-rw=" + sys.argv[2] + " is your TMPDIR") and w["line"] == 2])' "$T/out" "$T/mytmp" ||
+		fail "no TMPDIR warning in check --json: $(cat "$T/out")"
+	printf 'env=TMPDIR=${TMPDIR}\n' >>"$T/proj/.py-sandboxes"
+	(cd "$T/proj" && TMPDIR=$T/mytmp "$PYSB" check app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "== warnings (0)"
+	(cd "$T/proj" && TMPDIR=$T/mytmp "$PYSB" run app.py >"$T/out" 2>"$T/err")
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "app ran"
+	expect_no_grep "$T/err" "warning"
+}
+
+# sqlite3 on a database under expose-ro=: Python's sqlite3 opens it for reading and
+# writing, is refused (EACCES), and goes on read-only: the program read its rows, and the
+# one deny line at every start named no rule, as if the access had failed (found by a
+# user). The line now says the file may be read and that sqlite3 does; the write is still
+# refused in the kernel, and expose-rw= lets it through.
+test_users_sqlite_read_only_database_says_it_reads() {
+	once_per_matrix "the deny line's text: the open's denial itself is the file rules' test"
+	local db="$T/data/app.db"
+	mkdir -p "$T/data" "$T/lib"
+	write_probe_lib
+	python3 -c "import sqlite3; c = sqlite3.connect('$db'); c.execute('create table t(x)'); c.execute('insert into t values (1)'); c.commit()" ||
+		fail "sqlite3 natively"
+	probe_py "$T/lib/q.py" "import sqlite3" \
+		"attempt('rdwr', lambda: os.close(os.open('$db', os.O_RDWR)))" \
+		"c = sqlite3.connect('$db')" \
+		"print('rows', c.execute('select x from t').fetchall(), flush=True)" \
+		"try:" \
+		"    c.execute('insert into t values (2)'); c.commit(); print('insert ok')" \
+		"except sqlite3.OperationalError as e:" \
+		"    print('insert', e)"
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T/data" "$T/lib" >"$T/policy"
+	run_sb "$T/policy" python3 "$T/lib/q.py"
+	expect_rc 0
+	expect_line "$T/out" "rdwr EACCES"
+	expect_line "$T/out" "rows [(1,)]"
+	expect_line "$T/out" "insert attempt to write a readonly database"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read,write\) $db \(read-only: $T/policy:1 lets $T/data be read, not written; a program that then opens it for reading alone, as sqlite3 does, reads it; expose-rw= lets it write\) pid="
+	printf 'expose-rw=%s\nexpose-ro=%s\n' "$T/data" "$T/lib" >"$T/policy"
+	run_sb "$T/policy" python3 "$T/lib/q.py"
+	expect_rc 0
+	expect_line "$T/out" "rdwr ok"
+	expect_line "$T/out" "insert ok"
+	expect_no_grep "$T/err" "deny file [^ ]+ $T/data"
+	[ "$(python3 -c "import sqlite3; print(sqlite3.connect('$db').execute('select count(*) from t').fetchone()[0])")" = 2 ] ||
+		fail "the insert is not in the database"
+}
+
+# `pysb-bpf run -- git log` in a repository under expose-ro=, HOME passed: git reads its
+# configuration files (/etc/gitconfig, ~/.gitconfig), is refused, warns "unable to access"
+# and stops with "fatal: unknown error occurred while reading the configuration files";
+# the deny lines named no way out (found by a user). They now say which configuration it
+# is and the two ways: expose-ro= of the file (git then reads it: its user.name is shown),
+# or env= lines that make git skip it (git log then runs).
+test_users_git_config_deny_lines_say_the_ways_out() {
+	once_per_matrix "the deny line's text: the open's denial itself is the file rules' test"
+	command -v git >/dev/null || skip "git not installed"
+	local sys=""
+	mkdir -p "$T/repo" "$T/home"
+	printf '[user]\n\tname = Round Thirtyone\n' >"$T/home/.gitconfig"
+	(cd "$T/repo" && git init -q . && echo hi >f && git add f &&
+		HOME=$T/home git -c user.email=u@example.org commit -qm first) || fail "git natively"
+	[ -e /etc/gitconfig ] && sys=1
+	cd "$T/repo" || fail "cd"
+	printf 'expose-ro=%s\nenv=HOME=%s\n' "$T/repo" "$T/home" >"$T/policy"
+	run_sb "$T/policy" git log --format=%s
+	expect_rc 128
+	program_err "$T/err" >"$T/perr"
+	expect_grep "$T/perr" "unable to access '$T/home/.gitconfig': Permission denied"
+	expect_line "$T/perr" "fatal: unknown error occurred while reading the configuration files"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/home/.gitconfig \(git's global configuration: git stops when it cannot read it; expose-ro=$T/home/.gitconfig lets it read it, env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it\) pid="
+	if [ -n "$sys" ]; then
+		expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /etc/gitconfig \(git's system configuration: git stops when it cannot read it; expose-ro=/etc/gitconfig lets it read it, env=GIT_CONFIG_NOSYSTEM=1 makes git skip it\) pid="
+	fi
+	# skipped: git log runs
+	printf 'env=GIT_CONFIG_GLOBAL=/dev/null\nenv=GIT_CONFIG_NOSYSTEM=1\n' >>"$T/policy"
+	run_sb "$T/policy" git log --format=%s
+	expect_rc 0
+	expect_line "$T/out" "first"
+	expect_no_grep "$T/err" "gitconfig"
+	# read: git sees the user's configuration
+	printf 'expose-ro=%s\nenv=HOME=%s\nexpose-ro=%s/.gitconfig\n' "$T/repo" "$T/home" "$T/home" >"$T/policy"
+	[ -z "$sys" ] || echo 'expose-ro=/etc/gitconfig' >>"$T/policy"
+	run_sb "$T/policy" git config user.name
+	expect_rc 0
+	expect_line "$T/out" "Round Thirtyone"
+	expect_no_grep "$T/err" "deny"
+	# a repository another user owns: safe.directory from the policy (the FAQ's lines)
+	chown -R nobody "$T/repo"
+	printf 'expose-ro=%s\nenv=GIT_CONFIG_GLOBAL=/dev/null\nenv=GIT_CONFIG_NOSYSTEM=1\n' "$T/repo" >"$T/policy"
+	run_sb "$T/policy" git log --format=%s
+	expect_rc 128
+	expect_grep "$T/err" "^fatal: detected dubious ownership in repository at '$T/repo'"
+	printf 'env=GIT_CONFIG_COUNT=1\nenv=GIT_CONFIG_KEY_0=safe.directory\nenv=GIT_CONFIG_VALUE_0=%s\n' "$T/repo" >>"$T/policy"
+	run_sb "$T/policy" git log --format=%s
+	expect_rc 0
+	expect_line "$T/out" "first"
+}
+
+# `pip install` into a venv under expose-rw=, offline from Debian's wheels: it installs.
+# pip's configuration file, with HOME passed, is read and denied: pip went on without its
+# settings (an index, a proxy, a CA bundle), and the deny line named no way out (found by
+# a user: a corporate CA in pip.conf unused). The line now says what the file is and the
+# two ways out; expose-ro= of it applies its settings (`pip config list` shows them),
+# env=PIP_CONFIG_FILE=/dev/null makes pip skip it (no line).
+test_users_pip_in_a_venv_config_deny_line_says_the_ways_out() {
+	once_per_matrix "pip's own start and the deny line's text: no hook of its own"
+	local whl conf="$T/home/.config/pip/pip.conf"
+	whl=$(ls /usr/share/python-wheels/setuptools-*.whl 2>/dev/null | head -1)
+	[ -n "$whl" ] || skip "no setuptools wheel in /usr/share/python-wheels"
+	mkdir -p "$T/proj" "$(dirname "$conf")"
+	printf '[global]\ntimeout = 31\n' >"$conf"
+	python3 -m venv "$T/proj/.venv" >"$T/venv.log" 2>&1 || fail "venv natively: $(cat "$T/venv.log")"
+	cd "$T/proj" || fail "cd"
+	printf 'expose-rw=%s\nexpose-ro=/usr/share/python-wheels\nenv=HOME=%s\n' "$T/proj" "$T/home" >"$T/policy"
+	run_sb "$T/policy" .venv/bin/python -m pip config list
+	expect_rc 0
+	expect_no_grep "$T/out" "timeout"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $conf \(pip's configuration: pip goes on without its settings \(index, proxy, certificates\); expose-ro=$conf lets it read it, env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files\) pid="
+	run_sb "$T/policy" .venv/bin/python -m pip install --no-index --find-links /usr/share/python-wheels \
+		--force-reinstall --no-deps setuptools
+	expect_rc 0
+	expect_grep "$T/out" "^Successfully installed setuptools-"
+	ls "$T"/proj/.venv/lib/python3*/site-packages/setuptools/__init__.py >/dev/null 2>&1 ||
+		fail "setuptools not in the venv"
+	echo "expose-ro=$conf" >>"$T/policy"
+	run_sb "$T/policy" .venv/bin/python -m pip config list
+	expect_rc 0
+	expect_grep "$T/out" "^global\.timeout='31'$"
+	expect_no_grep "$T/err" "deny file open\(read\) $conf"
+	printf 'expose-rw=%s\nenv=HOME=%s\nenv=PIP_CONFIG_FILE=/dev/null\n' "$T/proj" "$T/home" >"$T/policy"
+	run_sb "$T/policy" .venv/bin/python -m pip config list
+	expect_rc 0
+	expect_no_grep "$T/out" "timeout"
+	expect_no_grep "$T/err" "pip\.conf"
+}
+
+# `python3 -m http.server 18031` (no --bind: every address) with the rule a user writes
+# first, net=ALLOW|TCP|localhost|18031|IN: the bind to [::] is refused (PermissionError,
+# the server does not start), after two UDP connects to [::] and 0.0.0.0 from glibc's
+# address sorting; the three lines named no cause and no rule (found by a user). They now
+# say what each is; the bind's names the rule for every address, which then serves a file.
+test_users_http_server_with_no_host_deny_lines_say_the_rule() {
+	once_per_matrix "the deny line's text: the bind's denial itself is net_rules' test"
+	users_setup
+	local pid i
+	printf 'expose-ro=%s\nnet=ALLOW|TCP|localhost|18031|IN\n' "$T/ro" >"$T/policy"
+	run_sb "$T/policy" python3 -m http.server 18031 --directory "$T/ro"
+	expect_rc 1
+	expect_grep "$T/err" "^PermissionError: \[Errno 1\] Operation not permitted"
+	expect_grep "$T/err" "^pysb-bpf: deny net bind tcp \[::\]:18031 \(IN\) no net= rule allows it \(a bind to every address of the machine, as a server started with no host makes: net=ALLOW\|TCP\|\*\|18031\|IN allows it; net=ALLOW\|TCP\|localhost\|18031\|IN allows a bind to 127\.0\.0\.1 alone\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny net connect udp (\[::\]|0\.0\.0\.0):18031 \(OUT\) no net= rule allows it \(a UDP connect that sends nothing: glibc's getaddrinfo makes one to each address of a server started with no host, to sort them; denied, it sorts without it\) pid="
+	printf 'expose-ro=%s\nnet=ALLOW|TCP|*|18031|IN\n' "$T/ro" >"$T/policy"
+	"$PYSB" run --policy "$T/policy" -- python3 -m http.server 18031 --directory "$T/ro" \
+		>"$T/out" 2>"$T/err" &
+	pid=$!
+	python3 -c 'import sys, time, urllib.request
+for i in range(150):
+    try:
+        print(urllib.request.urlopen("http://127.0.0.1:18031/data.txt", timeout=2).read().decode().strip()); break
+    except OSError:
+        time.sleep(0.2)' >"$T/got"
+	kill -TERM "$pid"
+	wait "$pid"
+	expect_line "$T/got" "public"
+	expect_no_grep "$T/err" "deny net bind"
 }
 
 # `pysb-bpf --policy FILE run app.py`, typed as git -C or docker --config are: the error

@@ -370,6 +370,154 @@ static void test_line_user_site_packages_says_what_it_is(void **state)
 	}
 }
 
+/* An open for reading and writing denied under a rule that lets the file be read says
+ * so, with the rule: sqlite3 then reads the database (found by a user, round 31). Not for
+ * a write alone, an audit, a rule granting writes, nor an implicit one. */
+static void test_line_read_write_under_a_read_rule_says_it_reads(void **state)
+{
+	struct compiled_file files[2] = {
+		{ .path = "/srv/data",
+		  .access = PYSB_ACC_RO,
+		  .src = { .file = "app/.py-sandboxes", .line = 3 } },
+		{ .path = "/usr/lib", .access = PYSB_ACC_RO, .implicit = true, .why = "libs" },
+	};
+	struct compiled c = { .files = files, .n_files = 2 };
+	static const char want[] =
+		" (read-only: app/.py-sandboxes:3 lets /srv/data be read, not written; a program "
+		"that then opens it for reading alone, as sqlite3 does, reads it; expose-rw= lets "
+		"it write) pid=";
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	for (int i = 0; i < 6; i++) {
+		file_event("/srv/data/app.db");
+		e.decision = i == 2 ? PYSB_AUDIT : PYSB_DENY;
+		e.rule = i == 4 ? 2 : 1;
+		if (i == 1)
+			e.access = PYSB_ACC_WRITE;
+		files[0].access = i == 3 ? PYSB_ACC_RW : PYSB_ACC_RO;
+		memset(line, 0, sizeof(line));
+		f = fmemopen(line, sizeof(line) - 1, "w");
+		assert_non_null(f);
+		event_print_line(f, &e, i == 5 ? NULL : &c);
+		fclose(f);
+		if (i == 0)
+			assert_non_null(
+				strstr(line, "open(read,write) /srv/data/app.db (read-only"));
+		if (i == 0)
+			assert_non_null(strstr(line, want));
+		else
+			assert_null(strstr(line, "read-only"));
+	}
+}
+
+/* git's and pip's configuration files, read and denied, say what they are and the two
+ * ways out (found by a user, round 31: `run -- git log` stopped at once, pip went on
+ * without /etc/pip.conf's settings); other files do not. */
+static void test_line_git_and_pip_config_say_their_ways_out(void **state)
+{
+	static const struct {
+		const char *path, *want; /* want NULL: no hint */
+	} cases[] = {
+		{ "/etc/gitconfig", " (git's system configuration: git stops when it cannot read "
+				    "it; expose-ro=/etc/gitconfig lets it read it, "
+				    "env=GIT_CONFIG_NOSYSTEM=1 makes git skip it) pid=" },
+		{ "/home/u/.gitconfig", " (git's global configuration: git stops when it cannot "
+					"read it; expose-ro=/home/u/.gitconfig lets it read it, "
+					"env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it) pid=" },
+		{ "/home/u/.config/git/config",
+		  " (git's global configuration: git stops when it "
+		  "cannot read it; expose-ro=/home/u/.config/git/"
+		  "config lets it read it, env=GIT_CONFIG_GLOBAL=/dev/"
+		  "null makes git skip it) pid=" },
+		{ "/etc/pip.conf", " (pip's configuration: pip goes on without its settings "
+				   "(index, proxy, certificates); expose-ro=/etc/pip.conf lets it "
+				   "read it, env=PIP_CONFIG_FILE=/dev/null makes pip skip its "
+				   "configuration files) pid=" },
+		{ "/home/u/.config/pip/pip.conf", "expose-ro=/home/u/.config/pip/pip.conf lets it "
+						  "read it, env=PIP_CONFIG_FILE=/dev/null" },
+		{ "/home/u/.pip/pip.conf", "expose-ro=/home/u/.pip/pip.conf lets it read it, "
+					   "env=PIP_CONFIG_FILE=/dev/null" },
+		{ "/srv/pip.conf", NULL },
+		{ "/etc/gitconfig.d", NULL },
+		{ "/home/u/x.gitconfig", NULL },
+		{ "/srv/repo/.git/config", NULL },
+	};
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		file_event(cases[i].path);
+		e.decision = PYSB_DENY;
+		e.access = PYSB_ACC_READ;
+		memset(line, 0, sizeof(line));
+		f = fmemopen(line, sizeof(line) - 1, "w");
+		assert_non_null(f);
+		event_print_line(f, &e, NULL);
+		fclose(f);
+		if (cases[i].want)
+			assert_non_null(strstr(line, cases[i].want));
+		else
+			assert_null(strstr(line, "configuration"));
+	}
+}
+
+/* A server started with no host: glibc's UDP connect to the wildcard (sorting it) and the
+ * bind to every address say what they are, the bind with the rule for each intent (found
+ * by a user, round 31); a bind to a named address, or to port 0, does not. */
+static void test_line_server_with_no_host_says_what_it_did(void **state)
+{
+	static const struct {
+		int family, protocol, op, dir, port;
+		const char *addr, *want; /* want NULL: no hint */
+	} cases[] = {
+		{ AF_INET6, IPPROTO_UDP, PYSB_OP_CONNECT, PYSB_NET_OUT, 8765, "::",
+		  "udp [::]:8765 (OUT) no net= rule allows it (a UDP connect that sends nothing: "
+		  "glibc's getaddrinfo makes one to each address of a server started with no host, "
+		  "to sort them; denied, it sorts without it) pid=" },
+		{ AF_INET, IPPROTO_UDP, PYSB_OP_CONNECT, PYSB_NET_OUT, 8765, "0.0.0.0",
+		  "(a UDP connect that sends nothing" },
+		{ AF_INET6, IPPROTO_TCP, PYSB_OP_BIND, PYSB_NET_IN, 8765, "::",
+		  "tcp [::]:8765 (IN) no net= rule allows it (a bind to every address of the "
+		  "machine, as a server started with no host makes: net=ALLOW|TCP|*|8765|IN allows "
+		  "it; net=ALLOW|TCP|localhost|8765|IN allows a bind to 127.0.0.1 alone) pid=" },
+		{ AF_INET, IPPROTO_UDP, PYSB_OP_BIND, PYSB_NET_IN, 5353, "0.0.0.0",
+		  "net=ALLOW|UDP|*|5353|IN allows it" },
+		{ AF_INET, IPPROTO_TCP, PYSB_OP_BIND, PYSB_NET_IN, 8765, "127.0.0.1", NULL },
+		{ AF_INET, IPPROTO_TCP, PYSB_OP_BIND, PYSB_NET_IN, 0, "0.0.0.0", NULL },
+		{ AF_INET, IPPROTO_UDP, PYSB_OP_CONNECT, PYSB_NET_OUT, 53, "10.0.0.1", NULL },
+		{ AF_INET, IPPROTO_TCP, PYSB_OP_CONNECT, PYSB_NET_OUT, 8765, "0.0.0.0", NULL },
+	};
+	char line[1024];
+	FILE *f;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		file_event("");
+		e.path_len = 0;
+		e.decision = PYSB_DENY;
+		e.kind = PYSB_KIND_NET;
+		e.op = (uint16_t)cases[i].op;
+		e.net.family = (uint16_t)cases[i].family;
+		e.net.protocol = (uint16_t)cases[i].protocol;
+		e.net.dir = (uint16_t)cases[i].dir;
+		e.net.port = (uint16_t)cases[i].port;
+		memset(e.net.addr, 0, sizeof(e.net.addr));
+		inet_pton(cases[i].family, cases[i].addr, e.net.addr);
+		memset(line, 0, sizeof(line));
+		f = fmemopen(line, sizeof(line) - 1, "w");
+		assert_non_null(f);
+		event_print_line(f, &e, NULL);
+		fclose(f);
+		if (cases[i].want)
+			assert_non_null(strstr(line, cases[i].want));
+		else
+			assert_null(strstr(line, "no host"));
+	}
+}
+
 /* The line of a record standing for several denials says so (found by a user: the
  * sweep's count of a repeated denial printed as an identical second line). */
 static void test_line_says_its_repeats(void **state)
@@ -457,6 +605,9 @@ int main(void)
 		cmocka_unit_test(test_identical_events_and_repeats_add_up),
 		cmocka_unit_test(test_direct_mode_holds_nothing),
 		cmocka_unit_test(test_tty_bounded),
+		cmocka_unit_test(test_line_read_write_under_a_read_rule_says_it_reads),
+		cmocka_unit_test(test_line_git_and_pip_config_say_their_ways_out),
+		cmocka_unit_test(test_line_server_with_no_host_says_what_it_did),
 		cmocka_unit_test(test_line_says_its_repeats),
 		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),
 		cmocka_unit_test(test_line_user_site_packages_says_what_it_is),

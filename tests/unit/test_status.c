@@ -154,6 +154,37 @@ static void test_status_table_aligned(void **state)
 	free(out);
 }
 
+/* A cgroup, a policy path and a binding's name with terminal controls (ESC, a C1 CSI, a
+ * newline, a byte that is not UTF-8) come out \xNN, the columns aligned on what is shown
+ * (found by a user, round 31: status wrote them raw). */
+static void test_status_escapes_terminal_controls(void **state)
+{
+	struct status s;
+	char *out, *row, *head;
+
+	(void)state;
+	fill(&s);
+	strcpy(entries[0].rec.policy, "/home/u/\033[31mred/.py-sandboxes");
+	strcpy(entries[0].cgroup, "/sys/fs/cgroup/x\nforged\xc2\x9b"
+				  "2K");
+	strcpy(entries[1].rec.binding, "w\x9b\x07"
+				       "b");
+	out = render(&s);
+	assert_null(strchr(out, '\033'));
+	assert_null(strchr(out, '\a'));
+	assert_null(strstr(out, "\xc2\x9b"));
+	assert_null(strstr(out, "\nforged"));
+	assert_non_null(strstr(out, "  /home/u/\\x1b[31mred/.py-sandboxes\n"));
+	row = strstr(out, "\n/sys/fs/cgroup/x\\x0aforged\\xc2\\x9b2K ");
+	assert_non_null(row);
+	assert_non_null(strstr(out, "  daemon:w\\x9b\\x07b  audit "));
+	/* aligned on what is shown: OWNER above the owner of the escaped cgroup's row */
+	head = strstr(out, "\nCGROUP ");
+	assert_non_null(head);
+	assert_int_equal(strstr(head, "OWNER") - head, strstr(row, "run 1234") - row);
+	free(out);
+}
+
 static void test_status_json_entries(void **state)
 {
 	struct status s;
@@ -291,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_status_nothing_loaded_or_registered),
 		cmocka_unit_test(test_status_mode_is_the_kernels),
 		cmocka_unit_test(test_status_table_aligned),
+		cmocka_unit_test(test_status_escapes_terminal_controls),
 		cmocka_unit_test(test_status_json_entries),
 		cmocka_unit_test(test_status_record_roundtrip),
 		cmocka_unit_test(test_status_pid_start_time),

@@ -340,6 +340,8 @@ int check_main(const struct check_opts *o)
 		valid = !json_array_size(r.errors);
 	} else {
 		take_diag(&r, &diag);
+		if (!p && o->missing_hint)
+			add_error(&r, o->missing_hint);
 	}
 	ret = report_out(&r, valid, o->out ? o->out : stdout);
 out:

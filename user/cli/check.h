@@ -30,6 +30,9 @@ struct check_opts {
 	 * NULL: python3. */
 	char *const *program;
 	int n_program;
+	/* Where the policy the user meant may be, listed as an error after the parser's when
+	 * the policy cannot be read (run's words, user/cli/common.c); NULL: nothing to add. */
+	char *missing_hint;
 	bool json;    /* one JSON document instead of text */
 	bool verbose; /* also the mount entries (mount_access) */
 	FILE *out;    /* the report; NULL: stdout. Errors of an invalid text run: stderr */

@@ -333,6 +333,17 @@ void add_net(struct report *r, json_t *kernel)
 
 /* ---------------- what pysb-bpf does before the start: the environment */
 
+/* The policy's expose-rw= of your TMPDIR passes the program no TMPDIR: run's warning. */
+static void warn_tmpdir(struct report *r, char *const *built)
+{
+	const struct policy_src *src = NULL;
+	char *msg = policy_tmpdir_warning(r->p, r->o->envp, built, &src);
+
+	if (msg)
+		warn(r, src, "%s", msg);
+	free(msg);
+}
+
 int add_environment(struct report *r, json_t *root)
 {
 	const struct policy *p = r->p;
@@ -364,6 +375,7 @@ int add_environment(struct report *r, json_t *root)
 		}
 		return -1;
 	}
+	warn_tmpdir(r, built);
 	/* names only: values are often secrets (API keys) */
 	passed = new_array(r, env, "passed");
 	for (size_t i = 0; passed && built[i]; i++) {

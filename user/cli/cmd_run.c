@@ -102,33 +102,15 @@ static int ready_to_run(const struct cli *c, const struct program *prog,
 	return 0;
 }
 
-/* The policy lets the program write in your TMPDIR but passes it no TMPDIR: Python's
- * tempfile (and most programs) then write in /tmp, denied unless a rule allows it, and
- * its error names no variable (found by a user: expose-rw=${TMPDIR} with TMPDIR set, and
- * "No usable temporary directory found in ['/tmp', '/var/tmp', ...]"). */
+/* The policy's expose-rw= of your TMPDIR passes the program no TMPDIR (said by check too). */
 static void tmpdir_hint(const struct policy *p, char *const *envp)
 {
-	const char *tmp = getenv("TMPDIR");
-	char *real;
+	const struct policy_src *src = NULL;
+	char *msg = policy_tmpdir_warning(p, environ, envp, &src);
 
-	if (!tmp || !*tmp)
-		return;
-	for (size_t i = 0; envp && envp[i]; i++)
-		if (!strncmp(envp[i], "TMPDIR=", 7))
-			return;
-	real = realpath(tmp, NULL);
-	for (size_t i = 0; real && i < p->n_paths; i++) {
-		const struct policy_path *r = &p->paths[i];
-
-		if (r->access != POLICY_RW || !r->path || strcmp(r->path, real))
-			continue;
-		pr_warn("%s:%u: expose-rw=%s is your TMPDIR, but no env= line passes TMPDIR to "
-			"the program: Python's tempfile, and most programs, then write in /tmp; "
-			"add env=TMPDIR=${TMPDIR}",
-			r->src.file, r->src.line, r->spelled ? r->spelled : r->path);
-		break;
-	}
-	free(real);
+	if (msg)
+		pr_warn("%s:%u: %s", src->file, src->line, msg);
+	free(msg);
 }
 
 /* The program's environment (and argv[0] for it), the --events stream (opened, with its

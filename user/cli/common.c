@@ -24,14 +24,16 @@ static bool policy_in(const char *dir, char *out, size_t size)
  * subdirectory, `python3 src/app.py`), else in the nearest directory above (a run from
  * the project's tests/ or src/). The working directory is never searched further: as
  * for python-sb, the default is ./.py-sandboxes, and its relative paths (expose-ro=.)
- * are read from there (found by a user: the error named no directory and no file). */
-static void hint_missing_default(const struct cli *c)
+ * are read from there (found by a user: the error named no directory and no file). The
+ * message, malloc'ed (run prints it, check lists it among its errors); NULL when the
+ * policy is not the default, or is there. */
+char *missing_policy_hint(const struct cli *c)
 {
-	char cwd[PATH_MAX], dir[PATH_MAX], found[PATH_MAX + 16], *slash;
+	char cwd[PATH_MAX], dir[PATH_MAX], found[PATH_MAX + 16], *slash, *msg = NULL;
 
 	if (strcmp(c->policy, DEFAULT_POLICY) || !access(DEFAULT_POLICY, F_OK) || errno != ENOENT ||
 	    !getcwd(cwd, sizeof(cwd)))
-		return;
+		return NULL;
 	found[0] = '\0';
 	for (int i = 0; i < c->n_rest && i < 8 && !found[0]; i++) {
 		struct stat st;
@@ -54,15 +56,18 @@ static void hint_missing_default(const struct cli *c)
 		if (!policy_in(dir, found, sizeof(found)))
 			found[0] = '\0';
 	}
-	if (!found[0]) {
-		pr_err("no .py-sandboxes in the working directory %s", cwd);
-		return;
-	}
+	if (!found[0])
+		return asprintf(&msg, "no .py-sandboxes in the working directory %s", cwd) < 0
+			       ? NULL
+			       : msg;
 	snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(found, '/') - found), found);
-	pr_err("no .py-sandboxes in the working directory %s, but there is %s: run from %s "
-	       "(cd %s: its relative paths, such as expose-ro=., are read from the working "
-	       "directory, as python-sb reads them), or name it with --policy %s",
-	       cwd, found, dir[0] ? dir : "/", dir[0] ? dir : "/", found);
+	if (asprintf(&msg,
+		     "no .py-sandboxes in the working directory %s, but there is %s: run from %s "
+		     "(cd %s: its relative paths, such as expose-ro=., are read from the working "
+		     "directory, as python-sb reads them), or name it with --policy %s",
+		     cwd, found, dir[0] ? dir : "/", dir[0] ? dir : "/", found) < 0)
+		msg = NULL;
+	return msg;
 }
 
 struct policy *load_policy(const struct cli *c)
@@ -75,8 +80,13 @@ struct policy *load_policy(const struct cli *c)
 		p = NULL;
 	diag_print(stderr, &diag);
 	diag_free(&diag);
-	if (!p)
-		hint_missing_default(c);
+	if (!p) {
+		char *hint = missing_policy_hint(c);
+
+		if (hint)
+			pr_err("%s", hint);
+		free(hint);
+	}
 	stopwatch("policy parsed");
 	return p;
 }

@@ -11,6 +11,7 @@ static int cmd_check(struct cli *c)
 {
 	struct check_opts o = { .envp = environ };
 	struct identity id;
+	int ret;
 
 	/* the policy's ~ as `run` reads it: through sudo (or --user), the program's user's */
 	if (resolve_identity(c->user, &id))
@@ -22,7 +23,10 @@ static int cmd_check(struct cli *c)
 	o.verbose = log_level >= LOG_INFO;
 	o.program = c->n_rest ? c->rest : NULL; /* none: python3, as run resolves it */
 	o.n_program = c->n_rest;
-	return check_main(&o);
+	o.missing_hint = missing_policy_hint(c); /* run's, when the default is not there */
+	ret = check_main(&o);
+	free(o.missing_hint);
+	return ret;
 }
 
 static int cmd_probe(struct cli *c)

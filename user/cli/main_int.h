@@ -45,6 +45,7 @@ struct identity {
 };
 
 /* common.c */
+char *missing_policy_hint(const struct cli *c);
 struct policy *load_policy(const struct cli *c);
 int policy_check_learn(const struct policy *p);
 int compile_for(const struct policy *p, const struct program *prog, const char *events,

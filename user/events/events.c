@@ -148,6 +148,40 @@ static bool loopback_probe(const struct pysb_event *e)
 	return n->family == AF_INET && n->addr[0] == 127;
 }
 
+/* The address as the program gave it is the wildcard, 0.0.0.0 or ::. */
+static bool any_address(const struct pysb_net_event *n)
+{
+	static const uint8_t zero[16];
+
+	return (n->family == AF_INET6 && !memcmp(n->addr, zero, 16)) ||
+	       (n->family == AF_INET && !memcmp(n->addr, zero, 4));
+}
+
+/* What a server started with no host does (`python3 -m http.server 8000`, socketserver,
+ * most frameworks' 0.0.0.0): glibc's getaddrinfo sorts the wildcard addresses by a UDP
+ * connect to each, then the server binds every address of the machine. Both lines named
+ * no cause, and a rule on localhost for the port looked as if it should do (found by a
+ * user, round 31). Said on the line, with the rule for each intent. */
+static void print_server_hint(FILE *f, const struct pysb_event *e)
+{
+	const struct pysb_net_event *n = &e->net;
+
+	if (!any_address(n))
+		return;
+	if (e->op == PYSB_OP_CONNECT && n->protocol == IPPROTO_UDP && n->dir == PYSB_NET_OUT)
+		fputs(" (a UDP connect that sends nothing: glibc's getaddrinfo makes one to each "
+		      "address of a server started with no host, to sort them; denied, it sorts "
+		      "without it)",
+		      f);
+	else if (e->op == PYSB_OP_BIND && n->dir == PYSB_NET_IN && n->port)
+		fprintf(f,
+			" (a bind to every address of the machine, as a server started with no "
+			"host makes: net=ALLOW|%s|*|%u|IN allows it; net=ALLOW|%s|localhost|%u|IN "
+			"allows a bind to 127.0.0.1 alone)",
+			n->protocol == IPPROTO_UDP ? "UDP" : "TCP", n->port,
+			n->protocol == IPPROTO_UDP ? "UDP" : "TCP", n->port);
+}
+
 static void print_net_detail(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	const struct pysb_net_event *n = &e->net;
@@ -196,6 +230,8 @@ static void print_net_detail(FILE *f, const struct pysb_event *e, const struct c
 			"net=ALLOW|%s|%s|0|IN allows it)",
 			n->protocol == IPPROTO_UDP ? "UDP" : "TCP",
 			n->family == AF_INET6 ? "ip6-localhost" : "localhost");
+	if (!r)
+		print_server_hint(f, e);
 }
 
 /* Unix names may hold any byte; an abstract one starts with NUL, shown as '@'. */
@@ -325,6 +361,83 @@ static bool temp_entry(const char *path)
 	return name && *name && !strchr(name, '/');
 }
 
+/* Configuration files of the tools Python programs run, read and denied: git stops
+ * ("fatal: unknown error occurred while reading the configuration files") on one it
+ * cannot read, pip goes on without its settings (an index, a proxy, a CA bundle), and
+ * neither's message names a rule (found by a user, round 31: `run -- git log` failed at
+ * once, a `pip install` left its /etc/pip.conf unread). The line says which file it is
+ * and the two ways out: read it, or have the tool skip it. */
+static void print_config_hint(FILE *f, const char *path)
+{
+	static const struct {
+		const char *name; /* the path, or its end when it starts with "/." */
+		const char *what, *skip;
+	} tools[] = {
+		{ "/etc/gitconfig", "git's system configuration: git stops when it cannot read it",
+		  "env=GIT_CONFIG_NOSYSTEM=1 makes git skip it" },
+		{ "/.gitconfig", "git's global configuration: git stops when it cannot read it",
+		  "env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it" },
+		{ "/.config/git/config",
+		  "git's global configuration: git stops when it cannot read it",
+		  "env=GIT_CONFIG_GLOBAL=/dev/null makes git skip it" },
+		{ "/etc/pip.conf",
+		  "pip's configuration: pip goes on without its settings (index, "
+		  "proxy, certificates)",
+		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+		{ "/etc/xdg/pip/pip.conf",
+		  "pip's configuration: pip goes on without its settings "
+		  "(index, proxy, certificates)",
+		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+		{ "/.config/pip/pip.conf",
+		  "pip's configuration: pip goes on without its settings "
+		  "(index, proxy, certificates)",
+		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+		{ "/.pip/pip.conf",
+		  "pip's configuration: pip goes on without its settings (index, "
+		  "proxy, certificates)",
+		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+	};
+	size_t n = strlen(path);
+
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++) {
+		size_t l = strlen(tools[i].name);
+		bool end = !strncmp(tools[i].name, "/.", 2);
+
+		if (end ? n <= l || strcmp(path + n - l, tools[i].name)
+			: strcmp(path, tools[i].name))
+			continue;
+		fprintf(f, " (%s; expose-ro=", tools[i].what);
+		print_escaped(f, path);
+		fprintf(f, " lets it read it, %s)", tools[i].skip);
+		return;
+	}
+}
+
+/* An open for reading and writing denied where a policy line lets the file be read: the
+ * program may well go on reading it, as sqlite3 does (it retries read-only), so the line
+ * says what was refused and what still works (found by a user, round 31: a deny line at
+ * every start for a database the program then read, naming no rule). */
+static void print_read_only_hint(FILE *f, const struct pysb_event *e, const struct compiled *policy)
+{
+	const struct compiled_file *r;
+
+	if (!policy || e->decision != PYSB_DENY || e->op != PYSB_OP_OPEN ||
+	    (e->access & (PYSB_ACC_READ | PYSB_ACC_WRITE)) != (PYSB_ACC_READ | PYSB_ACC_WRITE) ||
+	    !e->rule || e->rule > policy->n_files)
+		return;
+	r = &policy->files[e->rule - 1];
+	if (r->implicit || !r->src.file || !(r->access & PYSB_ACC_READ) ||
+	    (r->access & PYSB_ACC_WRITE))
+		return;
+	fputs(" (read-only: ", f);
+	print_escaped(f, r->src.file);
+	fprintf(f, ":%u lets ", r->src.line);
+	print_escaped(f, r->path);
+	fputs(" be read, not written; a program that then opens it for reading alone, as "
+	      "sqlite3 does, reads it; expose-rw= lets it write)",
+	      f);
+}
+
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	char acc[32];
@@ -382,6 +495,11 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 	if (e->kind == PYSB_KIND_FILE && path && !(e->flags & PYSB_EV_PATH_TRUNC) &&
 	    !(e->access & PYSB_ACC_WRITE))
 		print_user_site_hint(f, path);
+	if (e->kind == PYSB_KIND_FILE && path)
+		print_read_only_hint(f, e, policy);
+	if (e->kind == PYSB_KIND_FILE && path && e->op == PYSB_OP_OPEN &&
+	    e->access == PYSB_ACC_READ && !(e->flags & PYSB_EV_PATH_TRUNC))
+		print_config_hint(f, path);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
 	if (e->flags & PYSB_EV_BLOCK_DEVICE)

@@ -443,10 +443,37 @@ static int width(int cur, const char *s)
 	return n > cur ? n : cur;
 }
 
+/* One row's free text as the terminal gets it: a cgroup, a policy path and a daemon
+ * binding's name may hold any byte (a directory a user named, a cgroup a pattern binding
+ * matched), so control characters, C1 ones too, and bytes that are not UTF-8 are written
+ * \xNN, as the deny lines write paths (found by a user, round 31: `status` wrote them
+ * raw, an ESC in a policy's directory name recoloured the rest of the table). */
+struct status_row {
+	char *cgroup, *owner, *policy;
+};
+
+static int status_row(const struct status_entry *e, struct status_row *r)
+{
+	char buf[PATH_MAX + 64], owner[320];
+
+	owner_text(e, owner, sizeof(owner));
+	r->cgroup = log_printable(shown_cgroup(e, buf, sizeof(buf)));
+	r->owner = log_printable(owner);
+	r->policy = log_printable(e->have_record && e->rec.policy[0] ? e->rec.policy : "?");
+	return r->cgroup && r->owner && r->policy ? 0 : -1;
+}
+
+static void status_row_free(struct status_row *r)
+{
+	free(r->cgroup);
+	free(r->owner);
+	free(r->policy);
+}
+
 void status_print(FILE *out, const struct status *s)
 {
 	int wc = (int)strlen("CGROUP"), wo = (int)strlen("OWNER");
-	char buf[PATH_MAX + 64], owner[320];
+	struct status_row *rows;
 
 	if (!s->n_instances) {
 		fprintf(out, "nothing is confined: no pysb-bpf instance is loaded (%s is empty)\n",
@@ -458,12 +485,23 @@ void status_print(FILE *out, const struct status *s)
 			s->instances[0]);
 		return;
 	}
-	fprintf(out, "%zu cgroup%s confined by pysb-bpf\n", s->n, s->n == 1 ? "" : "s");
-	for (size_t i = 0; i < s->n; i++) {
-		owner_text(&s->v[i], owner, sizeof(owner));
-		wc = width(wc, shown_cgroup(&s->v[i], buf, sizeof(buf)));
-		wo = width(wo, owner);
+	rows = calloc(s->n, sizeof(*rows));
+	for (size_t i = 0; rows && i < s->n; i++) {
+		if (status_row(&s->v[i], &rows[i])) {
+			for (size_t j = 0; j <= i; j++)
+				status_row_free(&rows[j]);
+			free(rows);
+			rows = NULL;
+			break;
+		}
+		wc = width(wc, rows[i].cgroup);
+		wo = width(wo, rows[i].owner);
 	}
+	if (!rows) {
+		pr_err("status: out of memory");
+		return;
+	}
+	fprintf(out, "%zu cgroup%s confined by pysb-bpf\n", s->n, s->n == 1 ? "" : "s");
 	fprintf(out, "%-*s  %-*s  %-7s  %8s  %6s  %s\n", wc, "CGROUP", wo, "OWNER", "MODE",
 		"EVENTS", "LOST", "POLICY");
 	for (size_t i = 0; i < s->n; i++) {
@@ -474,11 +512,11 @@ void status_print(FILE *out, const struct status *s)
 			snprintf(ev, sizeof(ev), "%llu", (unsigned long long)e->events);
 			snprintf(lost, sizeof(lost), "%llu", (unsigned long long)lost_total(e));
 		}
-		owner_text(e, owner, sizeof(owner));
-		fprintf(out, "%-*s  %-*s  %-7s  %8s  %6s  %s\n", wc,
-			shown_cgroup(e, buf, sizeof(buf)), wo, owner, status_mode(e), ev, lost,
-			e->have_record && e->rec.policy[0] ? e->rec.policy : "?");
+		fprintf(out, "%-*s  %-*s  %-7s  %8s  %6s  %s\n", wc, rows[i].cgroup, wo,
+			rows[i].owner, status_mode(e), ev, lost, rows[i].policy);
+		status_row_free(&rows[i]);
 	}
+	free(rows);
 	if (s->n_instances > 1)
 		fprintf(out,
 			"(%zu pysb-bpf instances loaded: a run of another build is still "

@@ -146,6 +146,15 @@ void policy_free(struct policy *p);
 int policy_build_env(const struct policy *p, char *const *host_envp, char ***out);
 void policy_env_free(char **envp);
 
+/*
+ * The policy lets the program write in the caller's TMPDIR (from host_envp) but no env=
+ * line passes TMPDIR (prog_envp, policy_build_env's): Python's tempfile then writes in
+ * /tmp. The warning to give, without its file:line (the rule's, in *src), malloc'ed; NULL
+ * when there is nothing to say. Said by `run` before the start and listed by `check`.
+ */
+char *policy_tmpdir_warning(const struct policy *p, char *const *host_envp, char *const *prog_envp,
+			    const struct policy_src **src);
+
 /* Is `path` `dir` or below it (both canonical)? */
 bool policy_path_under(const char *path, const char *dir);
 

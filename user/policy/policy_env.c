@@ -7,6 +7,7 @@
  * the parser keeps env= values raw.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,4 +262,40 @@ void policy_env_free(char **envp)
 	for (char **e = envp; *e; e++)
 		free(*e);
 	free(envp);
+}
+
+/* Found by a user: expose-rw=${TMPDIR} with TMPDIR set, and "No usable temporary directory
+ * found in ['/tmp', '/var/tmp', ...]", naming no variable. */
+char *policy_tmpdir_warning(const struct policy *p, char *const *host_envp, char *const *prog_envp,
+			    const struct policy_src **src)
+{
+	const char *tmp = NULL;
+	char *real, *msg = NULL;
+
+	for (size_t i = 0; host_envp && host_envp[i]; i++)
+		if (!strncmp(host_envp[i], "TMPDIR=", 7))
+			tmp = host_envp[i] + 7;
+	if (!tmp || !*tmp)
+		return NULL;
+	for (size_t i = 0; prog_envp && prog_envp[i]; i++)
+		if (!strncmp(prog_envp[i], "TMPDIR=", 7))
+			return NULL;
+	real = realpath(tmp, NULL);
+	for (size_t i = 0; real && i < p->n_paths; i++) {
+		const struct policy_path *r = &p->paths[i];
+
+		if (r->access != POLICY_RW || !r->path || strcmp(r->path, real))
+			continue;
+		if (asprintf(&msg,
+			     "expose-rw=%s is your TMPDIR, but no env= line passes TMPDIR to the "
+			     "program: Python's tempfile, and most programs, then write in /tmp; add "
+			     "env=TMPDIR=${TMPDIR}",
+			     r->spelled ? r->spelled : r->path) < 0)
+			msg = NULL;
+		else
+			*src = &r->src;
+		break;
+	}
+	free(real);
+	return msg;
 }
