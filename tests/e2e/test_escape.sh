@@ -2904,3 +2904,56 @@ PY
 		python3 "$T/wd.py" "$dev" stop
 	done
 }
+
+# A virtual console taken by a program that only reads it (found by an adversary, round
+# 31): a process of the program calls setsid() and opens /dev/tty6, which no session
+# uses: the console becomes its controlling terminal, and the kernel lets a console's own
+# session set it with no capability. Under a rule that lets the program read /dev/tty6, a
+# sandboxed root switched the machine's screen to it (VT_ACTIVATE), held its switching
+# (VT_SETMODE) and set its keyboard and display modes. A console's setters need
+# bpf.capabilities=CAP_SYS_TTY_CONFIG; its reads stay free, and so does the terminal
+# setting of the session it leads; the grant lets the setters through.
+test_escape_virtual_console_taken_as_own_terminal_refused() {
+	[ -c /dev/tty6 ] || skip "no virtual console /dev/tty6 here"
+	write_probe_lib
+	write_file "$T/vt.py" <<PY
+import fcntl, os, struct, sys, termios
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    fd = os.open("/dev/tty6", os.O_RDONLY)  # no session uses it: it becomes ours
+    mode = struct.unpack("i", fcntl.ioctl(fd, 0x4B44, b"\0" * 4))[0]  # KDGKBMODE
+    vt = struct.unpack("HHH", fcntl.ioctl(fd, 0x5603, b"\0" * 6))[0]  # VT_GETSTATE
+    attempt("getstate", lambda: fcntl.ioctl(fd, 0x5603, b"\0" * 6))
+    attempt("tcsetattr", lambda: termios.tcsetattr(fd, termios.TCSANOW, termios.tcgetattr(fd)))
+    attempt("setmode", lambda: fcntl.ioctl(fd, 0x4B3A, 0))  # KDSETMODE, KD_TEXT
+    attempt("skbmode", lambda: fcntl.ioctl(fd, 0x4B45, mode))  # KDSKBMODE
+    attempt("vtsetmode", lambda: fcntl.ioctl(fd, 0x5602, struct.pack("bbhhh", 0, 0, 0, 0, 0)))
+    attempt("activate", lambda: fcntl.ioctl(fd, 0x5606, 6))  # VT_ACTIVATE
+    attempt("activate-back", lambda: fcntl.ioctl(fd, 0x5606, vt))
+    os._exit(0)
+os.waitpid(pid, 0)
+PY
+	run_plain python3 "$T/vt.py"
+	for op in getstate tcsetattr setmode skbmode vtsetmode activate activate-back; do
+		expect_line "$T/out" "$op ok"
+	done
+	printf 'expose-ro=%s\nexpose-ro=/dev/tty6\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/vt.py"
+	for op in getstate tcsetattr; do
+		expect_line "$T/out" "$op ok"
+	done
+	for op in setmode skbmode vtsetmode activate; do
+		expect_line "$T/out" "$op EPERM"
+	done
+	expect_grep "$T/err" "deny self tty-ioctl /dev/tty6 "
+	# The neighbour: the grant of the capability the kernel asks of everyone else.
+	printf 'expose-ro=%s\nexpose-ro=/dev/tty6\nbpf.capabilities=CAP_SYS_TTY_CONFIG\n' "$T" \
+		>"$T/policy-cap"
+	run_sb "$T/policy-cap" python3 "$T/vt.py"
+	for op in setmode skbmode vtsetmode activate activate-back; do
+		expect_line "$T/out" "$op ok"
+	done
+}
