@@ -2957,3 +2957,58 @@ PY
 		expect_line "$T/out" "$op ok"
 	done
 }
+
+# The machine's hibernation held by an open for reading (found by an adversary, round 31):
+# an open of /dev/snapshot for reading starts a hibernation's preparation (the kernel's
+# PM_HIBERNATION_PREPARE notifiers run) and takes the machine's one hibernation until the
+# descriptor closes: `systemctl hibernate` (a write to /sys/power/state) and uswsusp fail
+# with EBUSY meanwhile; the driver asks no capability at the open, only at its ioctls.
+# Under `expose-ro=/dev/snapshot`, a sandboxed root, who owns the device, held it. Judged
+# as an open for writing, as a watchdog's; a rule granting WRITE lets it open.
+test_escape_hibernation_not_held_by_an_open_for_reading() {
+	local dev=/dev/snapshot
+	[ -c $dev ] || skip "no $dev here (no hibernation in this kernel)"
+	write_probe_lib
+	mkdir -p "$T/rw"
+	write_file "$T/snap.py" <<PY
+import os, sys, time
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+ready, go = sys.argv[1:3]
+attempt("open", lambda: os.open("$dev", os.O_RDONLY))  # held until the exit
+open(ready, "w").write("x")
+while not os.path.exists(go):
+    time.sleep(0.05)
+PY
+	outside() {
+		python3 -c 'import errno, os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_RDONLY)); print("outside ok")
+except OSError as e:
+    print("outside", errno.errorcode[e.errno])' $dev
+	}
+	# Unconfined, an open for reading: the machine's hibernation is taken.
+	python3 "$T/snap.py" "$T/rw/r0" "$T/g0" >"$T/out" 2>&1 &
+	local pid=$!
+	wait_file "$T/rw/r0"
+	[ "$(outside)" = "outside EBUSY" ] || fail "unconfined: $(outside)"
+	touch "$T/g0"
+	wait $pid
+	expect_line "$T/out" "open ok"
+	[ "$(outside)" = "outside ok" ] || fail "not released: $(outside)"
+	# Confined, the device readable only: refused as an open for writing.
+	printf 'expose-ro=%s\nexpose-rw=%s\nexpose-ro=%s\n' "$T" "$T/rw" $dev >"$T/policy-ro"
+	"$PYSB" run --policy "$T/policy-ro" -- python3 "$T/snap.py" "$T/rw/r1" "$T/g1" \
+		>"$T/out" 2>"$T/err" &
+	pid=$!
+	wait_file "$T/rw/r1"
+	[ "$(outside)" = "outside ok" ] || fail "confined: $(outside)"
+	touch "$T/g1"
+	wait $pid
+	expect_line "$T/out" "open EACCES"
+	expect_grep "$T/err" "deny file open\([a-z,]*write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\nexpose-rw=%s\n' "$T" "$T/rw" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/snap.py" "$T/rw/r2" "$T/rw/r2"
+	expect_line "$T/out" "open ok"
+}
