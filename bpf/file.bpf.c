@@ -7,7 +7,8 @@
  *   lsm/file_open          open: read needs READ; write, append or O_TRUNC needs WRITE;
  *                          the kernel's exec opens (execve, ELF interpreter) need EXEC; a
  *                          watchdog's open in any mode needs WRITE (it starts the watchdog),
- *                          and so does /dev/snapshot's (it takes the machine's hibernation)
+ *                          and so do /dev/snapshot's (it takes the machine's hibernation)
+ *                          and /dev/vhci's (it adds a Bluetooth controller)
  *   lsm/path_mknod         creating a file, fifo, socket or device node: WRITE on the dir;
  *                          never a set-user-ID file or set-group-ID executable (below)
  *   lsm/path_mkdir         WRITE on the parent directory
@@ -45,8 +46,9 @@
  *                          through a descriptor of any mode (an I2C bus's transfers, a HID
  *                          device's reports, an input device's grab, key map and settings,
  *                          an RTC's alarm, a sound card's mixer and playback, a tun
- *                          interface's settings, a watchdog's settings): as an open for
- *                          writing
+ *                          interface's settings, a watchdog's settings, a vhost device's
+ *                          set-up, a uinput device made, rfkill's key handler turned
+ *                          off): as an open for writing
  *                          (check_device_ioctl).
  *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
@@ -612,18 +614,23 @@ static __always_inline bool watchdog_device(struct file *file)
  * mode (kernel/power/user.c snapshot_open): the open runs the kernel's
  * PM_HIBERNATION_PREPARE notifiers and holds the one hibernation until the descriptor
  * closes (`systemctl hibernate` and uswsusp fail with EBUSY meanwhile); the driver asks a
- * capability at its ioctls only. Found by an adversary, round 31: under
- * `expose-ro=/dev/snapshot`, a sandboxed root, who owns the device, held it. Judged as an
- * open for writing, as a watchdog's.
+ * capability at its ioctls only. And a Bluetooth controller added to the machine by the
+ * open of /dev/vhci (misc 10:137), whatever the mode (drivers/bluetooth/hci_vhci.c: a
+ * second after the open, if nothing was written, the driver registers hciN, which
+ * bluetoothd then drives, its commands read by the program). Found by an adversary, round
+ * 31: under `expose-ro=/dev`, a sandboxed root, who owns both, held the one and made the
+ * other. Judged as an open for writing, as a watchdog's.
  */
 #define SNAPSHOT_DEV ((10u << 20) | 231)
+#define VHCI_DEV     ((10u << 20) | 137)
 
 static __always_inline bool acts_at_open(struct file *file)
 {
 	struct inode *inode = file->f_inode;
 
 	return watchdog_device(file) ||
-	       ((inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev == SNAPSHOT_DEV);
+	       ((inode->i_mode & S_IFMT) == S_IFCHR &&
+		(inode->i_rdev == SNAPSHOT_DEV || inode->i_rdev == VHCI_DEV));
 }
 
 SEC("lsm/file_open")
@@ -1500,13 +1507,53 @@ static __always_inline bool watchdog_setting(struct file *file, unsigned int cmd
 	return (file->f_inode->i_mode & S_IFMT) == S_IFCHR && watchdog_cdev(file->f_inode);
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the seven above):
- * judged as an open for writing of the device, once for all seven. */
+/*
+ * Three more devices set by ioctl through a descriptor of any mode (found by an adversary,
+ * round 31: under `expose-ro=/dev`, a sandboxed root, who owns them, drove each through a
+ * descriptor open for reading):
+ *   vhost (drivers/vhost: /dev/vhost-net, /dev/vhost-vsock, vhost-scsi, vhost-vdpa), type
+ *     0xAF: VHOST_SET_OWNER and the rings' set-up make the program the device's driver:
+ *     vhost-net sends the frames of its rings through a tun interface into the machine's
+ *     network stack, vhost-vsock speaks AF_VSOCK to the machine's listeners as a guest
+ *     (past every net= rule, past lsm/socket_create), and VHOST_VSOCK_SET_GUEST_CID, which
+ *     needs no owner, takes a virtual machine's CID (its next start fails, EADDRINUSE).
+ *     Every command but the reads (_IOR).
+ *   uinput (/dev/uinput, 10:223), type 'U': UI_DEV_SETUP and UI_DEV_CREATE add an input
+ *     device of the program's name and ids to the machine (the user's session opens it,
+ *     udev runs its rules for it); write(2), which injects its events, needs one open for
+ *     writing. Every command but the reads (UI_GET_VERSION, UI_GET_SYSNAME).
+ *   rfkill (/dev/rfkill, 10:242): RFKILL_IOCTL_NOINPUT turns the kernel's handling of the
+ *     machine's radio keys off (the airplane-mode key does nothing) until the descriptor
+ *     closes; write(2), which blocks a radio, needs one open for writing.
+ * Judged as an open for writing of the device, as the seven above.
+ */
+#define VHOST_IOC_TYPE	     0xAF
+#define IOC_DIR_READ	     2u
+#define UINPUT_IOC_TYPE	     'U'
+#define RFKILL_DEV	     ((10u << 20) | 242)
+#define RFKILL_IOCTL_NOINPUT 0x5201 /* _IO('R', 1) */
+
+static __always_inline bool misc_device_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	__u32 type = (cmd >> 8) & 0xff;
+
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	if (type == VHOST_IOC_TYPE)
+		return (cmd >> 30) != IOC_DIR_READ;
+	if (type == UINPUT_IOC_TYPE)
+		return (cmd >> 30) != IOC_DIR_READ && inode->i_rdev == UINPUT_DEV;
+	return cmd == RFKILL_IOCTL_NOINPUT && inode->i_rdev == RFKILL_DEV;
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the ten above):
+ * judged as an open for writing of the device, once for all ten. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
 	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
-	    !watchdog_setting(file, cmd))
+	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd))
 		return 0;
 	return judged_as_write_open(file, false);
 }

@@ -3012,3 +3012,154 @@ except OSError as e:
 	run_sb "$T/policy-rw" python3 "$T/snap.py" "$T/rw/r2" "$T/rw/r2"
 	expect_line "$T/out" "open ok"
 }
+
+# A vhost device driven through a descriptor open for reading (found by an adversary,
+# round 31): vhost's ioctls look at no descriptor mode. VHOST_SET_OWNER and the rings'
+# set-up make the program the device's driver (vhost-net sends its frames through a tun
+# interface into the machine's network stack; vhost-vsock speaks AF_VSOCK to the
+# machine's listeners as a guest, past every net= rule), and VHOST_VSOCK_SET_GUEST_CID,
+# which wants no owner, takes a virtual machine's CID: the next to ask for it gets
+# EADDRINUSE. Under `expose-ro=/dev`, a sandboxed root did all three. Judged as an open
+# for writing; the reads (VHOST_GET_FEATURES) stay free; a rule granting WRITE lets them
+# through.
+test_escape_vhost_driven_through_read_only_descriptor_refused() {
+	vm_module vhost_net vhost_vsock
+	[ -c /dev/vhost-net ] && [ -c /dev/vhost-vsock ] || skip "no vhost devices here"
+	write_probe_lib
+	write_file "$T/vhost.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+net = os.open("/dev/vhost-net", os.O_RDONLY)
+attempt("features", lambda: fcntl.ioctl(net, 0x8008AF00, b"\0" * 8))  # VHOST_GET_FEATURES
+attempt("net-owner", lambda: fcntl.ioctl(net, 0xAF01))  # VHOST_SET_OWNER
+vsock = os.open("/dev/vhost-vsock", os.O_RDONLY)
+cid = lambda fd: fcntl.ioctl(fd, 0x4008AF60, struct.pack("Q", 77))  # SET_GUEST_CID
+attempt("vsock-cid", lambda: cid(vsock))
+if sys.argv[1:] == ["check"]:  # a virtual machine that wants the same CID next
+    attempt("vm-cid", lambda: cid(os.open("/dev/vhost-vsock", os.O_RDWR)))
+PY
+	run_plain python3 "$T/vhost.py" check
+	for op in features net-owner vsock-cid; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "vm-cid ERR EADDRINUSE"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/vhost.py"
+	expect_line "$T/out" "features ok"
+	expect_line "$T/out" "net-owner EACCES"
+	expect_line "$T/out" "vsock-cid EACCES"
+	expect_grep "$T/err" "deny file open\(write\) /dev/vhost-net "
+	expect_grep "$T/err" "deny file open\(write\) /dev/vhost-vsock "
+	# The neighbour: rules granting WRITE on the devices.
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/vhost-net\nexpose-rw=/dev/vhost-vsock\n' \
+		"$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/vhost.py"
+	for op in net-owner vsock-cid; do
+		expect_line "$T/out" "$op ok"
+	done
+}
+
+# An input device added to the machine through /dev/uinput open for reading (found by an
+# adversary, round 31): uinput's ioctls look at no descriptor mode, UI_DEV_SETUP and
+# UI_DEV_CREATE made a keyboard of the program's name and ids, which the user's session
+# opens and udev runs its rules for (write(2), which injects its events, needs a
+# descriptor open for writing). Under `expose-ro=/dev`, a sandboxed root made one. Judged
+# as an open for writing; UI_GET_VERSION stays free; a rule granting WRITE lets it through.
+test_escape_uinput_device_not_made_through_read_only_descriptor() {
+	vm_module uinput
+	[ -c /dev/uinput ] || skip "no /dev/uinput here"
+	write_probe_lib
+	write_file "$T/uinput.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/uinput", os.O_RDONLY)
+attempt("version", lambda: fcntl.ioctl(fd, 0x8004552D, b"\0" * 4))  # UI_GET_VERSION
+attempt("set-evbit", lambda: fcntl.ioctl(fd, 0x40045564, 1))  # UI_SET_EVBIT, EV_KEY
+setup = struct.pack("HHHH80sI", 3, 0x1234, 0x5678, 1, b"pysb-r31-kbd", 0)
+attempt("setup", lambda: fcntl.ioctl(fd, 0x405C5503, setup))  # UI_DEV_SETUP
+attempt("create", lambda: fcntl.ioctl(fd, 0x5501))  # UI_DEV_CREATE
+if sys.argv[1:] == ["check"]:
+    print("device", "made" if "pysb-r31-kbd" in open("/proc/bus/input/devices").read() else "none")
+PY
+	run_plain python3 "$T/uinput.py" check
+	for op in version set-evbit setup create; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "device made"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/uinput.py"
+	expect_line "$T/out" "version ok"
+	for op in set-evbit setup create; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_grep "$T/err" "deny file open\(write\) /dev/uinput "
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/uinput\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/uinput.py"
+	expect_line "$T/out" "create ok"
+}
+
+# A Bluetooth controller added to the machine by an open of /dev/vhci for reading (found
+# by an adversary, round 31): a second after the open, if nothing was written, hci_vhci
+# registers hciN, which bluetoothd then drives, its commands read by the program. Under
+# `expose-ro=/dev`, a sandboxed root, who owns the device, made one. Judged as an open
+# for writing, as a watchdog's; a rule granting WRITE lets it open.
+test_escape_bluetooth_controller_not_made_by_an_open_for_reading() {
+	vm_module hci_vhci
+	[ -c /dev/vhci ] || skip "no /dev/vhci here"
+	write_probe_lib
+	write_file "$T/vhci.py" <<PY
+import os, sys, time
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+attempt("open", lambda: os.open("/dev/vhci", os.O_RDONLY))
+time.sleep(1.5)
+if sys.argv[1:] == ["check"]:
+    print("controllers", " ".join(sorted(os.listdir("/sys/class/bluetooth"))) or "none")
+PY
+	[ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ] || skip "a Bluetooth controller here already"
+	run_plain python3 "$T/vhci.py" check
+	expect_line "$T/out" "open ok"
+	expect_grep "$T/out" "^controllers hci[0-9]"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/vhci.py"
+	expect_line "$T/out" "open EACCES"
+	expect_grep "$T/err" "deny file open\([a-z,]*write\) /dev/vhci "
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/vhci\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/vhci.py"
+	expect_line "$T/out" "open ok"
+}
+
+# The machine's radio keys turned off through /dev/rfkill open for reading (found by an
+# adversary, round 31): RFKILL_IOCTL_NOINPUT turns the kernel's handling of the
+# airplane-mode and wireless keys off until the descriptor closes, whatever its mode
+# (write(2), which blocks a radio, needs one open for writing). Under `expose-ro=/dev`, a
+# sandboxed root turned it off. Judged as an open for writing; a rule granting WRITE lets
+# it through.
+test_escape_rfkill_keys_not_turned_off_through_read_only_descriptor() {
+	vm_module rfkill
+	[ -c /dev/rfkill ] || skip "no /dev/rfkill here"
+	write_probe_lib
+	write_file "$T/rfkill.py" <<PY
+import fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/rfkill", os.O_RDONLY | os.O_NONBLOCK)
+attempt("noinput", lambda: fcntl.ioctl(fd, 0x5201))  # RFKILL_IOCTL_NOINPUT
+PY
+	offs() { dmesg | grep -c "rfkill: input handler disabled"; }
+	local n0
+	n0=$(offs)
+	run_plain python3 "$T/rfkill.py"
+	expect_line "$T/out" "noinput ok"
+	(($(offs) == n0 + 1)) || fail "unconfined: the key handler not turned off ($(offs), $n0)"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/rfkill.py"
+	expect_line "$T/out" "noinput EACCES"
+	(($(offs) == n0 + 1)) || fail "confined: the key handler turned off"
+	expect_grep "$T/err" "deny file open\(write\) /dev/rfkill "
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/rfkill\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/rfkill.py"
+	expect_line "$T/out" "noinput ok"
+}
