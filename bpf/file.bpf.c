@@ -48,7 +48,9 @@
  *                          an RTC's alarm, a sound card's mixer and playback, a tun
  *                          interface's settings, a watchdog's settings, a vhost device's
  *                          set-up, a uinput device made, rfkill's key handler turned
- *                          off): as an open for writing
+ *                          off, a serial line's modem lines, breaks and settings through
+ *                          a terminal descriptor open for reading): as an open for
+ *                          writing
  *                          (check_device_ioctl).
  *                          The same programs check bpf/tty.bpf.h's terminal ioctls
  *   lsm/inode_file_setattr file_setattr(2) (6.17+, optional): the same flags by path, no
@@ -1547,18 +1549,68 @@ static __always_inline bool misc_device_setting(struct file *file, unsigned int 
 	return cmd == RFKILL_IOCTL_NOINPUT && inode->i_rdev == RFKILL_DEV;
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the ten above):
- * judged as an open for writing of the device, once for all ten. */
-static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
+/*
+ * A serial line's signals driven through a terminal descriptor open for reading (found by
+ * an adversary, round 31): the tty core looks at no descriptor mode for its modem lines
+ * (TIOCMSET, TIOCMBIS, TIOCMBIC: DTR and RTS, which reset a board, signal a UPS to cut
+ * the power, hang a modem up), its breaks (TIOCSBRK, TIOCCBRK, TCSBRK with 0, TCSBRKP:
+ * tcsendbreak), its line settings (TIOCSSERIAL: closing wait, custom divisor, low
+ * latency) and RS-485 (TIOCSRS485); under `expose-ro=/dev/ttyS0`, a sandboxed root
+ * dropped the line's DTR. Judged as an open for writing of the terminal, through a
+ * descriptor not open for writing (one open for writing was judged so at its open); a
+ * pty (devpts, /dev/ptmx) has no such line, and is left to its session's rules.
+ */
+#define TCSBRK	    0x5409
+#define TIOCMBIS    0x5416
+#define TIOCMBIC    0x5417
+#define TIOCMSET    0x5418
+#define TIOCSSERIAL 0x541F
+#define TCSBRKP	    0x5425
+#define TIOCSBRK    0x5427
+#define TIOCCBRK    0x5428
+#define TIOCSRS485  0x542F
+
+static __always_inline bool line_setting(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct inode *inode = file->f_inode;
+
+	switch (cmd) {
+	case TCSBRK:
+		if (arg) /* tcdrain(): no break */
+			return false;
+		break;
+	case TIOCMBIS:
+	case TIOCMBIC:
+	case TIOCMSET:
+	case TIOCSSERIAL:
+	case TCSBRKP:
+	case TIOCSBRK:
+	case TIOCCBRK:
+	case TIOCSRS485:
+		break;
+	default:
+		return false;
+	}
+	if ((file->f_mode & FMODE_WRITE) || (inode->i_mode & S_IFMT) != S_IFCHR ||
+	    inode->i_rdev == PTMX_DEV || BPF_CORE_READ(inode, i_sb, s_magic) == DEVPTS_SUPER_MAGIC)
+		return false;
+	return tty_of(file) != NULL;
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the eleven above):
+ * judged as an open for writing of the device, once for all eleven. */
+static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd,
+					      unsigned long arg)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
 	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
-	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd))
+	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd) &&
+	    !line_setting(file, cmd, arg))
 		return 0;
 	return judged_as_write_open(file, false);
 }
 
-static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
+static __always_inline int check_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	int err = check_tty_ioctl(file, cmd);
 
@@ -1571,7 +1623,7 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 	if (!err)
 		err = check_uffd_ioctl(file, cmd);
 	if (!err)
-		err = check_device_ioctl(file, cmd);
+		err = check_device_ioctl(file, cmd, arg);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 
@@ -1582,7 +1634,7 @@ int BPF_PROG(pysb_file_ioctl, struct file *file, unsigned int cmd, unsigned long
 
 	if (cmd == TIOCSIG || cmd == TIOCSPTLCK)
 		return pysb_master_ioctl(&a) ? -EPERM : 0;
-	return check_ioctl(file, cmd);
+	return check_ioctl(file, cmd, arg);
 }
 
 SEC("lsm/file_ioctl_compat")
@@ -1592,7 +1644,7 @@ int BPF_PROG(pysb_file_ioctl_compat, struct file *file, unsigned int cmd, unsign
 
 	if (cmd == TIOCSIG || cmd == TIOCSPTLCK)
 		return pysb_master_ioctl(&a) ? -EPERM : 0;
-	return check_ioctl(file, cmd);
+	return check_ioctl(file, cmd, arg);
 }
 
 /* flock(2), fcntl(F_SETLK*) and leases all come here with F_RDLCK, F_WRLCK or F_UNLCK. */

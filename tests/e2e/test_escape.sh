@@ -3163,3 +3163,49 @@ PY
 	run_sb "$T/policy-rw" python3 "$T/rfkill.py"
 	expect_line "$T/out" "noinput ok"
 }
+
+# A serial line's signals driven through a descriptor open for reading (found by an
+# adversary, round 31): the tty core looks at no descriptor mode for the modem lines
+# (TIOCMBIC, TIOCMBIS, TIOCMSET: DTR and RTS reset a board, tell a UPS to cut the power,
+# hang a modem up), the breaks (tcsendbreak) and the line's serial settings. Under
+# `expose-ro=/dev/ttyS0` (QEMU's 8250 here), a sandboxed root dropped the line's DTR.
+# Judged as an open for writing; reading the lines (TIOCMGET) and tcdrain stay free; a rule
+# granting WRITE lets it through.
+test_escape_serial_line_not_driven_through_read_only_descriptor() {
+	local dev=/dev/ttyS0
+	[ -c $dev ] || skip "no $dev here"
+	write_probe_lib
+	write_file "$T/serial.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("$dev", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+dtr = struct.pack("i", 0x002)  # TIOCM_DTR
+lines = lambda: struct.unpack("i", fcntl.ioctl(fd, 0x5415, b"\0" * 4))[0]  # TIOCMGET
+if sys.argv[1] == "raise":
+    fcntl.ioctl(fd, 0x5416, dtr)  # TIOCMBIS
+else:
+    attempt("lines", lines)
+    attempt("drain", lambda: fcntl.ioctl(fd, 0x5409, 1))  # TCSBRK 1: tcdrain, no break
+    attempt("dtr-off", lambda: fcntl.ioctl(fd, 0x5417, dtr))  # TIOCMBIC
+    print("dtr", "on" if lines() & 0x002 else "off")
+PY
+	python3 "$T/serial.py" raise
+	run_plain python3 "$T/serial.py" probe
+	expect_line "$T/out" "dtr-off ok"
+	expect_line "$T/out" "dtr off"
+	python3 "$T/serial.py" raise
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" $dev >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/serial.py" probe
+	for op in lines drain; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "dtr-off EACCES"
+	expect_line "$T/out" "dtr on"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/serial.py" probe
+	expect_line "$T/out" "dtr-off ok"
+	expect_line "$T/out" "dtr off"
+	python3 "$T/serial.py" raise
+}
