@@ -1332,14 +1332,34 @@ static __always_inline bool hid_module_file(struct file *file)
 	       owner->name[3] == '\0';
 }
 
+/*
+ * And a USB HID device's reports through its hiddev (drivers/hid/usbhid/hiddev.c,
+ * /dev/usb/hiddevN on USB's major 180): HIDIOCSUSAGE and HIDIOCSUSAGES set a field of a
+ * report, HIDIOCSREPORT sends it (a UPS's shutdown delay, which apcupsd and NUT set this
+ * way, a keyboard's LEDs), through any descriptor (hiddev has no write(2)). Found by an
+ * adversary, round 31: under `expose-ro=/dev/usb`, a sandboxed root set a USB keyboard's
+ * output report. The reads (HIDIOCG*, HIDIOCINITREPORT) and the descriptor's own flags
+ * (HIDIOCSFLAG) stay free.
+ */
+#define IOC_DIR_WRITE  1u
+#define USB_MAJOR      180u
+#define HIDDEV_SREPORT 0x08
+#define HIDDEV_SUSAGE  0x0C
+#define HIDDEV_SUSAGES 0x14
+
 static __always_inline bool hid_report_sent(struct file *file, unsigned int cmd)
 {
 	__u32 nr = cmd & 0xff;
 
-	if (((cmd >> 8) & 0xff) != 'H' || (cmd >> 30) != 3 ||
+	if (((cmd >> 8) & 0xff) != 'H' || (file->f_inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	if ((cmd >> 30) == IOC_DIR_WRITE)
+		return (nr == HIDDEV_SREPORT || nr == HIDDEV_SUSAGE || nr == HIDDEV_SUSAGES) &&
+		       file->f_inode->i_rdev >> 20 == USB_MAJOR;
+	if ((cmd >> 30) != 3 ||
 	    (nr != HID_SET_FEATURE && nr != HID_SET_INPUT && nr != HID_SET_OUTPUT))
 		return false;
-	return (file->f_inode->i_mode & S_IFMT) == S_IFCHR && hid_module_file(file);
+	return hid_module_file(file);
 }
 
 /*
@@ -1357,7 +1377,6 @@ static __always_inline bool hid_report_sent(struct file *file, unsigned int cmd)
  * (EVIOCG*, JSIOCG*) stay free, and so do a descriptor's own settings: EVIOCREVOKE, EVIOCSMASK,
  * EVIOCSCLOCKID. Every write-direction command of type 'E' or 'j' but those three.
  */
-#define IOC_DIR_WRITE	  1u
 #define EVIOC_REVOKE_NR	  0x91
 #define EVIOC_SMASK_NR	  0x93
 #define EVIOC_SCLOCKID_NR 0xa0

@@ -3209,3 +3209,77 @@ PY
 	expect_line "$T/out" "dtr off"
 	python3 "$T/serial.py" raise
 }
+
+# A USB HID device's report set and sent through its hiddev open for reading (found by an
+# adversary, round 31): hiddev has no write(2), and its HIDIOCSUSAGE, HIDIOCSUSAGES and
+# HIDIOCSREPORT look at no descriptor mode (a UPS's shutdown delay is set this way by
+# apcupsd and NUT). Under `expose-ro=/dev/usb`, a sandboxed root set QEMU's USB keyboard's
+# LED report (usbhid's HIDDEV_FORCE quirk gives the keyboard a hiddev). Judged as an open
+# for writing; reading the report stays free; a rule granting WRITE lets it through.
+test_escape_hiddev_report_through_read_only_descriptor_refused() {
+	local dir=/run/pysb-vm-modules m dev i
+	[ -f $dir/usbhid.order ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	if ! compgen -G "/dev/usb/hiddev*" >/dev/null; then
+		[ ! -d /sys/module/usbhid ] || skip "usbhid loaded before, without the keyboard's hiddev"
+		vm_module xhci_pci hid_generic
+		while read -r m; do
+			[ -d "/sys/module/$m" ] && continue
+			if [ "$m" = usbhid ]; then # QEMU's usb-kbd, HID_QUIRK_HIDDEV_FORCE
+				insmod $dir/$m.ko.xz quirks=0x0627:0x0001:0x10 || fail "cannot load usbhid"
+			else
+				insmod "$dir/$m.ko.xz" || fail "cannot load $m"
+			fi
+		done <$dir/usbhid.order
+		for ((i = 0; i < 100; i++)); do
+			compgen -G "/dev/usb/hiddev*" >/dev/null && break
+			sleep 0.1
+		done
+	fi
+	dev=$(compgen -G "/dev/usb/hiddev*" | head -n 1)
+	[ -n "$dev" ] || skip "no hiddev here (QEMU's usb-kbd on xHCI)"
+	write_probe_lib
+	write_file "$T/hiddev.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+info = bytearray(struct.pack("III", 2, 0x100, 0))  # the first output report
+fcntl.ioctl(fd, 0xC00C4809, info)  # HIDIOCGREPORTINFO
+rtype, rid, nfields = struct.unpack("III", info)
+def get():
+    u = bytearray(struct.pack("IIIIIi", rtype, rid, 0, 0, 0, 0))
+    fcntl.ioctl(fd, 0xC018480B, u)  # HIDIOCGUSAGE
+    return struct.unpack("IIIIIi", u)[5]
+def set_usage(v):  # HIDIOCSUSAGE
+    fcntl.ioctl(fd, 0x4018480C, struct.pack("IIIIIi", rtype, rid, 0, 0, 0, v))
+send = lambda: fcntl.ioctl(fd, 0x400C4808, struct.pack("III", rtype, rid, nfields))  # HIDIOCSREPORT
+if what == "reset":
+    set_usage(0)
+    send()
+else:
+    attempt("get", get)
+    attempt("set-usage", lambda: set_usage(1))
+    attempt("send", send)
+    print("led", get())
+PY
+	python3 "$T/hiddev.py" "$dev" reset
+	run_plain python3 "$T/hiddev.py" "$dev" probe
+	for op in get set-usage send; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "led 1"
+	python3 "$T/hiddev.py" "$dev" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/usb\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/hiddev.py" "$dev" probe
+	expect_line "$T/out" "get ok"
+	expect_line "$T/out" "set-usage EACCES"
+	expect_line "$T/out" "send EACCES"
+	expect_line "$T/out" "led 0"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	printf 'expose-ro=%s\nexpose-rw=/dev/usb\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/hiddev.py" "$dev" probe
+	expect_line "$T/out" "send ok"
+	expect_line "$T/out" "led 1"
+	python3 "$T/hiddev.py" "$dev" reset
+}
