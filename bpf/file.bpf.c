@@ -6,7 +6,9 @@
  * none uses one of the kernel's 10 `lsm_cgroup` slots):
  *   lsm/file_open          open: read needs READ; write, append or O_TRUNC needs WRITE;
  *                          the kernel's exec opens (execve, ELF interpreter) need EXEC; a
- *                          watchdog's open in any mode needs WRITE (it starts the watchdog)
+ *                          watchdog's open in any mode needs WRITE (it starts the watchdog),
+ *                          and so do /dev/snapshot's (it takes the machine's hibernation)
+ *                          and /dev/vhci's (it adds a Bluetooth controller)
  *   lsm/path_mknod         creating a file, fifo, socket or device node: WRITE on the dir;
  *                          never a set-user-ID file or set-group-ID executable (below)
  *   lsm/path_mkdir         WRITE on the parent directory
@@ -44,7 +46,10 @@
  *                          through a descriptor of any mode (an I2C bus's transfers, a HID
  *                          device's reports, an input device's grab, key map and settings,
  *                          an RTC's alarm, a sound card's mixer and playback, a tun
- *                          interface's settings, a watchdog's settings): as an open for
+ *                          interface's settings, a watchdog's settings, a vhost device's
+ *                          set-up, a uinput device made, rfkill's key handler turned
+ *                          off, a serial line's modem lines, breaks and settings through
+ *                          a terminal descriptor open for reading): as an open for
  *                          writing
  *                          (check_device_ioctl).
  *                          The same programs check bpf/tty.bpf.h's terminal ioctls
@@ -591,6 +596,30 @@ static __always_inline bool watchdog_device(struct file *file)
 		       (const unsigned char *)BPF_CORE_READ(inode, i_cdev, kobj.parent, name));
 }
 
+/*
+ * The machine's hibernation taken by the open of /dev/snapshot (misc 10:231), whatever the
+ * mode (kernel/power/user.c snapshot_open): the open runs the kernel's
+ * PM_HIBERNATION_PREPARE notifiers and holds the one hibernation until the descriptor
+ * closes (`systemctl hibernate` and uswsusp fail with EBUSY meanwhile); the driver asks a
+ * capability at its ioctls only. And a Bluetooth controller added to the machine by the
+ * open of /dev/vhci (misc 10:137), whatever the mode (drivers/bluetooth/hci_vhci.c: a
+ * second after the open, if nothing was written, the driver registers hciN, which
+ * bluetoothd then drives, its commands read by the program). Found by an adversary, round
+ * 31: under `expose-ro=/dev`, a sandboxed root, who owns both, held the one and made the
+ * other. Judged as an open for writing, as a watchdog's.
+ */
+#define SNAPSHOT_DEV ((10u << 20) | 231)
+#define VHCI_DEV     ((10u << 20) | 137)
+
+static __always_inline bool acts_at_open(struct file *file)
+{
+	struct inode *inode = file->f_inode;
+
+	return watchdog_device(file) ||
+	       ((inode->i_mode & S_IFMT) == S_IFCHR &&
+		(inode->i_rdev == SNAPSHOT_DEV || inode->i_rdev == VHCI_DEV));
+}
+
 SEC("lsm/file_open")
 int BPF_PROG(pysb_file_open, struct file *file)
 {
@@ -607,7 +636,7 @@ int BPF_PROG(pysb_file_open, struct file *file)
 	if ((file->f_flags & __O_TMPFILE) && setid_mode(file->f_inode->i_mode))
 		return deny_setid(cfg, cgid, file->f_path.dentry, file->f_path.mnt);
 	want = open_access(file->f_mode, file->f_flags);
-	if (!(want & PYSB_ACC_WRITE) && watchdog_device(file))
+	if (!(want & PYSB_ACC_WRITE) && acts_at_open(file))
 		want |= PYSB_ACC_WRITE;
 	return check_file(cfg, cgid, PYSB_OP_OPEN, file, want, dc);
 }
@@ -1290,14 +1319,34 @@ static __always_inline bool hid_module_file(struct file *file)
 	       owner->name[3] == '\0';
 }
 
+/*
+ * And a USB HID device's reports through its hiddev (drivers/hid/usbhid/hiddev.c,
+ * /dev/usb/hiddevN on USB's major 180): HIDIOCSUSAGE and HIDIOCSUSAGES set a field of a
+ * report, HIDIOCSREPORT sends it (a UPS's shutdown delay, which apcupsd and NUT set this
+ * way, a keyboard's LEDs), through any descriptor (hiddev has no write(2)). Found by an
+ * adversary, round 31: under `expose-ro=/dev/usb`, a sandboxed root set a USB keyboard's
+ * output report. The reads (HIDIOCG*, HIDIOCINITREPORT) and the descriptor's own flags
+ * (HIDIOCSFLAG) stay free.
+ */
+#define IOC_DIR_WRITE  1u
+#define USB_MAJOR      180u
+#define HIDDEV_SREPORT 0x08
+#define HIDDEV_SUSAGE  0x0C
+#define HIDDEV_SUSAGES 0x14
+
 static __always_inline bool hid_report_sent(struct file *file, unsigned int cmd)
 {
 	__u32 nr = cmd & 0xff;
 
-	if (((cmd >> 8) & 0xff) != 'H' || (cmd >> 30) != 3 ||
+	if (((cmd >> 8) & 0xff) != 'H' || (file->f_inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	if ((cmd >> 30) == IOC_DIR_WRITE)
+		return (nr == HIDDEV_SREPORT || nr == HIDDEV_SUSAGE || nr == HIDDEV_SUSAGES) &&
+		       file->f_inode->i_rdev >> 20 == USB_MAJOR;
+	if ((cmd >> 30) != 3 ||
 	    (nr != HID_SET_FEATURE && nr != HID_SET_INPUT && nr != HID_SET_OUTPUT))
 		return false;
-	return (file->f_inode->i_mode & S_IFMT) == S_IFCHR && hid_module_file(file);
+	return hid_module_file(file);
 }
 
 /*
@@ -1315,7 +1364,6 @@ static __always_inline bool hid_report_sent(struct file *file, unsigned int cmd)
  * (EVIOCG*, JSIOCG*) stay free, and so do a descriptor's own settings: EVIOCREVOKE, EVIOCSMASK,
  * EVIOCSCLOCKID. Every write-direction command of type 'E' or 'j' but those three.
  */
-#define IOC_DIR_WRITE	  1u
 #define EVIOC_REVOKE_NR	  0x91
 #define EVIOC_SMASK_NR	  0x93
 #define EVIOC_SCLOCKID_NR 0xa0
@@ -1467,18 +1515,108 @@ static __always_inline bool watchdog_setting(struct file *file, unsigned int cmd
 	return (file->f_inode->i_mode & S_IFMT) == S_IFCHR && watchdog_cdev(file->f_inode);
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the seven above):
- * judged as an open for writing of the device, once for all seven. */
-static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd)
+/*
+ * Three more devices set by ioctl through a descriptor of any mode (found by an adversary,
+ * round 31: under `expose-ro=/dev`, a sandboxed root, who owns them, drove each through a
+ * descriptor open for reading):
+ *   vhost (drivers/vhost: /dev/vhost-net, /dev/vhost-vsock, vhost-scsi, vhost-vdpa), type
+ *     0xAF: VHOST_SET_OWNER and the rings' set-up make the program the device's driver:
+ *     vhost-net sends the frames of its rings through a tun interface into the machine's
+ *     network stack, vhost-vsock speaks AF_VSOCK to the machine's listeners as a guest
+ *     (past every net= rule, past lsm/socket_create), and VHOST_VSOCK_SET_GUEST_CID, which
+ *     needs no owner, takes a virtual machine's CID (its next start fails, EADDRINUSE).
+ *     Every command but the reads (_IOR).
+ *   uinput (/dev/uinput, 10:223), type 'U': UI_DEV_SETUP and UI_DEV_CREATE add an input
+ *     device of the program's name and ids to the machine (the user's session opens it,
+ *     udev runs its rules for it); write(2), which injects its events, needs one open for
+ *     writing. Every command but the reads (UI_GET_VERSION, UI_GET_SYSNAME).
+ *   rfkill (/dev/rfkill, 10:242): RFKILL_IOCTL_NOINPUT turns the kernel's handling of the
+ *     machine's radio keys off (the airplane-mode key does nothing) until the descriptor
+ *     closes; write(2), which blocks a radio, needs one open for writing.
+ * Judged as an open for writing of the device, as the seven above.
+ */
+#define VHOST_IOC_TYPE	     0xAF
+#define IOC_DIR_READ	     2u
+#define UINPUT_IOC_TYPE	     'U'
+#define RFKILL_DEV	     ((10u << 20) | 242)
+#define RFKILL_IOCTL_NOINPUT 0x5201 /* _IO('R', 1) */
+
+static __always_inline bool misc_device_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	__u32 type = (cmd >> 8) & 0xff;
+
+	if ((inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	if (type == VHOST_IOC_TYPE)
+		return (cmd >> 30) != IOC_DIR_READ;
+	if (type == UINPUT_IOC_TYPE)
+		return (cmd >> 30) != IOC_DIR_READ && inode->i_rdev == UINPUT_DEV;
+	return cmd == RFKILL_IOCTL_NOINPUT && inode->i_rdev == RFKILL_DEV;
+}
+
+/*
+ * A serial line's signals driven through a terminal descriptor open for reading (found by
+ * an adversary, round 31): the tty core looks at no descriptor mode for its modem lines
+ * (TIOCMSET, TIOCMBIS, TIOCMBIC: DTR and RTS, which reset a board, signal a UPS to cut
+ * the power, hang a modem up), its breaks (TIOCSBRK, TIOCCBRK, TCSBRK with 0, TCSBRKP:
+ * tcsendbreak), its line settings (TIOCSSERIAL: closing wait, custom divisor, low
+ * latency) and RS-485 (TIOCSRS485); under `expose-ro=/dev/ttyS0`, a sandboxed root
+ * dropped the line's DTR. Judged as an open for writing of the terminal, through a
+ * descriptor not open for writing (one open for writing was judged so at its open); a
+ * pty (devpts, /dev/ptmx) has no such line, and is left to its session's rules.
+ */
+#define TCSBRK	    0x5409
+#define TIOCMBIS    0x5416
+#define TIOCMBIC    0x5417
+#define TIOCMSET    0x5418
+#define TIOCSSERIAL 0x541F
+#define TCSBRKP	    0x5425
+#define TIOCSBRK    0x5427
+#define TIOCCBRK    0x5428
+#define TIOCSRS485  0x542F
+
+static __always_inline bool line_setting(struct file *file, unsigned int cmd, unsigned long arg)
+{
+	struct inode *inode = file->f_inode;
+
+	switch (cmd) {
+	case TCSBRK:
+		if (arg) /* tcdrain(): no break */
+			return false;
+		break;
+	case TIOCMBIS:
+	case TIOCMBIC:
+	case TIOCMSET:
+	case TIOCSSERIAL:
+	case TCSBRKP:
+	case TIOCSBRK:
+	case TIOCCBRK:
+	case TIOCSRS485:
+		break;
+	default:
+		return false;
+	}
+	if ((file->f_mode & FMODE_WRITE) || (inode->i_mode & S_IFMT) != S_IFCHR ||
+	    inode->i_rdev == PTMX_DEV || BPF_CORE_READ(inode, i_sb, s_magic) == DEVPTS_SUPER_MAGIC)
+		return false;
+	return tty_of(file) != NULL;
+}
+
+/* A device's state changed by ioctl through a descriptor of any mode (the eleven above):
+ * judged as an open for writing of the device, once for all eleven. */
+static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd,
+					      unsigned long arg)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
 	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
-	    !watchdog_setting(file, cmd))
+	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd) &&
+	    !line_setting(file, cmd, arg))
 		return 0;
 	return judged_as_write_open(file, false);
 }
 
-static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
+static __always_inline int check_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	int err = check_tty_ioctl(file, cmd);
 
@@ -1491,7 +1629,7 @@ static __always_inline int check_ioctl(struct file *file, unsigned int cmd)
 	if (!err)
 		err = check_uffd_ioctl(file, cmd);
 	if (!err)
-		err = check_device_ioctl(file, cmd);
+		err = check_device_ioctl(file, cmd, arg);
 	return err ? err : check_attrs_ioctl(file, cmd);
 }
 
@@ -1502,7 +1640,7 @@ int BPF_PROG(pysb_file_ioctl, struct file *file, unsigned int cmd, unsigned long
 
 	if (cmd == TIOCSIG || cmd == TIOCSPTLCK)
 		return pysb_master_ioctl(&a) ? -EPERM : 0;
-	return check_ioctl(file, cmd);
+	return check_ioctl(file, cmd, arg);
 }
 
 SEC("lsm/file_ioctl_compat")
@@ -1512,7 +1650,7 @@ int BPF_PROG(pysb_file_ioctl_compat, struct file *file, unsigned int cmd, unsign
 
 	if (cmd == TIOCSIG || cmd == TIOCSPTLCK)
 		return pysb_master_ioctl(&a) ? -EPERM : 0;
-	return check_ioctl(file, cmd);
+	return check_ioctl(file, cmd, arg);
 }
 
 /* flock(2), fcntl(F_SETLK*) and leases all come here with F_RDLCK, F_WRLCK or F_UNLCK. */

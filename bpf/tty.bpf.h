@@ -30,6 +30,9 @@
  *     -> -EPERM, the same event. Allowed: a terminal whose session the sandbox leads
  *     (`run`'s pty, a pty it made and gave a session), one that no session uses
  *     (the kernel's own job control then), and reading any of it.
+ *     KD*, PIO_*, VT_* on a virtual console whatever its session (virtual_console: one the
+ *     sandbox made its own controlling terminal, round 31), unless the policy grants
+ *     CAP_SYS_TTY_CONFIG -> -EPERM, the same event.
  *     FIOSETOWN, SIOCSPGRP (any file): the SIGIO owner's record must fit (signal.bpf.c)
  * The terminal of `run` is the program's own pty (user/ side); this is the second wall.
  */
@@ -198,10 +201,32 @@ struct tty_arg {
 
 extern int pysb_master_ioctl(struct tty_arg *a);
 
+/*
+ * A virtual console (the vt driver's terminals: major 4 from minor 1; /dev/tty0 and a
+ * /dev/console opened on one reach the same). Its setters (sets_console) act on the
+ * machine's screen and keyboard, whoever leads its session: the kernel lets a session
+ * leader make a console no session uses its controlling terminal (an open, or TIOCSCTTY
+ * on a descriptor it holds) and then set it with no capability. Found by an adversary,
+ * round 31: an attached process holding /dev/tty6, which no session used, called
+ * setsid() and TIOCSCTTY, led the console's session inside the sandbox, and switched the
+ * screen to it, held its switching and set its keyboard mode. A sandbox sets a console
+ * only with bpf.capabilities=CAP_SYS_TTY_CONFIG, the capability the kernel asks of
+ * everyone else.
+ */
+#define TTY_MAJOR	   4
+#define CAP_SYS_TTY_CONFIG 26
+
+static __always_inline bool virtual_console(struct tty_struct *tty)
+{
+	return tty && BPF_CORE_READ(tty, driver, major) == TTY_MAJOR &&
+	       BPF_CORE_READ(tty, driver, minor_start) == 1;
+}
+
 static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 {
 	struct pysb_sandbox_cfg *cfg;
-	bool any_file;
+	struct tty_struct *tty;
+	bool any_file, console = false;
 	__u64 cgid;
 
 	if (cmd == FIOSETOWN || cmd == SIOCSPGRP)
@@ -212,14 +237,20 @@ static __always_inline int check_tty_ioctl(struct file *file, unsigned int cmd)
 			return 0;
 	} else if (sets_console(cmd)) {
 		any_file = false;
+		console = true;
 	} else {
 		return 0;
 	}
 	cfg = current_sandbox(&cgid);
 	if (!cfg)
 		return 0;
-	if (!any_file && !pysb_tty_led_outside((__u64)tty_of(file), cgid))
-		return 0;
+	if (!any_file) {
+		tty = tty_of(file);
+		console = console && !(cfg->caps & (1ull << CAP_SYS_TTY_CONFIG)) &&
+			  virtual_console(tty);
+		if (!console && !pysb_tty_led_outside((__u64)tty, cgid))
+			return 0;
+	}
 	return deny_self_path(cfg, cgid, PYSB_OP_TTY_IOCTL, 0, BPF_CORE_READ(file, f_path.dentry),
 			      BPF_CORE_READ(file, f_path.mnt), EPERM);
 }

@@ -2904,3 +2904,382 @@ PY
 		python3 "$T/wd.py" "$dev" stop
 	done
 }
+
+# A virtual console taken by a program that only reads it (found by an adversary, round
+# 31): a process of the program calls setsid() and opens /dev/tty6, which no session
+# uses: the console becomes its controlling terminal, and the kernel lets a console's own
+# session set it with no capability. Under a rule that lets the program read /dev/tty6, a
+# sandboxed root switched the machine's screen to it (VT_ACTIVATE), held its switching
+# (VT_SETMODE) and set its keyboard and display modes. A console's setters need
+# bpf.capabilities=CAP_SYS_TTY_CONFIG; its reads stay free, and so does the terminal
+# setting of the session it leads; the grant lets the setters through.
+test_escape_virtual_console_taken_as_own_terminal_refused() {
+	[ -c /dev/tty6 ] || skip "no virtual console /dev/tty6 here"
+	write_probe_lib
+	write_file "$T/vt.py" <<PY
+import fcntl, os, struct, sys, termios
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    fd = os.open("/dev/tty6", os.O_RDONLY)  # no session uses it: it becomes ours
+    mode = struct.unpack("i", fcntl.ioctl(fd, 0x4B44, b"\0" * 4))[0]  # KDGKBMODE
+    vt = struct.unpack("HHH", fcntl.ioctl(fd, 0x5603, b"\0" * 6))[0]  # VT_GETSTATE
+    attempt("getstate", lambda: fcntl.ioctl(fd, 0x5603, b"\0" * 6))
+    attempt("tcsetattr", lambda: termios.tcsetattr(fd, termios.TCSANOW, termios.tcgetattr(fd)))
+    attempt("setmode", lambda: fcntl.ioctl(fd, 0x4B3A, 0))  # KDSETMODE, KD_TEXT
+    attempt("skbmode", lambda: fcntl.ioctl(fd, 0x4B45, mode))  # KDSKBMODE
+    attempt("vtsetmode", lambda: fcntl.ioctl(fd, 0x5602, struct.pack("bbhhh", 0, 0, 0, 0, 0)))
+    attempt("activate", lambda: fcntl.ioctl(fd, 0x5606, 6))  # VT_ACTIVATE
+    attempt("activate-back", lambda: fcntl.ioctl(fd, 0x5606, vt))
+    os._exit(0)
+os.waitpid(pid, 0)
+PY
+	run_plain python3 "$T/vt.py"
+	for op in getstate tcsetattr setmode skbmode vtsetmode activate activate-back; do
+		expect_line "$T/out" "$op ok"
+	done
+	printf 'expose-ro=%s\nexpose-ro=/dev/tty6\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/vt.py"
+	for op in getstate tcsetattr; do
+		expect_line "$T/out" "$op ok"
+	done
+	for op in setmode skbmode vtsetmode activate; do
+		expect_line "$T/out" "$op EPERM"
+	done
+	expect_grep "$T/err" "deny self tty-ioctl /dev/tty6 "
+	# The neighbour: the grant of the capability the kernel asks of everyone else.
+	printf 'expose-ro=%s\nexpose-ro=/dev/tty6\nbpf.capabilities=CAP_SYS_TTY_CONFIG\n' "$T" \
+		>"$T/policy-cap"
+	run_sb "$T/policy-cap" python3 "$T/vt.py"
+	for op in setmode skbmode vtsetmode activate activate-back; do
+		expect_line "$T/out" "$op ok"
+	done
+}
+
+# The machine's hibernation held by an open for reading (found by an adversary, round 31):
+# an open of /dev/snapshot for reading starts a hibernation's preparation (the kernel's
+# PM_HIBERNATION_PREPARE notifiers run) and takes the machine's one hibernation until the
+# descriptor closes: `systemctl hibernate` (a write to /sys/power/state) and uswsusp fail
+# with EBUSY meanwhile; the driver asks no capability at the open, only at its ioctls.
+# Under `expose-ro=/dev/snapshot`, a sandboxed root, who owns the device, held it. Judged
+# as an open for writing, as a watchdog's; a rule granting WRITE lets it open.
+test_escape_hibernation_not_held_by_an_open_for_reading() {
+	local dev=/dev/snapshot
+	[ -c $dev ] || skip "no $dev here (no hibernation in this kernel)"
+	write_probe_lib
+	mkdir -p "$T/rw"
+	write_file "$T/snap.py" <<PY
+import os, sys, time
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+ready, go = sys.argv[1:3]
+attempt("open", lambda: os.open("$dev", os.O_RDONLY))  # held until the exit
+open(ready, "w").write("x")
+while not os.path.exists(go):
+    time.sleep(0.05)
+PY
+	outside() {
+		python3 -c 'import errno, os, sys
+try:
+    os.close(os.open(sys.argv[1], os.O_RDONLY)); print("outside ok")
+except OSError as e:
+    print("outside", errno.errorcode[e.errno])' $dev
+	}
+	# Unconfined, an open for reading: the machine's hibernation is taken.
+	python3 "$T/snap.py" "$T/rw/r0" "$T/g0" >"$T/out" 2>&1 &
+	local pid=$!
+	wait_file "$T/rw/r0"
+	[ "$(outside)" = "outside EBUSY" ] || fail "unconfined: $(outside)"
+	touch "$T/g0"
+	wait $pid
+	expect_line "$T/out" "open ok"
+	[ "$(outside)" = "outside ok" ] || fail "not released: $(outside)"
+	# Confined, the device readable only: refused as an open for writing.
+	printf 'expose-ro=%s\nexpose-rw=%s\nexpose-ro=%s\n' "$T" "$T/rw" $dev >"$T/policy-ro"
+	"$PYSB" run --policy "$T/policy-ro" -- python3 "$T/snap.py" "$T/rw/r1" "$T/g1" \
+		>"$T/out" 2>"$T/err" &
+	pid=$!
+	wait_file "$T/rw/r1"
+	[ "$(outside)" = "outside ok" ] || fail "confined: $(outside)"
+	touch "$T/g1"
+	wait $pid
+	expect_line "$T/out" "open EACCES"
+	expect_grep "$T/err" "deny file open\([a-z,]*write\) $dev "
+	# The neighbour: a rule granting WRITE on the device.
+	printf 'expose-ro=%s\nexpose-rw=%s\nexpose-rw=%s\n' "$T" "$T/rw" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/snap.py" "$T/rw/r2" "$T/rw/r2"
+	expect_line "$T/out" "open ok"
+}
+
+# A vhost device driven through a descriptor open for reading (found by an adversary,
+# round 31): vhost's ioctls look at no descriptor mode. VHOST_SET_OWNER and the rings'
+# set-up make the program the device's driver (vhost-net sends its frames through a tun
+# interface into the machine's network stack; vhost-vsock speaks AF_VSOCK to the
+# machine's listeners as a guest, past every net= rule), and VHOST_VSOCK_SET_GUEST_CID,
+# which wants no owner, takes a virtual machine's CID: the next to ask for it gets
+# EADDRINUSE. Under `expose-ro=/dev`, a sandboxed root did all three. Judged as an open
+# for writing; the reads (VHOST_GET_FEATURES) stay free; a rule granting WRITE lets them
+# through.
+test_escape_vhost_driven_through_read_only_descriptor_refused() {
+	vm_module vhost_net vhost_vsock
+	[ -c /dev/vhost-net ] && [ -c /dev/vhost-vsock ] || skip "no vhost devices here"
+	write_probe_lib
+	write_file "$T/vhost.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+net = os.open("/dev/vhost-net", os.O_RDONLY)
+attempt("features", lambda: fcntl.ioctl(net, 0x8008AF00, b"\0" * 8))  # VHOST_GET_FEATURES
+attempt("net-owner", lambda: fcntl.ioctl(net, 0xAF01))  # VHOST_SET_OWNER
+vsock = os.open("/dev/vhost-vsock", os.O_RDONLY)
+cid = lambda fd: fcntl.ioctl(fd, 0x4008AF60, struct.pack("Q", 77))  # SET_GUEST_CID
+attempt("vsock-cid", lambda: cid(vsock))
+if sys.argv[1:] == ["check"]:  # a virtual machine that wants the same CID next
+    attempt("vm-cid", lambda: cid(os.open("/dev/vhost-vsock", os.O_RDWR)))
+PY
+	run_plain python3 "$T/vhost.py" check
+	for op in features net-owner vsock-cid; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "vm-cid ERR EADDRINUSE"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/vhost.py"
+	expect_line "$T/out" "features ok"
+	expect_line "$T/out" "net-owner EACCES"
+	expect_line "$T/out" "vsock-cid EACCES"
+	expect_grep "$T/err" "deny file open\(write\) /dev/vhost-net "
+	expect_grep "$T/err" "deny file open\(write\) /dev/vhost-vsock "
+	# The neighbour: rules granting WRITE on the devices.
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/vhost-net\nexpose-rw=/dev/vhost-vsock\n' \
+		"$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/vhost.py"
+	for op in net-owner vsock-cid; do
+		expect_line "$T/out" "$op ok"
+	done
+}
+
+# An input device added to the machine through /dev/uinput open for reading (found by an
+# adversary, round 31): uinput's ioctls look at no descriptor mode, UI_DEV_SETUP and
+# UI_DEV_CREATE made a keyboard of the program's name and ids, which the user's session
+# opens and udev runs its rules for (write(2), which injects its events, needs a
+# descriptor open for writing). Under `expose-ro=/dev`, a sandboxed root made one. Judged
+# as an open for writing; UI_GET_VERSION stays free; a rule granting WRITE lets it through.
+test_escape_uinput_device_not_made_through_read_only_descriptor() {
+	vm_module uinput
+	[ -c /dev/uinput ] || skip "no /dev/uinput here"
+	write_probe_lib
+	write_file "$T/uinput.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/uinput", os.O_RDONLY)
+attempt("version", lambda: fcntl.ioctl(fd, 0x8004552D, b"\0" * 4))  # UI_GET_VERSION
+attempt("set-evbit", lambda: fcntl.ioctl(fd, 0x40045564, 1))  # UI_SET_EVBIT, EV_KEY
+setup = struct.pack("HHHH80sI", 3, 0x1234, 0x5678, 1, b"pysb-r31-kbd", 0)
+attempt("setup", lambda: fcntl.ioctl(fd, 0x405C5503, setup))  # UI_DEV_SETUP
+attempt("create", lambda: fcntl.ioctl(fd, 0x5501))  # UI_DEV_CREATE
+if sys.argv[1:] == ["check"]:
+    print("device", "made" if "pysb-r31-kbd" in open("/proc/bus/input/devices").read() else "none")
+PY
+	run_plain python3 "$T/uinput.py" check
+	for op in version set-evbit setup create; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "device made"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/uinput.py"
+	expect_line "$T/out" "version ok"
+	for op in set-evbit setup create; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_grep "$T/err" "deny file open\(write\) /dev/uinput "
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/uinput\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/uinput.py"
+	expect_line "$T/out" "create ok"
+}
+
+# A Bluetooth controller added to the machine by an open of /dev/vhci for reading (found
+# by an adversary, round 31): a second after the open, if nothing was written, hci_vhci
+# registers hciN, which bluetoothd then drives, its commands read by the program. Under
+# `expose-ro=/dev`, a sandboxed root, who owns the device, made one. Judged as an open
+# for writing, as a watchdog's; a rule granting WRITE lets it open.
+test_escape_bluetooth_controller_not_made_by_an_open_for_reading() {
+	vm_module hci_vhci
+	[ -c /dev/vhci ] || skip "no /dev/vhci here"
+	write_probe_lib
+	write_file "$T/vhci.py" <<PY
+import os, sys, time
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+attempt("open", lambda: os.open("/dev/vhci", os.O_RDONLY))
+time.sleep(1.5)
+if sys.argv[1:] == ["check"]:
+    print("controllers", " ".join(sorted(os.listdir("/sys/class/bluetooth"))) or "none")
+PY
+	[ -z "$(ls /sys/class/bluetooth 2>/dev/null)" ] || skip "a Bluetooth controller here already"
+	run_plain python3 "$T/vhci.py" check
+	expect_line "$T/out" "open ok"
+	expect_grep "$T/out" "^controllers hci[0-9]"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/vhci.py"
+	expect_line "$T/out" "open EACCES"
+	expect_grep "$T/err" "deny file open\([a-z,]*write\) /dev/vhci "
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/vhci\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/vhci.py"
+	expect_line "$T/out" "open ok"
+}
+
+# The machine's radio keys turned off through /dev/rfkill open for reading (found by an
+# adversary, round 31): RFKILL_IOCTL_NOINPUT turns the kernel's handling of the
+# airplane-mode and wireless keys off until the descriptor closes, whatever its mode
+# (write(2), which blocks a radio, needs one open for writing). Under `expose-ro=/dev`, a
+# sandboxed root turned it off. Judged as an open for writing; a rule granting WRITE lets
+# it through.
+test_escape_rfkill_keys_not_turned_off_through_read_only_descriptor() {
+	vm_module rfkill
+	[ -c /dev/rfkill ] || skip "no /dev/rfkill here"
+	write_probe_lib
+	write_file "$T/rfkill.py" <<PY
+import fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/rfkill", os.O_RDONLY | os.O_NONBLOCK)
+attempt("noinput", lambda: fcntl.ioctl(fd, 0x5201))  # RFKILL_IOCTL_NOINPUT
+PY
+	offs() { dmesg | grep -c "rfkill: input handler disabled"; }
+	local n0
+	n0=$(offs)
+	run_plain python3 "$T/rfkill.py"
+	expect_line "$T/out" "noinput ok"
+	(($(offs) == n0 + 1)) || fail "unconfined: the key handler not turned off ($(offs), $n0)"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/rfkill.py"
+	expect_line "$T/out" "noinput EACCES"
+	(($(offs) == n0 + 1)) || fail "confined: the key handler turned off"
+	expect_grep "$T/err" "deny file open\(write\) /dev/rfkill "
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/rfkill\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/rfkill.py"
+	expect_line "$T/out" "noinput ok"
+}
+
+# A serial line's signals driven through a descriptor open for reading (found by an
+# adversary, round 31): the tty core looks at no descriptor mode for the modem lines
+# (TIOCMBIC, TIOCMBIS, TIOCMSET: DTR and RTS reset a board, tell a UPS to cut the power,
+# hang a modem up), the breaks (tcsendbreak) and the line's serial settings. Under
+# `expose-ro=/dev/ttyS0` (QEMU's 8250 here), a sandboxed root dropped the line's DTR.
+# Judged as an open for writing; reading the lines (TIOCMGET) and tcdrain stay free; a rule
+# granting WRITE lets it through.
+test_escape_serial_line_not_driven_through_read_only_descriptor() {
+	local dev=/dev/ttyS0
+	[ -c $dev ] || skip "no $dev here"
+	write_probe_lib
+	write_file "$T/serial.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("$dev", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+dtr = struct.pack("i", 0x002)  # TIOCM_DTR
+lines = lambda: struct.unpack("i", fcntl.ioctl(fd, 0x5415, b"\0" * 4))[0]  # TIOCMGET
+if sys.argv[1] == "raise":
+    fcntl.ioctl(fd, 0x5416, dtr)  # TIOCMBIS
+else:
+    attempt("lines", lines)
+    attempt("drain", lambda: fcntl.ioctl(fd, 0x5409, 1))  # TCSBRK 1: tcdrain, no break
+    attempt("dtr-off", lambda: fcntl.ioctl(fd, 0x5417, dtr))  # TIOCMBIC
+    print("dtr", "on" if lines() & 0x002 else "off")
+PY
+	python3 "$T/serial.py" raise
+	run_plain python3 "$T/serial.py" probe
+	expect_line "$T/out" "dtr-off ok"
+	expect_line "$T/out" "dtr off"
+	python3 "$T/serial.py" raise
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" $dev >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/serial.py" probe
+	for op in lines drain; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "dtr-off EACCES"
+	expect_line "$T/out" "dtr on"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/serial.py" probe
+	expect_line "$T/out" "dtr-off ok"
+	expect_line "$T/out" "dtr off"
+	python3 "$T/serial.py" raise
+}
+
+# A USB HID device's report set and sent through its hiddev open for reading (found by an
+# adversary, round 31): hiddev has no write(2), and its HIDIOCSUSAGE, HIDIOCSUSAGES and
+# HIDIOCSREPORT look at no descriptor mode (a UPS's shutdown delay is set this way by
+# apcupsd and NUT). Under `expose-ro=/dev/usb`, a sandboxed root set QEMU's USB keyboard's
+# LED report (usbhid's HIDDEV_FORCE quirk gives the keyboard a hiddev). Judged as an open
+# for writing; reading the report stays free; a rule granting WRITE lets it through.
+test_escape_hiddev_report_through_read_only_descriptor_refused() {
+	local dir=/run/pysb-vm-modules m dev i
+	[ -f $dir/usbhid.order ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	if ! compgen -G "/dev/usb/hiddev*" >/dev/null; then
+		[ ! -d /sys/module/usbhid ] || skip "usbhid loaded before, without the keyboard's hiddev"
+		vm_module xhci_pci hid_generic
+		while read -r m; do
+			[ -d "/sys/module/$m" ] && continue
+			if [ "$m" = usbhid ]; then # QEMU's usb-kbd, HID_QUIRK_HIDDEV_FORCE
+				insmod $dir/$m.ko.xz quirks=0x0627:0x0001:0x10 || fail "cannot load usbhid"
+			else
+				insmod "$dir/$m.ko.xz" || fail "cannot load $m"
+			fi
+		done <$dir/usbhid.order
+		for ((i = 0; i < 100; i++)); do
+			compgen -G "/dev/usb/hiddev*" >/dev/null && break
+			sleep 0.1
+		done
+	fi
+	dev=$(compgen -G "/dev/usb/hiddev*" | head -n 1)
+	[ -n "$dev" ] || skip "no hiddev here (QEMU's usb-kbd on xHCI)"
+	write_probe_lib
+	write_file "$T/hiddev.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+dev, what = sys.argv[1:3]
+fd = os.open(dev, os.O_RDONLY)
+info = bytearray(struct.pack("III", 2, 0x100, 0))  # the first output report
+fcntl.ioctl(fd, 0xC00C4809, info)  # HIDIOCGREPORTINFO
+rtype, rid, nfields = struct.unpack("III", info)
+def get():
+    u = bytearray(struct.pack("IIIIIi", rtype, rid, 0, 0, 0, 0))
+    fcntl.ioctl(fd, 0xC018480B, u)  # HIDIOCGUSAGE
+    return struct.unpack("IIIIIi", u)[5]
+def set_usage(v):  # HIDIOCSUSAGE
+    fcntl.ioctl(fd, 0x4018480C, struct.pack("IIIIIi", rtype, rid, 0, 0, 0, v))
+send = lambda: fcntl.ioctl(fd, 0x400C4808, struct.pack("III", rtype, rid, nfields))  # HIDIOCSREPORT
+if what == "reset":
+    set_usage(0)
+    send()
+else:
+    attempt("get", get)
+    attempt("set-usage", lambda: set_usage(1))
+    attempt("send", send)
+    print("led", get())
+PY
+	python3 "$T/hiddev.py" "$dev" reset
+	run_plain python3 "$T/hiddev.py" "$dev" probe
+	for op in get set-usage send; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "led 1"
+	python3 "$T/hiddev.py" "$dev" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/usb\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/hiddev.py" "$dev" probe
+	expect_line "$T/out" "get ok"
+	expect_line "$T/out" "set-usage EACCES"
+	expect_line "$T/out" "send EACCES"
+	expect_line "$T/out" "led 0"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	printf 'expose-ro=%s\nexpose-rw=/dev/usb\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/hiddev.py" "$dev" probe
+	expect_line "$T/out" "send ok"
+	expect_line "$T/out" "led 1"
+	python3 "$T/hiddev.py" "$dev" reset
+}

@@ -1820,3 +1820,69 @@ PY
 	done
 	expect_grep "$T/att.err" "deny self tty-ioctl /dev/tty5 "
 }
+
+# A virtual console no session uses, held by an attached process (round 31): it makes the
+# console its own controlling terminal (setsid, then TIOCSCTTY on the held descriptor: the
+# kernel asks no capability of a session leader for a terminal no session has), and the
+# console's session is then led inside the sandbox, which round 30's rule let set the
+# console: the screen switched to it (VT_ACTIVATE), its switching held (VT_SETMODE), its
+# keyboard mode and display mode set. A virtual console is the machine's: its setters need
+# bpf.capabilities=CAP_SYS_TTY_CONFIG, whatever session leads it. The console's own
+# terminal settings (its session's) and the console's reads stay free.
+test_session_attached_process_cannot_take_a_console_no_session_uses() {
+	[ -c /dev/tty6 ] || skip "no virtual console /dev/tty6 here"
+	mkdir -p "$T/rw"
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" "$T/rw" >"$T/policy"
+	write_file "$T/vt.py" <<'PY'
+import errno, fcntl, os, struct, sys, termios, time
+ready, go, out = sys.argv[1:4]
+fd = os.open("/dev/tty6", os.O_RDWR | os.O_NOCTTY)  # held: no session uses the console
+open(ready + ".tmp", "w").write("%d\n" % os.getpid())
+os.rename(ready + ".tmp", ready)
+while not os.path.exists(go):
+    time.sleep(0.05)
+pid = os.fork()
+if pid == 0:
+    def t(name, cmd, arg=0):
+        try:
+            fcntl.ioctl(fd, cmd, arg)
+            return name + " ok"
+        except OSError as e:
+            return name + " " + errno.errorcode[e.errno]
+    os.setsid()
+    res = [t("sctty", termios.TIOCSCTTY, 0)]
+    mode = struct.unpack("i", fcntl.ioctl(fd, 0x4B44, b"\0" * 4))[0]  # KDGKBMODE
+    vt = struct.unpack("HHH", fcntl.ioctl(fd, 0x5603, b"\0" * 6))[0]  # VT_GETSTATE
+    res += [t("setled", 0x4B32, 0), t("setmode", 0x4B3A, 0), t("skbmode", 0x4B45, mode),
+            t("vtsetmode", 0x5602, struct.pack("bbhhh", 0, 0, 0, 0, 0)),
+            t("activate", 0x5606, 6), t("activate-back", 0x5606, vt),
+            t("getled", 0x4B31, b"\0"), t("getstate", 0x5603, b"\0" * 6)]
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, termios.tcgetattr(fd))
+        res.append("tcsetattr ok")
+    except OSError as e:
+        res.append("tcsetattr " + errno.errorcode[e.errno])
+    open(out, "w").write("\n".join(res) + "\n")
+    os._exit(0)
+os.waitpid(pid, 0)
+PY
+	python3 "$T/vt.py" "$T/ready0" "$T/ready0" "$T/plain.txt"
+	for op in sctty setled setmode skbmode vtsetmode activate activate-back getled getstate \
+		tcsetattr; do
+		expect_line "$T/plain.txt" "$op ok"
+	done
+	python3 "$T/vt.py" "$T/ready" "$T/go" "$T/rw/att.txt" &
+	local holder=$!
+	wait_file "$T/ready"
+	attach_start "$holder" "$T/policy" "$T/att.err"
+	touch "$T/go"
+	attach_end "$holder"
+	wait_file "$T/rw/att.txt"
+	for op in setled setmode skbmode vtsetmode activate; do
+		expect_line "$T/rw/att.txt" "$op EPERM"
+	done
+	for op in sctty getled getstate tcsetattr; do
+		expect_line "$T/rw/att.txt" "$op ok"
+	done
+	expect_grep "$T/att.err" "deny self tty-ioctl /dev/tty6 "
+}
