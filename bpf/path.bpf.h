@@ -339,7 +339,7 @@ static __always_inline struct pysb_sandbox_cfg *file_sandbox(__u64 *cgid,
 {
 	/* one helper call for the task, for its cgroup and its storage */
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u64 own = task->cgroups->dfl_cgrp->kn->id, *genp = pysb_gen_ptr(), gen;
+	__u64 own = task->cgroups->dfl_cgrp->kn->id, *genp, gen;
 	struct pysb_sandbox_cfg *cfg;
 	struct pysb_dir_cache *dc;
 
@@ -352,6 +352,8 @@ static __always_inline struct pysb_sandbox_cfg *file_sandbox(__u64 *cgid,
 	default:
 		return current_sandbox(cgid);
 	}
+	/* (after the table: a task in no sandbox reads the generation once, there) */
+	genp = pysb_gen_ptr();
 	dc = bpf_task_storage_get(&dir_cache, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!dc || !genp)
 		return current_sandbox(cgid);
