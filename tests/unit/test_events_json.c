@@ -25,6 +25,18 @@
 
 static struct pysb_event e;
 
+/* The deny line event_print_line writes for `e` under `policy` (NULL: none), in line. */
+static void print_line(char *line, size_t len, const struct compiled *policy)
+{
+	FILE *f;
+
+	memset(line, 0, len);
+	f = fmemopen(line, len - 1, "w");
+	assert_non_null(f);
+	event_print_line(f, &e, policy);
+	fclose(f);
+}
+
 static void file_event(const char *path)
 {
 	size_t n = strlen(path);
@@ -271,7 +283,6 @@ static void test_direct_mode_holds_nothing(void **state)
 static void test_line_escapes_terminal_controls(void **state)
 {
 	char line[1024];
-	FILE *f;
 
 	(void)state;
 	file_event("/etc/\xc2\x9b"
@@ -280,11 +291,7 @@ static void test_line_escapes_terminal_controls(void **state)
 	e.decision = PYSB_DENY;
 	e.kind = PYSB_KIND_FILE;
 	e.op = PYSB_OP_OPEN;
-	memset(line, 0, sizeof(line));
-	f = fmemopen(line, sizeof(line) - 1, "w");
-	assert_non_null(f);
-	event_print_line(f, &e, NULL);
-	fclose(f);
+	print_line(line, sizeof(line), NULL);
 	assert_non_null(strstr(line, " /etc/\\xc2\\x9b"
 				     "2J\\x9b"
 				     "31m\\x1b]0;t\\x07/caf\xc3\xa9/"
@@ -299,7 +306,6 @@ static void test_line_dev_shm_says_what_needs_it(void **state)
 	static const char hint[] = "(POSIX shared memory and semaphores: multiprocessing's "
 				   "locks, queues and pools need expose-rw=/dev/shm)";
 	char line[1024];
-	FILE *f;
 
 	(void)state;
 	for (int i = 0; i < 3; i++) {
@@ -309,11 +315,7 @@ static void test_line_dev_shm_says_what_needs_it(void **state)
 		e.decision = i == 1 ? PYSB_AUDIT : PYSB_DENY;
 		e.kind = PYSB_KIND_FILE;
 		e.op = PYSB_OP_CREATE;
-		memset(line, 0, sizeof(line));
-		f = fmemopen(line, sizeof(line) - 1, "w");
-		assert_non_null(f);
-		event_print_line(f, &e, NULL);
-		fclose(f);
+		print_line(line, sizeof(line), NULL);
 		if (i < 2)
 			assert_non_null(strstr(line, hint));
 		else
@@ -342,7 +344,6 @@ static void test_line_user_site_packages_says_what_it_is(void **state)
 		{ "/root/.local/lib/python3.11/site-packages/__pycache__", NULL },
 	};
 	char line[1024], want[256];
-	FILE *f;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -352,11 +353,7 @@ static void test_line_user_site_packages_says_what_it_is(void **state)
 		e.op = cases[i].path[strlen(cases[i].path) - 1] == '_' ? PYSB_OP_MKDIR
 								       : PYSB_OP_OPEN;
 		e.access = e.op == PYSB_OP_MKDIR ? PYSB_ACC_WRITE : PYSB_ACC_READ;
-		memset(line, 0, sizeof(line));
-		f = fmemopen(line, sizeof(line) - 1, "w");
-		assert_non_null(f);
-		event_print_line(f, &e, NULL);
-		fclose(f);
+		print_line(line, sizeof(line), NULL);
 		if (cases[i].dir) {
 			snprintf(want, sizeof(want),
 				 " (the user's own site-packages, where pip install --user puts "
@@ -387,7 +384,6 @@ static void test_line_read_write_under_a_read_rule_says_it_reads(void **state)
 		"that then opens it for reading alone, as sqlite3 does, reads it; expose-rw= lets "
 		"it write) pid=";
 	char line[1024];
-	FILE *f;
 
 	(void)state;
 	for (int i = 0; i < 6; i++) {
@@ -397,11 +393,7 @@ static void test_line_read_write_under_a_read_rule_says_it_reads(void **state)
 		if (i == 1)
 			e.access = PYSB_ACC_WRITE;
 		files[0].access = i == 3 ? PYSB_ACC_RW : PYSB_ACC_RO;
-		memset(line, 0, sizeof(line));
-		f = fmemopen(line, sizeof(line) - 1, "w");
-		assert_non_null(f);
-		event_print_line(f, &e, i == 5 ? NULL : &c);
-		fclose(f);
+		print_line(line, sizeof(line), i == 5 ? NULL : &c);
 		if (i == 0)
 			assert_non_null(
 				strstr(line, "open(read,write) /srv/data/app.db (read-only"));
@@ -445,18 +437,13 @@ static void test_line_git_and_pip_config_say_their_ways_out(void **state)
 		{ "/srv/repo/.git/config", NULL },
 	};
 	char line[1024];
-	FILE *f;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		file_event(cases[i].path);
 		e.decision = PYSB_DENY;
 		e.access = PYSB_ACC_READ;
-		memset(line, 0, sizeof(line));
-		f = fmemopen(line, sizeof(line) - 1, "w");
-		assert_non_null(f);
-		event_print_line(f, &e, NULL);
-		fclose(f);
+		print_line(line, sizeof(line), NULL);
 		if (cases[i].want)
 			assert_non_null(strstr(line, cases[i].want));
 		else
@@ -491,7 +478,6 @@ static void test_line_server_with_no_host_says_what_it_did(void **state)
 		{ AF_INET, IPPROTO_TCP, PYSB_OP_CONNECT, PYSB_NET_OUT, 8765, "0.0.0.0", NULL },
 	};
 	char line[1024];
-	FILE *f;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -506,11 +492,7 @@ static void test_line_server_with_no_host_says_what_it_did(void **state)
 		e.net.port = (uint16_t)cases[i].port;
 		memset(e.net.addr, 0, sizeof(e.net.addr));
 		inet_pton(cases[i].family, cases[i].addr, e.net.addr);
-		memset(line, 0, sizeof(line));
-		f = fmemopen(line, sizeof(line) - 1, "w");
-		assert_non_null(f);
-		event_print_line(f, &e, NULL);
-		fclose(f);
+		print_line(line, sizeof(line), NULL);
 		if (cases[i].want)
 			assert_non_null(strstr(line, cases[i].want));
 		else
