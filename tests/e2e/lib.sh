@@ -101,14 +101,27 @@ PY
 # the modules the VM ships for tests to load on demand (scripts/vm-kernel
 # DEMAND_MODULES); skips the test outside the VM.
 vm_module() {
-	local dir=/run/pysb-vm-modules n m
-	[ -d "$dir" ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	local n
 	for n in "$@"; do
-		[ -f "$dir/$n.order" ] || fail "module $n is not among scripts/vm-kernel's DEMAND_MODULES"
-		while read -r m; do
-			[ -d "/sys/module/$m" ] || insmod "$dir/$m.ko.xz" || fail "cannot load module $m"
-		done <"$dir/$n.order"
+		vm_module_params "$n"
 	done
+}
+
+# vm_module_params MODULE [PARAM...]: vm_module for one module, MODULE itself loaded with
+# the PARAMs (its dependencies without); a module loaded before keeps its own.
+vm_module_params() {
+	local dir=/run/pysb-vm-modules n=$1 m
+	shift
+	[ -d "$dir" ] || skip "no on-demand kernel modules here (the test VM ships them)"
+	[ -f "$dir/$n.order" ] || fail "module $n is not among scripts/vm-kernel's DEMAND_MODULES"
+	while read -r m; do
+		[ -d "/sys/module/$m" ] && continue
+		if [ "$m" = "$n" ]; then
+			insmod "$dir/$m.ko.xz" "$@" || fail "cannot load module $m"
+		else
+			insmod "$dir/$m.ko.xz" || fail "cannot load module $m"
+		fi
+	done <"$dir/$n.order"
 }
 
 # softdog_load: the software watchdog, loaded here with soft_noboot=1 (a watchdog left
@@ -116,17 +129,10 @@ vm_module() {
 # (watchdogN) in SOFTDOG. Skips outside the VM, and where softdog was loaded before (its
 # soft_noboot is not in sysfs: only one loaded here is known not to reboot).
 softdog_load() {
-	local dir=/run/pysb-vm-modules m n
+	local dir=/run/pysb-vm-modules n
 	[ -f "$dir/softdog.order" ] || skip "no on-demand kernel modules here (the test VM ships them)"
 	[ ! -d /sys/module/softdog ] || skip "softdog loaded before, perhaps without soft_noboot=1"
-	while read -r m; do
-		[ -d "/sys/module/$m" ] && continue
-		if [ "$m" = softdog ]; then
-			insmod "$dir/$m.ko.xz" soft_noboot=1 || fail "cannot load softdog"
-		else
-			insmod "$dir/$m.ko.xz" || fail "cannot load $m"
-		fi
-	done <"$dir/softdog.order"
+	vm_module_params softdog soft_noboot=1
 	trap 'rmmod softdog 2>/dev/null' EXIT
 	SOFTDOG=
 	for n in /sys/class/watchdog/watchdog*; do

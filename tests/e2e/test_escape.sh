@@ -3217,19 +3217,13 @@ PY
 # LED report (usbhid's HIDDEV_FORCE quirk gives the keyboard a hiddev). Judged as an open
 # for writing; reading the report stays free; a rule granting WRITE lets it through.
 test_escape_hiddev_report_through_read_only_descriptor_refused() {
-	local dir=/run/pysb-vm-modules m dev i
+	local dir=/run/pysb-vm-modules dev i
 	[ -f $dir/usbhid.order ] || skip "no on-demand kernel modules here (the test VM ships them)"
 	if ! compgen -G "/dev/usb/hiddev*" >/dev/null; then
 		[ ! -d /sys/module/usbhid ] || skip "usbhid loaded before, without the keyboard's hiddev"
 		vm_module xhci_pci hid_generic
-		while read -r m; do
-			[ -d "/sys/module/$m" ] && continue
-			if [ "$m" = usbhid ]; then # QEMU's usb-kbd, HID_QUIRK_HIDDEV_FORCE
-				insmod $dir/$m.ko.xz quirks=0x0627:0x0001:0x10 || fail "cannot load usbhid"
-			else
-				insmod "$dir/$m.ko.xz" || fail "cannot load $m"
-			fi
-		done <$dir/usbhid.order
+		# QEMU's usb-kbd, HID_QUIRK_HIDDEV_FORCE
+		vm_module_params usbhid quirks=0x0627:0x0001:0x10
 		for ((i = 0; i < 100; i++)); do
 			compgen -G "/dev/usb/hiddev*" >/dev/null && break
 			sleep 0.1
