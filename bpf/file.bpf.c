@@ -117,8 +117,6 @@
 #define MAP_TYPE    0x0f
 #define MAP_PRIVATE 0x02
 #define VM_SHARED   0x08
-#define S_IFMT	    00170000
-#define S_IFDIR	    0040000
 #define S_IFCHR	    0020000
 #define S_IFBLK	    0060000
 

@@ -54,6 +54,8 @@ static __always_inline struct mount *real_mount(struct vfsmount *vfsmnt)
 }
 
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630
+#define S_IFMT		      00170000
+#define S_IFDIR		      0040000
 
 /* Only the fields we read; CO-RE finds them in vmlinux or in the overlay module's BTF.
  * layers[] (6.1..7.x): layers[0] is the upper layer (mnt NULL when there is none), the
@@ -172,6 +174,35 @@ static __always_inline struct pysb_file_rule *own_rule_of(__u64 inode, __u32 low
 	return bpf_map_lookup_elem(&file_rules, &key);
 }
 
+#define TMPFS_MAGIC	  0x01021994
+#define RAMFS_MAGIC	  0x858458f6
+#define EXT4_SUPER_MAGIC  0xEF53 /* ext2 and ext3 too */
+#define XFS_SUPER_MAGIC	  0x58465342
+#define BTRFS_SUPER_MAGIC 0x9123683E
+#define F2FS_SUPER_MAGIC  0xF2F52010
+
+/*
+ * The file systems whose directory verdicts the walk caches (bpf/walk.bpf.c, dir_cache):
+ * those that move a dentry only in vfs_rename, which fs_gen counts: local file systems
+ * without d_revalidate. Network file systems, FUSE, overlayfs, /proc and sysfs can move
+ * or replace a directory's dentry during a lookup (d_splice_alias after a change the
+ * kernel learnt from elsewhere), with no hook: their files are walked every time. Only a
+ * directory inode of these freed makes cached answers stale (lsm/inode_free_security).
+ */
+static __always_inline bool cacheable_magic(__u64 magic)
+{
+	switch (magic) {
+	case TMPFS_MAGIC:
+	case RAMFS_MAGIC:
+	case EXT4_SUPER_MAGIC:
+	case XFS_SUPER_MAGIC:
+	case BTRFS_SUPER_MAGIC:
+	case F2FS_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
 /*
  * The first of the two slots of a task's directory cache that may hold the answer for
  * directory `dir` (its set; the other is the next). Two ways: the directory of a new file
@@ -195,6 +226,88 @@ static __always_inline bool dir_slot_is(const struct pysb_dir_slot *s, __u64 dir
 {
 	return s->dir == dir && s->vfsmnt == vfsmnt && s->mnt_root == mnt_root &&
 	       s->sandbox == sandbox && s->fs_gen == gen && s->sb_gen == sgen && s->inode == inode;
+}
+
+/*
+ * The answer for a labelled file `d` (inode `inode`) itself: its own rule of the sandbox,
+ * what the walk's first level finds (a rule for an inode alone included), or false
+ * (another sandbox's label: the walk goes on above). A directory of a cacheable file
+ * system keeps that answer in a slot of the task's directory cache: the rule directory a
+ * create or an unlink at depth 1 starts from, at every call of the loop. Such a slot is
+ * marked by no mount (vfsmnt 0: a directory's answer for the files in it always has
+ * one, walk_cached's and pysb_walk's lookups never take it) in the set of the address
+ * after the dentry's (the answer for the files in the directory keeps its own set). The
+ * answer depends on the inode and the rules alone, not on the path: valid while the
+ * dentry holds the same inode (a directory inode of such a file system freed bumps
+ * fs_gen, so its address coming back with another inode is seen) and `sandboxes` is at
+ * the same generation (its rules and labels: user space bumps after every change). The
+ * generations are read before the lookups, the file system's with a full barrier, as
+ * pysb_walk's dir_keep reads them: a bump after the read makes the slot stale.
+ */
+static __always_inline bool own_answer(struct walk_ctx *c, struct dentry *d, struct inode *inode,
+				       const struct pysb_sandbox_cfg *cfg,
+				       struct pysb_dir_cache *dc)
+{
+	struct pysb_file_rule *r;
+	struct pysb_dir_slot *s = NULL;
+	__u64 *sgp, *gp, gen = 0, sgen = 0;
+	__u32 zero = 0;
+
+	if ((inode->i_mode & S_IFMT) == S_IFDIR && cacheable_magic(d->d_sb->s_magic)) {
+		sgp = pysb_gen_ptr();
+		gp = bpf_map_lookup_elem(&fs_gen, &zero);
+		if (!dc)
+			dc = bpf_task_storage_get(&dir_cache, bpf_get_current_task_btf(), 0, 0);
+		if (sgp && gp && dc) {
+			volatile __u64 *addr = dc->addr;
+
+			sgen = *(volatile __u64 *)sgp;
+			gen = *(volatile __u64 *)gp;
+			addr[0] = (__u64)d;
+			s = dir_set_of(dc, addr[0] + 1);
+			if (dir_slot_is(s, (__u64)d, (__u64)inode, 0, 0, cfg->id, gen, sgen)) {
+				s->mru = 0;
+			} else if (dir_slot_is(s + 1, (__u64)d, (__u64)inode, 0, 0, cfg->id, gen,
+					       sgen)) {
+				s->mru = 1;
+				s++;
+			} else {
+				/* a miss: the generations again, ordered before the lookups */
+				sgen = *(volatile __u64 *)sgp;
+				gen = PYSB_GEN_READ_ORDERED(gp);
+				goto miss;
+			}
+			c->granted = s->granted;
+			c->rule = s->rule;
+			c->found = 1;
+			return true;
+		}
+	}
+miss:
+	r = own_rule_of((__u64)inode, pysb_low_half(inode), cfg->id);
+	if (!r)
+		return false;
+	c->granted = r->access;
+	c->rule = r->rule;
+	c->found = 1;
+	if (s && !(gen >> PYSB_FS_BUSY_SHIFT)) {
+		__u8 way = s->mru ? 0 : 1;
+
+		s->mru = way;
+		s += way;
+		s->dir = 0; /* invalid while written */
+		s->inode = (__u64)inode;
+		s->vfsmnt = 0;
+		s->mnt_root = 0;
+		s->fs_gen = gen;
+		s->sb_gen = sgen;
+		s->sandbox = cfg->id;
+		s->granted = c->granted;
+		s->rule = c->rule;
+		s->ignored = 0;
+		s->dir = (__u64)d;
+	}
+	return true;
 }
 
 /*
@@ -228,21 +341,14 @@ static __noinline __attribute__((unused)) bool walk_cached(struct walk_ctx *c, s
 
 	/* A file with a label (a rule's own object: the rule directory a create or an unlink
 	 * at depth 1 starts from): the walk's first level decides, before any name or mount
-	 * (pysb_walk, walk_level_of with the filter), by the same two lookups; no directory
-	 * answer is asked. Only where the walk would note nothing first (note_overlay: an
+	 * (pysb_walk, walk_level_of with the filter), by the same two lookups, or by the
+	 * slot that keeps their answer (own_answer); no answer for the files in a directory
+	 * is asked. Only where the walk would note nothing first (note_overlay: an
 	 * overlay's creator cred), and only when that rule is the sandbox's (a label of
 	 * another sandbox's rule: the walk goes on above). */
 	if (inode && maybe_labelled(pysb_low_half(inode)) &&
-	    d->d_sb->s_magic != OVERLAYFS_SUPER_MAGIC) {
-		struct pysb_file_rule *r = own_rule_of((__u64)inode, pysb_low_half(inode), cfg->id);
-
-		if (!r)
-			return false;
-		c->granted = r->access;
-		c->rule = r->rule;
-		c->found = 1;
-		return true;
-	}
+	    d->d_sb->s_magic != OVERLAYFS_SUPER_MAGIC)
+		return own_answer(c, d, inode, cfg, dc);
 	if (!mnt || !dir || dir == d || (cfg->flags & PYSB_SB_IGNORES))
 		return false;
 	mnt_root = (__u64)mnt->mnt_root;
@@ -428,35 +534,6 @@ static __always_inline int deny_self_path(struct pysb_sandbox_cfg *cfg, __u64 cg
 		event_send(e);
 	}
 	return deny_ret(cfg, err);
-}
-
-#define TMPFS_MAGIC	  0x01021994
-#define RAMFS_MAGIC	  0x858458f6
-#define EXT4_SUPER_MAGIC  0xEF53 /* ext2 and ext3 too */
-#define XFS_SUPER_MAGIC	  0x58465342
-#define BTRFS_SUPER_MAGIC 0x9123683E
-#define F2FS_SUPER_MAGIC  0xF2F52010
-
-/*
- * The file systems whose directory verdicts the walk caches (bpf/walk.bpf.c, dir_cache):
- * those that move a dentry only in vfs_rename, which fs_gen counts: local file systems
- * without d_revalidate. Network file systems, FUSE, overlayfs, /proc and sysfs can move
- * or replace a directory's dentry during a lookup (d_splice_alias after a change the
- * kernel learnt from elsewhere), with no hook: their files are walked every time. Only a
- * directory inode of these freed makes cached answers stale (lsm/inode_free_security).
- */
-static __always_inline bool cacheable_magic(__u64 magic)
-{
-	switch (magic) {
-	case TMPFS_MAGIC:
-	case RAMFS_MAGIC:
-	case EXT4_SUPER_MAGIC:
-	case XFS_SUPER_MAGIC:
-	case BTRFS_SUPER_MAGIC:
-	case F2FS_SUPER_MAGIC:
-		return true;
-	}
-	return false;
 }
 
 #endif /* PYSB_PATH_BPF_H */

@@ -64,7 +64,6 @@
 #define TCSETSF2   0x402C542D
 #define FIOSETOWN  0x8901
 #define SIOCSPGRP  0x8902
-#define S_IFMT	   00170000
 #define S_IFCHR	   0020000
 
 /* Commands that change the terminal's state for the session that uses it. */

@@ -280,3 +280,53 @@ test_dircache_proc_directories_freed_keep_answers() {
 		fail "20 tmpfs directories removed moved fs_gen by $((g2 - g1)) only: a freed" \
 			"cacheable directory must make cached answers stale"
 }
+
+# A create or an unlink right in a rule's directory is answered from a slot of the task's
+# cache that keeps that directory's own rule (bpf/path.bpf.h, own_answer), for the
+# sandbox it was found for: a daemon's live reload moves a service to a new sandbox with
+# new rules, and the very next create there is judged by those. The service (a Python
+# loop started before the daemon confines its cgroup) creates and removes a file in
+# $T/rw at every round, so the slot holds "read-write"; the policy is reloaded with
+# $T/rw read-only: from then on every create is refused with EACCES in the kernel, while
+# the same create works unconfined and worked confined before the reload. (A build whose
+# slot ignores the sandbox and its generation keeps creating: "C ok" after the reload.)
+test_dircache_rule_directory_answer_follows_a_live_reload() {
+	once_per_matrix "a daemon's reload of a rule directory's cached answer; the answer's sandbox key is kernel-independent, the cache itself is run on every kernel by the other dircache tests"
+	local cg=$CGT/dcrw
+	trap svc_cleanup EXIT
+	mkdir -p "$T/conf" "$T/rw" "$T/svc" "$cg"
+	python3 -c 'import os, sys; os.close(os.open(sys.argv[1], os.O_CREAT | os.O_WRONLY)); os.unlink(sys.argv[1])' \
+		"$T/rw/probe" || fail "unconfined, creating in $T/rw failed: the test proves nothing"
+	write_file "$T/dcrw.py" <<'PY'
+import errno, os, sys, time
+cg, rw, log = sys.argv[1], sys.argv[2], open(sys.argv[3], "a", buffering=1)
+with open(cg + "/cgroup.procs", "w") as f:
+    f.write(str(os.getpid()))
+while True:
+    try:
+        os.close(os.open(rw + "/new", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        os.unlink(rw + "/new")
+        log.write("C ok\n")
+    except OSError as e:
+        log.write("C " + errno.errorcode.get(e.errno, str(e.errno)) + "\n")
+    time.sleep(0.05)
+PY
+	: >"$T/svc/log"
+	python3 "$T/dcrw.py" "$cg" "$T/rw" "$T/svc/log" &
+	SPID=$!
+	printf 'expose-rw=%s\nexpose-rw=%s\n' "$T/rw" "$T/svc" >"$T/conf/p.py-sandboxes"
+	binding dcrw '{"policy": "p.py-sandboxes", "cgroup": "pysb-e2e/dcrw"}'
+	daemon_start "$T/conf"
+	wait_for "$T/daemon.err" "dcrw: confined $cg "
+	svc_mark
+	svc_wait_since "C ok" 5
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T/rw" "$T/svc" >"$T/conf/p.py-sandboxes"
+	kill -HUP "$DPID"
+	wait_for "$T/daemon.err" "binding dcrw: policy .* reloaded"
+	sleep 0.2
+	svc_mark
+	svc_wait_since "C EACCES" 5
+	! svc_since | grep -qvx "C EACCES" || fail "after the reload: $(svc_since | sort | uniq -c)"
+	[ ! -e "$T/rw/new" ] || fail "a file was created in $T/rw after the reload"
+	svc_cleanup
+}
