@@ -208,8 +208,11 @@ __noinline int pysb_event_send(struct pysb_event_buf *b)
 	v = bpf_map_lookup_elem(&event_dedup, k);
 	if (!v) {
 		__builtin_memset(&out->dval, 0, sizeof(out->dval));
-		/* full (or created meanwhile by another CPU): looked up again */
-		bpf_map_update_elem(&event_dedup, k, &out->dval, BPF_NOEXIST);
+		/* counted first (owner_records); full, or created meanwhile by another CPU:
+		 * the count taken back, looked up again */
+		owner_count(PYSB_OWNER_DEDUP, sandbox, 1);
+		if (bpf_map_update_elem(&event_dedup, k, &out->dval, BPF_NOEXIST))
+			owner_count(PYSB_OWNER_DEDUP, sandbox, -1);
 		v = bpf_map_lookup_elem(&event_dedup, k);
 	}
 	if (!v) { /* the map is full: the event is sent itself */

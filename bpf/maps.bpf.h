@@ -210,25 +210,30 @@ PYSB_MAP struct {
 } key_owner SEC(".maps");
 
 /*
- * Records of a sandbox id in `ipc_owner` ([id]) and in `key_owner` ([PYSB_MAX_SANDBOXES +
+ * Records of a sandbox id in `ipc_owner` ([PYSB_OWNER_IPC + id]), in `key_owner`
+ * ([PYSB_OWNER_KEY + id]) and keys of its events in `event_dedup` ([PYSB_OWNER_DEDUP +
  * id]), never fewer than there are: +1 before a record is written, -1 after one is
  * deleted (by the kernel side here, by user space through the mapping for the records it
  * removes). A record replaced or evicted without its -1 leaves the count above, never
- * below. A run whose tasks are all gone and whose count is 0 has no record in that table:
- * its end skips reading it (65,536 buckets). Never reset: a late -1 cannot land on a later
- * user of the id.
+ * below. A run whose tasks are all gone (or not started) and whose count is 0 has no
+ * record in that table: it skips reading it (65,536 buckets; event_dedup's 16,384, read
+ * three times by a run that had no repeated denial before). Never reset: a late -1
+ * cannot land on a later user of the id. 64-bit counts: an array's elements are 8 bytes
+ * apart whatever their size, and user space indexes the mapping by the count's own type
+ * (with 32-bit counts, its -1 for slot N landed on slot N/2, or on padding).
  */
 PYSB_MAP struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 2 * PYSB_MAX_SANDBOXES);
+	__uint(max_entries, PYSB_OWNER_TABLES *PYSB_MAX_SANDBOXES);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, __u64);
 } owner_records SEC(".maps");
 
 static __always_inline void owner_count(__u32 table, __u32 id, int delta)
 {
-	__u32 slot = table + id, *n;
+	__u32 slot = table + id;
+	__u64 *n;
 
 	if (id >= PYSB_MAX_SANDBOXES)
 		return;

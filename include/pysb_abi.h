@@ -85,10 +85,13 @@
 #define PYSB_CGROUP_TABLE_CLEAR_EVERY (1ULL << 31)
 
 #define PYSB_MAX_SANDBOXES     1024
-/* The two tables of map owner_records: records of sandbox id in ipc_owner at
- * [PYSB_OWNER_IPC + id], in key_owner at [PYSB_OWNER_KEY + id]. */
+/* The three tables of map owner_records: records of sandbox id in ipc_owner at
+ * [PYSB_OWNER_IPC + id], in key_owner at [PYSB_OWNER_KEY + id], keys of its repeated
+ * events in event_dedup at [PYSB_OWNER_DEDUP + id]. */
 #define PYSB_OWNER_IPC	       0
 #define PYSB_OWNER_KEY	       PYSB_MAX_SANDBOXES
+#define PYSB_OWNER_DEDUP       (2 * PYSB_MAX_SANDBOXES)
+#define PYSB_OWNER_TABLES      3
 #define PYSB_RINGBUF_BYTES     (4u << 20)  /* per sandbox, by default (bpf.events-buffer) */
 #define PYSB_RINGBUF_LEARN     (64u << 20) /* under --learn, which must see every access */
 #define PYSB_EVENTS_BUFFER_MIN (64u << 10)

@@ -290,3 +290,15 @@ def write(path, data="x"):
         f.write(data)
 PY
 }
+
+# owner_count ipc|key|dedup ID: the count owner_records (bpf/maps.bpf.h) keeps of sandbox
+# ID's records in ipc_owner, key_owner or event_dedup (include/pysb_abi.h,
+# PYSB_OWNER_IPC/_KEY/_DEDUP: tables of PYSB_MAX_SANDBOXES, 1024, counts).
+owner_count() {
+	local base
+	case $1 in ipc) base=0 ;; key) base=1024 ;; dedup) base=2048 ;; *) fail "owner_count $1" ;; esac
+	bpftool map lookup pinned /sys/fs/bpf/pysb-bpf/*/map-owner_records \
+		key $(python3 -c 'import sys; print(" ".join(str(b) for b in int(sys.argv[1]).to_bytes(4, "little")))' $((base + $2))) -j |
+		python3 -c 'import json, sys; v = json.load(sys.stdin)["value"]
+print(int.from_bytes(bytes(int(b, 16) for b in v), "little") if isinstance(v, list) else v)'
+}

@@ -206,6 +206,10 @@ print(sum(1 for e in json.load(sys.stdin)
 	exec 9<&-
 	[ "$left" -ge 4 ] || fail "the run's objects did not outlive it ($left): nothing shown"
 	[ "$records" = 0 ] || fail "$records records of sandbox $id left in ipc_owner after its end"
+	# and counted off its own count (a -1 of user space on another sandbox's count let
+	# that one's end skip records it still had)
+	[ "$(owner_count ipc "$id")" = 0 ] ||
+		fail "owner_records still counts $(owner_count ipc "$id") records of sandbox $id"
 }
 
 # POSIX message queues (bpf/file.bpf.c, check_mqueue): mq_unlink(3) and mq_open(O_CREAT)

@@ -97,7 +97,7 @@ static void sweep_repeats(struct daemon *d)
 		ring_buffer__consume(d->rb);
 	err = events_dedup_sweep(&d->dedup, loader_dedup_fd(&d->l), false, 0, deliver_swept, d,
 				 NULL);
-	if (err)
+	if (err < 0)
 		pr_warn("cannot read the kernel's counts of repeated events: %s", strerror(-err));
 }
 

@@ -191,7 +191,7 @@ int events_dedup_sweep(struct events_dedup *d, int map_fd, bool final, uint32_t 
 	}
 	free(keys);
 	free(vals);
-	return err;
+	return err ? err : (int)n_del;
 }
 
 int events_dedup_clear(int map_fd, uint32_t id)
@@ -212,7 +212,7 @@ int events_dedup_clear(int map_fd, uint32_t id)
 	}
 	free(keys);
 	free(vals);
-	return err;
+	return err ? err : (int)n_del;
 }
 
 void events_dedup_free(struct events_dedup *d)

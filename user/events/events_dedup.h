@@ -33,12 +33,15 @@ int events_dedup_record(struct events_dedup *d, struct pysb_event *e, size_t len
  * received: each handed to emit() as a copy of that record with repeat (and first/last
  * time) set. With `final` (sandbox `id` has no task left and its ring was read to the
  * end), the keys of `id` no record told are added to *lost, and every key of `id` is
- * removed from the map. Returns 0, or -errno when the map could not be read.
+ * removed from the map. Returns how many keys were removed (0 but with `final`), or
+ * -errno when the map could not be read or the keys removed (the caller then counts none
+ * off: owner_records stays above, never below).
  */
 int events_dedup_sweep(struct events_dedup *d, int map_fd, bool final, uint32_t id,
 		       void (*emit)(void *ctx, struct pysb_event *e), void *ctx, uint64_t *lost);
 
-/* Removes the keys of sandbox `id` from the map (a new run under a reused id). */
+/* Removes the keys of sandbox `id` from the map (a new run under a reused id): how many,
+ * or -errno (then none counted off). */
 int events_dedup_clear(int map_fd, uint32_t id);
 
 /* The longest run of used slots: the most a lookup walks (tests keep it short). */

@@ -257,6 +257,11 @@ int loader_lost(const struct loader *l, uint64_t lost[PYSB_LOST_MAX]);
 int loader_lost_id(const struct loader *l, uint32_t id, uint64_t lost[PYSB_LOST_MAX]);
 /* The kernel's counts of repeated events (event_dedup, user/events_dedup.c). */
 int loader_dedup_fd(const struct loader *l);
+/* May sandbox `id` have keys in event_dedup (owner_records counts some, or is unreadable)?
+ * false: none, the map need not be read for it. */
+bool loader_dedup_held(const struct loader *l, uint32_t id);
+/* `n` keys of sandbox `id` the caller deleted from event_dedup: counted off. */
+void loader_dedup_deleted(const struct loader *l, uint32_t id, uint32_t n);
 
 /* The sections ("lsm/file_open ...") of the programs for this kernel; returns how many. */
 int loader_hooks(const struct loader *l, char *buf, size_t len);

@@ -284,6 +284,10 @@ void loader_forget_keys(int map, const char *name, size_t klen, size_t off,
 	forget_entries(map, name, klen, 0, off, set);
 }
 
+/* The whole of owner_records, as mapped to count records off (an atomic subtraction, as
+ * the kernel side's). */
+#define OWNER_COUNTS_LEN (PYSB_OWNER_TABLES * PYSB_MAX_SANDBOXES * sizeof(uint64_t))
+
 /* SysV IPC objects and keys of retired sandboxes may stay (in the host's IPC namespace,
  * for a daemon binding); their record goes, so no later sandbox that reuses the id
  * reaches them. `map` holds address -> sandbox id; each record deleted here is counted
@@ -293,8 +297,8 @@ static void forget_owners(struct loader *l, int map, const char *name, uint32_t 
 			  const struct sandbox_set *set)
 {
 	struct key_list kl = { .klen = sizeof(uint64_t) };
-	size_t len = 2 * PYSB_MAX_SANDBOXES * sizeof(uint32_t);
-	uint32_t *count;
+	size_t len = OWNER_COUNTS_LEN;
+	uint64_t *count;
 
 	collect_keys(map, name, sizeof(uint32_t), 0, set, &kl);
 	count = kl.n ? mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, l->fd.owner_records, 0)
@@ -321,9 +325,9 @@ static void move_owners(struct loader *l, int map, const char *name, uint32_t ta
 			uint32_t to)
 {
 	struct key_list kl = { .klen = sizeof(uint64_t) };
-	size_t len = 2 * PYSB_MAX_SANDBOXES * sizeof(uint32_t);
+	size_t len = OWNER_COUNTS_LEN;
 	struct sandbox_set set = { 0 };
-	uint32_t *count;
+	uint64_t *count;
 
 	if (from >= PYSB_MAX_SANDBOXES || to >= PYSB_MAX_SANDBOXES)
 		return;
@@ -352,6 +356,69 @@ void loader_owners_move(struct loader *l, uint32_t from, uint32_t to)
 	move_owners(l, l->fd.key_owner, "key_owner", PYSB_OWNER_KEY, from, to);
 }
 
+/* Are records of `id` counted in table PYSB_OWNER_IPC, _KEY or _DEDUP (or is it unreadable)? */
+static bool owns_records(const struct loader *l, uint32_t table, uint32_t id)
+{
+	uint32_t slot = table + id;
+	uint64_t n = 1;
+
+	bpf_map_lookup_elem(l->fd.owner_records, &slot, &n);
+	return n != 0;
+}
+
+bool loader_dedup_held(const struct loader *l, uint32_t id)
+{
+	return id < PYSB_MAX_SANDBOXES && owns_records(l, PYSB_OWNER_DEDUP, id);
+}
+
+/* `n` from count [table + id], through a mapping of owner_records made here. */
+static void owner_records_sub(const struct loader *l, uint32_t table, uint32_t id, uint32_t n)
+{
+	uint64_t *count;
+
+	if (!n || id >= PYSB_MAX_SANDBOXES)
+		return;
+	count = mmap(NULL, OWNER_COUNTS_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+		     l->fd.owner_records, 0);
+	if (count == MAP_FAILED)
+		return; /* left above: its keys looked for once more, never missed */
+	__atomic_sub_fetch(&count[table + id], n, __ATOMIC_SEQ_CST);
+	munmap(count, OWNER_COUNTS_LEN);
+}
+
+void loader_dedup_deleted(const struct loader *l, uint32_t id, uint32_t n)
+{
+	owner_records_sub(l, PYSB_OWNER_DEDUP, id, n);
+}
+
+/* The keys of repeated events of the sandboxes of `set` in event_dedup, each counted off
+ * its sandbox: looked for only if owner_records counts any for one of them (a run that
+ * ended normally removed its own: the map's 16,384 buckets are not read again). */
+static void forget_dedup(struct loader *l, const struct sandbox_set *set)
+{
+	struct key_list kl = { .klen = sizeof(struct pysb_dedup_key) };
+	uint32_t deleted[PYSB_MAX_SANDBOXES] = { 0 };
+	bool any = false;
+
+	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES && !any; id++)
+		any = sandbox_set_has(set, id) && loader_dedup_held(l, id);
+	if (!any)
+		return;
+	collect_keys(l->fd.event_dedup, "event_dedup", 0, offsetof(struct pysb_dedup_key, sandbox),
+		     set, &kl);
+	/* one by one: only a key deleted here is counted off here */
+	for (size_t i = 0; i < kl.n; i++) {
+		const struct pysb_dedup_key *k =
+			(const void *)(kl.keys + i * sizeof(struct pysb_dedup_key));
+
+		if (!bpf_map_delete_elem(l->fd.event_dedup, k) && k->sandbox < PYSB_MAX_SANDBOXES)
+			deleted[k->sandbox]++;
+	}
+	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
+		owner_records_sub(l, PYSB_OWNER_DEDUP, id, deleted[id]);
+	free(kl.keys);
+}
+
 /* What the kernel side wrote for the sandboxes of `set`: the owner records (unless the
  * caller knows there are none) and the counts of repeated events (a run's own end
  * removes its keys; this is for the killed ones, a pooled id a later run reclaims, and
@@ -364,8 +431,7 @@ static void forget_kernel_entries(struct loader *l, const struct sandbox_set *se
 	if (keys)
 		forget_owners(l, l->fd.key_owner, "key_owner", PYSB_OWNER_KEY, set);
 	stopwatch("free: ipc, key owners");
-	loader_forget_keys(l->fd.event_dedup, "event_dedup", sizeof(struct pysb_dedup_key),
-			   offsetof(struct pysb_dedup_key, sandbox), set);
+	forget_dedup(l, set);
 	stopwatch("free: dedup");
 }
 
@@ -417,15 +483,6 @@ void loader_sandbox_free(struct loader *l, uint64_t cgid, uint32_t id)
 	loader_sandboxes_free(l, &one);
 	if (l->pooled && id == l->sandbox_id)
 		l->pool_freed = true;
-}
-
-/* Are records of `id` counted in table PYSB_OWNER_IPC or PYSB_OWNER_KEY (or is it unreadable)? */
-static bool owns_records(const struct loader *l, uint32_t table, uint32_t id)
-{
-	uint32_t slot = table + id, n = 1;
-
-	bpf_map_lookup_elem(l->fd.owner_records, &slot, &n);
-	return n != 0;
 }
 
 void loader_sandbox_free_gone(struct loader *l, uint32_t id)

@@ -264,8 +264,7 @@ int sandbox_attach(const struct run_opts *o, pid_t target)
 		return ret;
 	}
 	sink_init(o);
-	/* keys a run before under the same id left (killed before its end) */
-	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
+	sandbox_dedup_clear(&l, cfg.id);
 	rb = ring_buffer__new(loader_events_fd(&l), on_event, &sink, NULL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);

@@ -189,16 +189,19 @@ int on_event(void *ctx, void *data, size_t len)
  */
 static void sweep(struct event_sink *sink, const struct loader *l, bool final)
 {
-	int err;
+	int n;
 
-	if (!sink || !l->sandbox_id)
+	/* no key of this sandbox counted: none to tell, none to remove (the map unread) */
+	if (!sink || !l->sandbox_id || !loader_dedup_held(l, l->sandbox_id))
 		return;
-	err = events_dedup_sweep(&sink->dedup, loader_dedup_fd(l), final, l->sandbox_id,
-				 deliver_swept, sink, &sink->unseen);
-	if (err)
+	n = events_dedup_sweep(&sink->dedup, loader_dedup_fd(l), final, l->sandbox_id,
+			       deliver_swept, sink, &sink->unseen);
+	if (n > 0)
+		loader_dedup_deleted(l, l->sandbox_id, (uint32_t)n);
+	if (n < 0)
 		pr_warn("cannot read the kernel's counts of repeated events: %s; the stream "
 			"may miss repeats",
-			strerror(-err));
+			strerror(-n));
 }
 
 /* "N more denials not shown" for what the terminal did not get since the last one. */
@@ -617,8 +620,7 @@ int sandbox_run(const struct run_opts *o)
 	if (sandbox_prep_finish(o->prep, o, &cg, &l, &cfg))
 		return ret;
 	sink_init(o);
-	/* keys a run before under the same id left (killed before its end) */
-	events_dedup_clear(loader_dedup_fd(&l), cfg.id);
+	sandbox_dedup_clear(&l, cfg.id);
 	ring.fd = loader_events_fd(&l);
 
 	/* Signals become events of the loop; the child gets the old mask back. */

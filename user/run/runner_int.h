@@ -56,6 +56,8 @@ extern struct rlimit program_nofile; /* the program's RLIMIT_NOFILE (pysb-bpf ma
 
 /* setup.c */
 void sandbox_gc(struct loader *l);
+/* The keys of event_dedup a run before under id `id` left (runner.c). */
+void sandbox_dedup_clear(struct loader *l, uint32_t id);
 void write_record(const struct run_opts *o, const struct sandbox_cgroup *cg,
 		  const struct pysb_sandbox_cfg *cfg, enum sandbox_owner owner, pid_t target);
 int sandbox_setup(const struct run_opts *o, struct sandbox_cgroup *cg, struct loader *l,

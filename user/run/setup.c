@@ -77,6 +77,16 @@ void sandbox_gc(struct loader *l)
 		loader_gc(l, alive, n_alive);
 }
 
+/* The keys a run before under the same id left in event_dedup (killed before its end),
+ * removed before this sandbox's program starts; the map is read only if any is counted. */
+void sandbox_dedup_clear(struct loader *l, uint32_t id)
+{
+	int n = loader_dedup_held(l, id) ? events_dedup_clear(loader_dedup_fd(l), id) : 0;
+
+	if (n > 0)
+		loader_dedup_deleted(l, id, (uint32_t)n);
+}
+
 /* Undoes kernel_prepare: the cgroup first (nothing of it may outlive its sandbox), then
  * the sandbox id, then this process's references to the instance. An id still clean that
  * no fill has touched (`filling` false: a run cancelled before its rules) is let go
