@@ -111,7 +111,7 @@ void buf_puts_nl(struct buf *b, const char *s)
 
 /* ---------------- records -> needs */
 
-static const char *learn_path_key(const void *paths, size_t i)
+const char *learn_path_key(const void *paths, size_t i)
 {
 	return ((const struct learn_path *)paths)[i].path;
 }
@@ -145,6 +145,7 @@ static int add_path(struct learn_set *s, const char *path, uint32_t access, bool
 	s->paths[s->n_paths].access = access;
 	s->paths[s->n_paths].dir = dir;
 	s->paths[s->n_paths].exact = 0;
+	s->paths[s->n_paths].opened_rdwr = s->paths[s->n_paths].written = false;
 	*slot = ++s->n_paths;
 	return 0;
 }
@@ -363,6 +364,22 @@ static int add_cap_record(struct learn_set *s, const json_t *rec)
 	return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
 }
 
+/* How path (just added) was asked to be written: an open for reading and writing alone, or
+ * something else (a lock for writing, a truncate, an open for writing alone). sqlite3
+ * opens a database for reading and writing to read it (found by a user: learning made its
+ * directory writable); learn_generate tells the two apart. */
+static void mark_write(struct learn_set *s, const char *path, bool rdwr_open)
+{
+	size_t *slot = str_index_slot(&s->path_index, path, learn_path_key, s->paths);
+
+	if (!*slot)
+		return;
+	if (rdwr_open)
+		s->paths[*slot - 1].opened_rdwr = true;
+	else
+		s->paths[*slot - 1].written = true;
+}
+
 int learn_add_record(struct learn_set *s, const json_t *rec)
 {
 	const char *r = json_string_value(json_object_get(rec, "record"));
@@ -435,6 +452,8 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		free(dir);
 	} else {
 		ret = add_path(s, path, acc & PYSB_ACC_WRITE ? PYSB_ACC_RW : PYSB_ACC_RO, false);
+		if (!ret && (acc & PYSB_ACC_WRITE))
+			mark_write(s, path, !strcmp(op, "open") && (acc & PYSB_ACC_READ));
 	}
 	free(path);
 	return ret;

@@ -29,6 +29,9 @@ struct learn_path {
 	uint32_t access; /* PYSB_ACC_* */
 	bool dir;	 /* known to be a directory (the parent of a created entry) */
 	uint8_t exact;	 /* LEARN_EXACT_*: the rule names this path itself, never its directory */
+	/* opened for reading and writing, and no other write seen on it (a lock, a
+	 * truncate): for a SQLite database, what sqlite3 does to read it (learn_generate) */
+	bool opened_rdwr, written;
 };
 
 /* Paths only a rule naming them grants (learn_path.exact); the first two are written
