@@ -451,6 +451,49 @@ static void test_line_git_and_pip_config_say_their_ways_out(void **state)
 	}
 }
 
+/* The exec of lsb_release, uname (pip's distro module) and ldconfig (ctypes.util's
+ * find_library), refused by a policy with no exec, says what goes on without it (found by
+ * a user, round 32: two lines at every pip install, nothing said whether they mattered);
+ * another program, or one allowed past the exec rule, does not. */
+static void test_line_exec_of_a_fact_says_what_is_lost(void **state)
+{
+	static const struct {
+		const char *path;
+		uint32_t flags;
+		const char *want; /* NULL: no hint */
+	} cases[] = {
+		{ "/usr/bin/lsb_release", PYSB_EV_EXEC_POLICY,
+		  "allow it) (lsb_release names the Linux distribution: the distro module (pip's, "
+		  "for its User-Agent) runs it and goes on with /etc/os-release; nothing else is "
+		  "lost) pid=" },
+		{ "/usr/bin/uname", PYSB_EV_EXEC_POLICY,
+		  "(uname names the kernel and processor: the distro module (pip's) and "
+		  "platform.processor() run it and go on without it (os.uname() gives the same); "
+		  "nothing else is lost) pid=" },
+		{ "/sbin/ldconfig", PYSB_EV_EXEC_POLICY,
+		  "(ldconfig lists the shared libraries: ctypes.util.find_library() runs it (then "
+		  "gcc, ld) and returns None without it; ctypes.CDLL() of the library's file name "
+		  "(libNAME.so.N) needs no program) pid=" },
+		{ "/usr/bin/lsb_release", 0, NULL },
+		{ "/usr/bin/unamex", PYSB_EV_EXEC_POLICY, NULL },
+		{ "/usr/bin/git", PYSB_EV_EXEC_POLICY, NULL },
+	};
+	char line[1024];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		file_event(cases[i].path);
+		e.decision = PYSB_DENY;
+		e.access = PYSB_ACC_READ;
+		e.flags = cases[i].flags;
+		print_line(line, sizeof(line), NULL);
+		if (cases[i].want)
+			assert_non_null(strstr(line, cases[i].want));
+		else
+			assert_null(strstr(line, "names the"));
+	}
+}
+
 /* A server started with no host: glibc's UDP connect to the wildcard (sorting it) and the
  * bind to every address say what they are, the bind with the rule for each intent (found
  * by a user, round 31); a bind to a named address, or to port 0, does not. */
@@ -589,6 +632,7 @@ int main(void)
 		cmocka_unit_test(test_tty_bounded),
 		cmocka_unit_test(test_line_read_write_under_a_read_rule_says_it_reads),
 		cmocka_unit_test(test_line_git_and_pip_config_say_their_ways_out),
+		cmocka_unit_test(test_line_exec_of_a_fact_says_what_is_lost),
 		cmocka_unit_test(test_line_server_with_no_host_says_what_it_did),
 		cmocka_unit_test(test_line_says_its_repeats),
 		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),

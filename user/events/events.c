@@ -413,6 +413,36 @@ static void print_config_hint(FILE *f, const char *path)
 	}
 }
 
+/* Programs Python libraries run for a fact they can do without, each refused under a
+ * policy with no exec: pip's `install` printed two deny lines at every run, lsb_release and
+ * uname, and nothing said whether anything was lost (found by a user, round 32). The line
+ * says who runs it and what goes on without it. */
+static void print_exec_loss_hint(FILE *f, const char *path)
+{
+	static const struct {
+		const char *name, *loss;
+	} tools[] = {
+		{ "lsb_release",
+		  "lsb_release names the Linux distribution: the distro module (pip's, for its "
+		  "User-Agent) runs it and goes on with /etc/os-release; nothing else is lost" },
+		{ "uname", "uname names the kernel and processor: the distro module (pip's) and "
+			   "platform.processor() run it and go on without it (os.uname() gives the "
+			   "same); nothing else is lost" },
+		{ "ldconfig",
+		  "ldconfig lists the shared libraries: ctypes.util.find_library() runs "
+		  "it (then gcc, ld) and returns None without it; ctypes.CDLL() of the "
+		  "library's file name (libNAME.so.N) needs no program" },
+	};
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (!strcmp(b, tools[i].name)) {
+			fprintf(f, " (%s)", tools[i].loss);
+			return;
+		}
+}
+
 /* An open for reading and writing denied where a policy line lets the file be read: the
  * program may well go on reading it, as sqlite3 does (it retries read-only), so the line
  * says what was refused and what still works (found by a user, round 31: a deny line at
@@ -481,6 +511,8 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		fputs(" (process-exec not allowed by the policy; python-api=ALLOW:process-exec allows "
 		      "it)",
 		      f);
+	if ((e->flags & PYSB_EV_EXEC_POLICY) && path && !(e->flags & PYSB_EV_PATH_TRUNC))
+		print_exec_loss_hint(f, path);
 	if (e->kind == PYSB_KIND_FILE && path && !strncmp(path, "/dev/shm/", 9))
 		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
 		      "pools need expose-rw=/dev/shm)",
