@@ -1142,3 +1142,109 @@ test_users_option_before_the_command_says_where_it_goes() {
 	expect_rc 0
 	expect_line "$T/out" "ran"
 }
+
+# `pysb-bpf run --learn app.py` where app.py reads a SQLite database: sqlite3 opens it for
+# reading and writing, and learning wrote expose-rw= of its directory though the program
+# only read it (found by a user, round 32). It now learns expose-ro=, with a comment that
+# says why; the program reads under it. A program that inserts learns expose-rw= (its
+# journal, its lock), superseding that line, and writes.
+test_users_learn_sqlite_database_it_only_reads_learns_read_only() {
+	once_per_matrix "learning's rules: user space"
+	local db="$T/data/app.db"
+	mkdir -p "$T/data" "$T/proj"
+	python3 -c "import sqlite3; c = sqlite3.connect('$db'); c.execute('create table t(x)'); c.execute('insert into t values (1)'); c.commit()" ||
+		fail "sqlite3 natively"
+	write_file "$T/proj/app.py" <<EOF2
+import sqlite3, sys
+c = sqlite3.connect("$db")
+if sys.argv[1:]:
+    c.execute("insert into t values (2)")
+    c.commit()
+print("rows", c.execute("select x from t").fetchall())
+EOF2
+	cd "$T/proj" || fail "cd"
+	"$PYSB" run --learn app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "rows [(1,)]"
+	expect_grep "$T/proj/.py-sandboxes" "^expose-ro=[^ ]*/data  # sqlite3 opened app\.db for reading and writing, and only read it; expose-rw= if it must write$"
+	expect_no_grep "$T/proj/.py-sandboxes" "^expose-rw="
+	"$PYSB" run app.py >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "rows [(1,)]"
+	expect_grep "$T/err" "deny file open\(read,write\) $db \(read-only: "
+	"$PYSB" run --learn app.py insert >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/proj/.py-sandboxes" "^expose-rw=[^ ]*/data$"
+	expect_grep "$T/proj/.py-sandboxes" "^# expose-ro=[^ ]*/data  # sqlite3 .*# superseded by learning"
+	"$PYSB" run app.py insert >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_line "$T/out" "rows [(1,), (2,), (2,)]"
+	expect_no_grep "$T/err" "deny file [^ ]+ $T/data"
+}
+
+# A #! script without its execute bit, and one saved with Windows line ends (CRLF), as
+# users type them: `pysb-bpf run ./tool`. The kernel refuses both; pysb-bpf said "run it
+# with its interpreter" and "dos2unix", naming no command (found by a user, round 32). Each
+# now names the command from the script's #! line (env NAME: NAME), and that command runs
+# the script confined; a shell script with CRLF is offered dos2unix alone.
+test_users_script_not_executable_or_crlf_names_the_command() {
+	once_per_matrix "program resolution, before any sandbox exists; the command it names then runs"
+	users_setup
+	printf '#!/usr/bin/python3\n%s\n' "$USERS_PROBE" >"$T/ro/tool"
+	printf '#!/usr/bin/env python3\n%s\n' "$USERS_PROBE" >"$T/ro/tool2"
+	printf '#!/usr/bin/python3\n%s\n' "$USERS_PROBE" | sed 's/$/\r/' >"$T/ro/crlf"
+	printf '#!/bin/sh\r\necho hi\r\n' >"$T/ro/crlf.sh"
+	chmod 644 "$T/ro/tool" "$T/ro/tool2"
+	chmod 755 "$T/ro/crlf" "$T/ro/crlf.sh"
+	run_sb "$T/policy" "$T/ro/tool"
+	expect_rc 126
+	expect_line "$T/err" "pysb-bpf: error: cannot execute $T/ro/tool: it has no execute bit, and the kernel runs a #! script only when it may execute it; chmod +x $T/ro/tool, or name its interpreter: pysb-bpf run -- /usr/bin/python3 $T/ro/tool"
+	run_sb "$T/policy" "$T/ro/tool2"
+	expect_rc 126
+	expect_grep "$T/err" "or name its interpreter: pysb-bpf run -- python3 $T/ro/tool2$"
+	run_sb "$T/policy" python3 "$T/ro/tool2"
+	users_expect_pair
+	run_sb "$T/policy" "$T/ro/crlf"
+	expect_rc 127
+	expect_line "$T/err" "pysb-bpf: error: $T/ro/crlf: its #! line ends with a carriage return (\\r: the file has Windows line ends, CRLF), so the kernel looks for an interpreter whose name ends with it; convert the file (dos2unix $T/ro/crlf), or name its interpreter, which reads Windows line ends: pysb-bpf run -- /usr/bin/python3 $T/ro/crlf"
+	run_sb "$T/policy" /usr/bin/python3 "$T/ro/crlf"
+	users_expect_pair
+	run_sb "$T/policy" "$T/ro/crlf.sh"
+	expect_rc 127
+	expect_grep "$T/err" "convert the file \(dos2unix $T/ro/crlf\.sh\)$"
+}
+
+# What pip's `install` runs for its User-Agent under a policy with no exec: lsb_release
+# and uname (its vendored distro module), two deny lines at every run that said only how
+# to allow an exec, not whether anything was lost (found by a user, round 32). Each now
+# says what goes on without it; the program gets its answer all the same (the
+# distribution from /etc/os-release). ldconfig, run by ctypes.util.find_library(), says
+# find_library() returns None, and that a library's file name loads it: both hold.
+test_users_exec_of_a_fact_says_what_goes_on_without_it() {
+	once_per_matrix "the deny line's text: the exec's denial itself is the exec tests'"
+	python3 -c "from pip._vendor import distro" 2>/dev/null || skip "no pip for python3"
+	[ -x /usr/bin/lsb_release ] || skip "no lsb_release"
+	users_setup
+	local name
+	name=$(python3 -c "from pip._vendor import distro; print(distro.name())")
+	probe_py "$T/lib/facts.py" "from pip._vendor import distro" "import ctypes, ctypes.util, platform" \
+		"print('distro', distro.name(), distro.version(), flush=True)" \
+		"print('processor', repr(platform.processor()), flush=True)" \
+		"print('find_library', ctypes.util.find_library('c'), flush=True)" \
+		"print('cdll', ctypes.CDLL('libc.so.6').getpid() == os.getpid(), flush=True)"
+	# find_library() makes a temporary file before it runs gcc
+	mkdir -p "$T/tmp"
+	printf 'expose-rw=%s\nenv=TMPDIR=%s\n' "$T/tmp" "$T/tmp" >>"$T/policy"
+	run_sb "$T/policy" python3 "$T/lib/facts.py"
+	expect_rc 0
+	expect_grep "$T/out" "^distro $name "
+	expect_line "$T/out" "find_library None"
+	expect_line "$T/out" "cdll True"
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /usr/bin/lsb_release \(the kernel's open of a program to run: .*\) \(lsb_release names the Linux distribution: the distro module \(pip's, for its User-Agent\) runs it and goes on with /etc/os-release; nothing else is lost\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /usr/bin/uname \(the kernel's open of a program to run: .*\) \(uname names the kernel and processor: the distro module \(pip's\) and platform\.processor\(\) run it and go on without it \(os\.uname\(\) gives the same\); nothing else is lost\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) [^ ]*/ldconfig \(the kernel's open of a program to run: .*\) \(ldconfig lists the shared libraries: ctypes\.util\.find_library\(\) runs it \(then gcc, ld\) and returns None without it; ctypes\.CDLL\(\) of the library's file name \(libNAME\.so\.N\) needs no program\) pid="
+}
