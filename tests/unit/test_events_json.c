@@ -494,6 +494,62 @@ static void test_line_exec_of_a_fact_says_what_is_lost(void **state)
 	}
 }
 
+/* A connect to the proxy the policy passes (env=HTTPS_PROXY=...), no net= rule allowing
+ * it: the line names the variable and the rule, and says the proxy then decides (found by
+ * a user, round 32); never the URL's password. Another port, address or protocol, or no
+ * proxy, gets no such words. */
+static void test_line_connect_to_the_proxy_says_so(void **state)
+{
+	static char *const env[] = { "PATH=/usr/bin", "HTTPS_PROXY=http://u:secret@127.0.0.1:3128/",
+				     "http_proxy=[::1]:8080", NULL };
+	static const struct {
+		int family, protocol, port;
+		const char *addr, *want; /* want NULL: no hint */
+	} cases[] = {
+		{ AF_INET, IPPROTO_TCP, 3128, "127.0.0.1",
+		  "tcp 127.0.0.1:3128 (OUT) no net= rule allows it (the proxy of HTTPS_PROXY, which "
+		  "the policy passes: a program that uses it connects there, not to the hosts it "
+		  "asks for, which net= rules on them do not allow; net=ALLOW|TCP|127.0.0.1|3128|OUT "
+		  "allows it, and the proxy then decides which hosts the program reaches; without "
+		  "that env= line the program connects to them itself, as net= judges) pid=" },
+		{ AF_INET6, IPPROTO_TCP, 3128, "::ffff:127.0.0.1", "(the proxy of HTTPS_PROXY" },
+		{ AF_INET6, IPPROTO_TCP, 8080, "::1",
+		  "(the proxy of http_proxy, which the policy "
+		  "passes: a program that uses it connects "
+		  "there, not to the hosts it asks for, which "
+		  "net= rules on them do not allow; "
+		  "net=ALLOW|TCP|::1|8080|OUT" },
+		{ AF_INET, IPPROTO_TCP, 3129, "127.0.0.1", NULL },
+		{ AF_INET, IPPROTO_UDP, 3128, "127.0.0.1", NULL },
+		{ AF_INET, IPPROTO_TCP, 3128, "127.0.0.2", NULL },
+	};
+	char line[1024];
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		events_set_proxies(pass ? NULL : env);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			file_event("");
+			e.path_len = 0;
+			e.decision = PYSB_DENY;
+			e.kind = PYSB_KIND_NET;
+			e.op = PYSB_OP_CONNECT;
+			e.net.family = (uint16_t)cases[i].family;
+			e.net.protocol = (uint16_t)cases[i].protocol;
+			e.net.dir = PYSB_NET_OUT;
+			e.net.port = (uint16_t)cases[i].port;
+			memset(e.net.addr, 0, sizeof(e.net.addr));
+			inet_pton(cases[i].family, cases[i].addr, e.net.addr);
+			print_line(line, sizeof(line), NULL);
+			if (cases[i].want && !pass)
+				assert_non_null(strstr(line, cases[i].want));
+			else
+				assert_null(strstr(line, "proxy"));
+			assert_null(strstr(line, "secret"));
+		}
+	}
+}
+
 /* A server started with no host: glibc's UDP connect to the wildcard (sorting it) and the
  * bind to every address say what they are, the bind with the rule for each intent (found
  * by a user, round 31); a bind to a named address, or to port 0, does not. */
@@ -633,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_line_read_write_under_a_read_rule_says_it_reads),
 		cmocka_unit_test(test_line_git_and_pip_config_say_their_ways_out),
 		cmocka_unit_test(test_line_exec_of_a_fact_says_what_is_lost),
+		cmocka_unit_test(test_line_connect_to_the_proxy_says_so),
 		cmocka_unit_test(test_line_server_with_no_host_says_what_it_did),
 		cmocka_unit_test(test_line_says_its_repeats),
 		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),

@@ -128,6 +128,7 @@ static int program_io(const struct cli *c, const struct policy *p, const struct 
 		return -1;
 	}
 	tmpdir_hint(p, *envp);
+	events_set_proxies(*envp);
 	program_writer(w, id, compiled);
 	if (open_events(c, audit, compiled, w, ev, ev_out) ||
 	    (c->learn && !(*before = learn_read_target(c->learn_file ?: c->policy, w))))

@@ -12,6 +12,7 @@
 #include "caps.h"
 #include "compile.h"
 #include "events.h"
+#include "events_int.h"
 #include "utf8.h"
 
 const char *event_path(const struct pysb_event *e)
@@ -232,6 +233,8 @@ static void print_net_detail(FILE *f, const struct pysb_event *e, const struct c
 			n->family == AF_INET6 ? "ip6-localhost" : "localhost");
 	if (!r)
 		print_server_hint(f, e);
+	if (!r)
+		events_print_proxy_hint(f, e);
 }
 
 /* Unix names may hold any byte; an abstract one starts with NUL, shown as '@'. */
