@@ -1248,3 +1248,47 @@ test_users_exec_of_a_fact_says_what_goes_on_without_it() {
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /usr/bin/uname \(the kernel's open of a program to run: .*\) \(uname names the kernel and processor: the distro module \(pip's\) and platform\.processor\(\) run it and go on without it \(os\.uname\(\) gives the same\); nothing else is lost\) pid="
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) [^ ]*/ldconfig \(the kernel's open of a program to run: .*\) \(ldconfig lists the shared libraries: ctypes\.util\.find_library\(\) runs it \(then gcc, ld\) and returns None without it; ctypes\.CDLL\(\) of the library's file name \(libNAME\.so\.N\) needs no program\) pid="
 }
+
+# A program given a proxy by the policy (env=HTTP_PROXY=...), with a net= rule for the host
+# it asks for: urllib connects to the proxy instead, and the deny line named the proxy's
+# address with no rule (found by a user, round 32). It now says it is the proxy of
+# HTTP_PROXY, the rule, and that the proxy then decides; with that rule the request goes
+# through the proxy (a stand-in that answers with the URL it was asked for).
+test_users_connect_to_the_policys_proxy_says_so() {
+	once_per_matrix "the deny line's text: the connect's denial itself is net_rules' test"
+	users_setup
+	local pid
+	write_file "$T/proxy.py" <<'PY'
+import http.server
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = ("via-proxy " + self.path).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+http.server.HTTPServer(("127.0.0.1", 18032), H).serve_forever()
+PY
+	python3 "$T/proxy.py" 2>/dev/null &
+	pid=$!
+	write_file "$T/lib/get.py" <<'PY'
+import urllib.error, urllib.request
+try:
+    print(urllib.request.urlopen("http://10.9.8.7/x", timeout=10).read().decode())
+except urllib.error.URLError as e:
+    print("get", e.reason)
+PY
+	printf 'expose-ro=%s\nenv=HTTP_PROXY=http://me:pw@127.0.0.1:18032\nnet=ALLOW|TCP|10.9.8.7|80|OUT\n' "$T/lib" >"$T/policy"
+	run_sb "$T/policy" python3 "$T/lib/get.py"
+	expect_rc 0
+	expect_line "$T/out" "get [Errno 1] Operation not permitted"
+	expect_grep "$T/err" "^pysb-bpf: deny net connect tcp 127\.0\.0\.1:18032 \(OUT\) no net= rule allows it \(the proxy of HTTP_PROXY, which the policy passes: a program that uses it connects there, not to the hosts it asks for, which net= rules on them do not allow; net=ALLOW\|TCP\|127\.0\.0\.1\|18032\|OUT allows it, and the proxy then decides which hosts the program reaches; without that env= line the program connects to them itself, as net= judges\) pid="
+	expect_no_grep "$T/err" "pw@"
+	echo 'net=ALLOW|TCP|127.0.0.1|18032|OUT' >>"$T/policy"
+	run_sb "$T/policy" python3 "$T/lib/get.py"
+	kill "$pid"
+	wait "$pid" 2>/dev/null
+	expect_rc 0
+	expect_line "$T/out" "via-proxy http://10.9.8.7/x"
+	expect_no_grep "$T/err" "deny net"
+}
