@@ -1292,3 +1292,37 @@ PY
 	expect_line "$T/out" "via-proxy http://10.9.8.7/x"
 	expect_no_grep "$T/err" "deny net"
 }
+
+# A Python started by the program, under a policy with no exec: `python3 -m venv .venv`
+# failed with "Permission denied: '.venv/bin/python3'" (ensurepip's run of the venv's
+# python), a venv left without pip, and multiprocessing's spawn (forkserver, the default
+# from Python 3.14) failed the same way; the deny line said only how to allow every exec
+# (found by a user, round 32). It now says who starts a Python and the way without one
+# (--without-pip); python-api=ALLOW:process-exec lets the pool start.
+test_users_python_started_by_the_program_says_who_starts_one() {
+	once_per_matrix "the deny line's text: the exec's denial itself is the exec tests'"
+	local hint="\(a Python started by the program: python -m venv runs one to install pip \(--without-pip makes the venv without\), multiprocessing's spawn and forkserver start their workers with one, pip one to build a package\) pid="
+	local pool='import multiprocessing as m
+if __name__ == "__main__":
+    print("pool", m.get_context("spawn").Pool(1).apply(abs, (-3,)))'
+	mkdir -p "$T/w"
+	printf '%s\n' "$pool" >"$T/w/pool.py"
+	printf 'expose-rw=%s\nexpose-rw=/dev/shm\n' "$T/w" >"$T/policy"
+	cd "$T/w" || fail "cd"
+	run_sb "$T/policy" python3 -m venv .venv
+	expect_rc 1
+	expect_grep "$T/err" "Permission denied: '$T/w/\.venv/bin/python3'"
+	expect_grep "$T/err" "^pysb-bpf: deny exec exec\(exec\) [^ ]*/python3[.0-9]* \(process-exec not allowed by the policy; python-api=ALLOW:process-exec allows it\) $hint"
+	rm -rf .venv
+	run_sb "$T/policy" python3 -m venv --without-pip .venv
+	expect_rc 0
+	[ -x .venv/bin/python ] || fail "no venv made with --without-pip: $(cat "$T/err")"
+	expect_no_grep "$T/err" "deny exec"
+	run_sb "$T/policy" python3 pool.py
+	[ "$RC" -ne 0 ] || fail "the pool started with no exec allowed: $(cat "$T/out")"
+	expect_grep "$T/err" "^pysb-bpf: deny exec exec\(exec\) [^ ]*/python3[.0-9]* \(process-exec .*\) $hint"
+	echo 'python-api=ALLOW:process-exec' >>"$T/policy"
+	run_sb "$T/policy" python3 pool.py
+	expect_rc 0
+	expect_line "$T/out" "pool 3"
+}

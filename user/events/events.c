@@ -439,6 +439,15 @@ static void print_exec_loss_hint(FILE *f, const char *path)
 	const char *b = strrchr(path, '/');
 
 	b = b ? b + 1 : path;
+	/* python, python3, python3.11: a Python started by the program (round 32: `python3
+	 * -m venv .venv` left a venv without pip, "Permission denied" naming its python) */
+	if (!strncmp(b, "python", 6) && strspn(b + 6, "0123456789.") == strlen(b + 6)) {
+		fputs(" (a Python started by the program: python -m venv runs one to install pip "
+		      "(--without-pip makes the venv without), multiprocessing's spawn and "
+		      "forkserver start their workers with one, pip one to build a package)",
+		      f);
+		return;
+	}
 	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
 		if (!strcmp(b, tools[i].name)) {
 			fprintf(f, " (%s)", tools[i].loss);
