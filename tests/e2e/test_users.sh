@@ -1326,3 +1326,38 @@ if __name__ == "__main__":
 	expect_rc 0
 	expect_line "$T/out" "pool 3"
 }
+
+# `python3 -m pytest` in a project under expose-ro=.: pytest's cache (.pytest_cache) is
+# refused, two deny lines and two PytestCacheWarning naming no way out, and `run --learn`
+# made the whole project writable, expose-rw=. (found by a user, round 32), what the
+# bytecode cache's rule never does. The line now says what the cache is and the way out;
+# learning writes no rule for it, env=PYTEST_ADDOPTS=-p no:cacheprovider instead, and the
+# next run is quiet with the project still read-only.
+test_users_pytest_cache_leaves_the_project_read_only() {
+	once_per_matrix "learning's rules and the deny line's text: user space"
+	python3 -c "import pytest" 2>/dev/null || skip "no pytest for python3"
+	mkdir -p "$T/proj/tests" "$T/tmp"
+	printf 'def test_a():\n    assert 1\n' >"$T/proj/tests/test_a.py"
+	printf 'expose-ro=.\nexpose-rw=%s\nenv=TMPDIR=%s\nenv=PYTHONDONTWRITEBYTECODE=1\n' \
+		"$T/tmp" "$T/tmp" >"$T/proj/.py-sandboxes"
+	cd "$T/proj" || fail "cd"
+	"$PYSB" run -- python3 -m pytest -q >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/out" "PytestCacheWarning"
+	expect_grep "$T/err" "^pysb-bpf: deny file mkdir\(write\) $T/proj/\.pytest_cache \(pytest's cache: pytest goes on without it, warning PytestCacheWarning; --lf, --ff and --sw start afresh\. env=PYTEST_ADDOPTS=-p no:cacheprovider turns it off; do not make the project writable for it\) pid="
+	"$PYSB" run --learn -- python3 -m pytest -q >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/err" "write\(s\) of pytest's cache \(e\.g\. $T/proj/\.pytest_cache\) made no rule"
+	expect_no_grep "$T/proj/.py-sandboxes" "^expose-rw=\."
+	expect_line "$T/proj/.py-sandboxes" "env=PYTEST_ADDOPTS=-p no:cacheprovider"
+	rm -rf "$T/proj/.pytest_cache"
+	"$PYSB" run -- python3 -m pytest -q >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/out" "^1 passed"
+	expect_no_grep "$T/out" "PytestCacheWarning"
+	expect_no_grep "$T/err" "pytest_cache"
+	[ ! -e "$T/proj/.pytest_cache" ] || fail "pytest wrote its cache"
+}

@@ -982,6 +982,45 @@ static void test_bytecode_cache_writes_learn_no_rule_but_its_env(void **state)
 	}
 }
 
+/* pytest's cache (.pytest_cache made in the project, files written in it): no rule,
+ * env=PYTEST_ADDOPTS=-p no:cacheprovider instead (found by a user, round 32: `run --learn
+ * python3 -m pytest` learned expose-rw=.); a read of the project keeps its rule; a name
+ * that merely starts so keeps its rule. */
+static void test_pytest_cache_writes_learn_no_rule_but_its_env(void **state)
+{
+	struct rec_spec in[] = {
+		{ "file", "open", "@/proj/data/y", "read" },
+		{ "file", "mkdir", "@/proj/data/.pytest_cache", "write" },
+		{ "file", "create", "@/proj/data/.pytest_cache/v/cache/nodeids", "write" },
+		{ "file", "create", "@/proj/out/.pytest_cachex", "write" },
+	};
+	char cwd[256];
+	struct learn_env env;
+	struct learn_rules r;
+	struct learn_set s = { .envp = envp };
+	int found = 0;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		json_t *j = rec(in[i].kind, in[i].op, in[i].path, in[i].acc);
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.pytest_cache, 2);
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	assert_int_equal(r.n_files, 2);
+	assert_string_equal(r.files[0], "expose-ro=./data");
+	assert_string_equal(r.files[1], "expose-rw=./out");
+	for (size_t i = 0; i < r.n_envs; i++)
+		found += !strcmp(r.envs[i], "env=PYTEST_ADDOPTS=-p no:cacheprovider");
+	assert_int_equal(found, 1);
+	assert_int_equal(r.pytest_cache, 2);
+	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
 /* rec() for an open for reading and writing. */
 static json_t *rec_rdwr(const char *path)
 {
@@ -1119,6 +1158,7 @@ int main(void)
 		cmocka_unit_test(test_tmp_rule_brings_its_env_line),
 		cmocka_unit_test(test_bytecode_cache_writes_learn_no_rule_but_its_env),
 		cmocka_unit_test(test_sqlite_database_only_read_learns_read_only),
+		cmocka_unit_test(test_pytest_cache_writes_learn_no_rule_but_its_env),
 		cmocka_unit_test(test_outside_server_socket_written_commented_out),
 		cmocka_unit_test(test_block_device_written_commented_out),
 		cmocka_unit_test(test_generate_files),

@@ -364,6 +364,15 @@ static bool temp_entry(const char *path)
 	return name && *name && !strchr(name, '/');
 }
 
+/* pytest's cache, .pytest_cache where it runs (found by a user, round 32: two deny lines
+ * and two PytestCacheWarning at every `python3 -m pytest` under expose-ro=.). */
+static bool pytest_cache(const char *path)
+{
+	const char *c = strstr(path, "/.pytest_cache");
+
+	return c && (!c[14] || c[14] == '/');
+}
+
 /* Configuration files of the tools Python programs run, read and denied: git stops
  * ("fatal: unknown error occurred while reading the configuration files") on one it
  * cannot read, pip goes on without its settings (an index, a proxy, a CA bundle), and
@@ -480,6 +489,33 @@ static void print_read_only_hint(FILE *f, const struct pysb_event *e, const stru
 	      f);
 }
 
+/* What a file's deny line says of the file: what it is, what goes on without it, and the
+ * way out. */
+static void print_file_hints(FILE *f, const struct pysb_event *e, const char *path,
+			     const struct compiled *policy)
+{
+	if (!strncmp(path, "/dev/shm/", 9))
+		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
+		      "pools need expose-rw=/dev/shm)",
+		      f);
+	if ((e->access & PYSB_ACC_WRITE) && pytest_cache(path))
+		fputs(" (pytest's cache: pytest goes on without it, warning PytestCacheWarning; --lf, "
+		      "--ff and --sw start afresh. env=PYTEST_ADDOPTS=-p no:cacheprovider turns it "
+		      "off; do not make the project writable for it)",
+		      f);
+	if ((e->op == PYSB_OP_CREATE || e->op == PYSB_OP_MKDIR) && temp_entry(path))
+		fputs(" (the temporary directory: Python's tempfile, and most programs, write in "
+		      "$TMPDIR, else /tmp; expose-rw=${TMPDIR:-/tmp} with "
+		      "env=TMPDIR=${TMPDIR:-/tmp} allows it)",
+		      f);
+	/* reads only: a write there (its __pycache__) is denied under expose-ro= too */
+	if (!(e->flags & PYSB_EV_PATH_TRUNC) && !(e->access & PYSB_ACC_WRITE))
+		print_user_site_hint(f, path);
+	print_read_only_hint(f, e, policy);
+	if (e->op == PYSB_OP_OPEN && e->access == PYSB_ACC_READ && !(e->flags & PYSB_EV_PATH_TRUNC))
+		print_config_hint(f, path);
+}
+
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
 	char acc[32];
@@ -525,25 +561,8 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		      f);
 	if ((e->flags & PYSB_EV_EXEC_POLICY) && path && !(e->flags & PYSB_EV_PATH_TRUNC))
 		print_exec_loss_hint(f, path);
-	if (e->kind == PYSB_KIND_FILE && path && !strncmp(path, "/dev/shm/", 9))
-		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
-		      "pools need expose-rw=/dev/shm)",
-		      f);
-	if (e->kind == PYSB_KIND_FILE && path &&
-	    (e->op == PYSB_OP_CREATE || e->op == PYSB_OP_MKDIR) && temp_entry(path))
-		fputs(" (the temporary directory: Python's tempfile, and most programs, write in "
-		      "$TMPDIR, else /tmp; expose-rw=${TMPDIR:-/tmp} with "
-		      "env=TMPDIR=${TMPDIR:-/tmp} allows it)",
-		      f);
-	/* reads only: a write there (its __pycache__) is denied under expose-ro= too */
-	if (e->kind == PYSB_KIND_FILE && path && !(e->flags & PYSB_EV_PATH_TRUNC) &&
-	    !(e->access & PYSB_ACC_WRITE))
-		print_user_site_hint(f, path);
 	if (e->kind == PYSB_KIND_FILE && path)
-		print_read_only_hint(f, e, policy);
-	if (e->kind == PYSB_KIND_FILE && path && e->op == PYSB_OP_OPEN &&
-	    e->access == PYSB_ACC_READ && !(e->flags & PYSB_EV_PATH_TRUNC))
-		print_config_hint(f, path);
+		print_file_hints(f, e, path, policy);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
 	if (e->flags & PYSB_EV_BLOCK_DEVICE)

@@ -566,6 +566,23 @@ static int gen_pycache_env(const struct learn_set *s, struct learn_rules *out)
 	return push_str(&out->envs, &out->n_envs, &cap, line);
 }
 
+/* pytest's cache writes (learn.c) get no rule, for the same reason: the policy turns the
+ * cache off instead (--lf, --ff and --sw then start afresh), unless it sets PYTEST_ADDOPTS
+ * already. */
+static int gen_pytest_env(const struct learn_set *s, struct learn_rules *out)
+{
+	size_t cap = out->n_envs;
+
+	out->pytest_cache = s->pytest_cache;
+	out->pytest_cache_example = s->pytest_cache_example;
+	if (!s->pytest_cache)
+		return 0;
+	for (size_t i = 0; i < out->n_envs; i++)
+		if (!strncmp(out->envs[i], "env=PYTEST_ADDOPTS=", 19))
+			return 0;
+	return push_str(&out->envs, &out->n_envs, &cap, "env=PYTEST_ADDOPTS=-p no:cacheprovider");
+}
+
 /*
  * A rule spelt ${TMPDIR:-/tmp} (or TMP, TEMP) names the temp directory of the next run's
  * environment, and the program must use that same directory: it gets the variable with
@@ -633,7 +650,8 @@ int learn_generate(const struct learn_set *s, const struct learn_env *env, struc
 		      "# \u26a0 process-exec: runs code outside the patched interpreter") ||
 	     push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec")))
 		goto fail;
-	if ((env->envs && gen_envs(env, out)) || gen_pycache_env(s, out) || gen_tmp_envs(out))
+	if ((env->envs && gen_envs(env, out)) || gen_pycache_env(s, out) ||
+	    gen_pytest_env(s, out) || gen_tmp_envs(out))
 		goto fail;
 	return 0;
 fail:

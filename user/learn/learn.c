@@ -328,6 +328,21 @@ static bool bytecode_cache_write(struct learn_set *s, const char *kind, uint32_t
 	return true;
 }
 
+/* A write of pytest's cache (.pytest_cache, made where pytest runs: the project), counted
+ * and given no rule: like the bytecode cache's, one made the project writable (found by a
+ * user, round 32: `run --learn python3 -m pytest` learned expose-rw=.). */
+static bool pytest_cache_write(struct learn_set *s, const char *kind, uint32_t acc,
+			       const char *path)
+{
+	const char *c = strstr(path, "/.pytest_cache");
+
+	if (strcmp(kind, "file") || !(acc & PYSB_ACC_WRITE) || !c || (c[14] && c[14] != '/'))
+		return false;
+	if (!s->pytest_cache++)
+		snprintf(s->pytest_cache_example, sizeof(s->pytest_cache_example), "%s", path);
+	return true;
+}
+
 /* A control character, C1 ones too (U+0080 to U+009F: 8-bit CSI and OSC, which terminals
  * run), or a byte that is not UTF-8 (a raw 0x9b is CSI to an 8-bit terminal). The rule
  * would be printed for review on the user's terminal (found by an adversary, round 29: a
@@ -417,7 +432,7 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		if (base && !strcmp(base, "/.env") && !s->dotenv++)
 			snprintf(s->dotenv_example, sizeof(s->dotenv_example), "%s", path);
 	}
-	if (bytecode_cache_write(s, kind, acc, path)) {
+	if (bytecode_cache_write(s, kind, acc, path) || pytest_cache_write(s, kind, acc, path)) {
 		free(path);
 		return 0;
 	}
