@@ -512,7 +512,7 @@ test_users_exec_after_start_deny_line_names_process_exec() {
 	users_setup
 	run_sb "$T/policy" timeout 30 python3 -c pass
 	expect_rc 126
-	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /usr/bin/python3[.0-9]* \(the kernel's open of a program to run: the policy allows no exec after the program's start; python-api=ALLOW:process-exec and an expose-ro= of its directory allow it\) pid="
+	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /usr/bin/python3[.0-9]* \(the kernel's open of a program to run: the policy allows no exec after the program's start; python-api=ALLOW:process-exec and an expose-ro= of its directory allow it\) \(a Python started by the program, as python -m venv does"
 	run_sb "$T/policy" python3 -c "open('/usr/bin/timeout', 'rb')"
 	expect_rc 1
 	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) /usr/bin/timeout pid="
@@ -544,7 +544,7 @@ test_users_shell_script_says_what_to_write() {
 	chmod 644 "$T/noexec"
 	run_sb "$T/policy" "$T/noexec"
 	expect_rc 126
-	expect_grep "$T/err" "cannot execute $T/noexec: it has no execute bit; chmod \+x it"
+	expect_line "$T/err" "pysb-bpf: error: cannot execute $T/noexec: it has no execute bit, and the kernel runs a #! script only when it may execute it; chmod +x $T/noexec, or name its interpreter: pysb-bpf run -- /bin/sh $T/noexec"
 }
 
 # A program under no directory the policy grants (bpf.implicit=false: not even its own
@@ -1301,7 +1301,7 @@ PY
 # (--without-pip); python-api=ALLOW:process-exec lets the pool start.
 test_users_python_started_by_the_program_says_who_starts_one() {
 	once_per_matrix "the deny line's text: the exec's denial itself is the exec tests'"
-	local hint="\(a Python started by the program: python -m venv runs one to install pip \(--without-pip makes the venv without\), multiprocessing's spawn and forkserver start their workers with one, pip one to build a package\) pid="
+	local hint="\(a Python started by the program, as python -m venv does to install pip \(--without-pip makes the venv without\), multiprocessing's spawn and forkserver for their workers, pip to build a package\) pid="
 	local pool='import multiprocessing as m
 if __name__ == "__main__":
     print("pool", m.get_context("spawn").Pool(1).apply(abs, (-3,)))'

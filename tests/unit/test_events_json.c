@@ -475,9 +475,9 @@ static void test_line_exec_of_a_fact_says_what_is_lost(void **state)
 		  "gcc, ld) and returns None without it; ctypes.CDLL() of the library's file name "
 		  "(libNAME.so.N) needs no program) pid=" },
 		{ "/usr/bin/python3.11", PYSB_EV_EXEC_POLICY,
-		  "(a Python started by the program: python -m venv runs one to install pip "
+		  "(a Python started by the program, as python -m venv does to install pip "
 		  "(--without-pip makes the venv without), multiprocessing's spawn and forkserver "
-		  "start their workers with one, pip one to build a package) pid=" },
+		  "for their workers, pip to build a package) pid=" },
 		{ "/usr/bin/python-config", PYSB_EV_EXEC_POLICY, NULL },
 		{ "/srv/p/.pytest_cache", 0,
 		  "/srv/p/.pytest_cache (pytest's cache: pytest goes "

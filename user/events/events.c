@@ -451,9 +451,9 @@ static void print_exec_loss_hint(FILE *f, const char *path)
 	/* python, python3, python3.11: a Python started by the program (round 32: `python3
 	 * -m venv .venv` left a venv without pip, "Permission denied" naming its python) */
 	if (!strncmp(b, "python", 6) && strspn(b + 6, "0123456789.") == strlen(b + 6)) {
-		fputs(" (a Python started by the program: python -m venv runs one to install pip "
+		fputs(" (a Python started by the program, as python -m venv does to install pip "
 		      "(--without-pip makes the venv without), multiprocessing's spawn and "
-		      "forkserver start their workers with one, pip one to build a package)",
+		      "forkserver for their workers, pip to build a package)",
 		      f);
 		return;
 	}
