@@ -189,7 +189,8 @@ test_users_binary_without_slash_ls() {
 	expect_rc 2
 	program_err "$T/err" >"$T/perr"
 	expect_grep "$T/perr" "^ls: cannot open directory .*$T/other.*: Permission denied"
-	expect_grep "$T/err" "^pysb-bpf: deny file open\(read\) $T/other "
+	# after ls's unfinished line perhaps (docs/events.md): not anchored
+	expect_grep "$T/err" "pysb-bpf: deny file open\(read\) $T/other pid="
 	# the same command outside the sandbox lists it
 	run_plain ls "$T/other"
 	expect_rc 0
