@@ -408,6 +408,10 @@ static void print_config_hint(FILE *f, const char *path)
 		  "pip's configuration: pip goes on without its settings (index, "
 		  "proxy, certificates)",
 		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+		{ "/.netrc",
+		  "your logins for hosts, passwords included: requests and pip read it for a "
+		  "host's login, and go on without it",
+		  "env=NETRC=/dev/null makes requests and pip skip it" },
 	};
 	size_t n = strlen(path);
 
