@@ -1417,3 +1417,35 @@ PY
 	expect_line "$T/out" "auth None"
 	expect_no_grep "$T/err" "netrc"
 }
+
+# A proxy in the user's environment (HTTPS_PROXY, as a corporate network sets it) and a
+# policy whose net= rule names the host the program reaches: the program starts with only
+# what env= passes, connects directly, and on such a network hangs or is refused, with no
+# deny line and nothing said (found by a user, round 32). run and check now warn that the
+# proxy is not passed and name the line; with it, the program gets the proxy (and its
+# connect to it, the rule: test_users_connect_to_the_policys_proxy_says_so).
+test_users_proxy_not_passed_says_so() {
+	once_per_matrix "a warning of the supervisor's, before the start"
+	users_setup
+	local prog='import os; print("proxy", os.environ.get("HTTPS_PROXY"))'
+	local warn="pysb-bpf: warning: $T/policy:2: your environment's HTTPS_PROXY names a proxy, but no env= line passes it: the program connects to the hosts of net= rules directly, which a network that needs the proxy refuses; env=HTTPS_PROXY=\${HTTPS_PROXY} passes it (net= must then allow the proxy itself: its deny line names the rule)"
+	printf 'expose-ro=%s\nnet=ALLOW|TCP|10.9.8.7|443|OUT\n' "$T/ro" >"$T/policy"
+	HTTPS_PROXY=http://10.0.0.5:3128 run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 0
+	expect_line "$T/out" "proxy None"
+	expect_line "$T/err" "$warn"
+	HTTPS_PROXY=http://10.0.0.5:3128 "$PYSB" check --policy "$T/policy" >"$T/out" 2>"$T/err"
+	RC=$?
+	expect_rc 0
+	expect_grep "$T/out" "your environment's HTTPS_PROXY names a proxy, but no env= line passes it"
+	echo 'env=HTTPS_PROXY=${HTTPS_PROXY}' >>"$T/policy"
+	HTTPS_PROXY=http://10.0.0.5:3128 run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 0
+	expect_line "$T/out" "proxy http://10.0.0.5:3128"
+	expect_no_grep "$T/err" "warning"
+	# no net= rule out: nothing to say
+	printf 'expose-ro=%s\n' "$T/ro" >"$T/policy"
+	HTTPS_PROXY=http://10.0.0.5:3128 run_sb "$T/policy" python3 -c "$prog"
+	expect_rc 0
+	expect_no_grep "$T/err" "warning"
+}
