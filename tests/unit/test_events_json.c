@@ -431,6 +431,11 @@ static void test_line_git_and_pip_config_say_their_ways_out(void **state)
 						  "read it, env=PIP_CONFIG_FILE=/dev/null" },
 		{ "/home/u/.pip/pip.conf", "expose-ro=/home/u/.pip/pip.conf lets it read it, "
 					   "env=PIP_CONFIG_FILE=/dev/null" },
+		{ "/home/u/.netrc", " (your logins for hosts, passwords included: requests and "
+				    "pip read it for a host's login, and go on without it; "
+				    "expose-ro=/home/u/.netrc lets it read it, env=NETRC=/dev/null "
+				    "makes requests and pip skip it) pid=" },
+		{ "/home/u/x.netrc", NULL },
 		{ "/srv/pip.conf", NULL },
 		{ "/etc/gitconfig.d", NULL },
 		{ "/home/u/x.gitconfig", NULL },
@@ -447,7 +452,121 @@ static void test_line_git_and_pip_config_say_their_ways_out(void **state)
 		if (cases[i].want)
 			assert_non_null(strstr(line, cases[i].want));
 		else
-			assert_null(strstr(line, "configuration"));
+			assert_null(strstr(line, "configuration") ?: strstr(line, "logins"));
+	}
+}
+
+/* The exec of lsb_release, uname (pip's distro module) and ldconfig (ctypes.util's
+ * find_library), refused by a policy with no exec, says what goes on without it (found by
+ * a user, round 32: two lines at every pip install, nothing said whether they mattered);
+ * another program, or one allowed past the exec rule, does not. */
+static void test_line_exec_of_a_fact_says_what_is_lost(void **state)
+{
+	static const struct {
+		const char *path;
+		uint32_t flags;
+		const char *want; /* NULL: no hint */
+	} cases[] = {
+		{ "/usr/bin/lsb_release", PYSB_EV_EXEC_POLICY,
+		  "allow it) (lsb_release names the Linux distribution: the distro module (pip's, "
+		  "for its User-Agent) runs it and goes on with /etc/os-release; nothing else is "
+		  "lost) pid=" },
+		{ "/usr/bin/uname", PYSB_EV_EXEC_POLICY,
+		  "(uname names the kernel and processor: the distro module (pip's) and "
+		  "platform.processor() run it and go on without it (os.uname() gives the same); "
+		  "nothing else is lost) pid=" },
+		{ "/sbin/ldconfig", PYSB_EV_EXEC_POLICY,
+		  "(ldconfig lists the shared libraries: ctypes.util.find_library() runs it (then "
+		  "gcc, ld) and returns None without it; ctypes.CDLL() of the library's file name "
+		  "(libNAME.so.N) needs no program) pid=" },
+		{ "/usr/bin/python3.11", PYSB_EV_EXEC_POLICY,
+		  "(a Python started by the program, as python -m venv does to install pip "
+		  "(--without-pip makes the venv without), multiprocessing's spawn and forkserver "
+		  "for their workers, pip to build a package) pid=" },
+		{ "/usr/bin/python-config", PYSB_EV_EXEC_POLICY, NULL },
+		{ "/srv/p/.pytest_cache", 0,
+		  "/srv/p/.pytest_cache (pytest's cache: pytest goes "
+		  "on without it, warning PytestCacheWarning; --lf, "
+		  "--ff and --sw start afresh. "
+		  "env=PYTEST_ADDOPTS=-p no:cacheprovider turns it off; "
+		  "do not make the project writable for it) pid=" },
+		{ "/srv/p/.pytest_cache/v/x", 0, "(pytest's cache: " },
+		{ "/srv/p/.pytest_cachex", 0, NULL },
+		{ "/usr/bin/lsb_release", 0, NULL },
+		{ "/usr/bin/unamex", PYSB_EV_EXEC_POLICY, NULL },
+		{ "/usr/bin/git", PYSB_EV_EXEC_POLICY, NULL },
+	};
+	char line[1024];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		file_event(cases[i].path);
+		e.decision = PYSB_DENY;
+		e.access = strstr(cases[i].path, "pytest") ? PYSB_ACC_WRITE : PYSB_ACC_READ;
+		e.op = strstr(cases[i].path, "pytest") ? PYSB_OP_MKDIR : PYSB_OP_OPEN;
+		e.flags = cases[i].flags;
+		print_line(line, sizeof(line), NULL);
+		if (cases[i].want)
+			assert_non_null(strstr(line, cases[i].want));
+		else
+			assert_null(strstr(line, "names the") ?: strstr(line, "a Python")
+							    ?: strstr(line, "pytest's"));
+	}
+}
+
+/* A connect to the proxy the policy passes (env=HTTPS_PROXY=...), no net= rule allowing
+ * it: the line names the variable and the rule, and says the proxy then decides (found by
+ * a user, round 32); never the URL's password. Another port, address or protocol, or no
+ * proxy, gets no such words. */
+static void test_line_connect_to_the_proxy_says_so(void **state)
+{
+	static char *const env[] = { "PATH=/usr/bin", "HTTPS_PROXY=http://u:secret@127.0.0.1:3128/",
+				     "http_proxy=[::1]:8080", NULL };
+	static const struct {
+		int family, protocol, port;
+		const char *addr, *want; /* want NULL: no hint */
+	} cases[] = {
+		{ AF_INET, IPPROTO_TCP, 3128, "127.0.0.1",
+		  "tcp 127.0.0.1:3128 (OUT) no net= rule allows it (the proxy of HTTPS_PROXY, which "
+		  "the policy passes: a program that uses it connects there, not to the hosts it "
+		  "asks for, which net= rules on them do not allow; net=ALLOW|TCP|127.0.0.1|3128|OUT "
+		  "allows it, and the proxy then decides which hosts the program reaches; without "
+		  "that env= line the program connects to them itself, as net= judges) pid=" },
+		{ AF_INET6, IPPROTO_TCP, 3128, "::ffff:127.0.0.1", "(the proxy of HTTPS_PROXY" },
+		{ AF_INET6, IPPROTO_TCP, 8080, "::1",
+		  "(the proxy of http_proxy, which the policy "
+		  "passes: a program that uses it connects "
+		  "there, not to the hosts it asks for, which "
+		  "net= rules on them do not allow; "
+		  "net=ALLOW|TCP|::1|8080|OUT" },
+		{ AF_INET, IPPROTO_TCP, 3129, "127.0.0.1", NULL },
+		{ AF_INET, IPPROTO_UDP, 3128, "127.0.0.1", NULL },
+		{ AF_INET, IPPROTO_TCP, 3128, "127.0.0.2", NULL },
+	};
+	char line[1024];
+
+	(void)state;
+	for (int pass = 0; pass < 2; pass++) {
+		events_set_proxies(pass ? NULL : env);
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			file_event("");
+			e.path_len = 0;
+			e.decision = PYSB_DENY;
+			e.kind = PYSB_KIND_NET;
+			e.op = PYSB_OP_CONNECT;
+			e.net.family = (uint16_t)cases[i].family;
+			e.net.protocol = (uint16_t)cases[i].protocol;
+			e.net.dir = PYSB_NET_OUT;
+			e.net.port = (uint16_t)cases[i].port;
+			memset(e.net.addr, 0, sizeof(e.net.addr));
+			inet_pton(cases[i].family, cases[i].addr, e.net.addr);
+			print_line(line, sizeof(line), NULL);
+			if (cases[i].want && !pass)
+				assert_non_null(strstr(line, cases[i].want));
+			else
+				assert_null(strstr(line, "proxy"));
+			assert_null(strstr(line, "secret"));
+		}
 	}
 }
 
@@ -589,6 +708,8 @@ int main(void)
 		cmocka_unit_test(test_tty_bounded),
 		cmocka_unit_test(test_line_read_write_under_a_read_rule_says_it_reads),
 		cmocka_unit_test(test_line_git_and_pip_config_say_their_ways_out),
+		cmocka_unit_test(test_line_exec_of_a_fact_says_what_is_lost),
+		cmocka_unit_test(test_line_connect_to_the_proxy_says_so),
 		cmocka_unit_test(test_line_server_with_no_host_says_what_it_did),
 		cmocka_unit_test(test_line_says_its_repeats),
 		cmocka_unit_test(test_line_dev_shm_says_what_needs_it),

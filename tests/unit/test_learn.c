@@ -982,6 +982,116 @@ static void test_bytecode_cache_writes_learn_no_rule_but_its_env(void **state)
 	}
 }
 
+/* pytest's cache (.pytest_cache made in the project, files written in it): no rule,
+ * env=PYTEST_ADDOPTS=-p no:cacheprovider instead (found by a user, round 32: `run --learn
+ * python3 -m pytest` learned expose-rw=.); a read of the project keeps its rule; a name
+ * that merely starts so keeps its rule. */
+static void test_pytest_cache_writes_learn_no_rule_but_its_env(void **state)
+{
+	struct rec_spec in[] = {
+		{ "file", "open", "@/proj/data/y", "read" },
+		{ "file", "mkdir", "@/proj/data/.pytest_cache", "write" },
+		{ "file", "create", "@/proj/data/.pytest_cache/v/cache/nodeids", "write" },
+		{ "file", "create", "@/proj/out/.pytest_cachex", "write" },
+	};
+	char cwd[256];
+	struct learn_env env;
+	struct learn_rules r;
+	struct learn_set s = { .envp = envp };
+	int found = 0;
+
+	(void)state;
+	learn_env_of(&env, cwd, NULL, 0);
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		json_t *j = rec(in[i].kind, in[i].op, in[i].path, in[i].acc);
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+	}
+	assert_int_equal(s.pytest_cache, 2);
+	assert_int_equal(learn_generate(&s, &env, &r), 0);
+	assert_int_equal(r.n_files, 2);
+	assert_string_equal(r.files[0], "expose-ro=./data");
+	assert_string_equal(r.files[1], "expose-rw=./out");
+	for (size_t i = 0; i < r.n_envs; i++)
+		found += !strcmp(r.envs[i], "env=PYTEST_ADDOPTS=-p no:cacheprovider");
+	assert_int_equal(found, 1);
+	assert_int_equal(r.pytest_cache, 2);
+	learn_rules_free(&r);
+	learn_set_free(&s);
+}
+
+/* rec() for an open for reading and writing. */
+static json_t *rec_rdwr(const char *path)
+{
+	json_t *j = rec("file", "open", path, "read");
+
+	json_array_append_new(json_object_get(j, "access"), json_string("write"));
+	return j;
+}
+
+/* sqlite3 opens a database for reading and writing to read it: learning made its
+ * directory writable (found by a user). An open for reading and writing alone of a SQLite
+ * database learns expose-ro=, with why; a lock for writing on it, a journal made beside
+ * it, or a file that is no database, expose-rw= as before. */
+static void test_sqlite_database_only_read_learns_read_only(void **state)
+{
+	static const char *const more[] = { NULL, "lock", "create" };
+	char cwd[256], db[512], other[512];
+	struct learn_env env;
+	struct learn_rules r;
+	FILE *f;
+
+	(void)state;
+	mk("proj/db", true);
+	snprintf(db, sizeof(db), "%s/proj/db/app.db", S);
+	f = fopen(db, "w");
+	assert_non_null(f);
+	fwrite("SQLite format 3\0\x10\0", 1, 19, f);
+	fclose(f);
+	mk("proj/bin", true);
+	mk("proj/bin/app.db", false);
+	learn_env_of(&env, cwd, NULL, 0);
+	for (size_t k = 0; k < sizeof(more) / sizeof(more[0]); k++) {
+		struct learn_set s = { .envp = envp };
+		json_t *j = rec_rdwr("@/proj/db/app.db");
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+		if (more[k]) {
+			j = rec("file", more[k],
+				!strcmp(more[k], "lock") ? "@/proj/db/app.db"
+							 : "@/proj/db/app.db-journal",
+				"write");
+			assert_int_equal(learn_add_record(&s, j), 0);
+			json_decref(j);
+		}
+		assert_int_equal(learn_generate(&s, &env, &r), 0);
+		assert_int_equal(r.n_files, 1);
+		assert_string_equal(
+			r.files[0],
+			more[k] ? "expose-rw=./db"
+				: "expose-ro=./db  # sqlite3 opened app.db for reading and "
+				  "writing, and only read it; expose-rw= if it must write");
+		learn_rules_free(&r);
+		learn_set_free(&s);
+	}
+	{
+		struct learn_set s = { .envp = envp };
+		json_t *j = rec_rdwr("@/proj/bin/app.db");
+
+		assert_int_equal(learn_add_record(&s, j), 0);
+		json_decref(j);
+		assert_int_equal(learn_generate(&s, &env, &r), 0);
+		assert_int_equal(r.n_files, 1);
+		assert_string_equal(r.files[0], "expose-rw=./bin");
+		learn_rules_free(&r);
+		learn_set_free(&s);
+	}
+	snprintf(other, sizeof(other), "rm -rf '%s/proj/db' '%s/proj/bin'", S, S);
+	assert_int_equal(system(other), 0);
+}
+
 /* A server outside the sandbox (peer_outside): a rule on its socket itself, never its
  * directory, even under a learned rw directory, and written commented out: it acts as the
  * user outside the sandbox (found by an adversary and a review: tmux, ssh-agent, the
@@ -1047,6 +1157,8 @@ int main(void)
 		cmocka_unit_test(test_envs_learned_secrets_commented_covered_skipped),
 		cmocka_unit_test(test_tmp_rule_brings_its_env_line),
 		cmocka_unit_test(test_bytecode_cache_writes_learn_no_rule_but_its_env),
+		cmocka_unit_test(test_sqlite_database_only_read_learns_read_only),
+		cmocka_unit_test(test_pytest_cache_writes_learn_no_rule_but_its_env),
 		cmocka_unit_test(test_outside_server_socket_written_commented_out),
 		cmocka_unit_test(test_block_device_written_commented_out),
 		cmocka_unit_test(test_generate_files),

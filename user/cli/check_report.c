@@ -344,6 +344,18 @@ static void warn_tmpdir(struct report *r, char *const *built)
 	free(msg);
 }
 
+/* Your proxy, not passed, under a net= rule that lets the program connect out: run's
+ * warning. */
+static void warn_proxy(struct report *r, char *const *built)
+{
+	const struct policy_src *src = NULL;
+	char *msg = policy_proxy_warning(r->p, r->o->envp, built, &src);
+
+	if (msg)
+		warn(r, src, "%s", msg);
+	free(msg);
+}
+
 int add_environment(struct report *r, json_t *root)
 {
 	const struct policy *p = r->p;
@@ -376,6 +388,7 @@ int add_environment(struct report *r, json_t *root)
 		return -1;
 	}
 	warn_tmpdir(r, built);
+	warn_proxy(r, built);
 	/* names only: values are often secrets (API keys) */
 	passed = new_array(r, env, "passed");
 	for (size_t i = 0; passed && built[i]; i++) {

@@ -102,12 +102,17 @@ static int ready_to_run(const struct cli *c, const struct program *prog,
 	return 0;
 }
 
-/* The policy's expose-rw= of your TMPDIR passes the program no TMPDIR (said by check too). */
+/* The policy's expose-rw= of your TMPDIR passes the program no TMPDIR, your proxy is not
+ * passed under a net= rule out (said by check too). */
 static void tmpdir_hint(const struct policy *p, char *const *envp)
 {
 	const struct policy_src *src = NULL;
 	char *msg = policy_tmpdir_warning(p, environ, envp, &src);
 
+	if (msg)
+		pr_warn("%s:%u: %s", src->file, src->line, msg);
+	free(msg);
+	msg = policy_proxy_warning(p, environ, envp, &src);
 	if (msg)
 		pr_warn("%s:%u: %s", src->file, src->line, msg);
 	free(msg);
@@ -128,6 +133,7 @@ static int program_io(const struct cli *c, const struct policy *p, const struct 
 		return -1;
 	}
 	tmpdir_hint(p, *envp);
+	events_set_proxies(*envp);
 	program_writer(w, id, compiled);
 	if (open_events(c, audit, compiled, w, ev, ev_out) ||
 	    (c->learn && !(*before = learn_read_target(c->learn_file ?: c->policy, w))))

@@ -12,6 +12,7 @@
 #include "caps.h"
 #include "compile.h"
 #include "events.h"
+#include "events_int.h"
 #include "utf8.h"
 
 const char *event_path(const struct pysb_event *e)
@@ -232,6 +233,8 @@ static void print_net_detail(FILE *f, const struct pysb_event *e, const struct c
 			n->family == AF_INET6 ? "ip6-localhost" : "localhost");
 	if (!r)
 		print_server_hint(f, e);
+	if (!r)
+		events_print_proxy_hint(f, e);
 }
 
 /* Unix names may hold any byte; an abstract one starts with NUL, shown as '@'. */
@@ -361,6 +364,15 @@ static bool temp_entry(const char *path)
 	return name && *name && !strchr(name, '/');
 }
 
+/* pytest's cache, .pytest_cache where it runs (found by a user, round 32: two deny lines
+ * and two PytestCacheWarning at every `python3 -m pytest` under expose-ro=.). */
+static bool pytest_cache(const char *path)
+{
+	const char *c = strstr(path, "/.pytest_cache");
+
+	return c && (!c[14] || c[14] == '/');
+}
+
 /* Configuration files of the tools Python programs run, read and denied: git stops
  * ("fatal: unknown error occurred while reading the configuration files") on one it
  * cannot read, pip goes on without its settings (an index, a proxy, a CA bundle), and
@@ -396,6 +408,10 @@ static void print_config_hint(FILE *f, const char *path)
 		  "pip's configuration: pip goes on without its settings (index, "
 		  "proxy, certificates)",
 		  "env=PIP_CONFIG_FILE=/dev/null makes pip skip its configuration files" },
+		{ "/.netrc",
+		  "your logins for hosts, passwords included: requests and pip read it for a "
+		  "host's login, and go on without it",
+		  "env=NETRC=/dev/null makes requests and pip skip it" },
 	};
 	size_t n = strlen(path);
 
@@ -411,6 +427,45 @@ static void print_config_hint(FILE *f, const char *path)
 		fprintf(f, " lets it read it, %s)", tools[i].skip);
 		return;
 	}
+}
+
+/* Programs Python libraries run for a fact they can do without, each refused under a
+ * policy with no exec: pip's `install` printed two deny lines at every run, lsb_release and
+ * uname, and nothing said whether anything was lost (found by a user, round 32). The line
+ * says who runs it and what goes on without it. */
+static void print_exec_loss_hint(FILE *f, const char *path)
+{
+	static const struct {
+		const char *name, *loss;
+	} tools[] = {
+		{ "lsb_release",
+		  "lsb_release names the Linux distribution: the distro module (pip's, for its "
+		  "User-Agent) runs it and goes on with /etc/os-release; nothing else is lost" },
+		{ "uname", "uname names the kernel and processor: the distro module (pip's) and "
+			   "platform.processor() run it and go on without it (os.uname() gives the "
+			   "same); nothing else is lost" },
+		{ "ldconfig",
+		  "ldconfig lists the shared libraries: ctypes.util.find_library() runs "
+		  "it (then gcc, ld) and returns None without it; ctypes.CDLL() of the "
+		  "library's file name (libNAME.so.N) needs no program" },
+	};
+	const char *b = strrchr(path, '/');
+
+	b = b ? b + 1 : path;
+	/* python, python3, python3.11: a Python started by the program (round 32: `python3
+	 * -m venv .venv` left a venv without pip, "Permission denied" naming its python) */
+	if (!strncmp(b, "python", 6) && strspn(b + 6, "0123456789.") == strlen(b + 6)) {
+		fputs(" (a Python started by the program, as python -m venv does to install pip "
+		      "(--without-pip makes the venv without), multiprocessing's spawn and "
+		      "forkserver for their workers, pip to build a package)",
+		      f);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (!strcmp(b, tools[i].name)) {
+			fprintf(f, " (%s)", tools[i].loss);
+			return;
+		}
 }
 
 /* An open for reading and writing denied where a policy line lets the file be read: the
@@ -436,6 +491,33 @@ static void print_read_only_hint(FILE *f, const struct pysb_event *e, const stru
 	fputs(" be read, not written; a program that then opens it for reading alone, as "
 	      "sqlite3 does, reads it; expose-rw= lets it write)",
 	      f);
+}
+
+/* What a file's deny line says of the file: what it is, what goes on without it, and the
+ * way out. */
+static void print_file_hints(FILE *f, const struct pysb_event *e, const char *path,
+			     const struct compiled *policy)
+{
+	if (!strncmp(path, "/dev/shm/", 9))
+		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
+		      "pools need expose-rw=/dev/shm)",
+		      f);
+	if ((e->access & PYSB_ACC_WRITE) && pytest_cache(path))
+		fputs(" (pytest's cache: pytest goes on without it, warning PytestCacheWarning; --lf, "
+		      "--ff and --sw start afresh. env=PYTEST_ADDOPTS=-p no:cacheprovider turns it "
+		      "off; do not make the project writable for it)",
+		      f);
+	if ((e->op == PYSB_OP_CREATE || e->op == PYSB_OP_MKDIR) && temp_entry(path))
+		fputs(" (the temporary directory: Python's tempfile, and most programs, write in "
+		      "$TMPDIR, else /tmp; expose-rw=${TMPDIR:-/tmp} with "
+		      "env=TMPDIR=${TMPDIR:-/tmp} allows it)",
+		      f);
+	/* reads only: a write there (its __pycache__) is denied under expose-ro= too */
+	if (!(e->flags & PYSB_EV_PATH_TRUNC) && !(e->access & PYSB_ACC_WRITE))
+		print_user_site_hint(f, path);
+	print_read_only_hint(f, e, policy);
+	if (e->op == PYSB_OP_OPEN && e->access == PYSB_ACC_READ && !(e->flags & PYSB_EV_PATH_TRUNC))
+		print_config_hint(f, path);
 }
 
 static void event_format_line(FILE *f, const struct pysb_event *e, const struct compiled *policy)
@@ -481,25 +563,10 @@ static void event_format_line(FILE *f, const struct pysb_event *e, const struct 
 		fputs(" (process-exec not allowed by the policy; python-api=ALLOW:process-exec allows "
 		      "it)",
 		      f);
-	if (e->kind == PYSB_KIND_FILE && path && !strncmp(path, "/dev/shm/", 9))
-		fputs(" (POSIX shared memory and semaphores: multiprocessing's locks, queues and "
-		      "pools need expose-rw=/dev/shm)",
-		      f);
-	if (e->kind == PYSB_KIND_FILE && path &&
-	    (e->op == PYSB_OP_CREATE || e->op == PYSB_OP_MKDIR) && temp_entry(path))
-		fputs(" (the temporary directory: Python's tempfile, and most programs, write in "
-		      "$TMPDIR, else /tmp; expose-rw=${TMPDIR:-/tmp} with "
-		      "env=TMPDIR=${TMPDIR:-/tmp} allows it)",
-		      f);
-	/* reads only: a write there (its __pycache__) is denied under expose-ro= too */
-	if (e->kind == PYSB_KIND_FILE && path && !(e->flags & PYSB_EV_PATH_TRUNC) &&
-	    !(e->access & PYSB_ACC_WRITE))
-		print_user_site_hint(f, path);
+	if ((e->flags & PYSB_EV_EXEC_POLICY) && path && !(e->flags & PYSB_EV_PATH_TRUNC))
+		print_exec_loss_hint(f, path);
 	if (e->kind == PYSB_KIND_FILE && path)
-		print_read_only_hint(f, e, policy);
-	if (e->kind == PYSB_KIND_FILE && path && e->op == PYSB_OP_OPEN &&
-	    e->access == PYSB_ACC_READ && !(e->flags & PYSB_EV_PATH_TRUNC))
-		print_config_hint(f, path);
+		print_file_hints(f, e, path, policy);
 	if (e->flags & PYSB_EV_EXEC_ANONYMOUS)
 		fputs(" (anonymous or deleted file)", f);
 	if (e->flags & PYSB_EV_BLOCK_DEVICE)

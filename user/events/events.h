@@ -33,6 +33,11 @@ void event_print_line(FILE *f, const struct pysb_event *e, const struct compiled
 void event_print_line_again(FILE *f, const struct pysb_event *e, const struct compiled *policy,
 			    bool again);
 
+/* The proxies the program's environment names (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, either
+ * case), resolved now: a connect to one that no net= rule allows says so on its line
+ * (user/events/events_proxy.c). Before the program starts; again replaces them. */
+void events_set_proxies(char *const *envp);
+
 /* ---- the JSON event stream, --events (user/events/events_json.c, docs/events.md) ---- */
 
 /* The executable of (pid, start time, exec generation), read once from /proc/PID/exe. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Private to the files of `events_json` (events_json.c, events_line.c): what they share. */
+/* Private to the files of user/events/ (events.c, events_json.c, events_line.c,
+ * events_proxy.c): what they share. */
 #ifndef PYSB_EVENTS_INT_H
 #define PYSB_EVENTS_INT_H
 
@@ -31,5 +32,8 @@ void line_put(struct events_json *w, const char *s, size_t n);
 void line_puts(struct events_json *w, const char *s);
 int events_json_format(struct events_json *w, const struct pysb_event *e, uint64_t count,
 		       uint64_t first_ns, uint64_t last_ns);
+
+/* events_proxy.c */
+void events_print_proxy_hint(FILE *f, const struct pysb_event *e);
 
 #endif

@@ -84,7 +84,8 @@ char *learn_spell_path(const char *path, const struct learn_env *env)
 struct dir_need {
 	char *dir;
 	uint32_t access;
-	uint8_t exact; /* LEARN_EXACT_*: only a rule on the path itself grants it */
+	uint8_t exact;	    /* LEARN_EXACT_*: only a rule on the path itself grants it */
+	const char *sqlite; /* a database sqlite3 read in it, opened for writing too */
 };
 
 /*
@@ -241,6 +242,38 @@ static char *generalise(const struct learn_path *p, const char *home, struct lea
 	return dir;
 }
 
+/*
+ * Was p a SQLite database the program only read? sqlite3 opens a database for reading and
+ * writing even to read it (and, refused, reads it read-only), so that open alone made its
+ * directory writable (found by a user). A write shows more: a lock for writing on the
+ * database, a rollback journal or write-ahead log made beside it (whose directory is then
+ * writable through its own record).
+ */
+static bool sqlite_read_only(const struct learn_set *s, const struct learn_path *p)
+{
+	static const char magic[16] = "SQLite format 3";
+	static const char *const beside[] = { "-journal", "-wal" };
+	char head[16], other[PATH_MAX];
+	ssize_t got;
+	int fd;
+
+	if (!p->opened_rdwr || p->written || p->dir || p->exact)
+		return false;
+	for (size_t k = 0; k < sizeof(beside) / sizeof(beside[0]); k++) {
+		if ((size_t)snprintf(other, sizeof(other), "%s%s", p->path, beside[k]) >=
+		    sizeof(other))
+			return false;
+		if (*str_index_slot(&s->path_index, other, learn_path_key, s->paths))
+			return false;
+	}
+	fd = open(p->path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	got = read(fd, head, sizeof(head));
+	close(fd);
+	return got == sizeof(head) && !memcmp(head, magic, sizeof(magic));
+}
+
 static bool covers(uint32_t have, uint32_t need)
 {
 	need &= PYSB_ACC_READ | PYSB_ACC_WRITE;
@@ -270,6 +303,47 @@ static int exact_line(char **line, uint8_t exact, struct learn_rules *r)
 	return 0;
 }
 
+/* The comment on a read-only rule learned for a SQLite database (sqlite_read_only): each
+ * run's deny line for its open says the same, and how to let it write. */
+static int sqlite_note(char **line, const char *db)
+{
+	const char *base = strrchr(db, '/');
+	char *c;
+
+	if (asprintf(&c,
+		     "%s  # sqlite3 opened %s for reading and writing, and only read it; "
+		     "expose-rw= if it must write",
+		     *line, base ? base + 1 : db) < 0)
+		return -1;
+	free(*line);
+	*line = c;
+	return 0;
+}
+
+/* p's need, in d (its rule's path, taken), merged into v[0..*n): write wins over read. */
+static void add_need(struct dir_need *v, size_t *n, char *d, const struct learn_set *s,
+		     const struct learn_path *p)
+{
+	bool db = sqlite_read_only(s, p);
+	uint32_t access = db ? PYSB_ACC_RO : p->access;
+	size_t j;
+
+	for (j = 0; j < *n && strcmp(v[j].dir, d); j++)
+		;
+	if (j < *n) {
+		v[j].access |= access;
+		v[j].exact = v[j].exact ? v[j].exact : p->exact;
+		free(d);
+	} else {
+		v[j].dir = d;
+		v[j].exact = p->exact;
+		v[j].access = access;
+		++*n;
+	}
+	if (db && !v[j].sqlite)
+		v[j].sqlite = p->path;
+}
+
 static int gen_files(const struct learn_set *s, const struct learn_env *env, struct learn_rules *r)
 {
 	struct dir_need *v = calloc(s->n_paths + 1, sizeof(*v));
@@ -284,21 +358,9 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 		snprintf(home_real, sizeof(home_real), "%s", home);
 	for (size_t i = 0; i < s->n_paths; i++) {
 		char *d = generalise(&s->paths[i], home_real, r, &lcap);
-		size_t j;
 
-		if (!d)
-			continue;
-		for (j = 0; j < n && strcmp(v[j].dir, d); j++)
-			;
-		if (j < n) {
-			v[j].access |= s->paths[i].access; /* write wins over read */
-			v[j].exact = v[j].exact ? v[j].exact : s->paths[i].exact;
-			free(d);
-		} else {
-			v[n].dir = d;
-			v[n].exact = s->paths[i].exact;
-			v[n++].access = s->paths[i].access;
-		}
+		if (d)
+			add_need(v, &n, d, s, &s->paths[i]);
 	}
 	qsort(v, n, sizeof(*v), cmp_need);
 	for (size_t i = 0; i < n; i++) {
@@ -333,6 +395,9 @@ static int gen_files(const struct learn_set *s, const struct learn_env *env, str
 		}
 		if (v[i].exact && v[i].exact != LEARN_EXACT_DEVICE &&
 		    exact_line(&line, v[i].exact, r))
+			goto out;
+		if (v[i].sqlite && !(v[i].access & PYSB_ACC_WRITE) &&
+		    sqlite_note(&line, v[i].sqlite))
 			goto out;
 		if (push_str(&r->files, &r->n_files, &cap, line)) {
 			free(line);
@@ -501,6 +566,23 @@ static int gen_pycache_env(const struct learn_set *s, struct learn_rules *out)
 	return push_str(&out->envs, &out->n_envs, &cap, line);
 }
 
+/* pytest's cache writes (learn.c) get no rule, for the same reason: the policy turns the
+ * cache off instead (--lf, --ff and --sw then start afresh), unless it sets PYTEST_ADDOPTS
+ * already. */
+static int gen_pytest_env(const struct learn_set *s, struct learn_rules *out)
+{
+	size_t cap = out->n_envs;
+
+	out->pytest_cache = s->pytest_cache;
+	out->pytest_cache_example = s->pytest_cache_example;
+	if (!s->pytest_cache)
+		return 0;
+	for (size_t i = 0; i < out->n_envs; i++)
+		if (!strncmp(out->envs[i], "env=PYTEST_ADDOPTS=", 19))
+			return 0;
+	return push_str(&out->envs, &out->n_envs, &cap, "env=PYTEST_ADDOPTS=-p no:cacheprovider");
+}
+
 /*
  * A rule spelt ${TMPDIR:-/tmp} (or TMP, TEMP) names the temp directory of the next run's
  * environment, and the program must use that same directory: it gets the variable with
@@ -568,7 +650,8 @@ int learn_generate(const struct learn_set *s, const struct learn_env *env, struc
 		      "# \u26a0 process-exec: runs code outside the patched interpreter") ||
 	     push_str(&out->api, &out->n_api, &cap, "python-api=ALLOW:process-exec")))
 		goto fail;
-	if ((env->envs && gen_envs(env, out)) || gen_pycache_env(s, out) || gen_tmp_envs(out))
+	if ((env->envs && gen_envs(env, out)) || gen_pycache_env(s, out) ||
+	    gen_pytest_env(s, out) || gen_tmp_envs(out))
 		goto fail;
 	return 0;
 fail:

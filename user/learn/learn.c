@@ -111,7 +111,7 @@ void buf_puts_nl(struct buf *b, const char *s)
 
 /* ---------------- records -> needs */
 
-static const char *learn_path_key(const void *paths, size_t i)
+const char *learn_path_key(const void *paths, size_t i)
 {
 	return ((const struct learn_path *)paths)[i].path;
 }
@@ -145,6 +145,7 @@ static int add_path(struct learn_set *s, const char *path, uint32_t access, bool
 	s->paths[s->n_paths].access = access;
 	s->paths[s->n_paths].dir = dir;
 	s->paths[s->n_paths].exact = 0;
+	s->paths[s->n_paths].opened_rdwr = s->paths[s->n_paths].written = false;
 	*slot = ++s->n_paths;
 	return 0;
 }
@@ -327,6 +328,21 @@ static bool bytecode_cache_write(struct learn_set *s, const char *kind, uint32_t
 	return true;
 }
 
+/* A write of pytest's cache (.pytest_cache, made where pytest runs: the project), counted
+ * and given no rule: like the bytecode cache's, one made the project writable (found by a
+ * user, round 32: `run --learn python3 -m pytest` learned expose-rw=.). */
+static bool pytest_cache_write(struct learn_set *s, const char *kind, uint32_t acc,
+			       const char *path)
+{
+	const char *c = strstr(path, "/.pytest_cache");
+
+	if (strcmp(kind, "file") || !(acc & PYSB_ACC_WRITE) || !c || (c[14] && c[14] != '/'))
+		return false;
+	if (!s->pytest_cache++)
+		snprintf(s->pytest_cache_example, sizeof(s->pytest_cache_example), "%s", path);
+	return true;
+}
+
 /* A control character, C1 ones too (U+0080 to U+009F: 8-bit CSI and OSC, which terminals
  * run), or a byte that is not UTF-8 (a raw 0x9b is CSI to an 8-bit terminal). The rule
  * would be printed for review on the user's terminal (found by an adversary, round 29: a
@@ -361,6 +377,22 @@ static int add_cap_record(struct learn_set *s, const json_t *rec)
 	}
 	snprintf(line, sizeof(line), "bpf.capabilities=%s", cap);
 	return push_str(&s->socket, &s->n_socket, &s->cap_socket, line);
+}
+
+/* How path (just added) was asked to be written: an open for reading and writing alone, or
+ * something else (a lock for writing, a truncate, an open for writing alone). sqlite3
+ * opens a database for reading and writing to read it (found by a user: learning made its
+ * directory writable); learn_generate tells the two apart. */
+static void mark_write(struct learn_set *s, const char *path, bool rdwr_open)
+{
+	size_t *slot = str_index_slot(&s->path_index, path, learn_path_key, s->paths);
+
+	if (!*slot)
+		return;
+	if (rdwr_open)
+		s->paths[*slot - 1].opened_rdwr = true;
+	else
+		s->paths[*slot - 1].written = true;
 }
 
 int learn_add_record(struct learn_set *s, const json_t *rec)
@@ -400,7 +432,7 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		if (base && !strcmp(base, "/.env") && !s->dotenv++)
 			snprintf(s->dotenv_example, sizeof(s->dotenv_example), "%s", path);
 	}
-	if (bytecode_cache_write(s, kind, acc, path)) {
+	if (bytecode_cache_write(s, kind, acc, path) || pytest_cache_write(s, kind, acc, path)) {
 		free(path);
 		return 0;
 	}
@@ -435,6 +467,8 @@ int learn_add_record(struct learn_set *s, const json_t *rec)
 		free(dir);
 	} else {
 		ret = add_path(s, path, acc & PYSB_ACC_WRITE ? PYSB_ACC_RW : PYSB_ACC_RO, false);
+		if (!ret && (acc & PYSB_ACC_WRITE))
+			mark_write(s, path, !strcmp(op, "open") && (acc & PYSB_ACC_READ));
 	}
 	free(path);
 	return ret;

@@ -29,6 +29,9 @@ struct learn_path {
 	uint32_t access; /* PYSB_ACC_* */
 	bool dir;	 /* known to be a directory (the parent of a created entry) */
 	uint8_t exact;	 /* LEARN_EXACT_*: the rule names this path itself, never its directory */
+	/* opened for reading and writing, and no other write seen on it (a lock, a
+	 * truncate): for a SQLite database, what sqlite3 does to read it (learn_generate) */
+	bool opened_rdwr, written;
 };
 
 /* Paths only a rule naming them grants (learn_path.exact); the first two are written
@@ -56,6 +59,10 @@ struct learn_set {
 	 * rule, env=PYTHONDONTWRITEBYTECODE=1 instead (learn_generate) */
 	unsigned long pycache;
 	char pycache_example[4096];
+	/* writes of pytest's cache (.pytest_cache in the project): no rule,
+	 * env=PYTEST_ADDOPTS=-p no:cacheprovider instead (learn_generate) */
+	unsigned long pytest_cache;
+	char pytest_cache_example[4096];
 	char *const *envp;   /* *PORT* variables for net= ports; NULL: none */
 	char home[PATH_MAX]; /* HOME made canonical, once ("": not yet, or none) */
 	bool home_known;
@@ -106,6 +113,9 @@ struct learn_rules {
 	/* writes of Python's bytecode cache left out (learn_set.pycache), one of them */
 	unsigned long pycache;
 	const char *pycache_example;
+	/* writes of pytest's cache left out (learn_set.pytest_cache), one of them */
+	unsigned long pytest_cache;
+	const char *pytest_cache_example;
 };
 
 /* Is dir one a file in it is never widened to (/, /etc, /home/<user>, home, ...; learn.c

@@ -37,6 +37,7 @@ int cmp_str(const void *a, const void *b);
 bool is_ancestor_or_same(const char *a, const char *b);
 const char *env_get(char *const *envp, const char *name);
 char *parent_of(const char *path);
+const char *learn_path_key(const void *paths, size_t i); /* str_index key of learn_set.paths */
 void buf_put(struct buf *b, const char *s, size_t n);
 void buf_puts_nl(struct buf *b, const char *s);
 

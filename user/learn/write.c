@@ -234,6 +234,14 @@ static void warn_unwritten(const struct learn_rules *r)
 			"what it runs next time; env=PYTHONDONTWRITEBYTECODE=1 is learned instead "
 			"(docs/faq.md, \"Why does every run deny __pycache__?\")",
 			r->pycache, r->pycache_example ? r->pycache_example : "__pycache__");
+	if (r->pytest_cache)
+		pr_warn("learning: %lu write(s) of pytest's cache (e.g. %s) made no rule: one would "
+			"let the program write its own sources' directory; "
+			"env=PYTEST_ADDOPTS=-p no:cacheprovider is learned instead (--lf, --ff and "
+			"--sw then start afresh; docs/faq.md, \"Why does pytest deny "
+			".pytest_cache?\")",
+			r->pytest_cache,
+			r->pytest_cache_example ? r->pytest_cache_example : ".pytest_cache");
 	if (r->not_widened)
 		pr_warn("learning: %zu file(s) the program created or removed directly in /etc, ~ "
 			"or another directory learning never widens (docs/policy.md) are gone: no "

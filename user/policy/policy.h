@@ -155,6 +155,16 @@ void policy_env_free(char **envp);
 char *policy_tmpdir_warning(const struct policy *p, char *const *host_envp, char *const *prog_envp,
 			    const struct policy_src **src);
 
+/*
+ * The caller's environment names a proxy (HTTPS_PROXY, HTTP_PROXY, ALL_PROXY, either case)
+ * that no env= line passes, and a net= rule lets the program connect out (the first such
+ * rule in *src): it will connect to the hosts directly, which a network that needs the
+ * proxy refuses (round 32). The warning, malloc'ed; NULL when there is nothing to say.
+ * Said by `run` before the start and listed by `check`, as policy_tmpdir_warning.
+ */
+char *policy_proxy_warning(const struct policy *p, char *const *host_envp, char *const *prog_envp,
+			   const struct policy_src **src);
+
 /* Is `path` `dir` or below it (both canonical)? */
 bool policy_path_under(const char *path, const char *dir);
 

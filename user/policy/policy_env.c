@@ -299,3 +299,46 @@ char *policy_tmpdir_warning(const struct policy *p, char *const *host_envp, char
 	free(real);
 	return msg;
 }
+
+/* The value of NAME in envp, or NULL. */
+static const char *env_value(char *const *envp, const char *name)
+{
+	size_t l = strlen(name);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name, l) && envp[i][l] == '=')
+			return envp[i] + l + 1;
+	return NULL;
+}
+
+char *policy_proxy_warning(const struct policy *p, char *const *host_envp, char *const *prog_envp,
+			   const struct policy_src **src)
+{
+	static const char *const vars[] = { "HTTPS_PROXY", "https_proxy", "HTTP_PROXY",
+					    "http_proxy",  "ALL_PROXY",	  "all_proxy" };
+	const char *name = NULL;
+	const struct policy_net *out = NULL;
+	char *msg;
+
+	for (size_t k = 0; k < sizeof(vars) / sizeof(vars[0]); k++) {
+		const char *v = env_value(host_envp, vars[k]);
+
+		if (env_value(prog_envp, vars[k]))
+			return NULL; /* the program gets a proxy */
+		if (!name && v && *v)
+			name = vars[k];
+	}
+	for (size_t i = 0; name && i < p->n_nets && !out; i++)
+		if (!p->nets[i].deny && (p->nets[i].dirs & POLICY_DIR_OUT))
+			out = &p->nets[i];
+	if (!out ||
+	    asprintf(&msg,
+		     "your environment's %s names a proxy, but no env= line passes it: the "
+		     "program connects to the hosts of net= rules directly, which a network "
+		     "that needs the proxy refuses; env=%s=${%s} passes it (net= must then "
+		     "allow the proxy itself: its deny line names the rule)",
+		     name, name, name) < 0)
+		return NULL;
+	*src = &out->src;
+	return msg;
+}

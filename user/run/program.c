@@ -338,6 +338,25 @@ static int resolve_shim(struct chain *c, const char *file, const char *text, int
 	return resolve_file(c, real, real, real, false, depth + 1);
 }
 
+/* The command that runs script file with the interpreter its #! line names (interp, arg),
+ * into out: `env NAME` is NAME; a carriage return is left out. */
+static void interpreter_command(const char *file, const char *interp, const char *arg, char *out,
+				size_t len)
+{
+	char words[PATH_MAX + 300];
+	const char *w = arg;
+
+	if (!strcmp(base(interp), "env")) {
+		while (*w == '-') /* env's options (-S): the program is the first other word */
+			w += strcspn(w, " \t"), w += strspn(w, " \t");
+		snprintf(words, sizeof(words), "%.*s", (int)strcspn(w, " \t\r"), w);
+	} else {
+		snprintf(words, sizeof(words), "%.*s%s%.*s", (int)strcspn(interp, "\r"), interp,
+			 arg[0] ? " " : "", (int)strcspn(arg, "\r"), arg);
+	}
+	snprintf(out, len, "pysb-bpf run -- %s %s", words[0] ? words : interp, file);
+}
+
 /* The interpreter of file's #! line (interp, its one argument arg): `env NAME [ARGS]` (-S
  * split) looks NAME up in PATH, as env would; any other is run by its path. Appends its
  * words to c->words. 0, or an exit status after saying why. */
@@ -349,10 +368,17 @@ static int resolve_interpreter(struct chain *c, const char *file, const char *in
 
 	/* a script saved with Windows line ends: the kernel looks for "python3\r" */
 	if (strchr(interp, '\r') || strchr(arg, '\r')) {
+		interpreter_command(file, interp, arg, path, sizeof(path));
+		/* Python reads a source with Windows line ends; a shell runs each line with \r */
 		pr_err("%s: its #! line ends with a carriage return (\\r: the file has Windows "
 		       "line ends, CRLF), so the kernel looks for an interpreter whose name ends "
-		       "with it; convert the file (dos2unix %s)",
-		       file, file);
+		       "with it; convert the file (dos2unix %s)%s%s",
+		       file, file,
+		       strncmp(base(interp), "python", 6)
+			       ? ""
+			       : ", or name its "
+				 "interpreter, which reads Windows line ends: ",
+		       strncmp(base(interp), "python", 6) ? "" : path);
 		return EXIT_NOT_FOUND;
 	}
 	if (!strcmp(base(interp), "env") && arg[0]) {
@@ -407,15 +433,24 @@ bool program_lacks_execute_bit(const char *path)
 }
 
 /* An exec the kernel will refuse with `err`, said plainly when it is the missing execute
- * bit (found by a user, left to work it out from "a deny line, or none"). */
-static void say_cannot_execute(const char *file, int err)
+ * bit (found by a user, left to work it out from "a deny line, or none"), with the command
+ * that runs the script without it (round 32: "run it with its interpreter" named none). */
+static void say_cannot_execute(const char *file, const char *text, size_t len, int err)
 {
-	if (err == EACCES && program_lacks_execute_bit(file))
+	char interp[PATH_MAX], arg[256], cmd[2 * PATH_MAX + 400];
+
+	if (err != EACCES || !program_lacks_execute_bit(file))
+		pr_err("cannot execute %s: %s", file, strerror(err));
+	else if (program_parse_shebang(text, len, interp, sizeof(interp), arg, sizeof(arg)))
 		pr_err("cannot execute %s: it has no execute bit; chmod +x it, or run it with its "
 		       "interpreter",
 		       file);
-	else
-		pr_err("cannot execute %s: %s", file, strerror(err));
+	else {
+		interpreter_command(file, interp, arg, cmd, sizeof(cmd));
+		pr_err("cannot execute %s: it has no execute bit, and the kernel runs a #! script "
+		       "only when it may execute it; chmod +x %s, or name its interpreter: %s",
+		       file, file, cmd);
+	}
 }
 
 /*
@@ -451,7 +486,7 @@ static int resolve_file(struct chain *c, const char *file, const char *argv0, co
 	/* The kernel runs a #! script only when it may execute it; NAME.py is then read by
 	 * python3 as before. */
 	if (len >= 2 && text[0] == '#' && text[1] == '!' && access(file, X_OK) && !py_default) {
-		say_cannot_execute(file, errno);
+		say_cannot_execute(file, text, len, errno);
 		ret = EXIT_CANNOT_EXEC;
 		goto out;
 	}
