@@ -1565,16 +1565,24 @@ static __always_inline bool misc_device_setting(struct file *file, unsigned int 
  * dropped the line's DTR. Judged as an open for writing of the terminal, through a
  * descriptor not open for writing (one open for writing was judged so at its open); a
  * pty (devpts, /dev/ptmx) has no such line, and is left to its session's rules.
+ * And its settings (round 32): the termios setters (TCSETS*, TCSETA*, TCSETS2*: `stty -F`
+ * opens for reading) change the speed and framing for the line's next opener, and a
+ * speed of B0 hangs it up (the serial core drops DTR and RTS, as TIOCMBIC did); with
+ * TIOCSSOFTCAR (CLOCAL), TCXONC (its output stopped), TIOCEXCL and TIOCNXCL (its later
+ * opens refused, or let in). A terminal whose session is led outside was refused them
+ * before (bpf/tty.bpf.h sets_terminal); this is a line no session uses.
  */
-#define TCSBRK	    0x5409
-#define TIOCMBIS    0x5416
-#define TIOCMBIC    0x5417
-#define TIOCMSET    0x5418
-#define TIOCSSERIAL 0x541F
-#define TCSBRKP	    0x5425
-#define TIOCSBRK    0x5427
-#define TIOCCBRK    0x5428
-#define TIOCSRS485  0x542F
+#define TIOCNXCL     0x540D
+#define TIOCSSOFTCAR 0x541A
+#define TCSBRK	     0x5409
+#define TIOCMBIS     0x5416
+#define TIOCMBIC     0x5417
+#define TIOCMSET     0x5418
+#define TIOCSSERIAL  0x541F
+#define TCSBRKP	     0x5425
+#define TIOCSBRK     0x5427
+#define TIOCCBRK     0x5428
+#define TIOCSRS485   0x542F
 
 static __always_inline bool line_setting(struct file *file, unsigned int cmd, unsigned long arg)
 {
@@ -1595,7 +1603,11 @@ static __always_inline bool line_setting(struct file *file, unsigned int cmd, un
 	case TIOCSRS485:
 		break;
 	default:
-		return false;
+		if (!sets_terminal(cmd) && cmd != TIOCNXCL && cmd != TIOCSSOFTCAR)
+			return false;
+		/* the foreground group, the window size and a flush stay free */
+		if (cmd == TIOCSPGRP || cmd == TIOCSWINSZ || cmd == TCFLSH)
+			return false;
 	}
 	if ((file->f_mode & FMODE_WRITE) || (inode->i_mode & S_IFMT) != S_IFCHR ||
 	    inode->i_rdev == PTMX_DEV || BPF_CORE_READ(inode, i_sb, s_magic) == DEVPTS_SUPER_MAGIC)

@@ -3210,6 +3210,74 @@ PY
 	python3 "$T/serial.py" raise
 }
 
+# A serial line's settings changed through a descriptor open for reading (found by an
+# adversary, round 32): the tty core looks at no descriptor mode for its termios setters
+# (TCSETS*, TCSETA*, TCSETS2*: what `stty -F`, which opens for reading, does), and a
+# speed of B0 hangs the line up: the serial core drops DTR and RTS, the very lines round
+# 31 kept a descriptor open for reading from dropping by TIOCMBIC; the speed and framing
+# set stay for the line's next opener. Nor for TIOCSSOFTCAR (CLOCAL), TCXONC (the line's
+# output stopped), TIOCEXCL and TIOCNXCL (its later opens refused, or let in). Under
+# `expose-ro=/dev/ttyS0`, a sandboxed root hung the line up. Judged as an open for
+# writing, as round 31's; reading the settings and tcdrain stay free.
+test_escape_serial_line_not_set_through_read_only_descriptor() {
+	local dev=/dev/ttyS0
+	[ -c $dev ] || skip "no $dev here"
+	write_probe_lib
+	write_file "$T/serial_set.py" <<PY
+import fcntl, os, struct, sys, termios
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("$dev", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+dtr = struct.pack("i", 0x002)  # TIOCM_DTR
+lines = lambda: struct.unpack("i", fcntl.ioctl(fd, 0x5415, b"\0" * 4))[0]  # TIOCMGET
+def speed(s):
+    t = termios.tcgetattr(fd)
+    t[4] = t[5] = s
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, t)  # TCSETS
+    except termios.error as e:  # not an OSError
+        raise OSError(*e.args)
+if sys.argv[1] == "reset":
+    speed(termios.B115200)
+    fcntl.ioctl(fd, 0x5416, dtr)  # TIOCMBIS
+else:
+    attempt("get", lambda: termios.tcgetattr(fd))
+    attempt("drain", lambda: termios.tcdrain(fd))
+    attempt("speed", lambda: speed(termios.B1200))
+    attempt("hangup", lambda: speed(termios.B0))
+    attempt("softcar", lambda: fcntl.ioctl(fd, 0x541A, struct.pack("i", 1)))  # TIOCSSOFTCAR
+    attempt("exclusive", lambda: fcntl.ioctl(fd, 0x540C))  # TIOCEXCL
+    attempt("shared", lambda: fcntl.ioctl(fd, 0x540D))  # TIOCNXCL
+    print("dtr", "on" if lines() & 0x002 else "off")
+    print("speed", termios.tcgetattr(fd)[4])
+PY
+	python3 "$T/serial_set.py" reset
+	run_plain python3 "$T/serial_set.py" probe
+	for op in speed hangup softcar exclusive shared; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "dtr off"
+	python3 "$T/serial_set.py" reset
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" $dev >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/serial_set.py" probe
+	for op in get drain; do
+		expect_line "$T/out" "$op ok"
+	done
+	for op in speed hangup softcar exclusive shared; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_line "$T/out" "dtr on"
+	expect_line "$T/out" "speed $(python3 -c 'import termios; print(termios.B115200)')"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/serial_set.py" probe
+	for op in speed hangup softcar exclusive shared; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "dtr off"
+	python3 "$T/serial_set.py" reset
+}
+
 # A USB HID device's report set and sent through its hiddev open for reading (found by an
 # adversary, round 31): hiddev has no write(2), and its HIDIOCSUSAGE, HIDIOCSUSAGES and
 # HIDIOCSREPORT look at no descriptor mode (a UPS's shutdown delay is set this way by
