@@ -1556,6 +1556,43 @@ static __always_inline bool misc_device_setting(struct file *file, unsigned int 
 }
 
 /*
+ * A framebuffer's display changed by ioctl (drivers/video/fbdev/core/fb_chrdev.c, /dev/fbN,
+ * major 29), through a descriptor of any mode: FBIOBLANK blanks (or powers down) the
+ * screen, FBIOPUT_VSCREENINFO sets its mode, FBIOPUTCMAP its colours, FBIOPAN_DISPLAY
+ * shows another part of its memory, FBIOPUT_CON2FBMAP moves a console to it, FBIO_CURSOR,
+ * FBIO_ALLOC, FBIO_FREE, FBIOPUT_MODEINFO and drivers' own commands set the rest; only
+ * write(2) and a shared writable mapping want a descriptor open for writing. Found by an
+ * adversary, round 32: under `expose-ro=/dev`, a sandboxed root blanked the console's
+ * framebuffer through a descriptor open for reading. Every command but the reads
+ * (FBIOGET_VSCREENINFO, FSCREENINFO, FBIOGETCMAP, FBIOGET_CON2FBMAP, FBIOGET_VBLANK,
+ * FBIOGET_GLYPH, FBIOGET_HWCINFO, FBIOGET_DISPINFO) and FBIO_WAITFORVSYNC.
+ */
+#define FB_MAJOR 29u
+
+static __always_inline bool framebuffer_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+
+	if ((inode->i_mode & S_IFMT) != S_IFCHR || inode->i_rdev >> 20 != FB_MAJOR)
+		return false;
+	if (((cmd >> 8) & 0xff) != 'F')
+		return true;
+	switch (cmd & 0xff) {
+	case 0x00: /* FBIOGET_VSCREENINFO */
+	case 0x02: /* FBIOGET_FSCREENINFO */
+	case 0x04: /* FBIOGETCMAP */
+	case 0x0F: /* FBIOGET_CON2FBMAP */
+	case 0x12: /* FBIOGET_VBLANK */
+	case 0x15: /* FBIOGET_GLYPH */
+	case 0x16: /* FBIOGET_HWCINFO */
+	case 0x18: /* FBIOGET_DISPINFO */
+	case 0x20: /* FBIO_WAITFORVSYNC */
+		return false;
+	}
+	return true;
+}
+
+/*
  * A serial line's signals driven through a terminal descriptor open for reading (found by
  * an adversary, round 31): the tty core looks at no descriptor mode for its modem lines
  * (TIOCMSET, TIOCMBIS, TIOCMBIC: DTR and RTS, which reset a board, signal a UPS to cut
@@ -1615,15 +1652,15 @@ static __always_inline bool line_setting(struct file *file, unsigned int cmd, un
 	return tty_of(file) != NULL;
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the eleven above):
- * judged as an open for writing of the device, once for all eleven. */
+/* A device's state changed by ioctl through a descriptor of any mode (the twelve above):
+ * judged as an open for writing of the device, once for all twelve. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd,
 					      unsigned long arg)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
 	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
 	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd) &&
-	    !line_setting(file, cmd, arg))
+	    !framebuffer_setting(file, cmd) && !line_setting(file, cmd, arg))
 		return 0;
 	return judged_as_write_open(file, false);
 }

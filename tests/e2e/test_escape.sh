@@ -3345,3 +3345,58 @@ PY
 	expect_line "$T/out" "led 1"
 	python3 "$T/hiddev.py" "$dev" reset
 }
+
+# vm_display: the test VM's virtio GPU driven (virtio_gpu, loaded on demand), with its DRM
+# device and the DRM core's framebuffer; skips where there is none.
+vm_display() {
+	local i
+	if [ ! -c /dev/fb0 ] || [ ! -c /dev/dri/card0 ]; then
+		vm_module virtio_gpu
+		for ((i = 0; i < 100; i++)); do
+			[ -c /dev/fb0 ] && [ -c /dev/dri/card0 ] && break
+			sleep 0.1
+		done
+	fi
+	[ -c /dev/fb0 ] && [ -c /dev/dri/card0 ] || skip "no display here (the test VM's virtio-gpu-pci)"
+}
+
+# A framebuffer's display changed through a descriptor open for reading (found by an
+# adversary, round 32): fbdev's FBIOBLANK, FBIOPUT_VSCREENINFO, FBIOPAN_DISPLAY,
+# FBIOPUTCMAP look at no descriptor mode. Under `expose-ro=/dev`, a sandboxed root blanked
+# the screen of /dev/fb0 (the DRM core's framebuffer of QEMU's virtio GPU). Judged as an
+# open for writing; reading its settings stays free; a rule granting WRITE lets it through.
+test_escape_framebuffer_not_set_through_read_only_descriptor() {
+	vm_display
+	write_probe_lib
+	write_file "$T/fb.py" <<PY
+import fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/fb0", os.O_RDONLY)
+var = fcntl.ioctl(fd, 0x4600, b"\0" * 160)  # FBIOGET_VSCREENINFO
+if sys.argv[1] == "reset":
+    fcntl.ioctl(fd, 0x4611, 0)  # FBIOBLANK, FB_BLANK_UNBLANK
+else:
+    attempt("get", lambda: fcntl.ioctl(fd, 0x4600, b"\0" * 160))
+    attempt("set", lambda: fcntl.ioctl(fd, 0x4601, var))  # FBIOPUT_VSCREENINFO
+    attempt("pan", lambda: fcntl.ioctl(fd, 0x4606, var))  # FBIOPAN_DISPLAY
+    attempt("blank", lambda: fcntl.ioctl(fd, 0x4611, 4))  # FBIOBLANK, FB_BLANK_POWERDOWN
+PY
+	run_plain python3 "$T/fb.py" probe
+	for op in get set pan blank; do
+		expect_line "$T/out" "$op ok"
+	done
+	python3 "$T/fb.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/fb.py" probe
+	expect_line "$T/out" "get ok"
+	for op in set pan blank; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_grep "$T/err" "deny file open\(write\) /dev/fb0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/fb0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/fb.py" probe
+	expect_line "$T/out" "blank ok"
+	python3 "$T/fb.py" reset
+}
+
