@@ -611,13 +611,28 @@ static __always_inline bool watchdog_device(struct file *file)
 #define SNAPSHOT_DEV ((10u << 20) | 231)
 #define VHCI_DEV     ((10u << 20) | 137)
 
+/*
+ * And a display taken by the open of a DRM device's primary node (/dev/dri/cardN: major
+ * 226, minors below 64), whatever the mode (drivers/gpu/drm/drm_auth.c drm_master_open):
+ * when no compositor holds the device, its first opener becomes its master, whose
+ * descriptor sets the modes, planes and framebuffers on the machine's screens (the DRM
+ * core looks at no descriptor mode) and keeps the user's compositor from becoming master
+ * (its SET_MASTER: EBUSY) until it closes. Found by an adversary, round 32: under
+ * `expose-ro=/dev`, a sandboxed root opened card0 for reading and was its master. Render
+ * nodes (renderDN, minors from 128) have no master: opening them stays a read.
+ */
+#define DRM_MAJOR	 226u
+#define DRM_PRIMARY_LAST 63u
+
 static __always_inline bool acts_at_open(struct file *file)
 {
 	struct inode *inode = file->f_inode;
 
 	return watchdog_device(file) ||
 	       ((inode->i_mode & S_IFMT) == S_IFCHR &&
-		(inode->i_rdev == SNAPSHOT_DEV || inode->i_rdev == VHCI_DEV));
+		(inode->i_rdev == SNAPSHOT_DEV || inode->i_rdev == VHCI_DEV ||
+		 (inode->i_rdev >> 20 == DRM_MAJOR &&
+		  (inode->i_rdev & 0xfffff) <= DRM_PRIMARY_LAST)));
 }
 
 SEC("lsm/file_open")

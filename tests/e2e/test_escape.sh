@@ -3400,3 +3400,48 @@ PY
 	python3 "$T/fb.py" reset
 }
 
+# A display taken by an open for reading of its DRM device (found by an adversary, round
+# 32): the first opener of a primary node (/dev/dri/cardN) no compositor holds becomes its
+# master, whatever the mode, and a master's descriptor sets the machine's screens (the DRM
+# core looks at no descriptor mode) and keeps the user's compositor out (SET_MASTER:
+# EBUSY). Under `expose-ro=/dev`, a sandboxed root opened card0 for reading and turned its
+# screen off (DRM_IOCTL_MODE_SETCRTC, a master's command). Its open judged as an open for
+# writing; the render node (no master) still opens for reading.
+test_escape_display_not_taken_by_an_open_for_reading() {
+	vm_display
+	write_probe_lib
+	write_file "$T/drm.py" <<PY
+import ctypes, fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+def version(fd):  # DRM_IOCTL_VERSION, no strings asked
+    return fcntl.ioctl(fd, 0xC0406400, b"\0" * 64)
+def crtc_off(fd):
+    res = bytearray(64)
+    fcntl.ioctl(fd, 0xC04064A0, res)  # DRM_IOCTL_MODE_GETRESOURCES: the counts
+    n = struct.unpack_from("I", res, 36)[0]
+    ids = (ctypes.c_uint32 * max(n, 1))()
+    res = bytearray(struct.pack("QQQQIIII", 0, ctypes.addressof(ids), 0, 0, 0, n, 0, 0)) + bytes(16)
+    fcntl.ioctl(fd, 0xC04064A0, res)
+    crtc = struct.pack("QIIIIIII", 0, 0, ids[0], 0, 0, 0, 0, 0) + bytes(68)  # fb 0: off
+    fcntl.ioctl(fd, 0xC06864A2, crtc)  # DRM_IOCTL_MODE_SETCRTC, DRM_MASTER only
+def card():
+    fd = os.open("/dev/dri/card0", os.O_RDONLY)
+    attempt("master-off", lambda: crtc_off(fd))
+render = [n for n in os.listdir("/dev/dri") if n.startswith("renderD")]
+attempt("render", lambda: version(os.open("/dev/dri/" + render[0], os.O_RDONLY)))
+attempt("card", card)
+PY
+	run_plain python3 "$T/drm.py"
+	for op in render card master-off; do
+		expect_line "$T/out" "$op ok"
+	done
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/drm.py"
+	expect_line "$T/out" "render ok"
+	expect_line "$T/out" "card EACCES"
+	expect_grep "$T/err" "deny file open\([a-z,]*write\) /dev/dri/card0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/dri\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/drm.py"
+	expect_line "$T/out" "master-off ok"
+}
