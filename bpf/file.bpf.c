@@ -1622,7 +1622,9 @@ static __always_inline bool framebuffer_setting(struct file *file, unsigned int 
  * speed of B0 hangs it up (the serial core drops DTR and RTS, as TIOCMBIC did); with
  * TIOCSSOFTCAR (CLOCAL), TCXONC (its output stopped), TIOCEXCL and TIOCNXCL (its later
  * opens refused, or let in). A terminal whose session is led outside was refused them
- * before (bpf/tty.bpf.h sets_terminal); this is a line no session uses.
+ * before (bpf/tty.bpf.h sets_terminal); this is a line no session uses, or the
+ * sandbox's own (setsid() and an open for reading make it so). Not a virtual console's
+ * termios: it has no line, they are its session's modes.
  */
 #define TIOCNXCL     0x540D
 #define TIOCSSOFTCAR 0x541A
@@ -1639,6 +1641,8 @@ static __always_inline bool framebuffer_setting(struct file *file, unsigned int 
 static __always_inline bool line_setting(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct inode *inode = file->f_inode;
+	struct tty_struct *tty;
+	bool settings = false;
 
 	switch (cmd) {
 	case TCSBRK:
@@ -1660,11 +1664,15 @@ static __always_inline bool line_setting(struct file *file, unsigned int cmd, un
 		/* the foreground group, the window size and a flush stay free */
 		if (cmd == TIOCSPGRP || cmd == TIOCSWINSZ || cmd == TCFLSH)
 			return false;
+		settings = true;
 	}
 	if ((file->f_mode & FMODE_WRITE) || (inode->i_mode & S_IFMT) != S_IFCHR ||
 	    inode->i_rdev == PTMX_DEV || BPF_CORE_READ(inode, i_sb, s_magic) == DEVPTS_SUPER_MAGIC)
 		return false;
-	return tty_of(file) != NULL;
+	tty = tty_of(file);
+	/* a virtual console has no line: its settings are its session's modes (its own
+	 * setters are sets_console's, bpf/tty.bpf.h) */
+	return tty && !(settings && virtual_console(tty));
 }
 
 /* A device's state changed by ioctl through a descriptor of any mode (the twelve above):
