@@ -1608,6 +1608,52 @@ static __always_inline bool framebuffer_setting(struct file *file, unsigned int 
 }
 
 /*
+ * A CD or DVD drive's tray, door and playing driven by ioctl (drivers/cdrom/cdrom.c, and
+ * the SCSI layer's door lock), through a descriptor of any mode: CDROMEJECT opens the
+ * tray (the disc out of the machine), CDROMCLOSETRAY shuts it, CDROM_LOCKDOOR and
+ * SCSI_IOCTL_DOORLOCK lock it against the user's button, CDROMEJECT_SW and
+ * CDROM_SET_OPTIONS, CLEAR_OPTIONS set the drive's options for every later user (the
+ * tray opened at each last close, the door locked), CDROM_SELECT_SPEED, SELECT_DISC and
+ * the audio commands (CDROMPLAYMSF, PLAYTRKIND, PLAYBLK, PAUSE, RESUME, STOP, START,
+ * VOLCTRL) drive the drive itself; none looks at the descriptor's mode (only the reset
+ * and the debug switch want CAP_SYS_ADMIN). Found by an adversary, round 32: under
+ * `expose-ro=/dev/sr0`, a sandboxed root ejected the drive's tray through a descriptor
+ * open for reading (the `eject` tool opens it so). Judged as an open for writing of the
+ * block device (a rule naming it, block_device_verdict); reading the disc, its table of
+ * contents and the drive's status stay free.
+ */
+#define CDROM_IOC_TYPE 0x53
+
+static __always_inline bool cdrom_setting(struct file *file, unsigned int cmd)
+{
+	if (cmd >> 16 || ((cmd >> 8) & 0xff) != CDROM_IOC_TYPE ||
+	    (file->f_inode->i_mode & S_IFMT) != S_IFBLK)
+		return false;
+	switch (cmd & 0xff) {
+	case 0x01: /* CDROMPAUSE */
+	case 0x02: /* CDROMRESUME */
+	case 0x03: /* CDROMPLAYMSF */
+	case 0x04: /* CDROMPLAYTRKIND */
+	case 0x07: /* CDROMSTOP */
+	case 0x08: /* CDROMSTART */
+	case 0x09: /* CDROMEJECT */
+	case 0x0A: /* CDROMVOLCTRL */
+	case 0x0F: /* CDROMEJECT_SW */
+	case 0x17: /* CDROMPLAYBLK */
+	case 0x19: /* CDROMCLOSETRAY */
+	case 0x20: /* CDROM_SET_OPTIONS */
+	case 0x21: /* CDROM_CLEAR_OPTIONS */
+	case 0x22: /* CDROM_SELECT_SPEED */
+	case 0x23: /* CDROM_SELECT_DISC */
+	case 0x29: /* CDROM_LOCKDOOR */
+	case 0x80: /* SCSI_IOCTL_DOORLOCK */
+	case 0x81: /* SCSI_IOCTL_DOORUNLOCK */
+		return true;
+	}
+	return false;
+}
+
+/*
  * A serial line's signals driven through a terminal descriptor open for reading (found by
  * an adversary, round 31): the tty core looks at no descriptor mode for its modem lines
  * (TIOCMSET, TIOCMBIS, TIOCMBIC: DTR and RTS, which reset a board, signal a UPS to cut
@@ -1675,15 +1721,16 @@ static __always_inline bool line_setting(struct file *file, unsigned int cmd, un
 	return tty && !(settings && virtual_console(tty));
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the twelve above):
- * judged as an open for writing of the device, once for all twelve. */
+/* A device's state changed by ioctl through a descriptor of any mode (the thirteen above):
+ * judged as an open for writing of the device, once for all thirteen. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd,
 					      unsigned long arg)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
 	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
 	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd) &&
-	    !framebuffer_setting(file, cmd) && !line_setting(file, cmd, arg))
+	    !framebuffer_setting(file, cmd) && !cdrom_setting(file, cmd) &&
+	    !line_setting(file, cmd, arg))
 		return 0;
 	return judged_as_write_open(file, false);
 }

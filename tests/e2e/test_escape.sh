@@ -3445,3 +3445,58 @@ PY
 	run_sb "$T/policy-rw" python3 "$T/drm.py"
 	expect_line "$T/out" "master-off ok"
 }
+
+# A CD drive's tray driven through a descriptor open for reading (found by an adversary,
+# round 32): the CD-ROM layer looks at no descriptor mode for CDROMEJECT, CDROMCLOSETRAY,
+# CDROM_LOCKDOOR, the options and the audio commands (the `eject` tool opens the drive for
+# reading). Under `expose-ro=/dev/sr0`, a sandboxed root opened the tray of QEMU's
+# SCSI CD drive (virtio_scsi, sr_mod: loaded on demand). Judged as an open for writing of
+# the drive; its status stays free; a rule granting WRITE lets it through.
+test_escape_cdrom_tray_not_driven_through_read_only_descriptor() {
+	local i
+	if [ ! -b /dev/sr0 ]; then
+		vm_module sr_mod virtio_scsi
+		for ((i = 0; i < 100; i++)); do
+			[ -b /dev/sr0 ] && break
+			sleep 0.1
+		done
+	fi
+	[ -b /dev/sr0 ] || skip "no /dev/sr0 here (the test VM's scsi-cd)"
+	write_probe_lib
+	write_file "$T/cdrom.py" <<PY
+import fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/sr0", os.O_RDONLY | os.O_NONBLOCK)
+status = lambda: fcntl.ioctl(fd, 0x5326, 0)  # CDROM_DRIVE_STATUS: 1 no disc, 2 tray open
+if sys.argv[1] == "reset":
+    fcntl.ioctl(fd, 0x5329, 0)  # CDROM_LOCKDOOR 0
+    fcntl.ioctl(fd, 0x5319)  # CDROMCLOSETRAY
+else:
+    attempt("status", status)
+    attempt("lock", lambda: fcntl.ioctl(fd, 0x5329, 1))  # CDROM_LOCKDOOR
+    attempt("unlock", lambda: fcntl.ioctl(fd, 0x5329, 0))
+    attempt("eject", lambda: fcntl.ioctl(fd, 0x5309))  # CDROMEJECT
+    print("tray", "open" if status() == 2 else "shut")
+PY
+	python3 "$T/cdrom.py" reset
+	run_plain python3 "$T/cdrom.py" probe
+	for op in status lock unlock eject; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "tray open"
+	python3 "$T/cdrom.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/sr0\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/cdrom.py" probe
+	expect_line "$T/out" "status ok"
+	for op in lock unlock eject; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_line "$T/out" "tray shut"
+	expect_grep "$T/err" "deny file open\(write\) /dev/sr0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/sr0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/cdrom.py" probe
+	expect_line "$T/out" "eject ok"
+	expect_line "$T/out" "tray open"
+	python3 "$T/cdrom.py" reset
+}
