@@ -1654,6 +1654,34 @@ static __always_inline bool cdrom_setting(struct file *file, unsigned int cmd)
 }
 
 /*
+ * A SCSI command sent by ioctl through a descriptor open for reading: SG_IO (a block
+ * device's, /dev/sgN's, /dev/bsg's), SCSI_IOCTL_SEND_COMMAND and CDROM_SEND_PACKET let any
+ * opener send the commands the SCSI layer calls safe to read with (scsi_cmd_allowed), and
+ * START STOP UNIT is one: with LoEj it ejects a drive's tray, without it stops a disk.
+ * Found by an adversary, round 32: under `expose-ro=/dev/sr0`, a sandboxed root with no
+ * capability ejected the tray by SG_IO, past cdrom_setting. Which command the packet
+ * carries is in the program's memory, which another thread can change between this hook
+ * and the driver's copy: every such packet judged as an open for writing.
+ */
+#define SG_IO			0x2285
+#define SCSI_IOCTL_SEND_COMMAND 1
+#define CDROM_SEND_PACKET	0x5393
+#define SCSI_GENERIC_MAJOR	21u
+
+static __always_inline bool scsi_command(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	umode_t fmt = inode->i_mode & S_IFMT;
+
+	if (cmd == SG_IO)
+		return fmt == S_IFBLK || fmt == S_IFCHR;
+	if (cmd == SCSI_IOCTL_SEND_COMMAND)
+		return fmt == S_IFBLK ||
+		       (fmt == S_IFCHR && inode->i_rdev >> 20 == SCSI_GENERIC_MAJOR);
+	return cmd == CDROM_SEND_PACKET && fmt == S_IFBLK;
+}
+
+/*
  * A serial line's signals driven through a terminal descriptor open for reading (found by
  * an adversary, round 31): the tty core looks at no descriptor mode for its modem lines
  * (TIOCMSET, TIOCMBIS, TIOCMBIC: DTR and RTS, which reset a board, signal a UPS to cut
@@ -1721,8 +1749,8 @@ static __always_inline bool line_setting(struct file *file, unsigned int cmd, un
 	return tty && !(settings && virtual_console(tty));
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the thirteen above):
- * judged as an open for writing of the device, once for all thirteen. */
+/* A device's state changed by ioctl through a descriptor of any mode (the fourteen above):
+ * judged as an open for writing of the device, once for all fourteen. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd,
 					      unsigned long arg)
 {
@@ -1730,7 +1758,7 @@ static __always_inline int check_device_ioctl(struct file *file, unsigned int cm
 	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
 	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd) &&
 	    !framebuffer_setting(file, cmd) && !cdrom_setting(file, cmd) &&
-	    !line_setting(file, cmd, arg))
+	    !scsi_command(file, cmd) && !line_setting(file, cmd, arg))
 		return 0;
 	return judged_as_write_open(file, false);
 }

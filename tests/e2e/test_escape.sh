@@ -3446,13 +3446,9 @@ PY
 	expect_line "$T/out" "master-off ok"
 }
 
-# A CD drive's tray driven through a descriptor open for reading (found by an adversary,
-# round 32): the CD-ROM layer looks at no descriptor mode for CDROMEJECT, CDROMCLOSETRAY,
-# CDROM_LOCKDOOR, the options and the audio commands (the `eject` tool opens the drive for
-# reading). Under `expose-ro=/dev/sr0`, a sandboxed root opened the tray of QEMU's
-# SCSI CD drive (virtio_scsi, sr_mod: loaded on demand). Judged as an open for writing of
-# the drive; its status stays free; a rule granting WRITE lets it through.
-test_escape_cdrom_tray_not_driven_through_read_only_descriptor() {
+# vm_cdrom: the test VM's SCSI CD drive with no disc (virtio_scsi and sr_mod, loaded on
+# demand), /dev/sr0; skips where there is none.
+vm_cdrom() {
 	local i
 	if [ ! -b /dev/sr0 ]; then
 		vm_module sr_mod virtio_scsi
@@ -3462,6 +3458,16 @@ test_escape_cdrom_tray_not_driven_through_read_only_descriptor() {
 		done
 	fi
 	[ -b /dev/sr0 ] || skip "no /dev/sr0 here (the test VM's scsi-cd)"
+}
+
+# A CD drive's tray driven through a descriptor open for reading (found by an adversary,
+# round 32): the CD-ROM layer looks at no descriptor mode for CDROMEJECT, CDROMCLOSETRAY,
+# CDROM_LOCKDOOR, the options and the audio commands (the `eject` tool opens the drive for
+# reading). Under `expose-ro=/dev/sr0`, a sandboxed root opened the tray of QEMU's
+# SCSI CD drive (virtio_scsi, sr_mod: loaded on demand). Judged as an open for writing of
+# the drive; its status stays free; a rule granting WRITE lets it through.
+test_escape_cdrom_tray_not_driven_through_read_only_descriptor() {
+	vm_cdrom
 	write_probe_lib
 	write_file "$T/cdrom.py" <<PY
 import fcntl, os, sys
@@ -3499,4 +3505,51 @@ PY
 	expect_line "$T/out" "eject ok"
 	expect_line "$T/out" "tray open"
 	python3 "$T/cdrom.py" reset
+}
+
+# A SCSI command sent through a descriptor open for reading (found by an adversary, round
+# 32): SG_IO lets any opener send the commands the SCSI layer calls safe to read with
+# (scsi_cmd_allowed), and START STOP UNIT is one: with LoEj it ejects a CD drive's tray
+# (and without, stops a disk), past the CD-ROM ioctls above. Under `expose-ro=/dev/sr0`,
+# a sandboxed root, with no capability, ejected the tray with SG_IO. Which command the
+# packet carries is in the program's memory, which another thread can change between the
+# hook and the driver's copy: SG_IO (and SCSI_IOCTL_SEND_COMMAND, CDROM_SEND_PACKET) judged
+# as an open for writing, whatever it carries; the drive's status stays free.
+test_escape_scsi_command_not_sent_through_read_only_descriptor() {
+	vm_cdrom
+	write_probe_lib
+	write_file "$T/sg.py" <<PY
+import ctypes, fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/sr0", os.O_RDONLY | os.O_NONBLOCK)
+status = lambda: fcntl.ioctl(fd, 0x5326, 0)  # CDROM_DRIVE_STATUS: 1 no disc, 2 tray open
+HDR = "@iiBBHIPPPIIiPBBBBHHiII"  # struct sg_io_hdr
+def sg_io(cdb):
+    c, sense = ctypes.create_string_buffer(bytes(cdb), len(cdb)), ctypes.create_string_buffer(32)
+    fcntl.ioctl(fd, 0x2285, bytearray(struct.pack(HDR, ord("S"), -1, len(cdb), 32, 0, 0, 0,
+        ctypes.addressof(c), ctypes.addressof(sense), 5000, *([0] * 12))))  # SG_IO, no data
+if sys.argv[1] == "reset":
+    fcntl.ioctl(fd, 0x5319)  # CDROMCLOSETRAY
+else:
+    attempt("status", status)
+    attempt("eject", lambda: sg_io([0x1B, 0, 0, 0, 0x02, 0]))  # START STOP UNIT, LoEj
+    print("tray", "open" if status() == 2 else "shut")
+PY
+	python3 "$T/sg.py" reset
+	run_plain python3 "$T/sg.py" probe
+	expect_line "$T/out" "eject ok"
+	expect_line "$T/out" "tray open"
+	python3 "$T/sg.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/sr0\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/sg.py" probe
+	expect_line "$T/out" "status ok"
+	expect_line "$T/out" "eject EACCES"
+	expect_line "$T/out" "tray shut"
+	expect_grep "$T/err" "deny file open\(write\) /dev/sr0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/sr0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/sg.py" probe
+	expect_line "$T/out" "eject ok"
+	expect_line "$T/out" "tray open"
+	python3 "$T/sg.py" reset
 }
