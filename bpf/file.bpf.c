@@ -1451,9 +1451,17 @@ static __always_inline bool rtc_setting(struct file *file, unsigned int cmd)
  * program's sound through a playback device open for reading (write(2) wants one open
  * for writing; same round: under `expose-ro=/dev/snd`, the dummy card took 64 frames).
  * Judged as an open for writing, in every sandbox, on ALSA's major 116; reading the
- * controls, setting a stream up and capturing stay free.
+ * controls, setting a stream up and capturing stay free. And the same mixer through its
+ * OSS emulation (sound/core/oss/mixer_oss.c, major 14: /dev/mixerN, and /dev/dspN, which
+ * passes type 'M' on): SOUND_MIXER_WRITE_* (_IOWR('M', ...)) set the card's controls
+ * whatever the descriptor's mode (found by an adversary, round 32: under `expose-ro=/dev`,
+ * a sandboxed root set snd-dummy's master volume through /dev/mixer); its reads (_IOR)
+ * stay free.
  */
 #define SOUND_MAJOR	     116u
+#define OSS_SOUND_MAJOR	     14u
+#define OSS_MIXER_TYPE	     'M'
+#define IOC_WRITE_BIT	     1u
 #define SNDRV_CTL_TYPE	     'U'
 #define SNDRV_ELEM_WRITE_NR  0x13 /* 0x14, 0x15: ELEM_LOCK, ELEM_UNLOCK */
 #define SNDRV_ELEM_UNLOCK_NR 0x15
@@ -1473,6 +1481,9 @@ static __always_inline bool sound_setting(struct file *file, unsigned int cmd)
 
 	if (!(cmd >> 30))
 		return false;
+	if (type == OSS_MIXER_TYPE && ((cmd >> 30) & IOC_WRITE_BIT) &&
+	    (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == OSS_SOUND_MAJOR)
+		return true;
 	if (type == SNDRV_CTL_TYPE)
 		set = (nr >= SNDRV_ELEM_WRITE_NR && nr <= SNDRV_ELEM_UNLOCK_NR) ||
 		      (nr >= SNDRV_ELEM_ADD_NR && nr <= SNDRV_ELEM_REMOVE_NR) ||

@@ -3553,3 +3553,55 @@ PY
 	expect_line "$T/out" "tray open"
 	python3 "$T/sg.py" reset
 }
+
+# A sound card's mixer set through its OSS emulation open for reading (found by an
+# adversary, round 32): snd_mixer_oss's SOUND_MIXER_WRITE_* (on /dev/mixerN, and on
+# /dev/dspN, which passes the mixer's commands on) set the card's controls whatever the
+# descriptor's mode, past round 29's check of ALSA's own control device. Under
+# `expose-ro=/dev`, a sandboxed root set snd-dummy's master volume through /dev/mixer.
+# Judged as an open for writing; reading the volume stays free; a rule granting WRITE lets
+# it through.
+test_escape_sound_mixer_through_oss_read_only_descriptor_refused() {
+	local c card= dev
+	vm_module snd_dummy snd_mixer_oss
+	for c in /sys/class/sound/controlC*; do
+		[ "$(cat "$c/device/id" 2>/dev/null)" = Dummy ] && card=${c##*/controlC}
+	done
+	[ -n "$card" ] || fail "no control device for snd-dummy's card"
+	dev=/dev/mixer
+	[ "$card" = 0 ] || dev=/dev/mixer$card
+	[ -c $dev ] || skip "no OSS mixer $dev here"
+	write_probe_lib
+	write_file "$T/oss.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("$dev", os.O_RDONLY)
+def volume(v=None):
+    if v is None:  # SOUND_MIXER_READ_VOLUME
+        return struct.unpack("i", fcntl.ioctl(fd, 0x80044D00, b"\0" * 4))[0] & 0xff
+    fcntl.ioctl(fd, 0xC0044D00, struct.pack("i", v | v << 8))  # SOUND_MIXER_WRITE_VOLUME
+if sys.argv[1] == "reset":
+    volume(0)
+else:
+    attempt("read", volume)
+    attempt("set-volume", lambda: volume(100))
+    print("volume", volume())
+PY
+	python3 "$T/oss.py" reset
+	run_plain python3 "$T/oss.py" probe
+	expect_line "$T/out" "set-volume ok"
+	expect_line "$T/out" "volume 100"
+	python3 "$T/oss.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/oss.py" probe
+	expect_line "$T/out" "read ok"
+	expect_line "$T/out" "set-volume EACCES"
+	expect_line "$T/out" "volume 0"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/oss.py" probe
+	expect_line "$T/out" "set-volume ok"
+	expect_line "$T/out" "volume 100"
+	python3 "$T/oss.py" reset
+}
