@@ -1161,7 +1161,14 @@ static __always_inline int held_master_write(struct file *file)
  * its writes are: as an open for writing, in a sandbox confined in place. Other files'
  * commands are their own (a socket's SOCKET_URING_OP_SETSOCKOPT reaches
  * socket_setsockopt; /dev/fuse's answer requests, as its writes do).
+ * A misc device's commands (major 10) are its driver's settings: /dev/ublk-control's
+ * UBLK_U_CMD_ADD_DEV adds a ublk device to the machine (its /dev/ublkcN, then the block
+ * device /dev/ublkbN its server answers for, which udev and the desktop probe), allowed
+ * to any opener with UBLK_F_UNPRIVILEGED_DEV, through a descriptor of any mode (found by
+ * an adversary, round 32: under `expose-ro=/dev`, a sandboxed root with no capability
+ * added one; 6.12, 7.2). Judged as an open for writing of the device, in every sandbox.
  */
+#define MISC_MAJOR 10u
 SEC("lsm/uring_cmd")
 int BPF_PROG(pysb_uring_cmd, struct io_uring_cmd *ioucmd)
 {
@@ -1171,7 +1178,11 @@ int BPF_PROG(pysb_uring_cmd, struct io_uring_cmd *ioucmd)
 	if (!file)
 		return 0;
 	inode = file->f_inode;
-	if (!inode || !kernel_knob(inode, inode->i_sb->s_magic))
+	if (!inode)
+		return 0;
+	if ((inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == MISC_MAJOR)
+		return judged_as_write_open(file, false);
+	if (!kernel_knob(inode, inode->i_sb->s_magic))
 		return 0;
 	return held_knob_write(file);
 }

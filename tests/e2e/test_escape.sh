@@ -3605,3 +3605,81 @@ PY
 	expect_line "$T/out" "volume 100"
 	python3 "$T/oss.py" reset
 }
+
+# A ublk device added to the machine through /dev/ublk-control open for reading (found by
+# an adversary, round 32): its commands come by io_uring (IORING_OP_URING_CMD), which
+# passes no ioctl hook, and UBLK_U_CMD_ADD_DEV with UBLK_F_UNPRIVILEGED_DEV needs no
+# capability and looks at no descriptor mode: a device /dev/ublkcN, then the block device
+# its server answers for. Under `expose-ro=/dev`, a sandboxed root with no capability
+# added one. A misc device's io_uring commands judged as an open for writing; a rule
+# granting WRITE lets the command through. ublk_drv: 6.12 and 7.2 (not built for 6.1).
+test_escape_ublk_device_not_added_through_read_only_descriptor() {
+	[ -c /dev/ublk-control ] || vm_module ublk_drv
+	[ -c /dev/ublk-control ] || skip "no /dev/ublk-control here (ublk_drv)"
+	write_probe_lib
+	write_file "$T/ublk.py" <<PY
+import ctypes, mmap, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+params = ctypes.create_string_buffer(120)
+struct.pack_into("I", params, 8, 1 << 10)  # IORING_SETUP_SQE128
+ring = libc.syscall(425, 4, params)  # io_uring_setup
+assert ring >= 0, ctypes.get_errno()
+sq_n, cq_n = struct.unpack_from("II", params, 0)
+sq_off, cq_off = struct.unpack_from("10I", params, 40), struct.unpack_from("10I", params, 80)
+rw = mmap.PROT_READ | mmap.PROT_WRITE
+sq = mmap.mmap(ring, max(sq_off[6] + sq_n * 4, cq_off[5] + cq_n * 16), mmap.MAP_SHARED, rw)
+sqes = mmap.mmap(ring, sq_n * 128, mmap.MAP_SHARED, rw, offset=0x10000000)
+def uring_cmd(fd, op, payload):  # one IORING_OP_URING_CMD, its result
+    sqe = bytearray(128)
+    struct.pack_into("BBHiI", sqe, 0, 46, 0, 0, fd, op)
+    sqe[48:48 + len(payload)] = payload
+    sqes[0:128] = bytes(sqe)
+    tail, mask = struct.unpack_from("II", sq, sq_off[1])
+    struct.pack_into("I", sq, sq_off[6] + (tail & mask) * 4, 0)
+    struct.pack_into("I", sq, sq_off[1], tail + 1)
+    assert libc.syscall(426, ring, 1, 1, 1, None, 0) == 1, ctypes.get_errno()
+    head, cmask = struct.unpack_from("I", sq, cq_off[0])[0], struct.unpack_from("I", sq, cq_off[2])[0]
+    res = struct.unpack_from("i", sq, cq_off[5] + (head & cmask) * 16 + 8)[0]
+    struct.pack_into("I", sq, cq_off[0], head + 1)
+    if res < 0:
+        raise OSError(-res, os.strerror(-res))
+ctl = os.open("/dev/ublk-control", os.O_RDONLY)
+def ctrl(nr, dev, buf, n, path_len=0):  # struct ublksrv_ctrl_cmd, _IOWR('u', nr, 32 bytes)
+    uring_cmd(ctl, 0xC0207500 | nr, struct.pack("IHHQQHHI", dev, 0xFFFF, n,
+              ctypes.addressof(buf), 0, path_len, 0, 0))
+info = ctypes.create_string_buffer(64)  # struct ublksrv_ctrl_dev_info: 1 queue, depth 1
+struct.pack_into("HHHHIIiIQ", info, 0, 1, 1, 0, 0, 65536, 0xFFFFFFFF, 0, 0, 1 << 5)
+def add():  # UBLK_U_CMD_ADD_DEV, UBLK_F_UNPRIVILEGED_DEV
+    ctrl(0x04, 0xFFFFFFFF, info, 64)
+    print("added", struct.unpack_from("I", info, 12)[0], flush=True)
+def delete(dev):  # UBLK_U_CMD_DEL_DEV: an unprivileged device's commands name its node
+    path = ctypes.create_string_buffer(b"/dev/ublkc%d" % dev)
+    ctrl(0x05, dev, path, len(path.value), len(path.value))
+if sys.argv[1] == "del":
+    delete(int(sys.argv[2]))
+else:
+    attempt("add", add)
+PY
+	ublk_del() {
+		local n
+		for n in $(sed -n 's/^added //p' "$T/out"); do
+			python3 "$T/ublk.py" del "$n" || fail "ublk device $n not deleted"
+		done
+	}
+	run_plain python3 "$T/ublk.py" add
+	expect_line "$T/out" "add ok"
+	expect_grep "$T/out" "^added [0-9]"
+	ublk_del
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/ublk.py" add
+	expect_line "$T/out" "add EACCES"
+	ublk_del
+	expect_grep "$T/err" "deny file open\(write\) /dev/ublk-control "
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/ublk-control\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/ublk.py" add
+	expect_line "$T/out" "add ok"
+	ublk_del
+}
