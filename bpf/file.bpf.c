@@ -1573,6 +1573,7 @@ static __always_inline bool watchdog_setting(struct file *file, unsigned int cmd
  * Judged as an open for writing of the device, as the seven above.
  */
 #define VHOST_IOC_TYPE	     0xAF
+#define PP_MAJOR	     99u /* ppdev, /dev/parportN (round 32): its lines, see below */
 #define IOC_DIR_READ	     2u
 #define UINPUT_IOC_TYPE	     'U'
 #define RFKILL_DEV	     ((10u << 20) | 242)
@@ -1586,6 +1587,12 @@ static __always_inline bool misc_device_setting(struct file *file, unsigned int 
 	if ((inode->i_mode & S_IFMT) != S_IFCHR)
 		return false;
 	if (type == VHOST_IOC_TYPE)
+		return (cmd >> 30) != IOC_DIR_READ;
+	/* a parallel port (drivers/char/ppdev.c): PPCLAIM takes it from the printer's driver,
+	 * PPWDATA and PPWCONTROL set its data and control lines, PPSETMODE, PPNEGOT,
+	 * PPSETFLAGS the rest; found by an adversary, round 32, under `expose-ro=/dev`.
+	 * Every command but the reads (_IOR). */
+	if (inode->i_rdev >> 20 == PP_MAJOR)
 		return (cmd >> 30) != IOC_DIR_READ;
 	if (type == UINPUT_IOC_TYPE)
 		return (cmd >> 30) != IOC_DIR_READ && inode->i_rdev == UINPUT_DEV;

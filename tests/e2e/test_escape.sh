@@ -3683,3 +3683,47 @@ PY
 	expect_line "$T/out" "add ok"
 	ublk_del
 }
+
+# A parallel port's lines driven through /dev/parportN open for reading (found by an
+# adversary, round 32): ppdev's ioctls look at no descriptor mode: PPCLAIM takes the port
+# from the printer's driver, PPWDATA and PPWCONTROL set its data and control lines (what a
+# device on it, a relay board, a programmer, a printer, acts on), PPSETMODE, PPNEGOT,
+# PPSETFLAGS the rest. Under `expose-ro=/dev`, a sandboxed root claimed QEMU's parallel
+# port (parport_pc, ppdev: loaded on demand) and set its data lines. Judged as an open for
+# writing: every command but the reads; a rule granting WRITE lets them through.
+test_escape_parallel_port_not_driven_through_read_only_descriptor() {
+	local i
+	if [ ! -c /dev/parport0 ]; then
+		vm_module parport_pc ppdev
+		for ((i = 0; i < 100; i++)); do
+			[ -c /dev/parport0 ] && break
+			sleep 0.1
+		done
+	fi
+	[ -c /dev/parport0 ] || skip "no /dev/parport0 here (the test VM's isa-parallel)"
+	write_probe_lib
+	write_file "$T/pp.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/parport0", os.O_RDONLY)
+def data(v):
+    fcntl.ioctl(fd, 0x708B)  # PPCLAIM
+    fcntl.ioctl(fd, 0x40017086, struct.pack("B", v))  # PPWDATA
+    print("data", hex(struct.unpack("B", fcntl.ioctl(fd, 0x80017085, b"\0"))[0]), flush=True)
+attempt("modes", lambda: fcntl.ioctl(fd, 0x80047097, b"\0" * 4))  # PPGETMODES
+attempt("set-data", lambda: data(0x5A))
+PY
+	run_plain python3 "$T/pp.py"
+	expect_line "$T/out" "modes ok"
+	expect_line "$T/out" "set-data ok"
+	expect_line "$T/out" "data 0x5a"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/pp.py"
+	expect_line "$T/out" "modes ok"
+	expect_line "$T/out" "set-data EACCES"
+	expect_grep "$T/err" "deny file open\(write\) /dev/parport0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/parport0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/pp.py"
+	expect_line "$T/out" "set-data ok"
+}
