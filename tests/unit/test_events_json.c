@@ -414,8 +414,8 @@ static void test_line_read_write_of_a_device_under_a_read_rule(void **state)
 	};
 	struct compiled c = { .files = files, .n_files = 1 };
 	static const char want[] =
-		" (read-only: p:2 lets /dev be read, not written; a device's open that acts on it, "
-		"or its setting, is judged as a write; expose-rw= lets it) pid=";
+		" (read-only: p:2 lets /dev be read, not written; a device whose open for reading "
+		"acts on it (a DRM card, a watchdog) is judged as written; expose-rw= lets it) pid=";
 	char line[1024];
 
 	(void)state;

@@ -438,8 +438,8 @@ static void print_read_only_hint(FILE *f, const struct pysb_event *e, const stru
 	fprintf(f, ":%u lets ", r->src.line);
 	print_escaped(f, r->path);
 	if (path && !strncmp(path, "/dev/", 5)) {
-		fputs(" be read, not written; a device's open that acts on it, or its setting, "
-		      "is judged as a write; expose-rw= lets it)",
+		fputs(" be read, not written; a device whose open for reading acts on it (a DRM "
+		      "card, a watchdog) is judged as written; expose-rw= lets it)",
 		      f);
 		return;
 	}
