@@ -1574,6 +1574,8 @@ static __always_inline bool watchdog_setting(struct file *file, unsigned int cmd
  */
 #define VHOST_IOC_TYPE	     0xAF
 #define PP_MAJOR	     99u /* ppdev, /dev/parportN (round 32): its lines, see below */
+#define LP_MAJOR	     6u	 /* lp, /dev/lpN (round 32) */
+#define LP_IOC_TYPE	     0x06
 #define IOC_DIR_READ	     2u
 #define UINPUT_IOC_TYPE	     'U'
 #define RFKILL_DEV	     ((10u << 20) | 242)
@@ -1594,6 +1596,13 @@ static __always_inline bool misc_device_setting(struct file *file, unsigned int 
 	 * Every command but the reads (_IOR). */
 	if (inode->i_rdev >> 20 == PP_MAJOR)
 		return (cmd >> 30) != IOC_DIR_READ;
+	/* and its printer (drivers/char/lp.c, /dev/lpN): LPRESET resets the printer (a job
+	 * cut), LPCHAR, LPTIME, LPWAIT, LPABORT, LPABORTOPEN, LPCAREFUL, LPSETTIMEOUT set the
+	 * port's driver for its next user (the print spooler); its reads (LPGETIRQ,
+	 * LPGETSTATUS, LPGETSTATS, LPGETFLAGS) stay free */
+	if (inode->i_rdev >> 20 == LP_MAJOR && type == LP_IOC_TYPE)
+		return (cmd & 0xff) != 0x06 && (cmd & 0xff) != 0x0B && (cmd & 0xff) != 0x0D &&
+		       (cmd & 0xff) != 0x0E;
 	if (type == UINPUT_IOC_TYPE)
 		return (cmd >> 30) != IOC_DIR_READ && inode->i_rdev == UINPUT_DEV;
 	return cmd == RFKILL_IOCTL_NOINPUT && inode->i_rdev == RFKILL_DEV;

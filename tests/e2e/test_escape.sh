@@ -3727,3 +3727,58 @@ PY
 	run_sb "$T/policy-rw" python3 "$T/pp.py"
 	expect_line "$T/out" "set-data ok"
 }
+
+# A printer port's driver set through /dev/lpN open for reading (found by an adversary,
+# round 32): lp's ioctls look at no descriptor mode: LPRESET resets the printer (a job
+# cut short), LPCAREFUL, LPABORT, LPABORTOPEN, LPCHAR, LPTIME, LPWAIT, LPSETTIMEOUT set the
+# driver for the port's next user, the print spooler. Under `expose-ro=/dev`, a sandboxed
+# root set the careful flag of QEMU's parallel port's lp0 (parport_pc, lp: loaded on
+# demand). Judged as an open for writing; its reads (LPGETFLAGS) stay free.
+test_escape_printer_port_not_set_through_read_only_descriptor() {
+	local i
+	if [ ! -c /dev/lp0 ]; then
+		vm_module parport_pc lp
+		for ((i = 0; i < 100; i++)); do
+			[ -c /dev/lp0 ] && break
+			sleep 0.1
+		done
+	fi
+	[ -c /dev/lp0 ] || skip "no /dev/lp0 here (the test VM's isa-parallel)"
+	write_probe_lib
+	write_file "$T/lp.py" <<PY
+import array, fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/lp0", os.O_RDONLY | os.O_NONBLOCK)
+def flags():  # LPGETFLAGS: LP_CAREFUL is 0x80
+    a = array.array("i", [0])
+    fcntl.ioctl(fd, 0x060E, a)
+    return a[0]
+if sys.argv[1] == "reset":
+    fcntl.ioctl(fd, 0x0609, 0)  # LPCAREFUL 0
+else:
+    attempt("flags", flags)
+    attempt("careful", lambda: fcntl.ioctl(fd, 0x0609, 1))  # LPCAREFUL
+    attempt("reset-printer", lambda: fcntl.ioctl(fd, 0x060C))  # LPRESET
+    print("careful", "on" if flags() & 0x80 else "off")
+PY
+	python3 "$T/lp.py" reset
+	run_plain python3 "$T/lp.py" probe
+	for op in flags careful reset-printer; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "careful on"
+	python3 "$T/lp.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/lp.py" probe
+	expect_line "$T/out" "flags ok"
+	expect_line "$T/out" "careful EACCES"
+	expect_line "$T/out" "reset-printer EACCES"
+	expect_line "$T/out" "careful off"
+	expect_grep "$T/err" "deny file open\(write\) /dev/lp0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/lp0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/lp.py" probe
+	expect_line "$T/out" "careful ok"
+	expect_line "$T/out" "careful on"
+	python3 "$T/lp.py" reset
+}
