@@ -1720,6 +1720,36 @@ static __always_inline bool scsi_command(struct file *file, unsigned int cmd)
 }
 
 /*
+ * A GPIO chip's lines taken through /dev/gpiochipN open for reading
+ * (drivers/gpio/gpiolib-cdev.c): GPIO_V2_GET_LINE_IOCTL, and version 1's
+ * GPIO_GET_LINEHANDLE_IOCTL and GPIO_GET_LINEEVENT_IOCTL, request lines as outputs (their
+ * values then set through the request's own descriptor: a relay, a reset line, a board's
+ * power) or inputs, and hold them from their other users; the chip looks at no descriptor
+ * mode. Found by an adversary, round 32: under `expose-ro=/dev`, a sandboxed root set a
+ * gpio-sim chip's line. Which direction a request asks is in the program's memory,
+ * changeable between this hook and the driver's copy: every request judged as an open
+ * for writing; the chip's and lines' information stays free. The chip's major is dynamic:
+ * its devices are those whose cdev's parent is named gpiochipN.
+ */
+#define GPIO_IOC_TYPE 0xB4
+
+static __always_inline bool gpio_line_request(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	const char *name;
+	char n[9];
+
+	if (((cmd >> 8) & 0xff) != GPIO_IOC_TYPE ||
+	    ((cmd & 0xff) != 0x03 && (cmd & 0xff) != 0x04 && (cmd & 0xff) != 0x07) ||
+	    (inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	name = BPF_CORE_READ(inode, i_cdev, kobj.parent, name);
+	return name && !bpf_probe_read_kernel(n, sizeof(n), name) && n[0] == 'g' && n[1] == 'p' &&
+	       n[2] == 'i' && n[3] == 'o' && n[4] == 'c' && n[5] == 'h' && n[6] == 'i' &&
+	       n[7] == 'p' && n[8] >= '0' && n[8] <= '9';
+}
+
+/*
  * A serial line's signals driven through a terminal descriptor open for reading (found by
  * an adversary, round 31): the tty core looks at no descriptor mode for its modem lines
  * (TIOCMSET, TIOCMBIS, TIOCMBIC: DTR and RTS, which reset a board, signal a UPS to cut
@@ -1787,8 +1817,8 @@ static __always_inline bool line_setting(struct file *file, unsigned int cmd, un
 	return tty && !(settings && virtual_console(tty));
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the fourteen above):
- * judged as an open for writing of the device, once for all fourteen. */
+/* A device's state changed by ioctl through a descriptor of any mode (the fifteen above):
+ * judged as an open for writing of the device, once for all fifteen. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd,
 					      unsigned long arg)
 {
@@ -1796,7 +1826,8 @@ static __always_inline int check_device_ioctl(struct file *file, unsigned int cm
 	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
 	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd) &&
 	    !framebuffer_setting(file, cmd) && !cdrom_setting(file, cmd) &&
-	    !scsi_command(file, cmd) && !line_setting(file, cmd, arg))
+	    !scsi_command(file, cmd) && !gpio_line_request(file, cmd) &&
+	    !line_setting(file, cmd, arg))
 		return 0;
 	return judged_as_write_open(file, false);
 }

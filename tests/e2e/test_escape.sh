@@ -3782,3 +3782,55 @@ PY
 	expect_line "$T/out" "careful on"
 	python3 "$T/lp.py" reset
 }
+
+# A GPIO chip's line set through /dev/gpiochipN open for reading (found by an adversary,
+# round 32): GPIO_V2_GET_LINE_IOCTL requests lines as outputs whatever the descriptor's
+# mode, and the request's own descriptor sets them (a relay, a reset line). Under
+# `expose-ro=/dev`, a sandboxed root set a line of a gpio-sim chip (made through configfs;
+# gpio_sim, 7.2 only). Every line request judged as an open for writing (its direction is
+# in the program's memory); the chip's information stays free.
+test_escape_gpio_line_not_set_through_read_only_descriptor() {
+	local cfg=/sys/kernel/config/gpio-sim/pysb chip= i
+	vm_module gpio_sim
+	[ -d /sys/kernel/config/gpio-sim ] || mount -t configfs none /sys/kernel/config 2>/dev/null
+	[ -d /sys/kernel/config/gpio-sim ] || skip "no gpio-sim here (gpio_sim)"
+	if [ ! -d $cfg ]; then
+		mkdir -p $cfg/bank0 && echo 4 >$cfg/bank0/num_lines && echo 1 >$cfg/live ||
+			fail "gpio-sim chip not made"
+	fi
+	for ((i = 0; i < 50; i++)); do
+		chip=$(cat $cfg/bank0/chip_name 2>/dev/null) && [ -c "/dev/$chip" ] && break
+		sleep 0.1
+	done
+	[ -c "/dev/$chip" ] || fail "no /dev/$chip"
+	write_probe_lib
+	write_file "$T/gpio.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/$chip", os.O_RDONLY)
+def set_line():
+    req = bytearray(592)  # struct gpio_v2_line_request: line 0, an output
+    struct.pack_into("I", req, 0, 0)
+    req[256:256 + 4] = b"pysb"
+    struct.pack_into("Q", req, 288, 1 << 3)  # config.flags: GPIO_V2_LINE_FLAG_OUTPUT
+    struct.pack_into("I", req, 560, 1)  # num_lines
+    fcntl.ioctl(fd, 0xC250B407, req)  # GPIO_V2_GET_LINE_IOCTL
+    line = struct.unpack_from("i", req, 588)[0]
+    fcntl.ioctl(line, 0xC010B40F, struct.pack("QQ", 1, 1))  # GPIO_V2_LINE_SET_VALUES_IOCTL
+    os.close(line)
+attempt("info", lambda: fcntl.ioctl(fd, 0x8044B401, b"\0" * 68))  # GPIO_GET_CHIPINFO_IOCTL
+attempt("set-line", set_line)
+PY
+	run_plain python3 "$T/gpio.py"
+	expect_line "$T/out" "info ok"
+	expect_line "$T/out" "set-line ok"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/gpio.py"
+	expect_line "$T/out" "info ok"
+	expect_line "$T/out" "set-line EACCES"
+	expect_grep "$T/err" "deny file open\(write\) /dev/$chip "
+	printf 'expose-ro=%s\nexpose-rw=/dev/%s\n' "$T" "$chip" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/gpio.py"
+	expect_line "$T/out" "set-line ok"
+}
