@@ -609,13 +609,28 @@ static __always_inline bool watchdog_device(struct file *file)
 #define SNAPSHOT_DEV ((10u << 20) | 231)
 #define VHCI_DEV     ((10u << 20) | 137)
 
+/*
+ * And a display taken by the open of a DRM device's primary node (/dev/dri/cardN: major
+ * 226, minors below 64), whatever the mode (drivers/gpu/drm/drm_auth.c drm_master_open):
+ * when no compositor holds the device, its first opener becomes its master, whose
+ * descriptor sets the modes, planes and framebuffers on the machine's screens (the DRM
+ * core looks at no descriptor mode) and keeps the user's compositor from becoming master
+ * (its SET_MASTER: EBUSY) until it closes. Found by an adversary, round 32: under
+ * `expose-ro=/dev`, a sandboxed root opened card0 for reading and was its master. Render
+ * nodes (renderDN, minors from 128) have no master: opening them stays a read.
+ */
+#define DRM_MAJOR	 226u
+#define DRM_PRIMARY_LAST 63u
+
 static __always_inline bool acts_at_open(struct file *file)
 {
 	struct inode *inode = file->f_inode;
 
 	return watchdog_device(file) ||
 	       ((inode->i_mode & S_IFMT) == S_IFCHR &&
-		(inode->i_rdev == SNAPSHOT_DEV || inode->i_rdev == VHCI_DEV));
+		(inode->i_rdev == SNAPSHOT_DEV || inode->i_rdev == VHCI_DEV ||
+		 (inode->i_rdev >> 20 == DRM_MAJOR &&
+		  (inode->i_rdev & 0xfffff) <= DRM_PRIMARY_LAST)));
 }
 
 SEC("lsm/file_open")
@@ -1144,7 +1159,14 @@ static __always_inline int held_master_write(struct file *file)
  * its writes are: as an open for writing, in a sandbox confined in place. Other files'
  * commands are their own (a socket's SOCKET_URING_OP_SETSOCKOPT reaches
  * socket_setsockopt; /dev/fuse's answer requests, as its writes do).
+ * A misc device's commands (major 10) are its driver's settings: /dev/ublk-control's
+ * UBLK_U_CMD_ADD_DEV adds a ublk device to the machine (its /dev/ublkcN, then the block
+ * device /dev/ublkbN its server answers for, which udev and the desktop probe), allowed
+ * to any opener with UBLK_F_UNPRIVILEGED_DEV, through a descriptor of any mode (found by
+ * an adversary, round 32: under `expose-ro=/dev`, a sandboxed root with no capability
+ * added one; 6.12, 7.2). Judged as an open for writing of the device, in every sandbox.
  */
+#define MISC_MAJOR 10u
 SEC("lsm/uring_cmd")
 int BPF_PROG(pysb_uring_cmd, struct io_uring_cmd *ioucmd)
 {
@@ -1154,7 +1176,11 @@ int BPF_PROG(pysb_uring_cmd, struct io_uring_cmd *ioucmd)
 	if (!file)
 		return 0;
 	inode = file->f_inode;
-	if (!inode || !kernel_knob(inode, inode->i_sb->s_magic))
+	if (!inode)
+		return 0;
+	if ((inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == MISC_MAJOR)
+		return judged_as_write_open(file, false);
+	if (!kernel_knob(inode, inode->i_sb->s_magic))
 		return 0;
 	return held_knob_write(file);
 }
@@ -1434,9 +1460,17 @@ static __always_inline bool rtc_setting(struct file *file, unsigned int cmd)
  * program's sound through a playback device open for reading (write(2) wants one open
  * for writing; same round: under `expose-ro=/dev/snd`, the dummy card took 64 frames).
  * Judged as an open for writing, in every sandbox, on ALSA's major 116; reading the
- * controls, setting a stream up and capturing stay free.
+ * controls, setting a stream up and capturing stay free. And the same mixer through its
+ * OSS emulation (sound/core/oss/mixer_oss.c, major 14: /dev/mixerN, and /dev/dspN, which
+ * passes type 'M' on): SOUND_MIXER_WRITE_* (_IOWR('M', ...)) set the card's controls
+ * whatever the descriptor's mode (found by an adversary, round 32: under `expose-ro=/dev`,
+ * a sandboxed root set snd-dummy's master volume through /dev/mixer); its reads (_IOR)
+ * stay free.
  */
 #define SOUND_MAJOR	     116u
+#define OSS_SOUND_MAJOR	     14u
+#define OSS_MIXER_TYPE	     'M'
+#define IOC_WRITE_BIT	     1u
 #define SNDRV_CTL_TYPE	     'U'
 #define SNDRV_ELEM_WRITE_NR  0x13 /* 0x14, 0x15: ELEM_LOCK, ELEM_UNLOCK */
 #define SNDRV_ELEM_UNLOCK_NR 0x15
@@ -1456,6 +1490,9 @@ static __always_inline bool sound_setting(struct file *file, unsigned int cmd)
 
 	if (!(cmd >> 30))
 		return false;
+	if (type == OSS_MIXER_TYPE && ((cmd >> 30) & IOC_WRITE_BIT) &&
+	    (inode->i_mode & S_IFMT) == S_IFCHR && inode->i_rdev >> 20 == OSS_SOUND_MAJOR)
+		return true;
 	if (type == SNDRV_CTL_TYPE)
 		set = (nr >= SNDRV_ELEM_WRITE_NR && nr <= SNDRV_ELEM_UNLOCK_NR) ||
 		      (nr >= SNDRV_ELEM_ADD_NR && nr <= SNDRV_ELEM_REMOVE_NR) ||
@@ -1534,6 +1571,9 @@ static __always_inline bool watchdog_setting(struct file *file, unsigned int cmd
  * Judged as an open for writing of the device, as the seven above.
  */
 #define VHOST_IOC_TYPE	     0xAF
+#define PP_MAJOR	     99u /* ppdev, /dev/parportN (round 32): its lines, see below */
+#define LP_MAJOR	     6u	 /* lp, /dev/lpN (round 32) */
+#define LP_IOC_TYPE	     0x06
 #define IOC_DIR_READ	     2u
 #define UINPUT_IOC_TYPE	     'U'
 #define RFKILL_DEV	     ((10u << 20) | 242)
@@ -1548,9 +1588,163 @@ static __always_inline bool misc_device_setting(struct file *file, unsigned int 
 		return false;
 	if (type == VHOST_IOC_TYPE)
 		return (cmd >> 30) != IOC_DIR_READ;
+	/* a parallel port (drivers/char/ppdev.c): PPCLAIM takes it from the printer's driver,
+	 * PPWDATA and PPWCONTROL set its data and control lines, PPSETMODE, PPNEGOT,
+	 * PPSETFLAGS the rest; found by an adversary, round 32, under `expose-ro=/dev`.
+	 * Every command but the reads (_IOR). */
+	if (inode->i_rdev >> 20 == PP_MAJOR)
+		return (cmd >> 30) != IOC_DIR_READ;
+	/* and its printer (drivers/char/lp.c, /dev/lpN): LPRESET resets the printer (a job
+	 * cut), LPCHAR, LPTIME, LPWAIT, LPABORT, LPABORTOPEN, LPCAREFUL, LPSETTIMEOUT set the
+	 * port's driver for its next user (the print spooler); its reads (LPGETIRQ,
+	 * LPGETSTATUS, LPGETSTATS, LPGETFLAGS) stay free */
+	if (inode->i_rdev >> 20 == LP_MAJOR && type == LP_IOC_TYPE)
+		return (cmd & 0xff) != 0x06 && (cmd & 0xff) != 0x0B && (cmd & 0xff) != 0x0D &&
+		       (cmd & 0xff) != 0x0E;
 	if (type == UINPUT_IOC_TYPE)
 		return (cmd >> 30) != IOC_DIR_READ && inode->i_rdev == UINPUT_DEV;
 	return cmd == RFKILL_IOCTL_NOINPUT && inode->i_rdev == RFKILL_DEV;
+}
+
+/*
+ * A framebuffer's display changed by ioctl (drivers/video/fbdev/core/fb_chrdev.c, /dev/fbN,
+ * major 29), through a descriptor of any mode: FBIOBLANK blanks (or powers down) the
+ * screen, FBIOPUT_VSCREENINFO sets its mode, FBIOPUTCMAP its colours, FBIOPAN_DISPLAY
+ * shows another part of its memory, FBIOPUT_CON2FBMAP moves a console to it, FBIO_CURSOR,
+ * FBIO_ALLOC, FBIO_FREE, FBIOPUT_MODEINFO and drivers' own commands set the rest; only
+ * write(2) and a shared writable mapping want a descriptor open for writing. Found by an
+ * adversary, round 32: under `expose-ro=/dev`, a sandboxed root blanked the console's
+ * framebuffer through a descriptor open for reading. Every command but the reads
+ * (FBIOGET_VSCREENINFO, FSCREENINFO, FBIOGETCMAP, FBIOGET_CON2FBMAP, FBIOGET_VBLANK,
+ * FBIOGET_GLYPH, FBIOGET_HWCINFO, FBIOGET_DISPINFO) and FBIO_WAITFORVSYNC.
+ */
+#define FB_MAJOR 29u
+
+static __always_inline bool framebuffer_setting(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+
+	if ((inode->i_mode & S_IFMT) != S_IFCHR || inode->i_rdev >> 20 != FB_MAJOR)
+		return false;
+	if (((cmd >> 8) & 0xff) != 'F')
+		return true;
+	switch (cmd & 0xff) {
+	case 0x00: /* FBIOGET_VSCREENINFO */
+	case 0x02: /* FBIOGET_FSCREENINFO */
+	case 0x04: /* FBIOGETCMAP */
+	case 0x0F: /* FBIOGET_CON2FBMAP */
+	case 0x12: /* FBIOGET_VBLANK */
+	case 0x15: /* FBIOGET_GLYPH */
+	case 0x16: /* FBIOGET_HWCINFO */
+	case 0x18: /* FBIOGET_DISPINFO */
+	case 0x20: /* FBIO_WAITFORVSYNC */
+		return false;
+	}
+	return true;
+}
+
+/*
+ * A CD or DVD drive's tray, door and playing driven by ioctl (drivers/cdrom/cdrom.c, and
+ * the SCSI layer's door lock), through a descriptor of any mode: CDROMEJECT opens the
+ * tray (the disc out of the machine), CDROMCLOSETRAY shuts it, CDROM_LOCKDOOR and
+ * SCSI_IOCTL_DOORLOCK lock it against the user's button, CDROMEJECT_SW and
+ * CDROM_SET_OPTIONS, CLEAR_OPTIONS set the drive's options for every later user (the
+ * tray opened at each last close, the door locked), CDROM_SELECT_SPEED, SELECT_DISC and
+ * the audio commands (CDROMPLAYMSF, PLAYTRKIND, PLAYBLK, PAUSE, RESUME, STOP, START,
+ * VOLCTRL) drive the drive itself; none looks at the descriptor's mode (only the reset
+ * and the debug switch want CAP_SYS_ADMIN). Found by an adversary, round 32: under
+ * `expose-ro=/dev/sr0`, a sandboxed root ejected the drive's tray through a descriptor
+ * open for reading (the `eject` tool opens it so). Judged as an open for writing of the
+ * block device (a rule naming it, block_device_verdict); reading the disc, its table of
+ * contents and the drive's status stay free.
+ */
+#define CDROM_IOC_TYPE 0x53
+
+static __always_inline bool cdrom_setting(struct file *file, unsigned int cmd)
+{
+	if (cmd >> 16 || ((cmd >> 8) & 0xff) != CDROM_IOC_TYPE ||
+	    (file->f_inode->i_mode & S_IFMT) != S_IFBLK)
+		return false;
+	switch (cmd & 0xff) {
+	case 0x01: /* CDROMPAUSE */
+	case 0x02: /* CDROMRESUME */
+	case 0x03: /* CDROMPLAYMSF */
+	case 0x04: /* CDROMPLAYTRKIND */
+	case 0x07: /* CDROMSTOP */
+	case 0x08: /* CDROMSTART */
+	case 0x09: /* CDROMEJECT */
+	case 0x0A: /* CDROMVOLCTRL */
+	case 0x0F: /* CDROMEJECT_SW */
+	case 0x17: /* CDROMPLAYBLK */
+	case 0x19: /* CDROMCLOSETRAY */
+	case 0x20: /* CDROM_SET_OPTIONS */
+	case 0x21: /* CDROM_CLEAR_OPTIONS */
+	case 0x22: /* CDROM_SELECT_SPEED */
+	case 0x23: /* CDROM_SELECT_DISC */
+	case 0x29: /* CDROM_LOCKDOOR */
+	case 0x80: /* SCSI_IOCTL_DOORLOCK */
+	case 0x81: /* SCSI_IOCTL_DOORUNLOCK */
+		return true;
+	}
+	return false;
+}
+
+/*
+ * A SCSI command sent by ioctl through a descriptor open for reading: SG_IO (a block
+ * device's, /dev/sgN's, /dev/bsg's), SCSI_IOCTL_SEND_COMMAND and CDROM_SEND_PACKET let any
+ * opener send the commands the SCSI layer calls safe to read with (scsi_cmd_allowed), and
+ * START STOP UNIT is one: with LoEj it ejects a drive's tray, without it stops a disk.
+ * Found by an adversary, round 32: under `expose-ro=/dev/sr0`, a sandboxed root with no
+ * capability ejected the tray by SG_IO, past cdrom_setting. Which command the packet
+ * carries is in the program's memory, which another thread can change between this hook
+ * and the driver's copy: every such packet judged as an open for writing.
+ */
+#define SG_IO			0x2285
+#define SCSI_IOCTL_SEND_COMMAND 1
+#define CDROM_SEND_PACKET	0x5393
+#define SCSI_GENERIC_MAJOR	21u
+
+static __always_inline bool scsi_command(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	umode_t fmt = inode->i_mode & S_IFMT;
+
+	if (cmd == SG_IO)
+		return fmt == S_IFBLK || fmt == S_IFCHR;
+	if (cmd == SCSI_IOCTL_SEND_COMMAND)
+		return fmt == S_IFBLK ||
+		       (fmt == S_IFCHR && inode->i_rdev >> 20 == SCSI_GENERIC_MAJOR);
+	return cmd == CDROM_SEND_PACKET && fmt == S_IFBLK;
+}
+
+/*
+ * A GPIO chip's lines taken through /dev/gpiochipN open for reading
+ * (drivers/gpio/gpiolib-cdev.c): GPIO_V2_GET_LINE_IOCTL, and version 1's
+ * GPIO_GET_LINEHANDLE_IOCTL and GPIO_GET_LINEEVENT_IOCTL, request lines as outputs (their
+ * values then set through the request's own descriptor: a relay, a reset line, a board's
+ * power) or inputs, and hold them from their other users; the chip looks at no descriptor
+ * mode. Found by an adversary, round 32: under `expose-ro=/dev`, a sandboxed root set a
+ * gpio-sim chip's line. Which direction a request asks is in the program's memory,
+ * changeable between this hook and the driver's copy: every request judged as an open
+ * for writing; the chip's and lines' information stays free. The chip's major is dynamic:
+ * its devices are those whose cdev's parent is named gpiochipN.
+ */
+#define GPIO_IOC_TYPE 0xB4
+
+static __always_inline bool gpio_line_request(struct file *file, unsigned int cmd)
+{
+	struct inode *inode = file->f_inode;
+	const char *name;
+	char n[9];
+
+	if (((cmd >> 8) & 0xff) != GPIO_IOC_TYPE ||
+	    ((cmd & 0xff) != 0x03 && (cmd & 0xff) != 0x04 && (cmd & 0xff) != 0x07) ||
+	    (inode->i_mode & S_IFMT) != S_IFCHR)
+		return false;
+	name = BPF_CORE_READ(inode, i_cdev, kobj.parent, name);
+	return name && !bpf_probe_read_kernel(n, sizeof(n), name) && n[0] == 'g' && n[1] == 'p' &&
+	       n[2] == 'i' && n[3] == 'o' && n[4] == 'c' && n[5] == 'h' && n[6] == 'i' &&
+	       n[7] == 'p' && n[8] >= '0' && n[8] <= '9';
 }
 
 /*
@@ -1563,20 +1757,32 @@ static __always_inline bool misc_device_setting(struct file *file, unsigned int 
  * dropped the line's DTR. Judged as an open for writing of the terminal, through a
  * descriptor not open for writing (one open for writing was judged so at its open); a
  * pty (devpts, /dev/ptmx) has no such line, and is left to its session's rules.
+ * And its settings (round 32): the termios setters (TCSETS*, TCSETA*, TCSETS2*: `stty -F`
+ * opens for reading) change the speed and framing for the line's next opener, and a
+ * speed of B0 hangs it up (the serial core drops DTR and RTS, as TIOCMBIC did); with
+ * TIOCSSOFTCAR (CLOCAL), TCXONC (its output stopped), TIOCEXCL and TIOCNXCL (its later
+ * opens refused, or let in). A terminal whose session is led outside was refused them
+ * before (bpf/tty.bpf.h sets_terminal); this is a line no session uses, or the
+ * sandbox's own (setsid() and an open for reading make it so). Not a virtual console's
+ * termios: it has no line, they are its session's modes.
  */
-#define TCSBRK	    0x5409
-#define TIOCMBIS    0x5416
-#define TIOCMBIC    0x5417
-#define TIOCMSET    0x5418
-#define TIOCSSERIAL 0x541F
-#define TCSBRKP	    0x5425
-#define TIOCSBRK    0x5427
-#define TIOCCBRK    0x5428
-#define TIOCSRS485  0x542F
+#define TIOCNXCL     0x540D
+#define TIOCSSOFTCAR 0x541A
+#define TCSBRK	     0x5409
+#define TIOCMBIS     0x5416
+#define TIOCMBIC     0x5417
+#define TIOCMSET     0x5418
+#define TIOCSSERIAL  0x541F
+#define TCSBRKP	     0x5425
+#define TIOCSBRK     0x5427
+#define TIOCCBRK     0x5428
+#define TIOCSRS485   0x542F
 
 static __always_inline bool line_setting(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct inode *inode = file->f_inode;
+	struct tty_struct *tty;
+	bool settings = false;
 
 	switch (cmd) {
 	case TCSBRK:
@@ -1593,22 +1799,32 @@ static __always_inline bool line_setting(struct file *file, unsigned int cmd, un
 	case TIOCSRS485:
 		break;
 	default:
-		return false;
+		if (!sets_terminal(cmd) && cmd != TIOCNXCL && cmd != TIOCSSOFTCAR)
+			return false;
+		/* the foreground group, the window size and a flush stay free */
+		if (cmd == TIOCSPGRP || cmd == TIOCSWINSZ || cmd == TCFLSH)
+			return false;
+		settings = true;
 	}
 	if ((file->f_mode & FMODE_WRITE) || (inode->i_mode & S_IFMT) != S_IFCHR ||
 	    inode->i_rdev == PTMX_DEV || BPF_CORE_READ(inode, i_sb, s_magic) == DEVPTS_SUPER_MAGIC)
 		return false;
-	return tty_of(file) != NULL;
+	tty = tty_of(file);
+	/* a virtual console has no line: its settings are its session's modes (its own
+	 * setters are sets_console's, bpf/tty.bpf.h) */
+	return tty && !(settings && virtual_console(tty));
 }
 
-/* A device's state changed by ioctl through a descriptor of any mode (the eleven above):
- * judged as an open for writing of the device, once for all eleven. */
+/* A device's state changed by ioctl through a descriptor of any mode (the fifteen above):
+ * judged as an open for writing of the device, once for all fifteen. */
 static __always_inline int check_device_ioctl(struct file *file, unsigned int cmd,
 					      unsigned long arg)
 {
 	if (!i2c_transfer(file, cmd) && !hid_report_sent(file, cmd) && !input_setting(file, cmd) &&
 	    !rtc_setting(file, cmd) && !sound_setting(file, cmd) && !tun_setting(file, cmd) &&
 	    !watchdog_setting(file, cmd) && !misc_device_setting(file, cmd) &&
+	    !framebuffer_setting(file, cmd) && !cdrom_setting(file, cmd) &&
+	    !scsi_command(file, cmd) && !gpio_line_request(file, cmd) &&
 	    !line_setting(file, cmd, arg))
 		return 0;
 	return judged_as_write_open(file, false);

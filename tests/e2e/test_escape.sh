@@ -3210,6 +3210,74 @@ PY
 	python3 "$T/serial.py" raise
 }
 
+# A serial line's settings changed through a descriptor open for reading (found by an
+# adversary, round 32): the tty core looks at no descriptor mode for its termios setters
+# (TCSETS*, TCSETA*, TCSETS2*: what `stty -F`, which opens for reading, does), and a
+# speed of B0 hangs the line up: the serial core drops DTR and RTS, the very lines round
+# 31 kept a descriptor open for reading from dropping by TIOCMBIC; the speed and framing
+# set stay for the line's next opener. Nor for TIOCSSOFTCAR (CLOCAL), TCXONC (the line's
+# output stopped), TIOCEXCL and TIOCNXCL (its later opens refused, or let in). Under
+# `expose-ro=/dev/ttyS0`, a sandboxed root hung the line up. Judged as an open for
+# writing, as round 31's; reading the settings and tcdrain stay free.
+test_escape_serial_line_not_set_through_read_only_descriptor() {
+	local dev=/dev/ttyS0
+	[ -c $dev ] || skip "no $dev here"
+	write_probe_lib
+	write_file "$T/serial_set.py" <<PY
+import fcntl, os, struct, sys, termios
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("$dev", os.O_RDONLY | os.O_NOCTTY | os.O_NONBLOCK)
+dtr = struct.pack("i", 0x002)  # TIOCM_DTR
+lines = lambda: struct.unpack("i", fcntl.ioctl(fd, 0x5415, b"\0" * 4))[0]  # TIOCMGET
+def speed(s):
+    t = termios.tcgetattr(fd)
+    t[4] = t[5] = s
+    try:
+        termios.tcsetattr(fd, termios.TCSANOW, t)  # TCSETS
+    except termios.error as e:  # not an OSError
+        raise OSError(*e.args)
+if sys.argv[1] == "reset":
+    speed(termios.B115200)
+    fcntl.ioctl(fd, 0x5416, dtr)  # TIOCMBIS
+else:
+    attempt("get", lambda: termios.tcgetattr(fd))
+    attempt("drain", lambda: termios.tcdrain(fd))
+    attempt("speed", lambda: speed(termios.B1200))
+    attempt("hangup", lambda: speed(termios.B0))
+    attempt("softcar", lambda: fcntl.ioctl(fd, 0x541A, struct.pack("i", 1)))  # TIOCSSOFTCAR
+    attempt("exclusive", lambda: fcntl.ioctl(fd, 0x540C))  # TIOCEXCL
+    attempt("shared", lambda: fcntl.ioctl(fd, 0x540D))  # TIOCNXCL
+    print("dtr", "on" if lines() & 0x002 else "off")
+    print("speed", termios.tcgetattr(fd)[4])
+PY
+	python3 "$T/serial_set.py" reset
+	run_plain python3 "$T/serial_set.py" probe
+	for op in speed hangup softcar exclusive shared; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "dtr off"
+	python3 "$T/serial_set.py" reset
+	printf 'expose-ro=%s\nexpose-ro=%s\n' "$T" $dev >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/serial_set.py" probe
+	for op in get drain; do
+		expect_line "$T/out" "$op ok"
+	done
+	for op in speed hangup softcar exclusive shared; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_line "$T/out" "dtr on"
+	expect_line "$T/out" "speed $(python3 -c 'import termios; print(termios.B115200)')"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/serial_set.py" probe
+	for op in speed hangup softcar exclusive shared; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "dtr off"
+	python3 "$T/serial_set.py" reset
+}
+
 # A USB HID device's report set and sent through its hiddev open for reading (found by an
 # adversary, round 31): hiddev has no write(2), and its HIDIOCSUSAGE, HIDIOCSUSAGES and
 # HIDIOCSREPORT look at no descriptor mode (a UPS's shutdown delay is set this way by
@@ -3276,4 +3344,493 @@ PY
 	expect_line "$T/out" "send ok"
 	expect_line "$T/out" "led 1"
 	python3 "$T/hiddev.py" "$dev" reset
+}
+
+# vm_display: the test VM's virtio GPU driven (virtio_gpu, loaded on demand), with its DRM
+# device and the DRM core's framebuffer; skips where there is none.
+vm_display() {
+	local i
+	if [ ! -c /dev/fb0 ] || [ ! -c /dev/dri/card0 ]; then
+		vm_module virtio_gpu
+		for ((i = 0; i < 100; i++)); do
+			[ -c /dev/fb0 ] && [ -c /dev/dri/card0 ] && break
+			sleep 0.1
+		done
+	fi
+	[ -c /dev/fb0 ] && [ -c /dev/dri/card0 ] || skip "no display here (the test VM's virtio-gpu-pci)"
+}
+
+# A framebuffer's display changed through a descriptor open for reading (found by an
+# adversary, round 32): fbdev's FBIOBLANK, FBIOPUT_VSCREENINFO, FBIOPAN_DISPLAY,
+# FBIOPUTCMAP look at no descriptor mode. Under `expose-ro=/dev`, a sandboxed root blanked
+# the screen of /dev/fb0 (the DRM core's framebuffer of QEMU's virtio GPU). Judged as an
+# open for writing; reading its settings stays free; a rule granting WRITE lets it through.
+test_escape_framebuffer_not_set_through_read_only_descriptor() {
+	vm_display
+	write_probe_lib
+	write_file "$T/fb.py" <<PY
+import fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/fb0", os.O_RDONLY)
+var = fcntl.ioctl(fd, 0x4600, b"\0" * 160)  # FBIOGET_VSCREENINFO
+if sys.argv[1] == "reset":
+    fcntl.ioctl(fd, 0x4611, 0)  # FBIOBLANK, FB_BLANK_UNBLANK
+else:
+    attempt("get", lambda: fcntl.ioctl(fd, 0x4600, b"\0" * 160))
+    attempt("set", lambda: fcntl.ioctl(fd, 0x4601, var))  # FBIOPUT_VSCREENINFO
+    attempt("pan", lambda: fcntl.ioctl(fd, 0x4606, var))  # FBIOPAN_DISPLAY
+    attempt("blank", lambda: fcntl.ioctl(fd, 0x4611, 4))  # FBIOBLANK, FB_BLANK_POWERDOWN
+PY
+	run_plain python3 "$T/fb.py" probe
+	for op in get set pan blank; do
+		expect_line "$T/out" "$op ok"
+	done
+	python3 "$T/fb.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/fb.py" probe
+	expect_line "$T/out" "get ok"
+	for op in set pan blank; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_grep "$T/err" "deny file open\(write\) /dev/fb0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/fb0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/fb.py" probe
+	expect_line "$T/out" "blank ok"
+	python3 "$T/fb.py" reset
+}
+
+# A display taken by an open for reading of its DRM device (found by an adversary, round
+# 32): the first opener of a primary node (/dev/dri/cardN) no compositor holds becomes its
+# master, whatever the mode, and a master's descriptor sets the machine's screens (the DRM
+# core looks at no descriptor mode) and keeps the user's compositor out (SET_MASTER:
+# EBUSY). Under `expose-ro=/dev`, a sandboxed root opened card0 for reading and turned its
+# screen off (DRM_IOCTL_MODE_SETCRTC, a master's command). Its open judged as an open for
+# writing; the render node (no master) still opens for reading.
+test_escape_display_not_taken_by_an_open_for_reading() {
+	vm_display
+	write_probe_lib
+	write_file "$T/drm.py" <<PY
+import ctypes, fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+def version(fd):  # DRM_IOCTL_VERSION, no strings asked
+    return fcntl.ioctl(fd, 0xC0406400, b"\0" * 64)
+def crtc_off(fd):
+    res = bytearray(64)
+    fcntl.ioctl(fd, 0xC04064A0, res)  # DRM_IOCTL_MODE_GETRESOURCES: the counts
+    n = struct.unpack_from("I", res, 36)[0]
+    ids = (ctypes.c_uint32 * max(n, 1))()
+    res = bytearray(struct.pack("QQQQIIII", 0, ctypes.addressof(ids), 0, 0, 0, n, 0, 0)) + bytes(16)
+    fcntl.ioctl(fd, 0xC04064A0, res)
+    crtc = struct.pack("QIIIIIII", 0, 0, ids[0], 0, 0, 0, 0, 0) + bytes(68)  # fb 0: off
+    fcntl.ioctl(fd, 0xC06864A2, crtc)  # DRM_IOCTL_MODE_SETCRTC, DRM_MASTER only
+def card():
+    fd = os.open("/dev/dri/card0", os.O_RDONLY)
+    attempt("master-off", lambda: crtc_off(fd))
+render = [n for n in os.listdir("/dev/dri") if n.startswith("renderD")]
+attempt("render", lambda: version(os.open("/dev/dri/" + render[0], os.O_RDONLY)))
+attempt("card", card)
+PY
+	run_plain python3 "$T/drm.py"
+	for op in render card master-off; do
+		expect_line "$T/out" "$op ok"
+	done
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/drm.py"
+	expect_line "$T/out" "render ok"
+	expect_line "$T/out" "card EACCES"
+	expect_grep "$T/err" "deny file open\([a-z,]*write\) /dev/dri/card0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/dri\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/drm.py"
+	expect_line "$T/out" "master-off ok"
+}
+
+# vm_cdrom: the test VM's SCSI CD drive with no disc (virtio_scsi and sr_mod, loaded on
+# demand), /dev/sr0; skips where there is none.
+vm_cdrom() {
+	local i
+	if [ ! -b /dev/sr0 ]; then
+		vm_module sr_mod virtio_scsi
+		for ((i = 0; i < 100; i++)); do
+			[ -b /dev/sr0 ] && break
+			sleep 0.1
+		done
+	fi
+	[ -b /dev/sr0 ] || skip "no /dev/sr0 here (the test VM's scsi-cd)"
+}
+
+# A CD drive's tray driven through a descriptor open for reading (found by an adversary,
+# round 32): the CD-ROM layer looks at no descriptor mode for CDROMEJECT, CDROMCLOSETRAY,
+# CDROM_LOCKDOOR, the options and the audio commands (the `eject` tool opens the drive for
+# reading). Under `expose-ro=/dev/sr0`, a sandboxed root opened the tray of QEMU's
+# SCSI CD drive (virtio_scsi, sr_mod: loaded on demand). Judged as an open for writing of
+# the drive; its status stays free; a rule granting WRITE lets it through.
+test_escape_cdrom_tray_not_driven_through_read_only_descriptor() {
+	vm_cdrom
+	write_probe_lib
+	write_file "$T/cdrom.py" <<PY
+import fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/sr0", os.O_RDONLY | os.O_NONBLOCK)
+status = lambda: fcntl.ioctl(fd, 0x5326, 0)  # CDROM_DRIVE_STATUS: 1 no disc, 2 tray open
+if sys.argv[1] == "reset":
+    fcntl.ioctl(fd, 0x5329, 0)  # CDROM_LOCKDOOR 0
+    fcntl.ioctl(fd, 0x5319)  # CDROMCLOSETRAY
+else:
+    attempt("status", status)
+    attempt("lock", lambda: fcntl.ioctl(fd, 0x5329, 1))  # CDROM_LOCKDOOR
+    attempt("unlock", lambda: fcntl.ioctl(fd, 0x5329, 0))
+    attempt("eject", lambda: fcntl.ioctl(fd, 0x5309))  # CDROMEJECT
+    print("tray", "open" if status() == 2 else "shut")
+PY
+	python3 "$T/cdrom.py" reset
+	run_plain python3 "$T/cdrom.py" probe
+	for op in status lock unlock eject; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "tray open"
+	python3 "$T/cdrom.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/sr0\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/cdrom.py" probe
+	expect_line "$T/out" "status ok"
+	for op in lock unlock eject; do
+		expect_line "$T/out" "$op EACCES"
+	done
+	expect_line "$T/out" "tray shut"
+	expect_grep "$T/err" "deny file open\(write\) /dev/sr0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/sr0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/cdrom.py" probe
+	expect_line "$T/out" "eject ok"
+	expect_line "$T/out" "tray open"
+	python3 "$T/cdrom.py" reset
+}
+
+# A SCSI command sent through a descriptor open for reading (found by an adversary, round
+# 32): SG_IO lets any opener send the commands the SCSI layer calls safe to read with
+# (scsi_cmd_allowed), and START STOP UNIT is one: with LoEj it ejects a CD drive's tray
+# (and without, stops a disk), past the CD-ROM ioctls above. Under `expose-ro=/dev/sr0`,
+# a sandboxed root, with no capability, ejected the tray with SG_IO. Which command the
+# packet carries is in the program's memory, which another thread can change between the
+# hook and the driver's copy: SG_IO (and SCSI_IOCTL_SEND_COMMAND, CDROM_SEND_PACKET) judged
+# as an open for writing, whatever it carries; the drive's status stays free.
+test_escape_scsi_command_not_sent_through_read_only_descriptor() {
+	vm_cdrom
+	write_probe_lib
+	write_file "$T/sg.py" <<PY
+import ctypes, fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/sr0", os.O_RDONLY | os.O_NONBLOCK)
+status = lambda: fcntl.ioctl(fd, 0x5326, 0)  # CDROM_DRIVE_STATUS: 1 no disc, 2 tray open
+HDR = "@iiBBHIPPPIIiPBBBBHHiII"  # struct sg_io_hdr
+def sg_io(cdb):
+    c, sense = ctypes.create_string_buffer(bytes(cdb), len(cdb)), ctypes.create_string_buffer(32)
+    fcntl.ioctl(fd, 0x2285, bytearray(struct.pack(HDR, ord("S"), -1, len(cdb), 32, 0, 0, 0,
+        ctypes.addressof(c), ctypes.addressof(sense), 5000, *([0] * 12))))  # SG_IO, no data
+if sys.argv[1] == "reset":
+    fcntl.ioctl(fd, 0x5319)  # CDROMCLOSETRAY
+else:
+    attempt("status", status)
+    attempt("eject", lambda: sg_io([0x1B, 0, 0, 0, 0x02, 0]))  # START STOP UNIT, LoEj
+    print("tray", "open" if status() == 2 else "shut")
+PY
+	python3 "$T/sg.py" reset
+	run_plain python3 "$T/sg.py" probe
+	expect_line "$T/out" "eject ok"
+	expect_line "$T/out" "tray open"
+	python3 "$T/sg.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev/sr0\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/sg.py" probe
+	expect_line "$T/out" "status ok"
+	expect_line "$T/out" "eject EACCES"
+	expect_line "$T/out" "tray shut"
+	expect_grep "$T/err" "deny file open\(write\) /dev/sr0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/sr0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/sg.py" probe
+	expect_line "$T/out" "eject ok"
+	expect_line "$T/out" "tray open"
+	python3 "$T/sg.py" reset
+}
+
+# A sound card's mixer set through its OSS emulation open for reading (found by an
+# adversary, round 32): snd_mixer_oss's SOUND_MIXER_WRITE_* (on /dev/mixerN, and on
+# /dev/dspN, which passes the mixer's commands on) set the card's controls whatever the
+# descriptor's mode, past round 29's check of ALSA's own control device. Under
+# `expose-ro=/dev`, a sandboxed root set snd-dummy's master volume through /dev/mixer.
+# Judged as an open for writing; reading the volume stays free; a rule granting WRITE lets
+# it through.
+test_escape_sound_mixer_through_oss_read_only_descriptor_refused() {
+	local c card= dev
+	vm_module snd_dummy snd_mixer_oss
+	for c in /sys/class/sound/controlC*; do
+		[ "$(cat "$c/device/id" 2>/dev/null)" = Dummy ] && card=${c##*/controlC}
+	done
+	[ -n "$card" ] || fail "no control device for snd-dummy's card"
+	dev=/dev/mixer
+	[ "$card" = 0 ] || dev=/dev/mixer$card
+	[ -c $dev ] || skip "no OSS mixer $dev here"
+	write_probe_lib
+	write_file "$T/oss.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("$dev", os.O_RDONLY)
+def volume(v=None):
+    if v is None:  # SOUND_MIXER_READ_VOLUME
+        return struct.unpack("i", fcntl.ioctl(fd, 0x80044D00, b"\0" * 4))[0] & 0xff
+    fcntl.ioctl(fd, 0xC0044D00, struct.pack("i", v | v << 8))  # SOUND_MIXER_WRITE_VOLUME
+if sys.argv[1] == "reset":
+    volume(0)
+else:
+    attempt("read", volume)
+    attempt("set-volume", lambda: volume(100))
+    print("volume", volume())
+PY
+	python3 "$T/oss.py" reset
+	run_plain python3 "$T/oss.py" probe
+	expect_line "$T/out" "set-volume ok"
+	expect_line "$T/out" "volume 100"
+	python3 "$T/oss.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/oss.py" probe
+	expect_line "$T/out" "read ok"
+	expect_line "$T/out" "set-volume EACCES"
+	expect_line "$T/out" "volume 0"
+	expect_grep "$T/err" "deny file open\(write\) $dev "
+	printf 'expose-ro=%s\nexpose-rw=%s\n' "$T" $dev >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/oss.py" probe
+	expect_line "$T/out" "set-volume ok"
+	expect_line "$T/out" "volume 100"
+	python3 "$T/oss.py" reset
+}
+
+# A ublk device added to the machine through /dev/ublk-control open for reading (found by
+# an adversary, round 32): its commands come by io_uring (IORING_OP_URING_CMD), which
+# passes no ioctl hook, and UBLK_U_CMD_ADD_DEV with UBLK_F_UNPRIVILEGED_DEV needs no
+# capability and looks at no descriptor mode: a device /dev/ublkcN, then the block device
+# its server answers for. Under `expose-ro=/dev`, a sandboxed root with no capability
+# added one. A misc device's io_uring commands judged as an open for writing; a rule
+# granting WRITE lets the command through. ublk_drv: 6.12 and 7.2 (not built for 6.1).
+test_escape_ublk_device_not_added_through_read_only_descriptor() {
+	[ -c /dev/ublk-control ] || vm_module ublk_drv
+	[ -c /dev/ublk-control ] || skip "no /dev/ublk-control here (ublk_drv)"
+	write_probe_lib
+	write_file "$T/ublk.py" <<PY
+import ctypes, mmap, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+params = ctypes.create_string_buffer(120)
+struct.pack_into("I", params, 8, 1 << 10)  # IORING_SETUP_SQE128
+ring = libc.syscall(425, 4, params)  # io_uring_setup
+assert ring >= 0, ctypes.get_errno()
+sq_n, cq_n = struct.unpack_from("II", params, 0)
+sq_off, cq_off = struct.unpack_from("10I", params, 40), struct.unpack_from("10I", params, 80)
+rw = mmap.PROT_READ | mmap.PROT_WRITE
+sq = mmap.mmap(ring, max(sq_off[6] + sq_n * 4, cq_off[5] + cq_n * 16), mmap.MAP_SHARED, rw)
+sqes = mmap.mmap(ring, sq_n * 128, mmap.MAP_SHARED, rw, offset=0x10000000)
+def uring_cmd(fd, op, payload):  # one IORING_OP_URING_CMD, its result
+    sqe = bytearray(128)
+    struct.pack_into("BBHiI", sqe, 0, 46, 0, 0, fd, op)
+    sqe[48:48 + len(payload)] = payload
+    sqes[0:128] = bytes(sqe)
+    tail, mask = struct.unpack_from("II", sq, sq_off[1])
+    struct.pack_into("I", sq, sq_off[6] + (tail & mask) * 4, 0)
+    struct.pack_into("I", sq, sq_off[1], tail + 1)
+    assert libc.syscall(426, ring, 1, 1, 1, None, 0) == 1, ctypes.get_errno()
+    head, cmask = struct.unpack_from("I", sq, cq_off[0])[0], struct.unpack_from("I", sq, cq_off[2])[0]
+    res = struct.unpack_from("i", sq, cq_off[5] + (head & cmask) * 16 + 8)[0]
+    struct.pack_into("I", sq, cq_off[0], head + 1)
+    if res < 0:
+        raise OSError(-res, os.strerror(-res))
+ctl = os.open("/dev/ublk-control", os.O_RDONLY)
+def ctrl(nr, dev, buf, n, path_len=0):  # struct ublksrv_ctrl_cmd, _IOWR('u', nr, 32 bytes)
+    uring_cmd(ctl, 0xC0207500 | nr, struct.pack("IHHQQHHI", dev, 0xFFFF, n,
+              ctypes.addressof(buf), 0, path_len, 0, 0))
+info = ctypes.create_string_buffer(64)  # struct ublksrv_ctrl_dev_info: 1 queue, depth 1
+struct.pack_into("HHHHIIiIQ", info, 0, 1, 1, 0, 0, 65536, 0xFFFFFFFF, 0, 0, 1 << 5)
+def add():  # UBLK_U_CMD_ADD_DEV, UBLK_F_UNPRIVILEGED_DEV
+    ctrl(0x04, 0xFFFFFFFF, info, 64)
+    print("added", struct.unpack_from("I", info, 12)[0], flush=True)
+def delete(dev):  # UBLK_U_CMD_DEL_DEV: an unprivileged device's commands name its node
+    path = ctypes.create_string_buffer(b"/dev/ublkc%d" % dev)
+    ctrl(0x05, dev, path, len(path.value), len(path.value))
+if sys.argv[1] == "del":
+    delete(int(sys.argv[2]))
+else:
+    attempt("add", add)
+PY
+	ublk_del() {
+		local n
+		for n in $(sed -n 's/^added //p' "$T/out"); do
+			python3 "$T/ublk.py" del "$n" || fail "ublk device $n not deleted"
+		done
+	}
+	run_plain python3 "$T/ublk.py" add
+	expect_line "$T/out" "add ok"
+	expect_grep "$T/out" "^added [0-9]"
+	ublk_del
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/ublk.py" add
+	expect_line "$T/out" "add EACCES"
+	ublk_del
+	expect_grep "$T/err" "deny file open\(write\) /dev/ublk-control "
+	printf 'expose-ro=%s\nexpose-ro=/dev\nexpose-rw=/dev/ublk-control\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/ublk.py" add
+	expect_line "$T/out" "add ok"
+	ublk_del
+}
+
+# A parallel port's lines driven through /dev/parportN open for reading (found by an
+# adversary, round 32): ppdev's ioctls look at no descriptor mode: PPCLAIM takes the port
+# from the printer's driver, PPWDATA and PPWCONTROL set its data and control lines (what a
+# device on it, a relay board, a programmer, a printer, acts on), PPSETMODE, PPNEGOT,
+# PPSETFLAGS the rest. Under `expose-ro=/dev`, a sandboxed root claimed QEMU's parallel
+# port (parport_pc, ppdev: loaded on demand) and set its data lines. Judged as an open for
+# writing: every command but the reads; a rule granting WRITE lets them through.
+test_escape_parallel_port_not_driven_through_read_only_descriptor() {
+	local i
+	if [ ! -c /dev/parport0 ]; then
+		vm_module parport_pc ppdev
+		for ((i = 0; i < 100; i++)); do
+			[ -c /dev/parport0 ] && break
+			sleep 0.1
+		done
+	fi
+	[ -c /dev/parport0 ] || skip "no /dev/parport0 here (the test VM's isa-parallel)"
+	write_probe_lib
+	write_file "$T/pp.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/parport0", os.O_RDONLY)
+def data(v):
+    fcntl.ioctl(fd, 0x708B)  # PPCLAIM
+    fcntl.ioctl(fd, 0x40017086, struct.pack("B", v))  # PPWDATA
+    print("data", hex(struct.unpack("B", fcntl.ioctl(fd, 0x80017085, b"\0"))[0]), flush=True)
+attempt("modes", lambda: fcntl.ioctl(fd, 0x80047097, b"\0" * 4))  # PPGETMODES
+attempt("set-data", lambda: data(0x5A))
+PY
+	run_plain python3 "$T/pp.py"
+	expect_line "$T/out" "modes ok"
+	expect_line "$T/out" "set-data ok"
+	expect_line "$T/out" "data 0x5a"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/pp.py"
+	expect_line "$T/out" "modes ok"
+	expect_line "$T/out" "set-data EACCES"
+	expect_grep "$T/err" "deny file open\(write\) /dev/parport0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/parport0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/pp.py"
+	expect_line "$T/out" "set-data ok"
+}
+
+# A printer port's driver set through /dev/lpN open for reading (found by an adversary,
+# round 32): lp's ioctls look at no descriptor mode: LPRESET resets the printer (a job
+# cut short), LPCAREFUL, LPABORT, LPABORTOPEN, LPCHAR, LPTIME, LPWAIT, LPSETTIMEOUT set the
+# driver for the port's next user, the print spooler. Under `expose-ro=/dev`, a sandboxed
+# root set the careful flag of QEMU's parallel port's lp0 (parport_pc, lp: loaded on
+# demand). Judged as an open for writing; its reads (LPGETFLAGS) stay free.
+test_escape_printer_port_not_set_through_read_only_descriptor() {
+	local i
+	if [ ! -c /dev/lp0 ]; then
+		vm_module parport_pc lp
+		for ((i = 0; i < 100; i++)); do
+			[ -c /dev/lp0 ] && break
+			sleep 0.1
+		done
+	fi
+	[ -c /dev/lp0 ] || skip "no /dev/lp0 here (the test VM's isa-parallel)"
+	write_probe_lib
+	write_file "$T/lp.py" <<PY
+import array, fcntl, os, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/lp0", os.O_RDONLY | os.O_NONBLOCK)
+def flags():  # LPGETFLAGS: LP_CAREFUL is 0x80
+    a = array.array("i", [0])
+    fcntl.ioctl(fd, 0x060E, a)
+    return a[0]
+if sys.argv[1] == "reset":
+    fcntl.ioctl(fd, 0x0609, 0)  # LPCAREFUL 0
+else:
+    attempt("flags", flags)
+    attempt("careful", lambda: fcntl.ioctl(fd, 0x0609, 1))  # LPCAREFUL
+    attempt("reset-printer", lambda: fcntl.ioctl(fd, 0x060C))  # LPRESET
+    print("careful", "on" if flags() & 0x80 else "off")
+PY
+	python3 "$T/lp.py" reset
+	run_plain python3 "$T/lp.py" probe
+	for op in flags careful reset-printer; do
+		expect_line "$T/out" "$op ok"
+	done
+	expect_line "$T/out" "careful on"
+	python3 "$T/lp.py" reset
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/lp.py" probe
+	expect_line "$T/out" "flags ok"
+	expect_line "$T/out" "careful EACCES"
+	expect_line "$T/out" "reset-printer EACCES"
+	expect_line "$T/out" "careful off"
+	expect_grep "$T/err" "deny file open\(write\) /dev/lp0 "
+	printf 'expose-ro=%s\nexpose-rw=/dev/lp0\n' "$T" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/lp.py" probe
+	expect_line "$T/out" "careful ok"
+	expect_line "$T/out" "careful on"
+	python3 "$T/lp.py" reset
+}
+
+# A GPIO chip's line set through /dev/gpiochipN open for reading (found by an adversary,
+# round 32): GPIO_V2_GET_LINE_IOCTL requests lines as outputs whatever the descriptor's
+# mode, and the request's own descriptor sets them (a relay, a reset line). Under
+# `expose-ro=/dev`, a sandboxed root set a line of a gpio-sim chip (made through configfs;
+# gpio_sim, 7.2 only). Every line request judged as an open for writing (its direction is
+# in the program's memory); the chip's information stays free.
+test_escape_gpio_line_not_set_through_read_only_descriptor() {
+	local cfg=/sys/kernel/config/gpio-sim/pysb chip= i
+	vm_module gpio_sim
+	[ -d /sys/kernel/config/gpio-sim ] || mount -t configfs none /sys/kernel/config 2>/dev/null
+	[ -d /sys/kernel/config/gpio-sim ] || skip "no gpio-sim here (gpio_sim)"
+	if [ ! -d $cfg ]; then
+		mkdir -p $cfg/bank0 && echo 4 >$cfg/bank0/num_lines && echo 1 >$cfg/live ||
+			fail "gpio-sim chip not made"
+	fi
+	for ((i = 0; i < 50; i++)); do
+		chip=$(cat $cfg/bank0/chip_name 2>/dev/null) && [ -c "/dev/$chip" ] && break
+		sleep 0.1
+	done
+	[ -c "/dev/$chip" ] || fail "no /dev/$chip"
+	write_probe_lib
+	write_file "$T/gpio.py" <<PY
+import fcntl, os, struct, sys
+sys.path.insert(0, '$T/lib')
+from probe_lib import attempt
+fd = os.open("/dev/$chip", os.O_RDONLY)
+def set_line():
+    req = bytearray(592)  # struct gpio_v2_line_request: line 0, an output
+    struct.pack_into("I", req, 0, 0)
+    req[256:256 + 4] = b"pysb"
+    struct.pack_into("Q", req, 288, 1 << 3)  # config.flags: GPIO_V2_LINE_FLAG_OUTPUT
+    struct.pack_into("I", req, 560, 1)  # num_lines
+    fcntl.ioctl(fd, 0xC250B407, req)  # GPIO_V2_GET_LINE_IOCTL
+    line = struct.unpack_from("i", req, 588)[0]
+    fcntl.ioctl(line, 0xC010B40F, struct.pack("QQ", 1, 1))  # GPIO_V2_LINE_SET_VALUES_IOCTL
+    os.close(line)
+attempt("info", lambda: fcntl.ioctl(fd, 0x8044B401, b"\0" * 68))  # GPIO_GET_CHIPINFO_IOCTL
+attempt("set-line", set_line)
+PY
+	run_plain python3 "$T/gpio.py"
+	expect_line "$T/out" "info ok"
+	expect_line "$T/out" "set-line ok"
+	printf 'expose-ro=%s\nexpose-ro=/dev\n' "$T" >"$T/policy-ro"
+	run_sb "$T/policy-ro" python3 "$T/gpio.py"
+	expect_line "$T/out" "info ok"
+	expect_line "$T/out" "set-line EACCES"
+	expect_grep "$T/err" "deny file open\(write\) /dev/$chip "
+	printf 'expose-ro=%s\nexpose-rw=/dev/%s\n' "$T" "$chip" >"$T/policy-rw"
+	run_sb "$T/policy-rw" python3 "$T/gpio.py"
+	expect_line "$T/out" "set-line ok"
 }

@@ -404,6 +404,30 @@ static void test_line_read_write_under_a_read_rule_says_it_reads(void **state)
 	}
 }
 
+/* Under /dev the same line says what a device's refusal means (round 32): the open for
+ * reading of a DRM card, /dev/vhci, a watchdog, and a device's setting ioctls are judged
+ * as writes, so the program's open for reading alone may be what was refused. */
+static void test_line_read_write_of_a_device_under_a_read_rule(void **state)
+{
+	struct compiled_file files[1] = {
+		{ .path = "/dev", .access = PYSB_ACC_RO, .src = { .file = "p", .line = 2 } },
+	};
+	struct compiled c = { .files = files, .n_files = 1 };
+	static const char want[] =
+		" (read-only: p:2 lets /dev be read, not written; a device whose open for reading "
+		"acts on it (a DRM card, a watchdog) is judged as written; expose-rw= lets it) pid=";
+	char line[1024];
+
+	(void)state;
+	file_event("/dev/dri/card0");
+	e.decision = PYSB_DENY;
+	e.rule = 1;
+	print_line(line, sizeof(line), &c);
+	assert_non_null(strstr(line, "open(read,write) /dev/dri/card0 (read-only"));
+	assert_non_null(strstr(line, want));
+	assert_null(strstr(line, "sqlite3"));
+}
+
 /* git's and pip's configuration files, read and denied, say what they are and the two
  * ways out (found by a user, round 31: `run -- git log` stopped at once, pip went on
  * without /etc/pip.conf's settings); other files do not. */
@@ -707,6 +731,7 @@ int main(void)
 		cmocka_unit_test(test_direct_mode_holds_nothing),
 		cmocka_unit_test(test_tty_bounded),
 		cmocka_unit_test(test_line_read_write_under_a_read_rule_says_it_reads),
+		cmocka_unit_test(test_line_read_write_of_a_device_under_a_read_rule),
 		cmocka_unit_test(test_line_git_and_pip_config_say_their_ways_out),
 		cmocka_unit_test(test_line_exec_of_a_fact_says_what_is_lost),
 		cmocka_unit_test(test_line_connect_to_the_proxy_says_so),

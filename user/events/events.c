@@ -471,9 +471,13 @@ static void print_exec_loss_hint(FILE *f, const char *path)
 /* An open for reading and writing denied where a policy line lets the file be read: the
  * program may well go on reading it, as sqlite3 does (it retries read-only), so the line
  * says what was refused and what still works (found by a user, round 31: a deny line at
- * every start for a database the program then read, naming no rule). */
+ * every start for a database the program then read, naming no rule). Not for a device:
+ * the kernel side judges an open for reading of some (a DRM card, /dev/vhci, a watchdog)
+ * and their setting ioctls as an open for writing, so reading it alone may be what was
+ * refused (round 32). */
 static void print_read_only_hint(FILE *f, const struct pysb_event *e, const struct compiled *policy)
 {
+	const char *path = event_path(e);
 	const struct compiled_file *r;
 
 	if (!policy || e->decision != PYSB_DENY || e->op != PYSB_OP_OPEN ||
@@ -488,6 +492,12 @@ static void print_read_only_hint(FILE *f, const struct pysb_event *e, const stru
 	print_escaped(f, r->src.file);
 	fprintf(f, ":%u lets ", r->src.line);
 	print_escaped(f, r->path);
+	if (path && !strncmp(path, "/dev/", 5)) {
+		fputs(" be read, not written; a device whose open for reading acts on it (a DRM "
+		      "card, a watchdog) is judged as written; expose-rw= lets it)",
+		      f);
+		return;
+	}
 	fputs(" be read, not written; a program that then opens it for reading alone, as "
 	      "sqlite3 does, reads it; expose-rw= lets it write)",
 	      f);
