@@ -109,6 +109,27 @@ struct rec_spec {
 	const char *kind, *op, *path, *acc;
 };
 
+/* The records of `in` added to `s`. */
+static void add_specs(struct learn_set *s, const struct rec_spec *in, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		json_t *j = rec(in[i].kind, in[i].op, in[i].path, in[i].acc);
+
+		assert_int_equal(learn_add_record(s, j), 0);
+		json_decref(j);
+	}
+}
+
+/* How many of the env= lines learnt are `line`. */
+static int env_lines(const struct learn_rules *r, const char *line)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < r->n_envs; i++)
+		n += !strcmp(r->envs[i], line);
+	return n;
+}
+
 struct gen_case {
 	const char *name;
 	struct rec_spec in[8];
@@ -947,24 +968,16 @@ static void test_bytecode_cache_writes_learn_no_rule_but_its_env(void **state)
 	struct learn_env env;
 	struct learn_rules r;
 	struct learn_set s = { .envp = envp };
-	int found = 0;
 
 	(void)state;
 	learn_env_of(&env, cwd, NULL, 0);
-	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-		json_t *j = rec(in[i].kind, in[i].op, in[i].path, in[i].acc);
-
-		assert_int_equal(learn_add_record(&s, j), 0);
-		json_decref(j);
-	}
+	add_specs(&s, in, sizeof(in) / sizeof(in[0]));
 	assert_int_equal(s.pycache, 4);
 	assert_int_equal(learn_generate(&s, &env, &r), 0);
 	assert_int_equal(r.n_files, 2);
 	assert_string_equal(r.files[0], "expose-ro=./data");
 	assert_string_equal(r.files[1], "expose-rw=./out");
-	for (size_t i = 0; i < r.n_envs; i++)
-		found += !strcmp(r.envs[i], "env=PYTHONDONTWRITEBYTECODE=1");
-	assert_int_equal(found, 1);
+	assert_int_equal(env_lines(&r, "env=PYTHONDONTWRITEBYTECODE=1"), 1);
 	assert_int_equal(r.pycache, 4);
 	learn_rules_free(&r);
 	learn_set_free(&s);
@@ -998,24 +1011,16 @@ static void test_pytest_cache_writes_learn_no_rule_but_its_env(void **state)
 	struct learn_env env;
 	struct learn_rules r;
 	struct learn_set s = { .envp = envp };
-	int found = 0;
 
 	(void)state;
 	learn_env_of(&env, cwd, NULL, 0);
-	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
-		json_t *j = rec(in[i].kind, in[i].op, in[i].path, in[i].acc);
-
-		assert_int_equal(learn_add_record(&s, j), 0);
-		json_decref(j);
-	}
+	add_specs(&s, in, sizeof(in) / sizeof(in[0]));
 	assert_int_equal(s.pytest_cache, 2);
 	assert_int_equal(learn_generate(&s, &env, &r), 0);
 	assert_int_equal(r.n_files, 2);
 	assert_string_equal(r.files[0], "expose-ro=./data");
 	assert_string_equal(r.files[1], "expose-rw=./out");
-	for (size_t i = 0; i < r.n_envs; i++)
-		found += !strcmp(r.envs[i], "env=PYTEST_ADDOPTS=-p no:cacheprovider");
-	assert_int_equal(found, 1);
+	assert_int_equal(env_lines(&r, "env=PYTEST_ADDOPTS=-p no:cacheprovider"), 1);
 	assert_int_equal(r.pytest_cache, 2);
 	learn_rules_free(&r);
 	learn_set_free(&s);
