@@ -107,6 +107,28 @@ vm_module() {
 	done
 }
 
+# vm_device_nodes "MODULE..." SKIP-MESSAGE TEST NODE [TEST NODE...]: the device nodes the
+# test VM's on-demand MODULEs make, each of its type (TEST: -b, -c), waited for up to 10 s
+# after loading them when one is missing; skips with SKIP-MESSAGE where one still is.
+vm_device_nodes() {
+	local modules=$1 why=$2 i
+	shift 2
+	_nodes_there() {
+		local t
+		for ((t = 1; t < $#; t += 2)); do
+			test "${!t}" "${@:t+1:1}" || return 1
+		done
+	}
+	if ! _nodes_there "$@"; then
+		vm_module $modules
+		for ((i = 0; i < 100; i++)); do
+			_nodes_there "$@" && break
+			sleep 0.1
+		done
+	fi
+	_nodes_there "$@" || skip "$why"
+}
+
 # vm_module_params MODULE [PARAM...]: vm_module for one module, MODULE itself loaded with
 # the PARAMs (its dependencies without); a module loaded before keeps its own.
 vm_module_params() {

@@ -3349,15 +3349,8 @@ PY
 # vm_display: the test VM's virtio GPU driven (virtio_gpu, loaded on demand), with its DRM
 # device and the DRM core's framebuffer; skips where there is none.
 vm_display() {
-	local i
-	if [ ! -c /dev/fb0 ] || [ ! -c /dev/dri/card0 ]; then
-		vm_module virtio_gpu
-		for ((i = 0; i < 100; i++)); do
-			[ -c /dev/fb0 ] && [ -c /dev/dri/card0 ] && break
-			sleep 0.1
-		done
-	fi
-	[ -c /dev/fb0 ] && [ -c /dev/dri/card0 ] || skip "no display here (the test VM's virtio-gpu-pci)"
+	vm_device_nodes virtio_gpu "no display here (the test VM's virtio-gpu-pci)" \
+		-c /dev/fb0 -c /dev/dri/card0
 }
 
 # A framebuffer's display changed through a descriptor open for reading (found by an
@@ -3449,15 +3442,7 @@ PY
 # vm_cdrom: the test VM's SCSI CD drive with no disc (virtio_scsi and sr_mod, loaded on
 # demand), /dev/sr0; skips where there is none.
 vm_cdrom() {
-	local i
-	if [ ! -b /dev/sr0 ]; then
-		vm_module sr_mod virtio_scsi
-		for ((i = 0; i < 100; i++)); do
-			[ -b /dev/sr0 ] && break
-			sleep 0.1
-		done
-	fi
-	[ -b /dev/sr0 ] || skip "no /dev/sr0 here (the test VM's scsi-cd)"
+	vm_device_nodes "sr_mod virtio_scsi" "no /dev/sr0 here (the test VM's scsi-cd)" -b /dev/sr0
 }
 
 # A CD drive's tray driven through a descriptor open for reading (found by an adversary,
@@ -3692,15 +3677,8 @@ PY
 # port (parport_pc, ppdev: loaded on demand) and set its data lines. Judged as an open for
 # writing: every command but the reads; a rule granting WRITE lets them through.
 test_escape_parallel_port_not_driven_through_read_only_descriptor() {
-	local i
-	if [ ! -c /dev/parport0 ]; then
-		vm_module parport_pc ppdev
-		for ((i = 0; i < 100; i++)); do
-			[ -c /dev/parport0 ] && break
-			sleep 0.1
-		done
-	fi
-	[ -c /dev/parport0 ] || skip "no /dev/parport0 here (the test VM's isa-parallel)"
+	vm_device_nodes "parport_pc ppdev" "no /dev/parport0 here (the test VM's isa-parallel)" \
+		-c /dev/parport0
 	write_probe_lib
 	write_file "$T/pp.py" <<PY
 import fcntl, os, struct, sys
@@ -3735,15 +3713,7 @@ PY
 # root set the careful flag of QEMU's parallel port's lp0 (parport_pc, lp: loaded on
 # demand). Judged as an open for writing; its reads (LPGETFLAGS) stay free.
 test_escape_printer_port_not_set_through_read_only_descriptor() {
-	local i
-	if [ ! -c /dev/lp0 ]; then
-		vm_module parport_pc lp
-		for ((i = 0; i < 100; i++)); do
-			[ -c /dev/lp0 ] && break
-			sleep 0.1
-		done
-	fi
-	[ -c /dev/lp0 ] || skip "no /dev/lp0 here (the test VM's isa-parallel)"
+	vm_device_nodes "parport_pc lp" "no /dev/lp0 here (the test VM's isa-parallel)" -c /dev/lp0
 	write_probe_lib
 	write_file "$T/lp.py" <<PY
 import array, fcntl, os, sys
