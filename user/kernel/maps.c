@@ -395,11 +395,12 @@ void loader_dedup_deleted(const struct loader *l, uint32_t id, uint32_t n)
 
 /* The keys of repeated events of the sandboxes of `set` in event_dedup, each counted off
  * its sandbox: looked for only if owner_records counts any for one of them (a run that
- * ended normally removed its own: the map's 16,384 buckets are not read again). */
+ * ended normally removed its own: the map's 16,384 buckets are not read again). As
+ * forget_owners does, through one mapping of the counts. */
 static void forget_dedup(struct loader *l, const struct sandbox_set *set)
 {
 	struct key_list kl = { .klen = sizeof(struct pysb_dedup_key) };
-	uint32_t deleted[PYSB_MAX_SANDBOXES] = { 0 };
+	uint64_t *count;
 	bool any = false;
 
 	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES && !any; id++)
@@ -408,16 +409,21 @@ static void forget_dedup(struct loader *l, const struct sandbox_set *set)
 		return;
 	collect_keys(l->fd.event_dedup, "event_dedup", 0, offsetof(struct pysb_dedup_key, sandbox),
 		     set, &kl);
+	count = kl.n ? mmap(NULL, OWNER_COUNTS_LEN, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    l->fd.owner_records, 0)
+		     : MAP_FAILED;
 	/* one by one: only a key deleted here is counted off here */
 	for (size_t i = 0; i < kl.n; i++) {
 		const struct pysb_dedup_key *k =
 			(const void *)(kl.keys + i * sizeof(struct pysb_dedup_key));
 
-		if (!bpf_map_delete_elem(l->fd.event_dedup, k) && k->sandbox < PYSB_MAX_SANDBOXES)
-			deleted[k->sandbox]++;
+		if (!bpf_map_delete_elem(l->fd.event_dedup, k) && count != MAP_FAILED &&
+		    k->sandbox < PYSB_MAX_SANDBOXES)
+			__atomic_sub_fetch(&count[PYSB_OWNER_DEDUP + k->sandbox], 1,
+					   __ATOMIC_SEQ_CST);
 	}
-	for (uint32_t id = 0; id < PYSB_MAX_SANDBOXES; id++)
-		owner_records_sub(l, PYSB_OWNER_DEDUP, id, deleted[id]);
+	if (count != MAP_FAILED)
+		munmap(count, OWNER_COUNTS_LEN);
 	free(kl.keys);
 }
 
